@@ -1,0 +1,66 @@
+"""Collective communication time with the alpha-beta model, and which link a group rides on.
+
+Sources: MPICH collective cost comments (ring all-gather (p-1)a + n(p-1)/p b; reduce-scatter likewise;
+all-reduce = reduce-scatter + all-gather); NCCL bus-bandwidth factors (nccl-tests doc/PERFORMANCE.md:
+all-reduce 2(n-1)/n, all-gather / reduce-scatter / all-to-all (n-1)/n, in-network all-reduce (n-1)/(n+1)).
+`nbytes` is always the full buffer size (the all-reduced tensor, the gathered result). Every function
+broadcasts over arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .numeric import safe_div
+
+BUS_FACTOR_SOURCE = "nccl-tests-performance"
+
+
+def allreduce_bus_factor(n):
+    """Bytes each rank sends per byte of buffer in a ring all-reduce: 2(n-1)/n."""
+    n = np.asarray(n, dtype=float)
+    return 2.0 * (n - 1.0) / n
+
+
+def gather_bus_factor(n):
+    """All-gather, reduce-scatter and all-to-all: (n-1)/n."""
+    n = np.asarray(n, dtype=float)
+    return (n - 1.0) / n
+
+
+def in_network_allreduce_bus_factor(n):
+    """All-reduce with in-network (switch) reduction: (n-1)/(n+1) (nccl-tests PERFORMANCE.md)."""
+    n = np.asarray(n, dtype=float)
+    return (n - 1.0) / (n + 1.0)
+
+
+def allreduce_time(n, nbytes, bw, alpha):
+    """Ring all-reduce: 2(n-1)a + 2(n-1)/n * S / B."""
+    n = np.asarray(n, dtype=float)
+    return 2.0 * (n - 1.0) * alpha + safe_div(allreduce_bus_factor(n) * nbytes, bw)
+
+
+def gather_time(n, nbytes, bw, alpha):
+    """Ring all-gather or reduce-scatter (and all-to-all, same volume): (n-1)a + (n-1)/n * S / B."""
+    n = np.asarray(n, dtype=float)
+    return (n - 1.0) * alpha + safe_div(gather_bus_factor(n) * nbytes, bw)
+
+
+def p2p_time(nbytes, bw, alpha, active=True):
+    """One point-to-point send (pipeline boundary): a + S / B, or 0 where inactive."""
+    return np.where(active, alpha + safe_div(nbytes, bw), 0.0)
+
+
+def is_intra_node(n, stride, gpus_per_node):
+    """A group of n ranks spaced `stride` apart stays in one node when n x stride <= GPUs per node
+    (ranks are laid out TP innermost, then CP, then DP, then PP, as Megatron-LM does)."""
+    return np.asarray(n) * np.asarray(stride) <= np.asarray(gpus_per_node)
+
+
+def link_for_group(n, stride, gpus_per_node, hw, efficiency):
+    """(bandwidth, latency, intra) of the slowest link a group crosses. A node without a scale-up
+    fabric, or a group that spans nodes, uses the scale-out network (one NIC per GPU)."""
+    intra = is_intra_node(n, stride, gpus_per_node) & (hw.scaleup_bw > 0)
+    bw = np.where(intra, hw.scaleup_bw, hw.scaleout_bw) * efficiency
+    alpha = np.where(intra, hw.scaleup_latency_s, hw.scaleout_latency_s)
+    return bw, alpha, intra

@@ -1,0 +1,161 @@
+"""`evaluate(scenario) -> Results`: one pure call computes every number the panels show.
+
+`evaluate_grid(scenario, **axes)` runs the same vectorized formulas over numpy arrays of layout values
+(tp, pp, cp, ep, zero, recompute codes, micro_batch, seq_len, gpus, batch ...) in one call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from .dtypes import ACTIVATION_BYTES, BYTES_PER_ELEMENT, OPTIMIZER_STATE_BYTES, TRAIN_PRECISION_BYTES, \
+    compute_dtype_for_weights
+from .inference import inference_step
+from .numeric import as_float
+from .pressure import Pressure, binding_resource
+from .scenario import RECOMPUTE_CODE, Scenario
+from .training import training_step
+
+
+@dataclass(frozen=True)
+class Results:
+    """Everything computed for one scenario. Bytes, FLOPs and seconds are SI; memory is per GPU."""
+
+    scenario: Scenario
+    kind: str
+    params_total: float
+    params_active: float
+    memory: Mapping[str, float]
+    memory_total: float
+    capacity: float
+    fits: bool
+    time: Mapping[str, float]
+    time_total: float
+    flops: float
+    bytes_by_link: Mapping[str, float]
+    pressure: Pressure
+    bottleneck: str
+    train: Mapping[str, float] = field(default_factory=dict)
+    infer: Mapping[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        for name in ("memory", "time", "bytes_by_link", "train", "infer"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+
+
+def _train_inputs(sc: Scenario) -> dict:
+    w, g, master = TRAIN_PRECISION_BYTES[sc.precision]
+    eff = sc.efficiency
+    return dict(gpus=sc.gpus, gpus_per_node=sc.gpus_per_node, tp=sc.tp, pp=sc.pp, cp=sc.cp, ep=sc.ep,
+                sp=sc.sequence_parallel, zero=sc.zero, recompute=RECOMPUTE_CODE[sc.recompute],
+                flash=sc.flash_attention, micro_batch=sc.micro_batch, global_batch=sc.global_batch,
+                seq_len=sc.seq_len, weight_bytes=w, grad_bytes=g, master_bytes=master,
+                opt_state_bytes=OPTIMIZER_STATE_BYTES[sc.optimizer], act_bytes=ACTIVATION_BYTES[sc.precision],
+                peak=sc.hardware.peak(sc.precision), eff_compute=eff.compute, eff_hbm=eff.hbm,
+                eff_network=eff.network)
+
+
+def _infer_inputs(sc: Scenario) -> dict:
+    eff = sc.efficiency
+    dtype = compute_dtype_for_weights(sc.weight_dtype, dict(sc.hardware.peak_flops))
+    return dict(tp=sc.gpus, gpus_per_node=sc.gpus_per_node, batch=sc.batch, prompt_len=sc.prompt_len,
+                gen_len=sc.gen_len, weight_bytes=BYTES_PER_ELEMENT[sc.weight_dtype],
+                kv_bytes=BYTES_PER_ELEMENT[sc.kv_dtype], act_bytes=2.0, peak=sc.hardware.peak(dtype),
+                eff_compute=eff.compute, eff_hbm=eff.hbm, eff_network=eff.network)
+
+
+def _floats(d: Mapping) -> dict:
+    return {k: as_float(v) for k, v in d.items()}
+
+
+def evaluate(scenario: Scenario) -> Results:
+    """Compute memory, time, FLOPs, bytes per link, pressures and the bottleneck for one scenario."""
+    sc = scenario
+    arch, hw = sc.model, sc.hardware
+    capacity = hw.hbm_bytes
+    notes: list[str] = []
+    if sc.kind == "train":
+        r = training_step(arch, hw, **_train_inputs(sc))
+        memory, time = _floats(r["memory"]), _floats(r["time"])
+        mem_total, t_total = as_float(r["memory_total"]), as_float(r["time_total"])
+        flops = as_float(r["hardware_flops"])
+        compute_share, bw_share = as_float(r["compute_share"]), as_float(r["bandwidth_share"])
+        links = _floats(r["bytes_by_link"])
+        train = {"dp": as_float(r["dp"]), "micro_batches": as_float(r["micro_batches"]),
+                 "model_flops": as_float(r["model_flops"]), "hardware_flops": flops,
+                 "mfu": as_float(r["mfu"]), "tokens_per_s": as_float(r["tokens_per_s"]),
+                 "dp_comm_time": as_float(r["dp_comm_time"]),
+                 "backward_time_last_micro_batch": as_float(r["backward_time_last_micro_batch"])}
+        infer = {}
+    else:
+        r = inference_step(arch, hw, **_infer_inputs(sc))
+        memory = _floats(r["memory"])
+        mem_total = as_float(r["memory_total"])
+        phase = "prefill" if sc.kind == "prefill" else "decode"
+        time = _floats(r[f"{phase}_time"])
+        t_total = as_float(r["prefill_s"] if phase == "prefill" else r["time_per_output_token_s"])
+        flops = as_float(r[f"{phase}_flops"])
+        compute_share, bw_share = (as_float(x) for x in r[f"{phase}_shares"])
+        links = _floats(r[f"{phase}_bytes"])
+        links["host"] = 0.0
+        infer = {k: as_float(r[k]) for k in ("weights_bytes", "kv_bytes_per_token", "kv_bytes", "prefill_s",
+                                               "time_per_output_token_s", "tokens_per_s", "request_s")}
+        train = {}
+    fits = mem_total <= capacity
+    if not fits:
+        notes.append(f"Does not fit: needs {mem_total / 1e9:.1f} GB per device, {hw.name} has "
+                     f"{capacity / 1e9:.0f} GB.")
+    pressure = Pressure(compute_share, bw_share, mem_total / capacity)
+    values = [*memory.values(), *time.values(), *links.values(), mem_total, t_total, flops,
+              *pressure.as_tuple(), *train.values(), *infer.values()]
+    if not np.all(np.isfinite(values)):
+        raise ArithmeticError(f"non-finite result for {sc.model.name} on {hw.name}")  # a model bug, never input
+    return Results(scenario=sc, kind=sc.kind, params_total=float(arch.params_total()),
+                   params_active=float(arch.params_active()), memory=memory, memory_total=mem_total,
+                   capacity=capacity, fits=fits, time=time, time_total=t_total, flops=flops,
+                   bytes_by_link=links, pressure=pressure, bottleneck=binding_resource(*pressure.as_tuple()),
+                   train=train, infer=infer, notes=tuple(notes))
+
+
+TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "sp", "zero", "recompute", "flash", "micro_batch",
+              "global_batch", "seq_len")
+INFER_AXES = ("tp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes")
+
+
+def evaluate_grid(scenario: Scenario, **axes) -> dict:
+    """Evaluate the scenario with some inputs replaced by arrays (broadcast together), in one call.
+
+    Training axes: gpus, gpus_per_node, tp, pp, cp, ep, sp, zero, recompute (0 none, 1 selective, 2 full),
+    flash, micro_batch, global_batch, seq_len. Inference axes: tp, gpus_per_node, batch, prompt_len,
+    gen_len, weight_bytes, kv_bytes. Returns the raw arrays of `training_step` / `inference_step`, plus a
+    boolean `valid` mask for training grids (the layout rules of `Scenario`, vectorized).
+    """
+    if scenario.kind == "train":
+        unknown = set(axes) - set(TRAIN_AXES)
+        if unknown:
+            raise KeyError(f"not a training grid axis: {sorted(unknown)}")
+        inputs = {**_train_inputs(scenario), **axes}
+        out = training_step(scenario.model, scenario.hardware, **inputs)
+        out["valid"] = training_layout_valid(scenario, inputs)
+        return out
+    unknown = set(axes) - set(INFER_AXES)
+    if unknown:
+        raise KeyError(f"not an inference grid axis: {sorted(unknown)}")
+    return inference_step(scenario.model, scenario.hardware, **{**_infer_inputs(scenario), **axes})
+
+
+def training_layout_valid(scenario: Scenario, inputs: Mapping) -> np.ndarray:
+    """The divisibility rules of `Scenario._check_training_layout`, as one broadcast boolean mask."""
+    m = scenario.model
+    g, tp, pp, cp, ep = (np.asarray(inputs[k]) for k in ("gpus", "tp", "pp", "cp", "ep"))
+    mb, gb, s = (np.asarray(inputs[k]) for k in ("micro_batch", "global_batch", "seq_len"))
+    mp = tp * pp * cp
+    ok = (g % mp == 0) & (m.heads % tp == 0) & (pp <= m.layers) & (s % cp == 0)
+    dp = np.where(ok, g // np.where(mp > 0, mp, 1), 1)
+    ok &= (dp % ep == 0) & (m.experts % ep == 0) & (gb % (mb * dp) == 0)
+    return ok

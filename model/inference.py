@@ -1,0 +1,112 @@
+"""Inference: weights, KV cache, prefill and decode time, per GPU with tensor parallelism. Vectorized.
+
+KV cache per token = 2 (K and V) · L · n_kv · d_head · bytes (vLLM §3; the scaling book's 2·bytes·H·K·L);
+MLA caches one latent of kv_lora_rank + rope dims per layer (DeepSeek-V2/V3). Each kernel group is
+timed with the roofline, max(FLOPs / achievable peak, bytes / achievable HBM bandwidth) (Williams et al.
+2009), so decode at small batch is bound by reading the weights and the KV cache.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .architecture import Architecture
+from .comms import allreduce_time, link_for_group
+from .flops import attention_core_flops_per_token
+from .hardware import Hardware
+
+# vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
+# CUDA graphs and the runtime, and never holds weights or KV cache.
+RESERVED_FRACTION = 0.10
+
+
+def kv_bytes_per_token(arch: Architecture, kv_bytes):
+    """KV-cache bytes per token for the whole model: kv_tensors · L · kv_width · bytes."""
+    return arch.kv_tensors * arch.layers * arch.kv_width * np.asarray(kv_bytes, dtype=float)
+
+
+def kv_share_per_gpu(arch: Architecture, tp):
+    """Fraction of the KV cache one TP rank holds: ceil(n_kv / t) / n_kv (KV heads are replicated when
+    t > n_kv); MLA's latent is replicated on every rank."""
+    tp = np.asarray(tp, dtype=float)
+    if arch.attention == "mla":
+        return np.ones_like(tp)
+    return np.ceil(arch.kv_heads / tp) / arch.kv_heads
+
+
+def _roofline(flops, nbytes, peak_eff, bw_eff):
+    """(time, compute-bound part, bandwidth-bound part) of one kernel group."""
+    t_f = flops / peak_eff
+    t_b = nbytes / bw_eff
+    t = np.maximum(t_f, t_b)
+    return t, np.where(t_f >= t_b, t, 0.0), np.where(t_f >= t_b, 0.0, t)
+
+
+def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch, prompt_len, gen_len,
+                   weight_bytes, kv_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network):
+    tp = np.asarray(tp, dtype=float)
+    b = np.asarray(batch, dtype=float)
+    s = np.asarray(prompt_len, dtype=float)
+    g = np.asarray(gen_len, dtype=float)
+    L, h = arch.layers, arch.hidden
+    peak_eff = peak * eff_compute
+    bw_eff = hw.hbm_bw * eff_hbm
+
+    weights_total = arch.params_total() * np.asarray(weight_bytes, dtype=float)
+    weights_gpu = weights_total / tp
+    kv_tok = kv_bytes_per_token(arch, kv_bytes)
+    kv_tok_gpu = kv_tok * kv_share_per_gpu(arch, tp)
+    kv_total = b * (s + g) * kv_tok
+    kv_gpu = b * (s + g) * kv_tok_gpu
+    reserved = RESERVED_FRACTION * hw.hbm_bytes * np.ones_like(kv_gpu)
+    memory = {"weights": weights_gpu * np.ones_like(kv_gpu), "kv_cache": kv_gpu, "reserved": reserved}
+    memory_total = weights_gpu + kv_gpu + reserved
+
+    W_tok = L * arch.matmul_params_active_per_layer() + h * arch.vocab  # weights multiplied per token
+    bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
+
+    # --- prefill: the whole prompt in one pass; causal attention averages s/2 keys per query -------
+    tokens = b * s
+    gemm_f = 2.0 * W_tok * tokens / tp
+    attn_f = L * tokens * attention_core_flops_per_token(s / 2.0, arch.heads, arch.qk_dim, arch.v_dim) / tp
+    kv_write = tokens * kv_tok_gpu
+    pg, pg_c, pg_b = _roofline(gemm_f, weights_gpu, peak_eff, bw_eff)
+    pa, pa_c, pa_b = _roofline(attn_f, kv_write, peak_eff, bw_eff)
+    p_tp = L * 2.0 * allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
+    prefill = pg + pa + p_tp
+
+    # --- decode: one token per sequence at the average context prompt + gen/2 ------------------
+    ctx = s + g / 2.0
+    if arch.is_moe:  # expected routed experts touched per layer by b tokens: E(1 - (1 - k/E)^b)
+        touched = 1.0 - (1.0 - arch.experts_per_token / arch.experts) ** b
+        expert_bytes = arch.expert_params() * np.asarray(weight_bytes, dtype=float) / tp
+        weights_read = weights_gpu - expert_bytes + expert_bytes * touched
+    else:
+        weights_read = weights_gpu * np.ones_like(b)
+    d_gemm_f = 2.0 * W_tok * b / tp
+    d_attn_f = L * b * attention_core_flops_per_token(ctx, arch.heads, arch.qk_dim, arch.v_dim) / tp
+    kv_read = b * ctx * kv_tok_gpu
+    dg, dg_c, dg_b = _roofline(d_gemm_f, weights_read, peak_eff, bw_eff)
+    da, da_c, da_b = _roofline(d_attn_f, kv_read, peak_eff, bw_eff)
+    d_tp = L * 2.0 * allreduce_time(tp, b * h * act_bytes, bw_tp, al_tp)
+    tpot = dg + da + d_tp
+
+    tp_bytes_prefill = L * 2.0 * 2.0 * (tp - 1.0) / tp * tokens * h * act_bytes
+    tp_bytes_decode = L * 2.0 * 2.0 * (tp - 1.0) / tp * b * h * act_bytes
+    return {
+        "weights_bytes": weights_total, "kv_bytes_per_token": kv_tok, "kv_bytes": kv_total,
+        "memory": memory, "memory_total": memory_total,
+        "prefill_s": prefill, "time_per_output_token_s": tpot, "tokens_per_s": b / tpot,
+        "request_s": prefill + g * tpot,
+        "prefill_time": {"GEMMs (weights)": pg, "attention": pa, "TP communication": p_tp},
+        "decode_time": {"GEMMs (weights)": dg, "attention (KV reads)": da, "TP communication": d_tp},
+        "prefill_flops": (gemm_f + attn_f) * tp, "decode_flops": (d_gemm_f + d_attn_f) * tp,
+        "prefill_shares": ((pg_c + pa_c) / prefill, (pg_b + pa_b + p_tp) / prefill),
+        "decode_shares": ((dg_c + da_c) / tpot, (dg_b + da_b + d_tp) / tpot),
+        "prefill_bytes": {"hbm": weights_gpu + kv_write,
+                          "scale-up": np.where(in_tp, tp_bytes_prefill, 0.0),
+                          "scale-out": np.where(in_tp, 0.0, tp_bytes_prefill)},
+        "decode_bytes": {"hbm": weights_read + kv_read,
+                         "scale-up": np.where(in_tp, tp_bytes_decode, 0.0),
+                         "scale-out": np.where(in_tp, 0.0, tp_bytes_decode)},
+    }

@@ -1,0 +1,132 @@
+"""The scenario: one model on some hardware, doing one workload, with some options on. Immutable.
+
+A `Scenario` is what a file saves and what undo restores. `Scenario.replace(**changes)` returns an
+edited copy; field names are flat ("tp", "zero", "seq_len", "batch", ...) so that the UI, the CLI and
+sweeps address them the same way.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from .architecture import Architecture
+from .dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES, check_choice
+from .errors import ValidationError
+from .hardware import Hardware
+
+WORKLOAD_KINDS = ("train", "prefill", "decode")
+RECOMPUTE = ("none", "selective", "full")
+RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Achievable fractions of the datasheet peaks. Stated modelling assumptions, adjustable:
+    sustained GEMM throughput near 50% of dense peak (Megatron-LM reports 30-52% MFU end to end),
+    80% of HBM bandwidth for streaming kernels, 80% of link bandwidth for large collectives."""
+
+    compute: float = 0.5
+    hbm: float = 0.8
+    network: float = 0.8
+
+    def __post_init__(self):
+        for name in ("compute", "hbm", "network"):
+            value = getattr(self, name)
+            if not 0.01 <= value <= 1.0:
+                raise ValidationError(f"efficiency.{name}", value, "a fraction between 0.01 and 1")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    hardware: Hardware
+    model: Architecture
+    kind: str = "train"
+    gpus: int = 8
+    gpus_per_node: int = 8
+    # parallelism (training); inference uses tensor parallelism over all `gpus`
+    tp: int = 1
+    pp: int = 1
+    cp: int = 1
+    ep: int = 1
+    sequence_parallel: bool = True
+    # training
+    zero: int = 1
+    recompute: str = "selective"
+    flash_attention: bool = True
+    micro_batch: int = 1
+    global_batch: int = 64
+    seq_len: int = 4096
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    # inference
+    batch: int = 1
+    prompt_len: int = 2048
+    gen_len: int = 512
+    weight_dtype: str = "bf16"
+    kv_dtype: str = "bf16"
+    efficiency: Efficiency = field(default_factory=Efficiency)
+    techniques: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        check_choice("kind", self.kind, WORKLOAD_KINDS)
+        check_choice("recompute", self.recompute, RECOMPUTE)
+        check_choice("precision", self.precision, TRAIN_PRECISIONS)
+        check_choice("optimizer", self.optimizer, tuple(OPTIMIZER_STATE_BYTES))
+        check_choice("weight_dtype", self.weight_dtype, WEIGHT_DTYPES)
+        check_choice("kv_dtype", self.kv_dtype, KV_DTYPES)
+        limits = {"gpus": 1 << 20, "gpus_per_node": 1024, "tp": 1024, "pp": 1024, "cp": 1024, "ep": 1024,
+                  "micro_batch": 1 << 16, "global_batch": 1 << 24, "seq_len": 1 << 24, "batch": 1 << 20,
+                  "prompt_len": 1 << 24, "gen_len": 1 << 24}
+        for name, upper in limits.items():
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= upper:
+                raise ValidationError(name, value, f"a whole number from 1 to {upper}")
+        if not isinstance(self.zero, int) or not 0 <= self.zero <= 3:
+            raise ValidationError("zero", self.zero, "a ZeRO stage 0, 1, 2 or 3")
+        object.__setattr__(self, "techniques", tuple(self.techniques))
+        if self.kind == "train":
+            self._check_training_layout()
+        else:
+            self._check_inference_layout()
+
+    # --- derived ------------------------------------------------------------------------------
+    @property
+    def dp(self) -> int:
+        """Data-parallel degree: GPUs / (TP x PP x CP). ZeRO divides by this, not by the GPU count."""
+        return self.gpus // (self.tp * self.pp * self.cp)
+
+    @property
+    def micro_batches(self) -> int:
+        """Micro-batches per step per pipeline: global batch / (micro-batch x DP)."""
+        return self.global_batch // (self.micro_batch * self.dp)
+
+    def replace(self, **changes) -> Scenario:
+        return dataclasses.replace(self, **changes)
+
+    # --- validation ---------------------------------------------------------------------------
+    def _check_training_layout(self):
+        m = self.model
+        model_parallel = self.tp * self.pp * self.cp
+        if self.gpus % model_parallel:
+            raise ValidationError("gpus", self.gpus, f"a multiple of TP x PP x CP = {model_parallel}")
+        if m.heads % self.tp:
+            raise ValidationError("tp", self.tp, f"a divisor of the model's {m.heads} attention heads")
+        if self.pp > m.layers:
+            raise ValidationError("pp", self.pp, f"at most the model's {m.layers} layers")
+        if self.seq_len % self.cp:
+            raise ValidationError("cp", self.cp, f"a divisor of the sequence length {self.seq_len}")
+        if self.dp % self.ep or m.experts % self.ep:
+            raise ValidationError("ep", self.ep, f"a divisor of DP ({self.dp}) and of the expert count ({m.experts})")
+        if self.global_batch % (self.micro_batch * self.dp):
+            raise ValidationError("global_batch", self.global_batch,
+                                  f"a multiple of micro-batch x DP = {self.micro_batch * self.dp}")
+        if self.gpus > 1 and self.hardware.scaleup_bw <= 0 and self.hardware.scaleout_bw <= 0:
+            raise ValidationError("gpus", self.gpus, f"1: {self.hardware.name} has no device-to-device link")
+
+    def _check_inference_layout(self):
+        if self.model.heads % self.gpus:
+            raise ValidationError("gpus", self.gpus,
+                                  f"a divisor of the model's {self.model.heads} heads (tensor parallel inference)")
+        if self.gpus > 1 and self.hardware.scaleup_bw <= 0 and self.hardware.scaleout_bw <= 0:
+            raise ValidationError("gpus", self.gpus, f"1: {self.hardware.name} has no device-to-device link")

@@ -1,0 +1,164 @@
+"""One training step: memory per GPU, FLOPs, time by stage, bytes per link. Vectorized.
+
+`training_step` takes numbers (or numpy arrays, broadcast together) for every layout and precision knob,
+so the same call computes one scenario, a slider sweep, or a grid of configurations.
+
+Time model (per GPU on the busiest pipeline stage, the critical path):
+  t_mb     = compute + TP all-reduces + CP all-gathers + EP all-to-alls + PP sends, per micro-batch
+  pipeline = (m + p - 1) · t_mb          1F1B: bubble fraction (p-1)/(m+p-1) (Narayanan et al. 2021)
+  DP       = gradient sync overlapping the last micro-batch's backward; ZeRO-3 parameter all-gathers
+             prefetched behind each micro-batch's compute; ZeRO-1/2 parameter all-gather after the step
+  step     = pipeline + exposed DP + optimizer (HBM-bound: reads and writes every local state byte)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .architecture import Architecture
+from .comms import (allreduce_bus_factor, allreduce_time, gather_bus_factor, gather_time, is_intra_node,
+                    link_for_group, p2p_time)
+from .flops import attention_core_flops_per_token, training_flops
+from .hardware import Hardware
+from .memory import activation_bytes_per_layer, in_flight_micro_batches, layers_per_stage, model_state_bytes
+
+
+def stage_params(arch: Architecture, tp, pp, ep):
+    """(dense, expert) parameters held by one GPU of the busiest pipeline stage.
+
+    Layers split evenly over stages (ceil(L/p) on the busiest); embeddings sit on the first stage and
+    the output head on the last (both on one stage when p = 1); TP shards everything; EP shards routed
+    experts. Norm parameters are counted as sharded too (they are < 0.01% of the total)."""
+    tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
+    L = arch.layers
+    final_norm = arch._norm_params()
+    experts = arch.expert_params()
+    layer_total = arch.params_total() - arch.embedding_params() - final_norm
+    frac = layers_per_stage(L, pp) / L
+    token_emb = arch.vocab * arch.hidden + (arch.max_seq * arch.hidden if arch.position == "learned" else 0)
+    emb_stage = np.where(pp == 1, arch.embedding_params() + final_norm, token_emb + final_norm)
+    dense = ((layer_total - experts) * frac + emb_stage) / tp
+    expert = experts * frac / (tp * ep)
+    return dense, expert
+
+
+def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, pp, cp, ep, sp, zero,
+                  recompute, flash, micro_batch, global_batch, seq_len, weight_bytes, grad_bytes,
+                  master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network):
+    gpus, tp, pp, cp, ep = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
+    zero, recompute = np.asarray(zero), np.asarray(recompute)
+    dp = gpus / (tp * pp * cp)
+    m = np.maximum(1.0, np.ceil(np.asarray(global_batch, dtype=float) / (micro_batch * dp)))
+    L, h, a = arch.layers, arch.hidden, arch.heads
+    s_local = np.asarray(seq_len, dtype=float) / cp
+    lps = layers_per_stage(L, pp)
+
+    # --- memory per GPU -------------------------------------------------------------------------
+    psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
+    k_bytes = np.asarray(master_bytes, dtype=float) + opt_state_bytes
+    w_d, g_d, o_d = model_state_bytes(psi_dense, dp, zero, weight_bytes, grad_bytes, k_bytes)
+    w_e, g_e, o_e = model_state_bytes(psi_expert, dp / ep, zero, weight_bytes, grad_bytes, k_bytes)
+    n_moe = arch.moe_layers
+    moe_ffn = (arch.moe_ffn_hidden or arch.ffn_hidden) * (arch.experts_per_token + arch.shared_experts)
+    ffn_avg = ((L - n_moe) * arch.ffn_hidden + n_moe * moe_ffn) / L
+    kv_width = a * arch.qk_dim if arch.attention == "mla" else arch.kv_heads * arch.head_dim
+    per_layer_act = activation_bytes_per_layer(
+        s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
+        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
+    activations = per_layer_act * lps * in_flight_micro_batches(pp, m)
+    memory = {"weights": w_d + w_e, "gradients": g_d + g_e, "optimizer": o_d + o_e, "activations": activations}
+    memory_total = sum(memory.values())
+
+    # --- FLOPs ----------------------------------------------------------------------------------
+    tokens = np.asarray(global_batch, dtype=float) * seq_len
+    W = arch.matmul_params_active_per_layer()
+    attn_layer = attention_core_flops_per_token(seq_len, a, arch.qk_dim, arch.v_dim)
+    layers_fwd = L * (2.0 * W + attn_layer)
+    fwd = layers_fwd + 2.0 * h * arch.vocab
+    model_flops, hw_flops = training_flops(tokens, fwd, L * attn_layer, layers_fwd, recompute, flash)
+
+    # --- time per micro-batch on one GPU of the busiest stage ---------------------------------
+    per_gpu_mb = hw_flops / (m * dp) / (tp * pp * cp)
+    t_c = per_gpu_mb / (peak * eff_compute)
+    bwd_share = (model_flops * 2.0 / 3.0 + (hw_flops - model_flops)) / hw_flops
+    t_bwd = t_c * bwd_share
+
+    bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
+    n_ar = 4.0 + 2.0 * (recompute == 2)  # Megatron: 2 forward + 2 backward (+2 when recomputing the forward)
+    tp_msg = micro_batch * s_local * h * act_bytes
+    t_tp = lps * n_ar * allreduce_time(tp, tp_msg, bw_tp, al_tp)
+    b_tp = lps * n_ar * allreduce_bus_factor(tp) * tp_msg
+
+    bw_cp, al_cp, in_cp = link_for_group(cp, tp, gpus_per_node, hw, eff_network)
+    cp_msg = 2.0 * micro_batch * np.asarray(seq_len, dtype=float) * arch.kv_width * act_bytes / tp
+    t_cp = lps * 2.0 * gather_time(cp, cp_msg, bw_cp, al_cp)  # K,V all-gather forward, reduce-scatter backward
+    b_cp = lps * 2.0 * gather_bus_factor(cp) * cp_msg
+
+    bw_ep, al_ep, in_ep = link_for_group(ep, tp * cp, gpus_per_node, hw, eff_network)
+    moe_lps = lps * n_moe / L
+    ep_msg = micro_batch * s_local * h * act_bytes * arch.experts_per_token
+    t_ep = moe_lps * 4.0 * gather_time(ep, ep_msg, bw_ep, al_ep)  # dispatch + combine, forward + backward
+    b_ep = moe_lps * 4.0 * gather_bus_factor(ep) * ep_msg
+
+    pp_stride = tp * cp * dp
+    in_pp = is_intra_node(2, pp_stride, gpus_per_node) & (hw.scaleup_bw > 0)
+    bw_pp = np.where(in_pp, hw.scaleup_bw, hw.scaleout_bw) * eff_network
+    al_pp = np.where(in_pp, hw.scaleup_latency_s, hw.scaleout_latency_s)
+    pp_msg = micro_batch * s_local * h * act_bytes / np.where(sp, tp, 1.0)
+    t_pp = 2.0 * p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1)
+    b_pp = np.where(pp > 1, 2.0 * pp_msg, 0.0)
+
+    t_mb = t_c + t_tp + t_cp + t_ep + t_pp
+    pipeline = (m + pp - 1.0) * t_mb
+    bubble = (pp - 1.0) * t_mb
+
+    # --- data parallel: gradients and ZeRO parameter gathers ---------------------------------
+    bw_dp, al_dp, in_dp = link_for_group(dp, tp * cp, gpus_per_node, hw, eff_network)
+    bw_edp, al_edp, in_edp = link_for_group(dp / ep, tp * cp * ep, gpus_per_node, hw, eff_network)
+    grads_d, grads_e = psi_dense * grad_bytes, psi_expert * grad_bytes
+    params_d, params_e = psi_dense * weight_bytes, psi_expert * weight_bytes
+    z0 = zero == 0
+    t_grad = (np.where(z0, allreduce_time(dp, grads_d, bw_dp, al_dp), gather_time(dp, grads_d, bw_dp, al_dp))
+              + np.where(z0, allreduce_time(dp / ep, grads_e, bw_edp, al_edp),
+                         gather_time(dp / ep, grads_e, bw_edp, al_edp)))
+    t_gather = gather_time(dp, params_d, bw_dp, al_dp) + gather_time(dp / ep, params_e, bw_edp, al_edp)
+    grad_exposed = np.maximum(0.0, t_grad - t_bwd)
+    param_exposed = np.where(zero == 3, m * np.maximum(0.0, 2.0 * t_gather - t_c),
+                             np.where((zero == 1) | (zero == 2), t_gather, 0.0))
+    dp_exposed = grad_exposed + param_exposed
+    dp_time = t_grad + np.where(zero == 3, 2.0 * m * t_gather, np.where(zero >= 1, t_gather, 0.0))
+    gfac = np.where(z0, allreduce_bus_factor(dp), gather_bus_factor(dp))
+    gfac_e = np.where(z0, allreduce_bus_factor(dp / ep), gather_bus_factor(dp / ep))
+    n_gathers = np.where(zero == 3, 2.0 * m, np.where(zero >= 1, 1.0, 0.0))
+    b_dp = gfac * grads_d + n_gathers * gather_bus_factor(dp) * params_d
+    b_edp = gfac_e * grads_e + n_gathers * gather_bus_factor(dp / ep) * params_e
+
+    # --- optimizer step: streams every local state byte through HBM --------------------------
+    local = psi_dense / np.where(zero >= 1, dp, 1.0) + psi_expert / np.where(zero >= 1, dp / ep, 1.0)
+    opt_bytes = local * (2.0 * k_bytes + grad_bytes + weight_bytes)
+    t_opt = opt_bytes / (hw.hbm_bw * eff_hbm)
+
+    total = pipeline + dp_exposed + t_opt
+    compute = m * t_c
+    comm_exposed = m * (t_tp + t_cp + t_ep + t_pp) + dp_exposed
+    time = {"compute": compute, "communication_exposed": comm_exposed, "pipeline_bubble": bubble,
+            "optimizer": t_opt}
+
+    # --- bytes per link per GPU per step ----------------------------------------------------
+    per_mb = [(b_tp, in_tp), (b_cp, in_cp), (b_ep, in_ep), (b_pp, in_pp)]
+    per_step = [(b_dp, in_dp), (b_edp, in_edp)]
+    scale_up = sum(m * np.where(i, b, 0.0) for b, i in per_mb) + sum(np.where(i, b, 0.0) for b, i in per_step)
+    scale_out = sum(m * np.where(i, 0.0, b) for b, i in per_mb) + sum(np.where(i, 0.0, b) for b, i in per_step)
+    # HBM traffic estimate: weights read three times per micro-batch (forward, two backward GEMMs),
+    # stored activations written once and read once, plus the optimizer's state traffic.
+    hbm = m * (3.0 * memory["weights"] * np.where(zero == 3, dp, 1.0) + 2.0 * per_layer_act * lps) + opt_bytes
+    bytes_by_link = {"hbm": hbm, "scale-up": scale_up, "scale-out": scale_out, "host": np.zeros_like(hbm)}
+
+    return {
+        "dp": dp, "micro_batches": m, "memory": memory, "memory_total": memory_total,
+        "model_flops": model_flops, "hardware_flops": hw_flops, "time": time, "time_total": total,
+        "dp_comm_time": dp_time, "backward_time_last_micro_batch": t_bwd,
+        "mfu": model_flops / (total * gpus * peak), "tokens_per_s": tokens / total,
+        "bytes_by_link": bytes_by_link, "tokens": tokens,
+        "compute_share": compute / total, "bandwidth_share": (comm_exposed + t_opt) / total,
+    }
