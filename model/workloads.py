@@ -1,0 +1,51 @@
+"""The workload library: named scenarios (resources/workloads.toml) evaluated on any chosen hardware.
+
+The heatmap and the triangle show the same `Results.pressure` for each row; nothing is typed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from .errors import ValidationError
+from .evaluate import Results, evaluate
+from .hardware import Hardware
+from .presets import model_presets, workload_library
+from .scenario import Scenario
+
+_DESCRIPTIVE = {"key", "name", "description", "model", "source", "hardware"}
+_SCENARIO_FIELDS = {f.name for f in fields(Scenario)} - {"hardware", "model", "efficiency", "techniques"}
+
+
+@dataclass(frozen=True)
+class WorkloadRow:
+    key: str
+    name: str
+    description: str
+    scenario: Scenario | None
+    results: Results | None
+    error: str = ""
+
+
+def workload_scenario(entry: dict, hardware: Hardware, base: Scenario | None = None) -> Scenario:
+    """Build the Scenario a library entry describes, on `hardware`, keeping `base`'s efficiency."""
+    unknown = set(entry) - _DESCRIPTIVE - _SCENARIO_FIELDS
+    if unknown:
+        raise ValidationError(f"workload {entry.get('key')}", sorted(unknown), "Scenario field names")
+    model = model_presets()[entry["model"]]
+    values = {k: v for k, v in entry.items() if k in _SCENARIO_FIELDS}
+    if base is not None:
+        values["efficiency"] = base.efficiency
+    return Scenario(hardware=hardware, model=model, **values)
+
+
+def evaluate_library(hardware: Hardware, base: Scenario | None = None) -> list[WorkloadRow]:
+    """Every library workload on `hardware`; a workload the hardware cannot run carries the reason."""
+    rows = []
+    for key, entry in workload_library().items():
+        try:
+            sc = workload_scenario(entry, hardware, base)
+            rows.append(WorkloadRow(key, entry["name"], entry.get("description", ""), sc, evaluate(sc)))
+        except ValidationError as exc:
+            rows.append(WorkloadRow(key, entry["name"], entry.get("description", ""), None, None, str(exc)))
+    return rows

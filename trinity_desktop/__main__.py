@@ -1,0 +1,44 @@
+"""Entry point: `trinity-desktop` / `python -m trinity_desktop`.
+
+  trinity-desktop                      open the app
+  trinity-desktop --screenshot PATH    render the main window (default layout) to a PNG and exit
+  trinity-desktop calc train|infer ... compute one scenario (add --json for machine-readable output)
+  trinity-desktop presets [--json]     list hardware and model presets
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+CLI_COMMANDS = ("calc", "presets")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in CLI_COMMANDS:
+        from trinity_desktop.cli import run_cli
+
+        return run_cli(argv)
+    parser = argparse.ArgumentParser(prog="trinity-desktop", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--screenshot", metavar="PATH", help="render the main window to a PNG and exit")
+    parser.add_argument("--scale", type=float, default=1.0, help="scale factor for --screenshot (e.g. 2 for slides)")
+    parser.add_argument("--version", action="version", version=_version())
+    args = parser.parse_args(argv)
+    from trinity_desktop import app
+
+    if args.screenshot:
+        return app.screenshot(args.screenshot, args.scale)
+    return app.run()
+
+
+def _version() -> str:
+    from trinity_desktop import __version__
+
+    return f"trinity-desktop {__version__}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""The main window: one dock per panel, menus, undo/redo, and a saved layout with a version number."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from trinity_desktop.model import Results, ValidationError
+from trinity_desktop.model.presets import (PresetError, hardware_presets, load_hardware_file, load_model_file,
+                                           model_presets, workload_library)
+from trinity_desktop.model.workloads import evaluate_library, workload_scenario
+from trinity_desktop.store import ScenarioStore
+from trinity_desktop.ui.breakdown_panel import BreakdownPanel
+from trinity_desktop.ui.controls import ScenarioControls
+from trinity_desktop.ui.heatmap_panel import HeatmapPanel
+from trinity_desktop.ui.units import fmt_percent, fmt_seconds
+
+LAYOUT_VERSION = 1
+DEFAULT_SIZE = QtCore.QSize(1600, 1000)
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    def __init__(self, store: ScenarioStore, settings: QtCore.QSettings | None = None):
+        super().__init__()
+        self.store = store
+        self.settings = settings
+        self.setWindowTitle("Trinity Desktop — compute · bandwidth · memory")
+        self.setObjectName("MainWindow")
+        self.resize(DEFAULT_SIZE)
+        self.setDockOptions(QtWidgets.QMainWindow.DockOption.AnimatedDocks
+                            | QtWidgets.QMainWindow.DockOption.AllowTabbedDocks)
+        self.hardware = dict(hardware_presets())
+        self.models = dict(model_presets())
+        self._heatmap_hardware = None
+
+        self.controls = ScenarioControls()
+        self.controls.set_choices(self.hardware, self.models)
+        self.breakdown = BreakdownPanel()
+        self.heatmap = HeatmapPanel()
+        self.docks: dict[str, QtWidgets.QDockWidget] = {}
+        self._add_dock("controls", "Scenario", self.controls, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
+        self._add_dock("breakdown", "Memory and time", self.breakdown, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
+        self._add_dock("heatmap", "Workload pressure", self.heatmap, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
+        self.splitDockWidget(self.docks["breakdown"], self.docks["heatmap"], QtCore.Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["controls"]], [330], QtCore.Qt.Orientation.Horizontal)
+        self.setCentralWidget(None)
+        self._default_state = self.saveState(LAYOUT_VERSION)
+
+        self._build_menus()
+        self.status = QtWidgets.QLabel()
+        self.status.setAccessibleName("Scenario summary")
+        self.statusBar().addPermanentWidget(self.status, 1)
+
+        self.controls.edited.connect(self._on_controls_edited)
+        store.changed.connect(self._on_results)
+        store.rejected.connect(self._on_rejected)
+        store.focusChanged.connect(self._on_focus)
+        self.heatmap.workloadActivated.connect(self.activate_workload)
+        self.heatmap.workloadHovered.connect(lambda key: store.set_focus("workload" if key else "", key))
+        self._on_results(store.results)
+        self.restore_layout()
+
+    # --- docks and layout -----------------------------------------------------------------------
+    def _add_dock(self, name: str, title: str, widget: QtWidgets.QWidget, area) -> None:
+        dock = QtWidgets.QDockWidget(title, self)
+        dock.setObjectName(f"dock_{name}")
+        dock.setWidget(widget)
+        dock.setAccessibleName(f"{title} panel")
+        self.addDockWidget(area, dock)
+        self.docks[name] = dock
+
+    def restore_layout(self) -> bool:
+        """Restore the saved dock layout; fall back to the default if it is missing, stale or broken."""
+        if self.settings is None:
+            return False
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        version = self.settings.value("window/layout_version")
+        if state is None or str(version) != str(LAYOUT_VERSION):
+            return False
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if not self.restoreState(state, LAYOUT_VERSION):
+            self.reset_layout()
+            return False
+        return True
+
+    def save_layout(self) -> None:
+        if self.settings is None:
+            return
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState(LAYOUT_VERSION))
+        self.settings.setValue("window/layout_version", LAYOUT_VERSION)
+        self.settings.sync()
+
+    def reset_layout(self) -> None:
+        self.restoreState(self._default_state, LAYOUT_VERSION)
+        for dock in self.docks.values():
+            dock.show()
+
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        self.save_layout()
+        super().closeEvent(event)
+
+    # --- menus ----------------------------------------------------------------------------------
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        load_hw = file_menu.addAction("Load &hardware file…", self._ask_hardware_file)
+        load_hw.setToolTip("Add hardware definitions from a TOML file with the preset keys")
+        load_model = file_menu.addAction("Load &model file…", self._ask_model_file)
+        load_model.setToolTip("Add model architectures from a TOML file with the preset keys")
+        file_menu.addSeparator()
+        quit_action = file_menu.addAction("&Quit", self.close)
+        quit_action.setShortcut(QtGui.QKeySequence.StandardKey.Quit)
+
+        edit_menu = bar.addMenu("&Edit")
+        self.undo_action = self.store.undo_stack.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcut(QtGui.QKeySequence("Ctrl+Z"))
+        self.redo_action = self.store.undo_stack.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QtGui.QKeySequence("Ctrl+Shift+Z"), QtGui.QKeySequence("Ctrl+Y")])
+        edit_menu.addAction(self.undo_action)
+        edit_menu.addAction(self.redo_action)
+
+        self.view_menu = bar.addMenu("&View")
+        for dock in self.docks.values():
+            self.view_menu.addAction(dock.toggleViewAction())
+        self.view_menu.addSeparator()
+        self.view_menu.addAction("Reset &layout", self.reset_layout)
+
+    # --- files ----------------------------------------------------------------------------------
+    def _ask_hardware_file(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load hardware file", "", "TOML (*.toml)")
+        if path:
+            self.load_hardware_file(path)
+
+    def _ask_model_file(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load model file", "", "TOML (*.toml)")
+        if path:
+            self.load_model_file(path)
+
+    def load_hardware_file(self, path: str | Path) -> str:
+        """Add the file's hardware to the choices; returns "" or the error shown to the user."""
+        try:
+            items = load_hardware_file(path)
+        except PresetError as exc:
+            return self._report_file_error(str(exc))
+        self.hardware.update({hw.key: hw for hw in items})
+        self.controls.set_choices(self.hardware, self.models)
+        self.controls.show_scenario(self.store.scenario)
+        self.statusBar().showMessage(f"Loaded {len(items)} hardware definition(s) from {path}", 8000)
+        return ""
+
+    def load_model_file(self, path: str | Path) -> str:
+        try:
+            items = load_model_file(path)
+        except PresetError as exc:
+            return self._report_file_error(str(exc))
+        self.models.update({m.key: m for m in items})
+        self.controls.set_choices(self.hardware, self.models)
+        self.controls.show_scenario(self.store.scenario)
+        self.statusBar().showMessage(f"Loaded {len(items)} model(s) from {path}", 8000)
+        return ""
+
+    def _report_file_error(self, message: str) -> str:
+        self.controls.show_error(message)
+        self.statusBar().showMessage(message, 15000)
+        return message
+
+    # --- store wiring ---------------------------------------------------------------------------
+    def _on_controls_edited(self, change: dict) -> None:
+        change = dict(change)
+        if "hardware" in change:
+            change["hardware"] = self.hardware[change["hardware"]]
+        if "model" in change:
+            change["model"] = self.models[change["model"]]
+        name = ", ".join(change)
+        self.store.edit(f"Set {name}", **change)
+
+    def _on_rejected(self, message: str) -> None:
+        self.controls.show_error(message)
+        self.controls.show_scenario(self.store.scenario)  # widgets go back to the last valid scenario
+
+    def _on_results(self, results: Results) -> None:
+        self.controls.clear_error()
+        self.controls.show_scenario(results.scenario)
+        self.breakdown.update_results(results)
+        hw = results.scenario.hardware
+        if hw != self._heatmap_hardware:  # the library depends only on the hardware (and efficiency)
+            self._heatmap_hardware = hw
+            self.heatmap.update_rows(evaluate_library(hw, results.scenario), hw.name)
+        self.status.setText(self._summary(results))
+
+    def _on_focus(self, what: str, key: str) -> None:
+        self.heatmap.set_focus(key if what == "workload" else "")
+
+    def activate_workload(self, key: str) -> None:
+        entry = workload_library().get(key)
+        if entry is None:
+            return
+        try:
+            scenario = workload_scenario(entry, self.store.scenario.hardware, self.store.scenario)
+        except ValidationError as exc:
+            self.controls.show_error(str(exc))
+            return
+        self.store.set_scenario(scenario, f"Load workload {entry['name']}")
+
+    @staticmethod
+    def _summary(r: Results) -> str:
+        sc = r.scenario
+        what = {"train": "training step", "prefill": "prefill", "decode": "decode"}[r.kind]
+        fit = "fits" if r.fits else "DOES NOT FIT"
+        return (f"{sc.model.name} · {sc.gpus} × {sc.hardware.name} · {what}: {fmt_seconds(r.time_total)} · "
+                f"memory {r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device ({fit}, "
+                f"{fmt_percent(r.pressure.memory)}) · binding resource: {r.bottleneck}")

@@ -1,0 +1,180 @@
+"""Scenario controls: hardware, cluster, model, workload, parallelism, memory options, batch and lengths.
+
+The panel only reports edits (`edited`, a dict of Scenario field changes, with `hardware` and `model` given
+as preset keys) and shows the scenario it is handed; the app validates and applies.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from PySide6 import QtCore, QtWidgets
+
+from trinity_desktop.model import Architecture, Hardware, Scenario
+from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
+from trinity_desktop.model.scenario import RECOMPUTE
+
+KINDS = (("train", "Training step"), ("prefill", "Inference: prefill"), ("decode", "Inference: decode"))
+
+_SPINS = {
+    # field: (label, minimum, maximum, tooltip, group)
+    "gpus": ("GPUs", 1, 1 << 20, "Total devices. Training: TP x PP x CP x DP. Inference: the tensor-parallel degree.",
+             "cluster"),
+    "gpus_per_node": ("GPUs per node", 1, 1024, "Devices sharing the scale-up fabric (NVLink, Infinity Fabric, ICI).",
+                      "cluster"),
+    "tp": ("Tensor parallel (TP)", 1, 1024, "Megatron-LM tensor parallelism: splits every layer; must divide the heads.",
+           "train"),
+    "pp": ("Pipeline parallel (PP)", 1, 1024, "Pipeline stages (1F1B schedule); the bubble is (p-1)/(m+p-1).", "train"),
+    "cp": ("Context parallel (CP)", 1, 1024, "Splits the sequence across devices (ring attention).", "train"),
+    "ep": ("Expert parallel (EP)", 1, 1024, "Splits MoE experts across data-parallel ranks.", "train"),
+    "seq_len": ("Sequence length", 1, 1 << 24, "Tokens per training sequence.", "train"),
+    "micro_batch": ("Micro-batch", 1, 1 << 16, "Sequences per micro-batch per data-parallel rank.", "train"),
+    "global_batch": ("Global batch", 1, 1 << 24, "Sequences per optimizer step (micro-batch x DP x micro-batches).",
+                     "train"),
+    "batch": ("Batch (sequences)", 1, 1 << 20, "Concurrent sequences decoded together.", "infer"),
+    "prompt_len": ("Prompt length", 1, 1 << 24, "Prompt tokens per sequence (prefill).", "infer"),
+    "gen_len": ("Generated tokens", 1, 1 << 24, "Output tokens per sequence (decode).", "infer"),
+}
+_COMBOS = {
+    "zero": ("ZeRO stage", [(0, "0: replicate all"), (1, "1: shard optimizer"), (2, "2: + gradients"),
+                            (3, "3: + weights (FSDP)")],
+             "ZeRO (Rajbhandari et al. 2020): states sharded over the data-parallel degree.", "train"),
+    "recompute": ("Activation recompute", [(r, r) for r in RECOMPUTE],
+                  "Korthikanti et al. 2022: selective recomputes attention; full stores only layer inputs.", "train"),
+    "precision": ("Training precision", [(p, p) for p in TRAIN_PRECISIONS],
+                  "Number format of weights, gradients and GEMMs (mixed precision keeps an fp32 master).", "train"),
+    "optimizer": ("Optimizer", [(o, o) for o in OPTIMIZER_STATE_BYTES],
+                  "AdamW: 12 B/param of fp32 state (ZeRO's K = 12); SGD momentum; 8-bit Adam.", "train"),
+    "weight_dtype": ("Weight format", [(d, d) for d in WEIGHT_DTYPES], "Format of the weights read each decode step.",
+                     "infer"),
+    "kv_dtype": ("KV-cache format", [(d, d) for d in KV_DTYPES], "Format of the cached keys and values.", "infer"),
+}
+_CHECKS = {
+    "sequence_parallel": ("Sequence parallelism", "Shards layer-norm and dropout activations across TP ranks "
+                          "(Korthikanti et al. 2022).", "train"),
+    "flash_attention": ("FlashAttention", "Never stores the s x s attention scores (Dao et al. 2022); "
+                        "recomputes them in the backward pass.", "train"),
+}
+
+
+class ScenarioControls(QtWidgets.QWidget):
+    edited = QtCore.Signal(dict)
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        self._updating = False
+        self.widgets: dict[str, QtWidgets.QWidget] = {}
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(6, 6, 6, 6)
+
+        self.error_label = QtWidgets.QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #B00020; font-weight: bold;")
+        self.error_label.setAccessibleName("Scenario error")
+        self.error_label.hide()
+
+        self.hardware_combo = self._combo("hardware", "Hardware", "Accelerator preset (or a loaded hardware file).")
+        self.model_combo = self._combo("model", "Model", "Model architecture preset (or a loaded model file).")
+        self.kind_combo = self._combo("kind", "Workload", "Training step, or an inference request's prefill or decode.")
+        for key, label in KINDS:
+            self.kind_combo.addItem(label, key)
+
+        groups = {"setup": QtWidgets.QGroupBox("Scenario"), "cluster": QtWidgets.QGroupBox("Cluster"),
+                  "train": QtWidgets.QGroupBox("Training"), "infer": QtWidgets.QGroupBox("Inference")}
+        forms = {name: QtWidgets.QFormLayout(box) for name, box in groups.items()}
+        for form in forms.values():
+            form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        forms["setup"].addRow("Hardware", self.hardware_combo)
+        forms["setup"].addRow("Model", self.model_combo)
+        forms["setup"].addRow("Workload", self.kind_combo)
+        for field, (label, lo, hi, tip, group) in _SPINS.items():
+            spin = QtWidgets.QSpinBox()
+            spin.setRange(lo, hi)
+            spin.setKeyboardTracking(False)
+            spin.setAccelerated(True)
+            spin.setToolTip(tip)
+            spin.setAccessibleName(label)
+            spin.valueChanged.connect(lambda value, f=field: self._emit({f: int(value)}))
+            self.widgets[field] = spin
+            forms[group].addRow(label, spin)
+        for field, (label, items, tip, group) in _COMBOS.items():
+            combo = self._combo(field, label, tip)
+            for value, text in items:
+                combo.addItem(text, value)
+            forms[group].addRow(label, combo)
+        for field, (label, tip, group) in _CHECKS.items():
+            check = QtWidgets.QCheckBox(label)
+            check.setToolTip(tip)
+            check.setAccessibleName(label)
+            check.toggled.connect(lambda on, f=field: self._emit({f: bool(on)}))
+            self.widgets[field] = check
+            forms[group].addRow("", check)
+        self.groups = groups
+
+        content = QtWidgets.QWidget()
+        column = QtWidgets.QVBoxLayout(content)
+        column.addWidget(self.error_label)
+        for box in groups.values():
+            column.addWidget(box)
+        column.addStretch(1)
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(content)
+        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        outer.addWidget(scroll)
+
+    def _combo(self, field: str, label: str, tip: str) -> QtWidgets.QComboBox:
+        combo = QtWidgets.QComboBox()
+        combo.setToolTip(tip)
+        combo.setAccessibleName(label)
+        combo.currentIndexChanged.connect(lambda _i, f=field, c=combo: self._emit({f: c.currentData()}))
+        self.widgets[field] = combo
+        return combo
+
+    def _emit(self, change: dict) -> None:
+        if not self._updating:
+            self.edited.emit(change)
+
+    # --- shown state ----------------------------------------------------------------------------
+    def set_choices(self, hardware: Mapping[str, Hardware], models: Mapping[str, Architecture]) -> None:
+        self._updating = True
+        try:
+            for combo, items in ((self.hardware_combo, hardware), (self.model_combo, models)):
+                current = combo.currentData()
+                combo.clear()
+                for key, item in items.items():
+                    combo.addItem(item.name, key)
+                index = combo.findData(current)
+                combo.setCurrentIndex(max(index, 0))
+        finally:
+            self._updating = False
+
+    def show_scenario(self, sc: Scenario) -> None:
+        """Show `sc` in every control without emitting edits."""
+        self._updating = True
+        try:
+            self.hardware_combo.setCurrentIndex(max(self.hardware_combo.findData(sc.hardware.key), 0))
+            self.model_combo.setCurrentIndex(max(self.model_combo.findData(sc.model.key), 0))
+            for field, widget in self.widgets.items():
+                if field in ("hardware", "model"):
+                    continue
+                value = getattr(sc, field)
+                if isinstance(widget, QtWidgets.QSpinBox):
+                    widget.setValue(value)
+                elif isinstance(widget, QtWidgets.QCheckBox):
+                    widget.setChecked(value)
+                elif isinstance(widget, QtWidgets.QComboBox):
+                    widget.setCurrentIndex(max(widget.findData(value), 0))
+            training = sc.kind == "train"
+            self.groups["train"].setVisible(training)
+            self.groups["infer"].setVisible(not training)
+        finally:
+            self._updating = False
+
+    def show_error(self, message: str) -> None:
+        self.error_label.setText(message)
+        self.error_label.show()
+
+    def clear_error(self) -> None:
+        self.error_label.clear()
+        self.error_label.hide()

@@ -1,0 +1,56 @@
+"""Formatting SI values for people. Decimal units (GB = 1e9 B) everywhere; each string names its unit."""
+
+from __future__ import annotations
+
+import math
+
+_PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
+
+
+def _scaled(value: float, unit: str, digits: int = 3) -> str:
+    if value is None or not math.isfinite(value):
+        return "—"
+    mag = abs(value)
+    for factor, prefix in _PREFIXES:
+        if mag >= factor:
+            return f"{value / factor:.{digits}g} {prefix}{unit}"
+    return f"{value:.{digits}g} {unit}"
+
+
+def fmt_bytes(value: float) -> str:
+    """Bytes in decimal units: 80e9 -> '80 GB'."""
+    return _scaled(value, "B")
+
+
+def fmt_gb(value: float, digits: int = 1) -> str:
+    return f"{value / 1e9:.{digits}f} GB"
+
+
+def fmt_flops(value: float) -> str:
+    return _scaled(value, "FLOP")
+
+
+def fmt_flops_rate(value: float) -> str:
+    return _scaled(value, "FLOP/s")
+
+
+def fmt_rate(value: float, unit: str = "B/s") -> str:
+    return _scaled(value, unit)
+
+
+def fmt_seconds(value: float) -> str:
+    """Seconds with a sensible unit: 0.0123 -> '12.3 ms'."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    mag = abs(value)
+    if mag >= 1.0 or mag == 0:
+        return f"{value:.3g} s"
+    if mag >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    if mag >= 1e-6:
+        return f"{value * 1e6:.3g} µs"
+    return f"{value * 1e9:.3g} ns"
+
+
+def fmt_percent(value: float) -> str:
+    return "—" if not math.isfinite(value) else f"{100 * value:.0f}%"
