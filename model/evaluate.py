@@ -6,14 +6,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
 
 import numpy as np
 
-from .dtypes import ACTIVATION_BYTES, BYTES_PER_ELEMENT, OPTIMIZER_STATE_BYTES, TRAIN_PRECISION_BYTES, \
-    compute_dtype_for_weights
+from .dtypes import (
+    ACTIVATION_BYTES,
+    BYTES_PER_ELEMENT,
+    OPTIMIZER_STATE_BYTES,
+    TRAIN_PRECISION_BYTES,
+    compute_dtype_for_weights,
+)
 from .inference import inference_step
 from .numeric import as_float
 from .pressure import Pressure, binding_resource

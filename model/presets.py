@@ -7,11 +7,12 @@ key into references.toml. A bad file raises `PresetError` naming the file, the e
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .architecture import Architecture
 from .errors import ValidationError
@@ -213,7 +214,7 @@ def references() -> dict[str, Reference]:
     doc = _read_toml("references.toml", _resource_text("references.toml"))
     allowed = {f.name for f in fields(Reference)}
     out = {}
-    for i, e in enumerate(doc.get("reference", [])):
+    for e in doc.get("reference", []):
         out[e["key"]] = Reference(**{k: v for k, v in e.items() if k in allowed})
     return out
 

@@ -16,8 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from .architecture import Architecture
-from .comms import (allreduce_bus_factor, allreduce_time, gather_bus_factor, gather_time, is_intra_node,
-                    link_for_group, p2p_time)
+from .comms import (
+    allreduce_bus_factor,
+    allreduce_time,
+    gather_bus_factor,
+    gather_time,
+    is_intra_node,
+    link_for_group,
+    p2p_time,
+)
 from .flops import attention_core_flops_per_token, training_flops
 from .hardware import Hardware
 from .memory import activation_bytes_per_layer, in_flight_micro_batches, layers_per_stage, model_state_bytes

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -54,6 +55,37 @@ def screenshot(path: str | Path, scale: float = 1.0) -> int:
         print(f"trinity-desktop: error: could not write {path}", file=sys.stderr)
         return 1
     print(f"wrote {path} ({pixmap.width()}x{pixmap.height()})")
+    return 0
+
+
+class _FirstPaint(QtCore.QObject):
+    """Quits the event loop at the window's first paint event."""
+
+    def __init__(self, app: QtWidgets.QApplication, start: float):
+        super().__init__()
+        self.app, self.start = app, start
+        self.elapsed: float | None = None
+
+    def eventFilter(self, obj, event):
+        if event.type() == QtCore.QEvent.Type.Paint and self.elapsed is None:
+            self.elapsed = time.perf_counter() - self.start
+            QtCore.QTimer.singleShot(0, self.app.quit)
+        return False
+
+
+def startup_time(start: float) -> int:
+    """Measure the time from entering the program to the main window's first paint; print it."""
+    app = ensure_application()
+    window = build_window(settings=None)
+    probe = _FirstPaint(app, start)
+    window.installEventFilter(probe)
+    window.show()
+    QtCore.QTimer.singleShot(30_000, app.quit)
+    app.exec()
+    if probe.elapsed is None:
+        print("trinity-desktop: error: the window was never painted", file=sys.stderr)
+        return 1
+    print(f"first paint after {probe.elapsed:.3f} s (from program entry, interpreter start excluded)")
     return 0
 
 

@@ -8,11 +8,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
-from trinity_desktop.model.presets import find, hardware_presets, load_hardware_file, load_model_file, model_presets
+from trinity_desktop.model.presets import (
+    find,
+    hardware_presets,
+    load_hardware_file,
+    load_model_file,
+    model_presets,
+)
 from trinity_desktop.model.scenario import RECOMPUTE
 
 PROG = "trinity-desktop"

@@ -7,8 +7,14 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model import Results, ValidationError
-from trinity_desktop.model.presets import (PresetError, hardware_presets, load_hardware_file, load_model_file,
-                                           model_presets, workload_library)
+from trinity_desktop.model.presets import (
+    PresetError,
+    hardware_presets,
+    load_hardware_file,
+    load_model_file,
+    model_presets,
+    workload_library,
+)
 from trinity_desktop.model.workloads import evaluate_library, workload_scenario
 from trinity_desktop.store import ScenarioStore
 from trinity_desktop.ui.breakdown_panel import BreakdownPanel
