@@ -148,6 +148,13 @@ class Architecture:
         head = 0 if self.tied_embeddings else self.vocab * self.hidden
         return emb + pos + head
 
+    def lookup_params(self) -> int:
+        """Parameters read by table lookup, not multiplied: the input embedding (when the head is not tied
+        to it) and learned positions. A decode step reads only the rows of its tokens."""
+        token = 0 if self.tied_embeddings else self.vocab * self.hidden
+        pos = self.max_seq * self.hidden if self.position == "learned" else 0
+        return token + pos
+
     def layer_params(self) -> tuple[int, int, int]:
         """(dense-layer params, MoE-layer total params, MoE-layer active params) for one layer each."""
         common = self.attention_params() + 2 * self._norm_params()

@@ -146,7 +146,8 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
             raise KeyError(f"not a training grid axis: {sorted(unknown)}")
         inputs = {**_train_inputs(scenario), **axes}
         out = training_step(scenario.model, scenario.hardware, **inputs)
-        out["valid"] = training_layout_valid(scenario, inputs)
+        valid = training_layout_valid(scenario, inputs)
+        out["valid"] = np.broadcast_to(valid, np.broadcast_shapes(valid.shape, np.shape(out["time_total"])))
         return out
     unknown = set(axes) - set(INFER_AXES)
     if unknown:
@@ -162,5 +163,5 @@ def training_layout_valid(scenario: Scenario, inputs: Mapping) -> np.ndarray:
     mp = tp * pp * cp
     ok = (g % mp == 0) & (m.heads % tp == 0) & (pp <= m.layers) & (s % cp == 0)
     dp = np.where(ok, g // np.where(mp > 0, mp, 1), 1)
-    ok &= (dp % ep == 0) & (m.experts % ep == 0) & (gb % (mb * dp) == 0)
+    ok = ok & (dp % ep == 0) & (m.experts % ep == 0) & (gb % (mb * dp) == 0)
     return ok

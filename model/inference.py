@@ -54,6 +54,8 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
 
     weights_total = arch.params_total() * np.asarray(weight_bytes, dtype=float)
     weights_gpu = weights_total / tp
+    # Bytes streamed per forward pass: every weight but the lookup tables (embeddings, positions).
+    streamed_gpu = (arch.params_total() - arch.lookup_params()) * np.asarray(weight_bytes, dtype=float) / tp
     kv_tok = kv_bytes_per_token(arch, kv_bytes)
     kv_tok_gpu = kv_tok * kv_share_per_gpu(arch, tp)
     kv_total = b * (s + g) * kv_tok
@@ -70,7 +72,7 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     gemm_f = 2.0 * W_tok * tokens / tp
     attn_f = L * tokens * attention_core_flops_per_token(s / 2.0, arch.heads, arch.qk_dim, arch.v_dim) / tp
     kv_write = tokens * kv_tok_gpu
-    pg, pg_c, pg_b = _roofline(gemm_f, weights_gpu, peak_eff, bw_eff)
+    pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, peak_eff, bw_eff)
     pa, pa_c, pa_b = _roofline(attn_f, kv_write, peak_eff, bw_eff)
     p_tp = L * 2.0 * allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
     prefill = pg + pa + p_tp
@@ -80,9 +82,9 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     if arch.is_moe:  # expected routed experts touched per layer by b tokens: E(1 - (1 - k/E)^b)
         touched = 1.0 - (1.0 - arch.experts_per_token / arch.experts) ** b
         expert_bytes = arch.expert_params() * np.asarray(weight_bytes, dtype=float) / tp
-        weights_read = weights_gpu - expert_bytes + expert_bytes * touched
+        weights_read = streamed_gpu - expert_bytes + expert_bytes * touched
     else:
-        weights_read = weights_gpu * np.ones_like(b)
+        weights_read = streamed_gpu * np.ones_like(b)
     d_gemm_f = 2.0 * W_tok * b / tp
     d_attn_f = L * b * attention_core_flops_per_token(ctx, arch.heads, arch.qk_dim, arch.v_dim) / tp
     kv_read = b * ctx * kv_tok_gpu
@@ -103,7 +105,7 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
         "prefill_flops": (gemm_f + attn_f) * tp, "decode_flops": (d_gemm_f + d_attn_f) * tp,
         "prefill_shares": ((pg_c + pa_c) / prefill, (pg_b + pa_b + p_tp) / prefill),
         "decode_shares": ((dg_c + da_c) / tpot, (dg_b + da_b + d_tp) / tpot),
-        "prefill_bytes": {"hbm": weights_gpu + kv_write,
+        "prefill_bytes": {"hbm": streamed_gpu + kv_write,
                           "scale-up": np.where(in_tp, tp_bytes_prefill, 0.0),
                           "scale-out": np.where(in_tp, 0.0, tp_bytes_prefill)},
         "decode_bytes": {"hbm": weights_read + kv_read,

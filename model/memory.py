@@ -36,7 +36,8 @@ def activation_bytes_per_layer(s, b, h, a, tp=1, sp=False, recompute=RECOMPUTE_N
     Korthikanti et al. 2022 §4 (16-bit activations, 1-byte dropout masks): without parallelism
     sbh(34 + 5as/h); with tensor parallelism t: sbh(10 + 24/t + 5as/(ht)); with sequence parallelism
     sbh(34/t + 5as/(ht)); selective recomputation drops the 5as²b attention-score term; full
-    recomputation keeps only the layer input, 2sbh. FlashAttention never stores the s x s scores, so
+    recomputation keeps only the layer input, 2sbh (2sbh/t when sequence parallelism
+    shards it). FlashAttention never stores the s x s scores, so
     it drops the same term.
 
     Generalised to GQA and gated MLPs by counting the same tensors: attention stores its input (2sbh),
@@ -60,7 +61,7 @@ def activation_bytes_per_layer(s, b, h, a, tp=1, sp=False, recompute=RECOMPUTE_N
     scores = 5.0 * a * s * s * b
     keep_scores = (np.asarray(recompute) == RECOMPUTE_NONE) & ~np.asarray(flash, dtype=bool)
     stored = (replicated / np.where(sp, tp, 1.0) + sharded / tp + np.where(keep_scores, scores / tp, 0.0))
-    full = 2.0 * sbh
+    full = 2.0 * sbh / np.where(sp, tp, 1.0)  # the layer input; sequence parallelism shards it too
     per_layer = np.where(np.asarray(recompute) == RECOMPUTE_FULL, full, stored)
     return per_layer * (np.asarray(act_bytes, dtype=float) / 2.0)
 

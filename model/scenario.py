@@ -121,12 +121,15 @@ class Scenario:
         if self.global_batch % (self.micro_batch * self.dp):
             raise ValidationError("global_batch", self.global_batch,
                                   f"a multiple of micro-batch x DP = {self.micro_batch * self.dp}")
+        self._check_links()
+        self.hardware.peak(self.precision)  # the hardware must publish a peak for the training format
+
+    def _check_links(self):
         if self.gpus > 1 and self.hardware.scaleup_bw <= 0 and self.hardware.scaleout_bw <= 0:
-            raise ValidationError("gpus", self.gpus, f"1: {self.hardware.name} has no device-to-device link")
+            raise ValidationError("gpus", self.gpus, f"1 ({self.hardware.name} has no device-to-device link)")
 
     def _check_inference_layout(self):
         if self.model.heads % self.gpus:
             raise ValidationError("gpus", self.gpus,
                                   f"a divisor of the model's {self.model.heads} heads (tensor parallel inference)")
-        if self.gpus > 1 and self.hardware.scaleup_bw <= 0 and self.hardware.scaleout_bw <= 0:
-            raise ValidationError("gpus", self.gpus, f"1: {self.hardware.name} has no device-to-device link")
+        self._check_links()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 from PySide6 import QtCore, QtWidgets
-from trinity_desktop.model import evaluate
-from trinity_desktop.model.presets import model_presets
 
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.main_window import LAYOUT_VERSION, MainWindow
+from trinity_desktop.model import evaluate
+from trinity_desktop.model.presets import model_presets
 from trinity_desktop.store import ScenarioStore
 
 
