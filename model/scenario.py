@@ -14,10 +14,16 @@ from .architecture import Architecture
 from .dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES, check_choice
 from .errors import ValidationError
 from .hardware import Hardware
+from .kv_policy import KV_POLICIES
 
 WORKLOAD_KINDS = ("train", "prefill", "decode")
 RECOMPUTE = ("none", "selective", "full")
 RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
+# ZeRO-Offload (Ren et al. 2021): fp32 master + optimizer states in host memory, the optimizer step on the
+# CPU, gradients and updated weights crossing the host link each step. vDNN (Rhu et al. 2016): activations
+# copied to host memory during the forward pass and prefetched for the backward pass.
+OFFLOAD_MODES = ("none", "optimizer", "activations")
+OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,15 @@ class Scenario:
     gen_len: int = 512
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
+    kv_policy: str = "full"
+    kv_window: int = 4096
+    kv_sinks: int = 4
+    kv_heavy_ratio: float = 0.2
+    razor_retrieval_fraction: float = 0.15
+    # techniques that move data instead of keeping it (training)
+    offload: str = "none"
+    grad_compression: float = 1.0
+    in_network_aggregation: bool = False
     efficiency: Efficiency = field(default_factory=Efficiency)
     techniques: tuple[str, ...] = ()
 
@@ -75,13 +90,22 @@ class Scenario:
         check_choice("optimizer", self.optimizer, tuple(OPTIMIZER_STATE_BYTES))
         check_choice("weight_dtype", self.weight_dtype, WEIGHT_DTYPES)
         check_choice("kv_dtype", self.kv_dtype, KV_DTYPES)
+        check_choice("kv_policy", self.kv_policy, KV_POLICIES)
+        check_choice("offload", self.offload, OFFLOAD_MODES)
+        for name, lo, hi in (("kv_heavy_ratio", 0.001, 1.0), ("razor_retrieval_fraction", 0.0, 1.0),
+                             ("grad_compression", 1.0, 10000.0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
+                raise ValidationError(name, value, f"a number from {lo} to {hi}")
         limits = {"gpus": 1 << 20, "gpus_per_node": 1024, "tp": 1024, "pp": 1024, "cp": 1024, "ep": 1024,
                   "micro_batch": 1 << 16, "global_batch": 1 << 24, "seq_len": 1 << 24, "batch": 1 << 20,
-                  "prompt_len": 1 << 24, "gen_len": 1 << 24}
+                  "prompt_len": 1 << 24, "gen_len": 1 << 24, "kv_window": 1 << 24}
         for name, upper in limits.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= upper:
                 raise ValidationError(name, value, f"a whole number from 1 to {upper}")
+        if isinstance(self.kv_sinks, bool) or not isinstance(self.kv_sinks, int) or not 0 <= self.kv_sinks <= 1 << 20:
+            raise ValidationError("kv_sinks", self.kv_sinks, "a whole number from 0 to 1048576")
         if not isinstance(self.zero, int) or not 0 <= self.zero <= 3:
             raise ValidationError("zero", self.zero, "a ZeRO stage 0, 1, 2 or 3")
         object.__setattr__(self, "techniques", tuple(self.techniques))
@@ -107,15 +131,15 @@ class Scenario:
     # --- validation ---------------------------------------------------------------------------
     def _check_training_layout(self):
         m = self.model
-        model_parallel = self.tp * self.pp * self.cp
-        if self.gpus % model_parallel:
-            raise ValidationError("gpus", self.gpus, f"a multiple of TP x PP x CP = {model_parallel}")
         if m.heads % self.tp:
             raise ValidationError("tp", self.tp, f"a divisor of the model's {m.heads} attention heads")
         if self.pp > m.layers:
             raise ValidationError("pp", self.pp, f"at most the model's {m.layers} layers")
         if self.seq_len % self.cp:
             raise ValidationError("cp", self.cp, f"a divisor of the sequence length {self.seq_len}")
+        model_parallel = self.tp * self.pp * self.cp
+        if self.gpus % model_parallel:
+            raise ValidationError("gpus", self.gpus, f"a multiple of TP x PP x CP = {model_parallel}")
         if self.dp % self.ep or m.experts % self.ep:
             raise ValidationError("ep", self.ep, f"a divisor of DP ({self.dp}) and of the expert count ({m.experts})")
         if self.global_batch % (self.micro_batch * self.dp):

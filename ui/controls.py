@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from PySide6 import QtCore, QtWidgets
+
 from trinity_desktop.model import Architecture, Hardware, Scenario
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
 from trinity_desktop.model.scenario import RECOMPUTE

@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from . import theme
+from trinity_desktop.ui import theme
 
 TITLE_SIZE = "14pt"
 LABEL_SIZE = "12pt"
@@ -95,16 +95,22 @@ def label_item(text: str = "", color: str = "#222222", anchor=(0, 0.5), size: in
 class StackedBar:
     """One stacked bar (vertical) of named segments, drawn by a single long-lived BarGraphItem.
 
-    Each segment gets a side label "Name  value unit" joined to its segment by a leader line; labels are
-    spread apart so thin segments stay legible. `update` changes data in place (setOpts / setData).
+    Each segment gets a side label (name, then value) joined to its segment by a leader line; labels are
+    spread apart so thin segments stay legible. The x range follows the widget size so labels always fit
+    (text is measured in pixels); `left_px` reserves room left of the bar for labels of horizontal lines.
+    `update` changes data in place (setOpts / setData); nothing is rebuilt.
     """
 
-    def __init__(self, plot: pg.PlotItem, x: float = 0.0, width: float = 0.6, label_x: float | None = None):
+    HALF_MIDDLE = 0.5     # the bar occupies [-0.3, 0.3]; the middle region is [-0.5, LABEL_X]
+    LABEL_X = 0.55
+
+    def __init__(self, plot: pg.PlotItem, width: float = 0.6):
         self.plot = plot
-        self.x = x
+        self.x = 0.0
         self.width = width
-        self.label_x = x + width / 2 + 0.25 if label_x is None else label_x
-        self.bar = pg.BarGraphItem(x=[x], height=[0.0], width=width, y0=[0.0], brushes=["#cccccc"],
+        self.label_x = self.LABEL_X
+        self.left_px = 12.0
+        self.bar = pg.BarGraphItem(x=[0.0], height=[0.0], width=width, y0=[0.0], brushes=["#cccccc"],
                                    pens=[pg.mkPen("w", width=1)])
         plot.addItem(self.bar)
         self.leaders = pg.PlotCurveItem(pen=pg.mkPen("#666666", width=1), connect="pairs")
@@ -113,6 +119,8 @@ class StackedBar:
         self.names: list[str] = []
         self.values = np.zeros(0)
         self.bottoms = np.zeros(0)
+        self._right_px = 12.0
+        plot.getViewBox().sigResized.connect(self.fit_x_range)
 
     @property
     def total(self) -> float:
@@ -131,8 +139,12 @@ class StackedBar:
             item = label_item(anchor=(0, 0.5))
             self.plot.addItem(item)
             self.labels.append(item)
+        lines = max((t.count("\n") + 1 for t in label_texts), default=1)
         mids = self.bottoms + self.values / 2
-        ys = spread_positions(mids, gap=0.075 * y_max, lo=0.03 * y_max, hi=0.97 * y_max)
+        vb_h = max(self.plot.getViewBox().height(), 200.0)
+        line_px = QtGui.QFontMetrics(font()).lineSpacing()
+        gap = max(0.06, (lines * line_px + 4) / vb_h) * y_max
+        ys = spread_positions(mids, gap=gap, lo=0.5 * gap, hi=y_max - 0.5 * gap)
         leader_x, leader_y = [], []
         for i, item in enumerate(self.labels):
             if i < n:
@@ -145,12 +157,26 @@ class StackedBar:
             else:
                 item.setVisible(False)
         self.leaders.setData(np.asarray(leader_x, float), np.asarray(leader_y, float))
+        metrics = QtGui.QFontMetrics(font())
+        self._right_px = max((metrics.horizontalAdvance(line) for t in label_texts for line in t.split("\n")),
+                             default=0) + 16.0
+        self.fit_x_range()
+
+    def fit_x_range(self, *_) -> None:
+        """Set the x range so the bar and its side labels fit the current view width."""
+        width_px = max(self.plot.getViewBox().width(), 120.0)
+        middle_units = self.HALF_MIDDLE + self.label_x
+        middle_px = max(width_px - self.left_px - self._right_px, 60.0)
+        ppu = min(middle_px / middle_units, 220.0)  # pixels per unit: the bar is at most ~130 px wide
+        x_min = -self.HALF_MIDDLE - self.left_px / ppu
+        x_max = x_min + width_px / ppu
+        self.plot.setXRange(x_min, x_max, padding=0)
 
     def segment_at(self, x: float, y: float) -> int:
         """Index of the segment under data point (x, y), or -1 (also -1 beside the bar)."""
         if abs(x - self.x) > self.width / 2 + 1e-9 or not self.values.size:
             return -1
-        for i, (b, h) in enumerate(zip(self.bottoms, self.values)):
+        for i, (b, h) in enumerate(zip(self.bottoms, self.values, strict=True)):
             if b <= y < b + h:
                 return i
         return -1
@@ -220,15 +246,27 @@ class HoverReadout:
             self.item.setHtml(text)
         else:
             self.item.setText(text)
-        (x0, x1), (y0, y1) = self.plot.getViewBox().viewRange()
-        inverted = self.plot.getViewBox().yInverted()
-        right = x > (x0 + x1) / 2
-        upper = (y > (y0 + y1) / 2) != inverted
-        # Keep the box inside the view: open away from the nearest edges.
-        self.item.setAnchor((1.0 if right else 0.0, 0.0 if upper else 1.0))
-        self.item.setPos(x, y)
+        self.place(x, y)
         self.item.setVisible(True)
         return text
+
+    def place(self, x: float, y: float, offset: float = 14.0) -> None:
+        """Put the box beside the cursor (data x, y), flipped and clamped so it stays inside the view."""
+        vb = self.plot.getViewBox()
+        rect = vb.sceneBoundingRect()
+        cursor = vb.mapViewToScene(QtCore.QPointF(x, y))
+        br = self.item.textItem.boundingRect()
+        w, h = br.width(), br.height()
+        left = cursor.x() + offset
+        if left + w > rect.right():
+            left = cursor.x() - offset - w
+        left = max(rect.left(), min(left, rect.right() - w))
+        top = cursor.y() + offset
+        if top + h > rect.bottom():
+            top = cursor.y() - offset - h
+        top = max(rect.top(), min(top, rect.bottom() - h))
+        self.item.setAnchor((0, 0))
+        self.item.setPos(vb.mapSceneToView(QtCore.QPointF(left, top)))
 
     def leave(self) -> None:
         self.item.setVisible(False)
@@ -257,7 +295,7 @@ def rect_outline_points(rects: Sequence[tuple[float, float, float, float]]) -> t
     xs, ys = [], []
     for x, y, w, h in rects:
         corners = [(x, y), (x + w, y), (x + w, y + h), (x, y + h), (x, y)]
-        for (ax, ay), (bx, by) in zip(corners[:-1], corners[1:]):
+        for (ax, ay), (bx, by) in zip(corners[:-1], corners[1:], strict=True):
             xs += [ax, bx]
             ys += [ay, by]
     return np.asarray(xs, float), np.asarray(ys, float)

@@ -1,0 +1,251 @@
+"""Breakdown panel: memory per GPU by component (against HBM capacity) and time by stage, one scenario.
+
+Reads a `Results`; keeps its pyqtgraph items and updates them in place on every `update_results`.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from trinity_desktop.model.evaluate import Results
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+
+BAD_COLOR = "#C0392B"  # the "does not fit" red (text and line), distinct from the component colours
+TIME_TITLES = {"train": "Step time", "prefill": "Prefill time", "decode": "Time per output token"}
+BAR_TICKS = {"train": "one step", "prefill": "one prompt", "decode": "one token"}
+
+
+def _fmt_tokens_per_s(value: float) -> str:
+    return f"{value:,.0f} tokens/s" if value >= 100 else f"{value:.3g} tokens/s"
+
+
+class BreakdownPanel(QtWidgets.QWidget):
+    """Two stacked bars (memory per GPU, time by stage) and a one-line summary of the scenario."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("BreakdownPanel")
+        self.setAccessibleName("Breakdown: memory per GPU and time by stage")
+        self._results: Results | None = None
+        self._time_scale, self._time_unit = 1.0, "s"
+
+        self.memory_widget = pg.PlotWidget(background="w")
+        self.time_widget = pg.PlotWidget(background="w")
+        self.memory_plot: pg.PlotItem = self.memory_widget.getPlotItem()
+        self.time_plot: pg.PlotItem = self.time_widget.getPlotItem()
+        self.plots = {"memory": self.memory_plot, "time": self.time_plot}
+        self.memory_widget.setAccessibleName("Memory per GPU chart")
+        self.memory_widget.setAccessibleDescription(
+            "Stacked bar of memory per GPU by component in decimal gigabytes, with the HBM capacity line. "
+            "Hover a segment for its size and share.")
+        self.time_widget.setAccessibleName("Time by stage chart")
+        self.time_widget.setAccessibleDescription(
+            "Stacked bar of the step (or prefill, or per-token) time by stage. Hover a segment for its "
+            "duration and share.")
+
+        for plot in self.plots.values():
+            pw.freeze_view(plot)
+            plot.showGrid(x=False, y=True, alpha=0.25)
+        pw.style_plot(self.memory_plot, "Memory per GPU", left="GB per GPU (decimal, 1 GB = 10⁹ B)")
+        pw.style_plot(self.time_plot, "Time by stage", left="time (s)")
+        self.memory_plot.getAxis("bottom").setTicks([[(0.0, "one GPU")]])
+        self.time_plot.getAxis("bottom").setTicks([[(0.0, "")]])
+
+        self.memory_bar = pw.StackedBar(self.memory_plot)
+        self.time_bar = pw.StackedBar(self.time_plot)
+
+        self.capacity_line = pg.InfiniteLine(
+            pos=0.0, angle=0, pen=pg.mkPen("#222222", width=2, style=QtCore.Qt.PenStyle.DashLine))
+        self.memory_plot.addItem(self.capacity_line, ignoreBounds=True)
+        self.capacity_text = pw.label_item("", anchor=(1, 1), bold=True)
+        self.memory_plot.addItem(self.capacity_text, ignoreBounds=True)
+        self.need_line = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen(BAD_COLOR, width=3))
+        self.need_line.setVisible(False)
+        self.memory_plot.addItem(self.need_line, ignoreBounds=True)
+        self.need_text = pw.label_item("", color=BAD_COLOR, anchor=(1, 1), bold=True)
+        self.need_text.setVisible(False)
+        self.memory_plot.addItem(self.need_text, ignoreBounds=True)
+
+        self.memory_hover = pw.HoverReadout(self.memory_plot, lambda x, y: self.hover_text_at("memory", x, y))
+        self.time_hover = pw.HoverReadout(self.time_plot, lambda x, y: self.hover_text_at("time", x, y))
+        pw.LeaveFilter(self.memory_widget, self.memory_hover.leave)
+        pw.LeaveFilter(self.time_widget, self.time_hover.leave)
+
+        self.fit_label = QtWidgets.QLabel("")
+        self.fit_label.setObjectName("BreakdownFitLabel")
+        self.fit_label.setFont(pw.font(13, bold=True))
+        self.fit_label.setStyleSheet(f"color: {BAD_COLOR};")
+        self.fit_label.setAccessibleName("Fit status")
+        self.fit_label.setToolTip("Shown when the per-GPU memory exceeds the accelerator's HBM capacity.")
+        self.fit_label.setVisible(False)
+
+        self.summary_label = QtWidgets.QLabel("No scenario evaluated yet.")
+        self.summary_label.setObjectName("BreakdownSummary")
+        self.summary_label.setFont(pw.font(12))
+        self.summary_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setAccessibleName("Scenario summary")
+        self.summary_label.setToolTip(
+            "MFU: model FLOPs utilisation (model FLOPs per second / peak). TTFT: time to first token "
+            "(prefill). TPOT: time per output token (decode). Bottleneck: the binding resource "
+            "(largest pressure; memory whenever it does not fit).")
+        self.summary_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        plots = QtWidgets.QHBoxLayout()
+        plots.setContentsMargins(0, 0, 0, 0)
+        plots.addWidget(self.memory_widget, 1)
+        plots.addWidget(self.time_widget, 1)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(plots, 1)
+        layout.addWidget(self.fit_label)
+        layout.addWidget(self.summary_label)
+        self._summary_plain = ""
+
+    # ------------------------------------------------------------------ update
+    def update_results(self, results: Results) -> None:
+        self._results = results
+        self._update_memory(results)
+        self._update_time(results)
+        self._update_summary(results)
+
+    def _update_memory(self, r: Results) -> None:
+        names = list(r.memory)
+        gb = [float(r.memory[n]) / 1e9 for n in names]
+        total_gb = sum(gb)
+        cap_gb = float(r.capacity) / 1e9
+        y_max = max(total_gb, cap_gb, 1e-9) * 1.12
+        texts = [f"{theme.label_for(n)}\n{v:.1f} GB" for n, v in zip(names, gb, strict=True)]
+        hw = r.scenario.hardware
+        cap_text = f"HBM {cap_gb:.0f} GB"
+        need_text = f"✗ needs {total_gb:.1f} GB"
+        metrics = QtGui.QFontMetrics(pw.font(bold=True))
+        self.memory_bar.left_px = max(metrics.horizontalAdvance(cap_text),
+                                      0 if r.fits else metrics.horizontalAdvance(need_text)) + 24.0
+        self.memory_plot.setYRange(0, y_max, padding=0)
+        self.memory_bar.update(names, gb, texts, y_max)
+        label_x = -self.memory_bar.width / 2 - 0.05
+        self.capacity_line.setPos(cap_gb)
+        self.capacity_text.setText(cap_text)
+        # Above the capacity line, unless the red "needs" label (always higher) takes the space above.
+        self.capacity_text.setAnchor((1, 1) if r.fits else (1, 0))
+        self.capacity_text.setPos(label_x, cap_gb)
+        if r.fits:
+            self.need_line.setVisible(False)
+            self.need_text.setVisible(False)
+            self.fit_label.setVisible(False)
+            self.fit_label.setText("")
+            self.memory_plot.setTitle(f"Memory per GPU: {total_gb:.1f} of {cap_gb:.0f} GB",
+                                      size=pw.TITLE_SIZE, color="#222222")
+        else:
+            self.need_line.setPos(total_gb)
+            self.need_line.setVisible(True)
+            self.need_text.setText(need_text)
+            self.need_text.setPos(label_x, total_gb)
+            self.need_text.setVisible(True)
+            self.fit_label.setText(f"✗ Does not fit: needs {total_gb:.1f} GB per GPU, "
+                                   f"{hw.name} has {cap_gb:.0f} GB HBM.")
+            self.fit_label.setVisible(True)
+            self.memory_plot.setTitle(f"Memory per GPU: {total_gb:.1f} GB > {cap_gb:.0f} GB",
+                                      size=pw.TITLE_SIZE, color=BAD_COLOR)
+
+    def _update_time(self, r: Results) -> None:
+        names = list(r.time)
+        seconds = [float(r.time[n]) for n in names]
+        total = float(r.time_total) if r.time_total > 0 else sum(seconds)
+        self._time_scale, self._time_unit = pw.choose_time_unit(total)
+        vals = [s * self._time_scale for s in seconds]
+        y_max = max(sum(vals), 1e-12) * 1.12
+        texts = [f"{theme.label_for(n)}\n{pw.fmt_value(v, self._time_unit)} · {self._share(s, total)}"
+                 for n, v, s in zip(names, vals, seconds, strict=True)]
+        self.time_plot.setYRange(0, y_max, padding=0)
+        self.time_bar.update(names, vals, texts, y_max)
+        title = TIME_TITLES.get(r.kind, "Time")
+        self.time_plot.getAxis("bottom").setTicks([[(0.0, BAR_TICKS.get(r.kind, ""))]])
+        self.time_plot.setTitle(f"{title}: {fmt_seconds(total)}", size=pw.TITLE_SIZE, color="#222222")
+        self.time_plot.setLabel("left", f"{title.lower()} ({self._time_unit})", **{"font-size": pw.LABEL_SIZE})
+
+    @staticmethod
+    def _share(part: float, total: float) -> str:
+        if total <= 0:
+            return "—"
+        share = part / total
+        return "<1%" if 0 < share < 0.005 else f"{100 * share:.0f}%"
+
+    def _update_summary(self, r: Results) -> None:
+        color = theme.RESOURCE_COLORS.get(r.bottleneck, "#222222")
+        bottleneck = theme.RESOURCE_LABELS.get(r.bottleneck, r.bottleneck).lower()
+        if r.kind == "train":
+            parts = [f"MFU {100 * r.train.get('mfu', 0.0):.1f}%",
+                     _fmt_tokens_per_s(r.train.get("tokens_per_s", 0.0)),
+                     f"step {fmt_seconds(r.time_total)}"]
+        else:
+            parts = [_fmt_tokens_per_s(r.infer.get("tokens_per_s", 0.0)),
+                     f"TTFT {fmt_seconds(r.infer.get('prefill_s', 0.0))}",
+                     f"TPOT {fmt_seconds(r.infer.get('time_per_output_token_s', 0.0))}",
+                     f"KV cache {fmt_bytes(r.infer.get('kv_bytes_per_token', 0.0))}/token"]
+        plain = " · ".join(parts + [f"bottleneck: {bottleneck}"])
+        html = " &nbsp;·&nbsp; ".join(pw.html_escape(p) for p in parts)
+        html += f" &nbsp;·&nbsp; bottleneck: <b><span style='color:{color}'>{bottleneck}</span></b>"
+        self._summary_plain = plain
+        self.summary_label.setText(html)
+
+    # ------------------------------------------------------------------ read-outs
+    def hover_text_at(self, plot: str, x: float, y: float) -> str:
+        """The read-out shown when the mouse is at data coordinates (x, y) of plot "memory" or "time"."""
+        r = self._results
+        if r is None:
+            return ""
+        if plot == "memory":
+            i = self.memory_bar.segment_at(x, y)
+            cap_gb = r.capacity / 1e9
+            if i < 0:
+                (_, _), (y0, y1) = self.memory_plot.getViewBox().viewRange()
+                if abs(y - cap_gb) <= 0.02 * (y1 - y0):
+                    return f"HBM capacity: {cap_gb:.0f} GB per GPU ({r.scenario.hardware.name})"
+                return ""
+            name = self.memory_bar.names[i]
+            gb = self.memory_bar.values[i]
+            total = self.memory_bar.total
+            return (f"{theme.label_for(name)}\n{gb:.2f} GB per GPU\n"
+                    f"{self._share(gb, total)} of {total:.1f} GB used; HBM {cap_gb:.0f} GB")
+        if plot == "time":
+            i = self.time_bar.segment_at(x, y)
+            if i < 0:
+                return ""
+            name = self.time_bar.names[i]
+            seconds = self.time_bar.values[i] / self._time_scale
+            total = self.time_bar.total / self._time_scale
+            title = TIME_TITLES.get(r.kind, "time").lower()
+            return (f"{theme.label_for(name)}\n{fmt_seconds(seconds)}\n"
+                    f"{self._share(seconds, total)} of {title} ({fmt_seconds(total)})")
+        raise ValueError(f"plot must be 'memory' or 'time', not {plot!r}")
+
+    # ------------------------------------------------------------------ for tests and export
+    def memory_values(self) -> dict[str, float]:
+        """GB per component, as drawn."""
+        return {n: float(v) for n, v in zip(self.memory_bar.names, self.memory_bar.values, strict=True)}
+
+    def time_values(self) -> dict[str, float]:
+        """Seconds per stage, as drawn (the drawn unit converted back to seconds)."""
+        return {n: float(v) / self._time_scale for n, v in zip(self.time_bar.names, self.time_bar.values, strict=True)}
+
+    def time_unit(self) -> str:
+        return self._time_unit
+
+    def capacity_gb(self) -> float:
+        return float(self.capacity_line.value())
+
+    def fits(self) -> bool:
+        return True if self._results is None else bool(self._results.fits)
+
+    def does_not_fit_text(self) -> str:
+        """The red 'does not fit' message, or "" when the scenario fits."""
+        return "" if self.fits() else self.fit_label.text()
+
+    def summary_text(self) -> str:
+        """The summary line as plain text."""
+        return self._summary_plain

@@ -1,0 +1,287 @@
+"""Heatmap panel: the workload library (rows) x compute, bandwidth, memory pressure (columns) on one hardware.
+
+Values are `row.results.pressure`: compute and bandwidth are shares of the step (or token) time, memory is
+required / available HBM (> 1: does not fit). One long-lived ImageItem is updated with setImage; cell labels
+are reused unless the number of rows changes.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from trinity_desktop.model.pressure import RESOURCES
+from trinity_desktop.model.workloads import WorkloadRow
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_seconds
+
+NA_COLOR = (240, 240, 240, 255)      # near-white (lighter than any cividis colour): cannot run here
+NA_TEXT = "#555555"
+NA_VALUE = -1.0
+BOTTLENECK_OUTER = "#000000"
+BOTTLENECK_INNER = "#FFFFFF"
+FOCUS_COLOR = "#D55E00"              # Okabe-Ito vermillion: not a resource colour, visible on cividis
+COLORBAR_LABEL = "pressure (0–1; memory: fraction of HBM used)"
+TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
+MAX_TICK_CHARS = 28
+
+
+def _tick_name(name: str) -> str:
+    """A workload name wrapped onto at most two lines for the row axis (the hover shows it in full)."""
+    lines = textwrap.wrap(name, MAX_TICK_CHARS)
+    if len(lines) <= 2:
+        return "\n".join(lines)
+    return lines[0] + "\n" + textwrap.shorten(" ".join(lines[1:]), MAX_TICK_CHARS, placeholder="…")
+
+
+class HeatmapPanel(QtWidgets.QWidget):
+    """Workloads x resources heatmap of pressures; hover for the numbers, click a row to load it."""
+
+    workloadActivated = QtCore.Signal(str)
+    workloadHovered = QtCore.Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("HeatmapPanel")
+        self.setAccessibleName("Workload pressure heatmap")
+        self._rows: list[WorkloadRow] = []
+        self._values = np.zeros((0, 3))
+        self._hardware_name = ""
+        self._hovered_key = ""
+        self._focus_key = ""
+        self.cmap = pg.colormap.get(theme.HEATMAP_COLORMAP)
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.graphics.setAccessibleName("Workload pressure heatmap chart")
+        self.graphics.setAccessibleDescription(
+            "Rows are library workloads, columns are compute, bandwidth and memory pressure, colour is the "
+            "pressure from 0 to 1 (cividis). Hover a cell for the numbers; click a row to load it.")
+        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
+        self.plots = {"heatmap": self.plot}
+        pw.style_plot(self.plot, "Workload pressure")
+        pw.freeze_view(self.plot)
+        vb = self.plot.getViewBox()
+        vb.invertY(True)
+        vb.setDefaultPadding(0.0)
+        self.plot.getAxis("bottom").setTicks([[(i + 0.5, theme.RESOURCE_LABELS[r])
+                                               for i, r in enumerate(RESOURCES)]])
+        self.plot.getAxis("left").setStyle(tickLength=0)
+        self.plot.getAxis("bottom").setStyle(tickLength=0)
+
+        self.image_item = pg.ImageItem()
+        self.plot.addItem(self.image_item)
+        self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=22)
+        self.colorbar.axis.setStyle(tickFont=pw.font())
+        self.colorbar.axis.setLabel(COLORBAR_LABEL, **{"font-size": pw.LABEL_SIZE})
+        self.graphics.addItem(self.colorbar, row=0, col=1)
+
+        # Bottleneck outlines: black under white, visible on every cividis colour.
+        self.bottleneck_outer = pg.PlotCurveItem(pen=pg.mkPen(BOTTLENECK_OUTER, width=6), connect="pairs")
+        self.bottleneck_inner = pg.PlotCurveItem(pen=pg.mkPen(BOTTLENECK_INNER, width=2), connect="pairs")
+        self.focus_item = pg.PlotCurveItem(pen=pg.mkPen(FOCUS_COLOR, width=5), connect="pairs")
+        self.focus_item.setVisible(False)
+        for z, item in enumerate((self.bottleneck_outer, self.bottleneck_inner, self.focus_item)):
+            item.setZValue(10 + z)
+            self.plot.addItem(item, ignoreBounds=True)
+        self.grid_item = pg.PlotCurveItem(pen=pg.mkPen("w", width=2), connect="pairs")
+        self.grid_item.setZValue(2)
+        self.plot.addItem(self.grid_item, ignoreBounds=True)
+        self.cell_labels: list[pg.TextItem] = []
+
+        self.hover = pw.HoverReadout(self.plot, self._hover_at_xy, on_move=self._hover_moved,
+                                     on_leave=self._hover_left, html=True)
+        pw.LeaveFilter(self.graphics, self.hover.leave)
+        self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
+
+        self.caption = QtWidgets.QLabel(
+            "Outlined cell: the binding resource (bottleneck). n/a (light grey): this hardware cannot run the "
+            "workload; hover for why. Click a row to load that workload.")
+        self.caption.setFont(pw.font())
+        self.caption.setWordWrap(True)
+        self.caption.setAccessibleName("Heatmap legend")
+        self.caption.setToolTip("Compute and bandwidth: shares of the step (or token) time. Memory: required "
+                                "per device / HBM capacity; above 1 it does not fit (✗).")
+
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.caption)
+
+    # ------------------------------------------------------------------ update
+    def update_rows(self, rows: list[WorkloadRow], hardware_name: str) -> None:
+        self._rows = list(rows)
+        self._hardware_name = hardware_name
+        n = len(self._rows)
+        values = np.full((n, 3), NA_VALUE)
+        for i, row in enumerate(self._rows):
+            if row.results is not None:
+                values[i] = [float(v) if math.isfinite(v) else 0.0 for v in row.results.pressure.as_tuple()]
+        self._values = values
+
+        rgba = self.cmap.map(np.clip(values, 0.0, 1.0), mode="byte")      # (n, 3, 4)
+        rgba[values[:, 0] == NA_VALUE] = NA_COLOR
+        # ImageItem's default axis order is image[x, y]: transpose rows x cols to cols x rows.
+        self.image_item.setImage(np.ascontiguousarray(rgba.transpose(1, 0, 2)), autoLevels=False,
+                                 levels=(0, 255))
+        self.image_item.setRect(QtCore.QRectF(0, 0, 3, max(n, 1)))
+
+        if len(self.cell_labels) != 3 * n:
+            for item in self.cell_labels:
+                self.plot.removeItem(item)
+            self.cell_labels = []
+            for i in range(n):
+                for j in range(3):
+                    item = pw.label_item(anchor=(0.5, 0.5), size=12, bold=True)
+                    item.setPos(j + 0.5, i + 0.5)
+                    item.setZValue(5)
+                    self.plot.addItem(item, ignoreBounds=True)
+                    self.cell_labels.append(item)
+        for i in range(n):
+            for j in range(3):
+                item = self.cell_labels[3 * i + j]
+                v = values[i, j]
+                if v == NA_VALUE:
+                    item.setText("n/a")
+                    item.setColor(NA_TEXT)
+                else:
+                    item.setText(f"{v:.2f} ✗" if (j == 2 and v > 1.0) else f"{v:.2f}")
+                    item.setColor(pw.contrast_text_color(rgba[i, j]))
+
+        rects = []
+        for i, row in enumerate(self._rows):
+            if row.results is not None and row.results.bottleneck in RESOURCES:
+                j = RESOURCES.index(row.results.bottleneck)
+                rects.append((j + 0.04, i + 0.06, 0.92, 0.88))
+        xs, ys = pw.rect_outline_points(rects)
+        self.bottleneck_outer.setData(xs, ys)
+        self.bottleneck_inner.setData(xs, ys)
+
+        gx = [0.0, 3.0] * (n + 1) + [v for j in range(4) for v in (float(j), float(j))]
+        gy = [float(i) for i in range(n + 1) for _ in (0, 1)] + [v for _ in range(4) for v in (0.0, float(n))]
+        self.grid_item.setData(np.asarray(gx), np.asarray(gy))
+        self.plot.getAxis("left").setTicks([[(i + 0.5, _tick_name(r.name)) for i, r in enumerate(self._rows)]])
+        title = f"Workload pressure on {pw.html_escape(hardware_name)}"
+        if len(title) > 48:  # a long hardware name goes on its own line so the colour bar keeps its room
+            title = f"Workload pressure on<br>{pw.html_escape(hardware_name)}"
+        self.plot.setTitle(title, size=pw.TITLE_SIZE, color="#222222")
+        self.plot.setXRange(0, 3, padding=0)
+        self.plot.setYRange(0, max(n, 1), padding=0)
+        self.set_focus(self._focus_key)
+
+    # ------------------------------------------------------------------ focus, hover, click
+    def set_focus(self, key: str) -> None:
+        """Outline the row of workload `key` (linked focus); "" or an unknown key clears it."""
+        self._focus_key = key or ""
+        row = self.focused_row()
+        if row < 0:
+            self.focus_item.setVisible(False)
+            self.focus_item.setData([], [])
+            return
+        xs, ys = pw.rect_outline_points([(0.0, row, 3.0, 1.0)])
+        self.focus_item.setData(xs, ys)
+        self.focus_item.setVisible(True)
+
+    def focused_row(self) -> int:
+        """Index of the highlighted row, or -1."""
+        keys = self.row_keys()
+        return keys.index(self._focus_key) if self._focus_key in keys else -1
+
+    def _cell_at(self, x: float, y: float) -> tuple[int, int]:
+        if not (0 <= x < 3 and 0 <= y < len(self._rows)):
+            return -1, -1
+        return int(math.floor(y)), int(math.floor(x))
+
+    def _hover_at_xy(self, x: float, y: float) -> str:
+        row, col = self._cell_at(x, y)
+        if row < 0:
+            return ""
+        return self._hover_html(row, col)
+
+    def _hover_moved(self, x: float, y: float) -> None:
+        row, _ = self._cell_at(x, y)
+        key = self._rows[row].key if row >= 0 else ""
+        if key != self._hovered_key:
+            self._hovered_key = key
+            self.workloadHovered.emit(key)
+
+    def _hover_left(self) -> None:
+        if self._hovered_key:
+            self._hovered_key = ""
+            self.workloadHovered.emit("")
+
+    def _scene_clicked(self, event) -> None:
+        if event.button() != QtCore.Qt.MouseButton.LeftButton:
+            return
+        vb = self.plot.getViewBox()
+        if not vb.sceneBoundingRect().contains(event.scenePos()):
+            return
+        p = vb.mapSceneToView(event.scenePos())
+        row, _ = self._cell_at(p.x(), p.y())
+        if row >= 0:
+            self.click_row(row)
+
+    def click_row(self, row: int) -> None:
+        """What a mouse click on row `row` does: emit workloadActivated(key)."""
+        if 0 <= row < len(self._rows):
+            self.workloadActivated.emit(self._rows[row].key)
+
+    # ------------------------------------------------------------------ read-outs
+    def _hover_lines(self, row: int, col: int) -> list[tuple[str, bool]]:
+        """(text, emphasised) lines of the read-out for cell (row, col)."""
+        r = self._rows[row]
+        lines = [(r.name, True)]
+        if r.description:
+            lines.append((r.description, False))
+        res = r.results
+        if res is None:
+            lines.append((f"n/a: cannot run on {self._hardware_name}", True))
+            lines.append((r.error, False))
+            return lines
+        p = res.pressure
+        time_name = TIME_NAMES.get(res.kind, "time")
+        cap_gb, need_gb = res.capacity / 1e9, res.memory_total / 1e9
+        fit = "fits" if res.fits else "✗ does not fit"
+        detail = [
+            (f"Compute pressure {p.compute:.2f}: {100 * p.compute:.0f}% of {time_name} is FLOP-bound "
+             f"({fmt_seconds(p.compute * res.time_total)})"),
+            (f"Bandwidth pressure {p.bandwidth:.2f}: {100 * p.bandwidth:.0f}% of {time_name} moves data "
+             f"({fmt_seconds(p.bandwidth * res.time_total)})"),
+            f"Memory pressure {p.memory:.2f}: needs {need_gb:.1f} GB of {cap_gb:.0f} GB HBM per device ({fit})",
+        ]
+        lines += [(text, j == col) for j, text in enumerate(detail)]
+        lines.append((f"Binding resource: {theme.RESOURCE_LABELS.get(res.bottleneck, res.bottleneck)}", True))
+        lines.append((f"{time_name[:1].upper() + time_name[1:]}: {fmt_seconds(res.time_total)}", False))
+        return lines
+
+    def hover_text_at(self, row: int, col: int) -> str:
+        """Plain-text read-out for cell (row, col) (the same lines the hover box shows)."""
+        if not (0 <= row < len(self._rows) and 0 <= col < 3):
+            return ""
+        return "\n".join(text for text, _ in self._hover_lines(row, col))
+
+    def _hover_html(self, row: int, col: int) -> str:
+        parts = []
+        for text, strong in self._hover_lines(row, col):
+            t = "<br>".join(pw.html_escape(line) for line in textwrap.wrap(text, 56))
+            parts.append(f"<b>{t}</b>" if strong else t)
+        return "<div style='font-size:11pt'>" + "<br>".join(parts) + "</div>"
+
+    # ------------------------------------------------------------------ for tests and export
+    def cell_values(self) -> np.ndarray:
+        """Pressures as drawn, rows x (compute, bandwidth, memory); -1 for rows the hardware cannot run."""
+        return self._values.copy()
+
+    def row_keys(self) -> list[str]:
+        return [r.key for r in self._rows]
+
+    def cell_label(self, row: int, col: int) -> str:
+        return self.cell_labels[3 * row + col].toPlainText()
+
+    def hardware_name(self) -> str:
+        return self._hardware_name
