@@ -64,3 +64,28 @@ def link_for_group(n, stride, gpus_per_node, hw, efficiency):
     bw = np.where(intra, hw.scaleup_bw, hw.scaleout_bw) * efficiency
     alpha = np.where(intra, hw.scaleup_latency_s, hw.scaleout_latency_s)
     return bw, alpha, intra
+
+
+def gradient_sync(n, nbytes, bw, alpha, allreduce, compression=1.0, in_network=False):
+    """(time, bytes sent per rank) to synchronise `nbytes` of gradients over n data-parallel ranks.
+
+    - dense, all-reduce (ZeRO-0): ring 2(n-1)/n; with in-network (switch) aggregation the bus factor is
+      (n-1)/(n+1) (nccl-tests PERFORMANCE.md; SHARP-style reduction in the switch, GRID).
+    - dense, ZeRO >= 1: reduce-scatter (n-1)/n (ZeRO §7: the parameter all-gather is counted separately).
+    - compressed (DGC top-k, ratio c > 1): sparse gradients do not sum in place, so each rank all-gathers the
+      others' (values + indices): (n-1)·S/c (Lin et al. 2018). It wins over the ring only when c > n/2.
+    """
+    n = np.asarray(n, dtype=float)
+    c = np.asarray(compression, dtype=float)
+    ring = allreduce_time(n, nbytes, bw, alpha)
+    ina_factor = in_network_allreduce_bus_factor(n)
+    ina = 2.0 * alpha * (n > 1) + safe_div(ina_factor * nbytes, bw)
+    dense_ar = np.where(in_network, ina, ring)
+    dense_ar_bytes = np.where(in_network, ina_factor, allreduce_bus_factor(n)) * nbytes
+    rs = gather_time(n, nbytes, bw, alpha)
+    rs_bytes = gather_bus_factor(n) * nbytes
+    sparse_bytes = (n - 1.0) * nbytes / c
+    sparse = (n - 1.0) * alpha + safe_div(sparse_bytes, bw)
+    dense_t = np.where(allreduce, dense_ar, rs)
+    dense_b = np.where(allreduce, dense_ar_bytes, rs_bytes)
+    return np.where(c > 1.0, sparse, dense_t), np.where(c > 1.0, sparse_bytes, dense_b)

@@ -20,9 +20,10 @@ from .dtypes import (
     compute_dtype_for_weights,
 )
 from .inference import inference_step
+from .kv_policy import KV_POLICY_CODE
 from .numeric import as_float
 from .pressure import Pressure, binding_resource
-from .scenario import RECOMPUTE_CODE, Scenario
+from .scenario import OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
 from .training import training_step
 
 
@@ -62,7 +63,8 @@ def _train_inputs(sc: Scenario) -> dict:
                 seq_len=sc.seq_len, weight_bytes=w, grad_bytes=g, master_bytes=master,
                 opt_state_bytes=OPTIMIZER_STATE_BYTES[sc.optimizer], act_bytes=ACTIVATION_BYTES[sc.precision],
                 peak=sc.hardware.peak(sc.precision), eff_compute=eff.compute, eff_hbm=eff.hbm,
-                eff_network=eff.network)
+                eff_network=eff.network, offload=OFFLOAD_CODE[sc.offload], grad_compression=sc.grad_compression,
+                in_network_aggregation=sc.in_network_aggregation)
 
 
 def _infer_inputs(sc: Scenario) -> dict:
@@ -70,6 +72,8 @@ def _infer_inputs(sc: Scenario) -> dict:
     dtype = compute_dtype_for_weights(sc.weight_dtype, dict(sc.hardware.peak_flops))
     return dict(tp=sc.gpus, gpus_per_node=sc.gpus_per_node, batch=sc.batch, prompt_len=sc.prompt_len,
                 gen_len=sc.gen_len, weight_bytes=BYTES_PER_ELEMENT[sc.weight_dtype],
+                kv_policy=KV_POLICY_CODE[sc.kv_policy], kv_window=sc.kv_window, kv_sinks=sc.kv_sinks,
+                kv_heavy_ratio=sc.kv_heavy_ratio, razor_retrieval_fraction=sc.razor_retrieval_fraction,
                 kv_bytes=BYTES_PER_ELEMENT[sc.kv_dtype], act_bytes=2.0, peak=sc.hardware.peak(dtype),
                 eff_compute=eff.compute, eff_hbm=eff.hbm, eff_network=eff.network)
 
@@ -87,6 +91,10 @@ def evaluate(scenario: Scenario) -> Results:
     if sc.kind == "train":
         r = training_step(arch, hw, **_train_inputs(sc))
         memory, time = _floats(r["memory"]), _floats(r["time"])
+        if sc.grad_compression == 1.0:
+            time.pop("gradient_compression")
+        if sc.offload == "none":
+            time.pop("offload_transfer")
         mem_total, t_total = as_float(r["memory_total"]), as_float(r["time_total"])
         flops = as_float(r["hardware_flops"])
         compute_share, bw_share = as_float(r["compute_share"]), as_float(r["bandwidth_share"])
@@ -94,7 +102,7 @@ def evaluate(scenario: Scenario) -> Results:
         train = {"dp": as_float(r["dp"]), "micro_batches": as_float(r["micro_batches"]),
                  "model_flops": as_float(r["model_flops"]), "hardware_flops": flops,
                  "mfu": as_float(r["mfu"]), "tokens_per_s": as_float(r["tokens_per_s"]),
-                 "dp_comm_time": as_float(r["dp_comm_time"]),
+                 "dp_comm_time": as_float(r["dp_comm_time"]), "host_bytes": as_float(r["host_bytes"]),
                  "backward_time_last_micro_batch": as_float(r["backward_time_last_micro_batch"])}
         infer = {}
     else:
@@ -128,8 +136,9 @@ def evaluate(scenario: Scenario) -> Results:
 
 
 TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "sp", "zero", "recompute", "flash", "micro_batch",
-              "global_batch", "seq_len")
-INFER_AXES = ("tp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes")
+              "global_batch", "seq_len", "offload", "grad_compression", "in_network_aggregation")
+INFER_AXES = ("tp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes", "kv_policy",
+              "kv_window", "kv_sinks", "kv_heavy_ratio", "razor_retrieval_fraction")
 
 
 def evaluate_grid(scenario: Scenario, **axes) -> dict:

@@ -14,6 +14,7 @@ from .architecture import Architecture
 from .comms import allreduce_time, link_for_group
 from .flops import attention_core_flops_per_token
 from .hardware import Hardware
+from .kv_policy import kept_tokens
 
 # vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
 # CUDA graphs and the runtime, and never holds weights or KV cache.
@@ -43,7 +44,8 @@ def _roofline(flops, nbytes, peak_eff, bw_eff):
 
 
 def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch, prompt_len, gen_len,
-                   weight_bytes, kv_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network):
+                   weight_bytes, kv_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
+                   kv_policy=0, kv_window=4096, kv_sinks=4, kv_heavy_ratio=0.2, razor_retrieval_fraction=0.15):
     tp = np.asarray(tp, dtype=float)
     b = np.asarray(batch, dtype=float)
     s = np.asarray(prompt_len, dtype=float)
@@ -58,8 +60,11 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     streamed_gpu = (arch.params_total() - arch.lookup_params()) * np.asarray(weight_bytes, dtype=float) / tp
     kv_tok = kv_bytes_per_token(arch, kv_bytes)
     kv_tok_gpu = kv_tok * kv_share_per_gpu(arch, tp)
-    kv_total = b * (s + g) * kv_tok
-    kv_gpu = b * (s + g) * kv_tok_gpu
+    policy = dict(policy=kv_policy, window=kv_window, sinks=kv_sinks, heavy_ratio=kv_heavy_ratio,
+                  retrieval_fraction=razor_retrieval_fraction)
+    kept_end = kept_tokens(context=s + g, **policy)
+    kv_total = b * kept_end * kv_tok
+    kv_gpu = b * kept_end * kv_tok_gpu
     reserved = RESERVED_FRACTION * hw.hbm_bytes * np.ones_like(kv_gpu)
     memory = {"weights": weights_gpu * np.ones_like(kv_gpu), "kv_cache": kv_gpu, "reserved": reserved}
     memory_total = weights_gpu + kv_gpu + reserved
@@ -71,7 +76,7 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     tokens = b * s
     gemm_f = 2.0 * W_tok * tokens / tp
     attn_f = L * tokens * attention_core_flops_per_token(s / 2.0, arch.heads, arch.qk_dim, arch.v_dim) / tp
-    kv_write = tokens * kv_tok_gpu
+    kv_write = b * kept_tokens(context=s, **policy) * kv_tok_gpu
     pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, peak_eff, bw_eff)
     pa, pa_c, pa_b = _roofline(attn_f, kv_write, peak_eff, bw_eff)
     p_tp = L * 2.0 * allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
@@ -86,8 +91,12 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     else:
         weights_read = streamed_gpu * np.ones_like(b)
     d_gemm_f = 2.0 * W_tok * b / tp
-    d_attn_f = L * b * attention_core_flops_per_token(ctx, arch.heads, arch.qk_dim, arch.v_dim) / tp
-    kv_read = b * ctx * kv_tok_gpu
+    kept = kept_tokens(context=ctx, **policy)
+    kv_read = b * kept * kv_tok_gpu
+    # KV formats narrower than 16 bits are converted back before the attention GEMMs: ~2 FLOPs (scale,
+    # shift) per element read.
+    dequant_f = np.where(np.asarray(kv_bytes) < 1.0 + 1e-9, 2.0 * kv_read / np.asarray(kv_bytes, dtype=float), 0.0)
+    d_attn_f = L * b * attention_core_flops_per_token(kept, arch.heads, arch.qk_dim, arch.v_dim) / tp + dequant_f
     dg, dg_c, dg_b = _roofline(d_gemm_f, weights_read, peak_eff, bw_eff)
     da, da_c, da_b = _roofline(d_attn_f, kv_read, peak_eff, bw_eff)
     d_tp = L * 2.0 * allreduce_time(tp, b * h * act_bytes, bw_tp, al_tp)

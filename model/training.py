@@ -9,6 +9,7 @@ Time model (per GPU on the busiest pipeline stage, the critical path):
   DP       = gradient sync overlapping the last micro-batch's backward; ZeRO-3 parameter all-gathers
              prefetched behind each micro-batch's compute; ZeRO-1/2 parameter all-gather after the step
   step     = pipeline + exposed DP + optimizer (HBM-bound: reads and writes every local state byte)
+             + gradient compression (DGC top-k selection) + exposed offload transfers over the host link
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .comms import (
     allreduce_time,
     gather_bus_factor,
     gather_time,
+    gradient_sync,
     is_intra_node,
     link_for_group,
     p2p_time,
@@ -28,6 +30,11 @@ from .comms import (
 from .flops import attention_core_flops_per_token, training_flops
 from .hardware import Hardware
 from .memory import activation_bytes_per_layer, in_flight_micro_batches, layers_per_stage, model_state_bytes
+from .numeric import safe_div
+
+# ZeRO-Offload runs Adam on the host CPU, bound by host memory bandwidth. Stated assumption: a DGX-class
+# host has 2 sockets x 8 DDR5-4800 channels = 614 GB/s for 8 GPUs, 77 GB/s each; ~65% achievable -> 50 GB/s.
+HOST_OPTIMIZER_BW = 50e9
 
 
 def stage_params(arch: Architecture, tp, pp, ep):
@@ -51,7 +58,8 @@ def stage_params(arch: Architecture, tp, pp, ep):
 
 def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, pp, cp, ep, sp, zero,
                   recompute, flash, micro_batch, global_batch, seq_len, weight_bytes, grad_bytes,
-                  master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network):
+                  master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
+                  offload=0, grad_compression=1.0, in_network_aggregation=False):
     gpus, tp, pp, cp, ep = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
     zero, recompute = np.asarray(zero), np.asarray(recompute)
     dp = gpus / (tp * pp * cp)
@@ -125,31 +133,54 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     grads_d, grads_e = psi_dense * grad_bytes, psi_expert * grad_bytes
     params_d, params_e = psi_dense * weight_bytes, psi_expert * weight_bytes
     z0 = zero == 0
-    t_grad = (np.where(z0, allreduce_time(dp, grads_d, bw_dp, al_dp), gather_time(dp, grads_d, bw_dp, al_dp))
-              + np.where(z0, allreduce_time(dp / ep, grads_e, bw_edp, al_edp),
-                         gather_time(dp / ep, grads_e, bw_edp, al_edp)))
+    ina = np.asarray(in_network_aggregation, dtype=bool) & ~in_dp  # switch reduction on the scale-out fabric
+    t_gd, b_gd = gradient_sync(dp, grads_d, bw_dp, al_dp, z0, grad_compression, ina)
+    t_ge, b_ge = gradient_sync(dp / ep, grads_e, bw_edp, al_edp, z0, grad_compression, ina & ~in_edp)
+    t_grad = t_gd + t_ge
     t_gather = gather_time(dp, params_d, bw_dp, al_dp) + gather_time(dp / ep, params_e, bw_edp, al_edp)
-    grad_exposed = np.maximum(0.0, t_grad - t_bwd)
+    n_gathers = np.where(zero == 3, 2.0 * m, np.where(zero >= 1, 1.0, 0.0))
+    b_dp = b_gd + n_gathers * gather_bus_factor(dp) * params_d
+    b_edp = b_ge + n_gathers * gather_bus_factor(dp / ep) * params_e
+    # DGC: selecting the top-k gradients streams the gradient and its momentum residual through HBM
+    # (read gradient, read/write residual: ~3 passes).
+    t_compress = np.where(np.asarray(grad_compression) > 1.0,
+                          3.0 * (grads_d + grads_e) / (hw.hbm_bw * eff_hbm), 0.0)
+
+    # --- offload over the host link (ZeRO-Offload: optimizer; vDNN: activations) -------------
+    offload = np.asarray(offload)
+    off_opt, off_act = offload == 1, offload == 2
+    host_bw = hw.host_link_bw * eff_network
+    shard = np.where(zero >= 1, 1.0 / dp, 1.0)
+    shard_e = np.where(zero >= 1, ep / dp, 1.0)
+    local = psi_dense * shard + psi_expert * shard_e
+    grads_down = np.where(off_opt, local * grad_bytes, 0.0)   # gradients of the local shard to host
+    params_up = np.where(off_opt, local * weight_bytes, 0.0)  # updated weights back to the GPU
+    act_swap = np.where(off_act, 2.0 * per_layer_act * lps, 0.0)  # out in the forward, back in the backward
+    t_down, t_up, t_swap = (safe_div(x, host_bw) for x in (grads_down, params_up, act_swap))
+    swap_exposed = m * np.maximum(0.0, t_swap - t_c)
+    host_bytes = np.where(off_opt, memory["optimizer"] + memory["gradients"], 0.0) + np.where(
+        off_act, activations * (1.0 - np.minimum(lps, 2.0) / lps), 0.0)
+    memory["optimizer"] = np.where(off_opt, 0.0, memory["optimizer"])
+    memory["gradients"] = np.where(off_opt, 0.0, memory["gradients"])
+    memory["activations"] = np.where(off_act, activations * np.minimum(lps, 2.0) / lps, activations)
+    memory_total = sum(memory.values())
+
+    grad_exposed = np.maximum(0.0, t_grad + t_down - t_bwd)
     param_exposed = np.where(zero == 3, m * np.maximum(0.0, 2.0 * t_gather - t_c),
                              np.where((zero == 1) | (zero == 2), t_gather, 0.0))
     dp_exposed = grad_exposed + param_exposed
     dp_time = t_grad + np.where(zero == 3, 2.0 * m * t_gather, np.where(zero >= 1, t_gather, 0.0))
-    gfac = np.where(z0, allreduce_bus_factor(dp), gather_bus_factor(dp))
-    gfac_e = np.where(z0, allreduce_bus_factor(dp / ep), gather_bus_factor(dp / ep))
-    n_gathers = np.where(zero == 3, 2.0 * m, np.where(zero >= 1, 1.0, 0.0))
-    b_dp = gfac * grads_d + n_gathers * gather_bus_factor(dp) * params_d
-    b_edp = gfac_e * grads_e + n_gathers * gather_bus_factor(dp / ep) * params_e
 
     # --- optimizer step: streams every local state byte through HBM --------------------------
-    local = psi_dense / np.where(zero >= 1, dp, 1.0) + psi_expert / np.where(zero >= 1, dp / ep, 1.0)
     opt_bytes = local * (2.0 * k_bytes + grad_bytes + weight_bytes)
-    t_opt = opt_bytes / (hw.hbm_bw * eff_hbm)
+    t_opt = np.where(off_opt, opt_bytes / HOST_OPTIMIZER_BW, opt_bytes / (hw.hbm_bw * eff_hbm))
 
-    total = pipeline + dp_exposed + t_opt
+    offload_exposed = t_up + swap_exposed
+    total = pipeline + dp_exposed + t_opt + t_compress + offload_exposed
     compute = m * t_c
     comm_exposed = m * (t_tp + t_cp + t_ep + t_pp) + dp_exposed
     time = {"compute": compute, "communication_exposed": comm_exposed, "pipeline_bubble": bubble,
-            "optimizer": t_opt}
+            "optimizer": t_opt, "gradient_compression": t_compress, "offload_transfer": offload_exposed}
 
     # --- bytes per link per GPU per step ----------------------------------------------------
     per_mb = [(b_tp, in_tp), (b_cp, in_cp), (b_ep, in_ep), (b_pp, in_pp)]
@@ -158,8 +189,10 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     scale_out = sum(m * np.where(i, 0.0, b) for b, i in per_mb) + sum(np.where(i, 0.0, b) for b, i in per_step)
     # HBM traffic estimate: weights read three times per micro-batch (forward, two backward GEMMs),
     # stored activations written once and read once, plus the optimizer's state traffic.
-    hbm = m * (3.0 * memory["weights"] * np.where(zero == 3, dp, 1.0) + 2.0 * per_layer_act * lps) + opt_bytes
-    bytes_by_link = {"hbm": hbm, "scale-up": scale_up, "scale-out": scale_out, "host": np.zeros_like(hbm)}
+    hbm = (m * (3.0 * memory["weights"] * np.where(zero == 3, dp, 1.0) + 2.0 * per_layer_act * lps)
+           + np.where(off_opt, 0.0, opt_bytes) + np.where(t_compress > 0, 3.0 * (grads_d + grads_e), 0.0))
+    host = grads_down + params_up + m * act_swap
+    bytes_by_link = {"hbm": hbm, "scale-up": scale_up, "scale-out": scale_out, "host": host}
 
     return {
         "dp": dp, "micro_batches": m, "memory": memory, "memory_total": memory_total,
@@ -167,5 +200,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
         "dp_comm_time": dp_time, "backward_time_last_micro_batch": t_bwd,
         "mfu": model_flops / (total * gpus * peak), "tokens_per_s": tokens / total,
         "bytes_by_link": bytes_by_link, "tokens": tokens,
-        "compute_share": compute / total, "bandwidth_share": (comm_exposed + t_opt) / total,
+        "host_bytes": host_bytes,
+        "compute_share": compute / total,
+        "bandwidth_share": (comm_exposed + t_opt + t_compress + offload_exposed) / total,
     }

@@ -102,7 +102,8 @@ def test_grid_matches_evaluate(train_base, train_grid):
         for part, arr in out["memory"].items():
             assert grid(arr) == pytest.approx(r.memory[part], rel=1e-9), (part, where)
         for part, arr in out["time"].items():
-            assert grid(arr) == pytest.approx(r.time[part], rel=1e-9, abs=1e-300), (part, where)
+            # evaluate() leaves out the stages of techniques that are off (their grid values are 0)
+            assert grid(arr) == pytest.approx(r.time.get(part, 0.0), rel=1e-9, abs=1e-300), (part, where)
         for link in ("scale-out", "scale-up", "hbm"):
             assert grid(out["bytes_by_link"][link]) == pytest.approx(r.bytes_by_link[link], rel=1e-9,
                                                                      abs=1e-300), (link, where)
