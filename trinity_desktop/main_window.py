@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.docks import DOCKS
 from trinity_desktop.model import Results, ValidationError
 from trinity_desktop.model.presets import (
     PresetError,
@@ -17,9 +18,7 @@ from trinity_desktop.model.presets import (
 )
 from trinity_desktop.model.workloads import evaluate_library, workload_scenario
 from trinity_desktop.store import ScenarioStore
-from trinity_desktop.ui.breakdown_panel import BreakdownPanel
 from trinity_desktop.ui.controls import ScenarioControls
-from trinity_desktop.ui.heatmap_panel import HeatmapPanel
 from trinity_desktop.ui.units import fmt_percent, fmt_seconds
 
 LAYOUT_VERSION = 1
@@ -40,17 +39,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.models = dict(model_presets())
         self._heatmap_hardware = None
 
-        self.controls = ScenarioControls()
-        self.controls.set_choices(self.hardware, self.models)
-        self.breakdown = BreakdownPanel()
-        self.heatmap = HeatmapPanel()
+        self.panels: dict[str, QtWidgets.QWidget] = {}
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
-        self._add_dock("controls", "Scenario", self.controls, QtCore.Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._add_dock("breakdown", "Memory and time", self.breakdown, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("heatmap", "Workload pressure", self.heatmap, QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
-        self.splitDockWidget(self.docks["breakdown"], self.docks["heatmap"], QtCore.Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["controls"]], [330], QtCore.Qt.Orientation.Horizontal)
-        self.setCentralWidget(None)
+        self._build_docks()
+        self.controls.set_choices(self.hardware, self.models)
         self._default_state = self.saveState(LAYOUT_VERSION)
 
         self._build_menus()
@@ -62,19 +54,81 @@ class MainWindow(QtWidgets.QMainWindow):
         store.changed.connect(self._on_results)
         store.rejected.connect(self._on_rejected)
         store.focusChanged.connect(self._on_focus)
-        self.heatmap.workloadActivated.connect(self.activate_workload)
-        self.heatmap.workloadHovered.connect(lambda key: store.set_focus("workload" if key else "", key))
+        for panel in self.panels.values():
+            self._wire(panel)
         self._on_results(store.results)
+        for panel in self.panels.values():
+            if hasattr(panel, "update_results") and panel is not self.controls:
+                panel.update_results(store.results)
         self.restore_layout()
 
     # --- docks and layout -----------------------------------------------------------------------
-    def _add_dock(self, name: str, title: str, widget: QtWidgets.QWidget, area) -> None:
-        dock = QtWidgets.QDockWidget(title, self)
-        dock.setObjectName(f"dock_{name}")
-        dock.setWidget(widget)
-        dock.setAccessibleName(f"{title} panel")
-        self.addDockWidget(area, dock)
-        self.docks[name] = dock
+    @property
+    def controls(self) -> ScenarioControls:
+        return self.panels["controls"]
+
+    @property
+    def breakdown(self):
+        return self.panels["breakdown"]
+
+    @property
+    def heatmap(self):
+        return self.panels["heatmap"]
+
+    def _build_docks(self) -> None:
+        """Create every registered dock and lay them out: controls left, a 2 x 2 grid of tab groups right."""
+        leaders: dict[str, QtWidgets.QDockWidget] = {}
+        followers: list[tuple[str, QtWidgets.QDockWidget]] = []
+        for spec in DOCKS:
+            panel = spec.factory()
+            dock = QtWidgets.QDockWidget(spec.title, self)
+            dock.setObjectName(f"dock_{spec.name}")
+            dock.setWidget(panel)
+            dock.setAccessibleName(f"{spec.title} panel")
+            self.panels[spec.name], self.docks[spec.name] = panel, dock
+            if spec.position == "left":
+                self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+            elif spec.position in leaders:
+                followers.append((spec.position, dock))
+            else:
+                self._place_leader(spec.position, dock, leaders)
+                leaders[spec.position] = dock
+        for position, dock in followers:
+            self.tabifyDockWidget(leaders[position], dock)
+        for dock in leaders.values():
+            dock.raise_()
+        self.resizeDocks([self.docks["controls"]], [330], QtCore.Qt.Orientation.Horizontal)
+
+    def _place_leader(self, position: str, dock, leaders: dict) -> None:
+        horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
+        anchor = {"top-right": ("top-left", horizontal), "bottom-left": ("top-left", vertical),
+                  "bottom-right": ("top-right", vertical)}.get(position)
+        placed = list(leaders.values())
+        if not placed:
+            self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        elif anchor and anchor[0] in leaders:
+            self.splitDockWidget(leaders[anchor[0]], dock, anchor[1])
+        else:
+            self.splitDockWidget(placed[0], dock, vertical if position.startswith("bottom") else horizontal)
+
+    def _wire(self, panel: QtWidgets.QWidget) -> None:
+        """Connect a panel to the store by the methods and signals it offers (panels never see the store)."""
+        if hasattr(panel, "update_results") and panel is not self.controls:
+            self.store.changed.connect(panel.update_results)
+        if hasattr(panel, "set_hardware_choices"):
+            panel.set_hardware_choices(self.hardware)
+        if hasattr(panel, "set_focus") and panel is not self.heatmap:
+            self.store.focusChanged.connect(panel.set_focus)
+        if hasattr(panel, "focusRequested"):
+            panel.focusRequested.connect(self.store.set_focus)
+        if hasattr(panel, "editRequested"):
+            panel.editRequested.connect(lambda change: self.store.edit("Edit from panel", **change))
+        if hasattr(panel, "scenarioRequested"):
+            panel.scenarioRequested.connect(lambda sc: self.store.set_scenario(sc, "Apply from panel"))
+        if hasattr(panel, "workloadActivated"):
+            panel.workloadActivated.connect(self.activate_workload)
+        if hasattr(panel, "workloadHovered"):
+            panel.workloadHovered.connect(lambda key: self.store.set_focus("workload" if key else "", key))
 
     def restore_layout(self) -> bool:
         """Restore the saved dock layout; fall back to the default if it is missing, stale or broken."""
@@ -130,8 +184,11 @@ class MainWindow(QtWidgets.QMainWindow):
         edit_menu.addAction(self.redo_action)
 
         self.view_menu = bar.addMenu("&View")
-        for dock in self.docks.values():
-            self.view_menu.addAction(dock.toggleViewAction())
+        for spec in DOCKS:
+            action = self.docks[spec.name].toggleViewAction()
+            if spec.shortcut:
+                action.setShortcut(QtGui.QKeySequence(spec.shortcut))
+            self.view_menu.addAction(action)
         self.view_menu.addSeparator()
         self.view_menu.addAction("Reset &layout", self.reset_layout)
 
@@ -191,7 +248,6 @@ class MainWindow(QtWidgets.QMainWindow):
     def _on_results(self, results: Results) -> None:
         self.controls.clear_error()
         self.controls.show_scenario(results.scenario)
-        self.breakdown.update_results(results)
         hw = results.scenario.hardware
         if hw != self._heatmap_hardware:  # the library depends only on the hardware (and efficiency)
             self._heatmap_hardware = hw
