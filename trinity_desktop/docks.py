@@ -40,8 +40,15 @@ def _controls():
     return ScenarioControls()
 
 
+def _deck():
+    from trinity_desktop.ui.deck_panel import DeckPanel
+
+    return DeckPanel()
+
+
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
+    DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
     DockSpec("breakdown", "Memory and time", _breakdown, "top-right", "Ctrl+2"),
     DockSpec("heatmap", "Workload pressure", _heatmap, "bottom-left", "Ctrl+3"),
 )

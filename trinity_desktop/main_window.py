@@ -17,8 +17,11 @@ from trinity_desktop.model.presets import (
     workload_library,
 )
 from trinity_desktop.model.workloads import evaluate_library, workload_scenario
+from trinity_desktop.shortcuts import ShortcutsOverlay
 from trinity_desktop.store import ScenarioStore
+from trinity_desktop.talk import TalkController
 from trinity_desktop.ui.controls import ScenarioControls
+from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, restyle_plots
 from trinity_desktop.ui.units import fmt_percent, fmt_seconds
 
 LAYOUT_VERSION = 1
@@ -43,8 +46,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         self._build_docks()
         self.controls.set_choices(self.hardware, self.models)
+        self.resizeDocks([self.docks["controls"]], [340], QtCore.Qt.Orientation.Horizontal)
         self._default_state = self.saveState(LAYOUT_VERSION)
 
+        self.talk = TalkController(self, self.panels["deck"])
+        self.shortcuts_overlay: ShortcutsOverlay | None = None
         self._build_menus()
         self.status = QtWidgets.QLabel()
         self.status.setAccessibleName("Scenario summary")
@@ -56,11 +62,12 @@ class MainWindow(QtWidgets.QMainWindow):
         store.focusChanged.connect(self._on_focus)
         for panel in self.panels.values():
             self._wire(panel)
+        store.changed.connect(lambda _r: restyle_plots(self))  # labels redrawn in default colours follow the theme
         self._on_results(store.results)
-        for panel in self.panels.values():
-            if hasattr(panel, "update_results") and panel is not self.controls:
-                panel.update_results(store.results)
+        for panel in self.result_panels():
+            panel.update_results(store.results)
         self.restore_layout()
+        self.set_theme(str(settings.value("view/theme", "system")) if settings is not None else "system")
 
     # --- docks and layout -----------------------------------------------------------------------
     @property
@@ -86,8 +93,9 @@ class MainWindow(QtWidgets.QMainWindow):
             dock.setWidget(panel)
             dock.setAccessibleName(f"{spec.title} panel")
             self.panels[spec.name], self.docks[spec.name] = panel, dock
-            if spec.position == "left":
+            if spec.position == "left" and "left" not in leaders:
                 self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+                leaders["left"] = dock
             elif spec.position in leaders:
                 followers.append((spec.position, dock))
             else:
@@ -103,7 +111,7 @@ class MainWindow(QtWidgets.QMainWindow):
         horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
         anchor = {"top-right": ("top-left", horizontal), "bottom-left": ("top-left", vertical),
                   "bottom-right": ("top-right", vertical)}.get(position)
-        placed = list(leaders.values())
+        placed = [dock for pos, dock in leaders.items() if pos != "left"]
         if not placed:
             self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, dock)
         elif anchor and anchor[0] in leaders:
@@ -113,7 +121,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _wire(self, panel: QtWidgets.QWidget) -> None:
         """Connect a panel to the store by the methods and signals it offers (panels never see the store)."""
-        if hasattr(panel, "update_results") and panel is not self.controls:
+        if panel in self.result_panels():
             self.store.changed.connect(panel.update_results)
         if hasattr(panel, "set_hardware_choices"):
             panel.set_hardware_choices(self.hardware)
@@ -129,6 +137,44 @@ class MainWindow(QtWidgets.QMainWindow):
             panel.workloadActivated.connect(self.activate_workload)
         if hasattr(panel, "workloadHovered"):
             panel.workloadHovered.connect(lambda key: self.store.set_focus("workload" if key else "", key))
+
+    layout_version = LAYOUT_VERSION
+    EDITING_DOCKS = ("controls", "deck")  # hidden while presenting; never part of a slide's dock set
+
+    def result_panels(self) -> list[QtWidgets.QWidget]:
+        """Panels that draw Results (everything but the controls and the slide list)."""
+        return [p for n, p in self.panels.items() if hasattr(p, "update_results") and n not in ("controls", "deck")]
+
+    def show_slide_layout(self, slide) -> None:
+        """Lay the docks out as a slide recorded them: its saved state, else the default; its visible docks."""
+        import base64
+
+        state = QtCore.QByteArray(base64.b64decode(slide.layout)) if slide.layout else None
+        if state is None or not self.restoreState(state, LAYOUT_VERSION):
+            self.restoreState(self._default_state, LAYOUT_VERSION)
+        presenting = self.talk.presenter.active
+        if slide.docks or presenting:
+            for name, dock in self.docks.items():
+                editing = name in self.EDITING_DOCKS
+                dock.setVisible(not presenting if editing else (not slide.docks or dock.objectName() in slide.docks))
+            for dock in self.docks.values():
+                if dock.isVisible():
+                    dock.raise_()
+
+    def set_theme(self, name: str) -> str:
+        used = apply_theme(name, self)
+        for action in self.theme_actions.actions():
+            action.setChecked(action.data() == name)
+        if self.settings is not None:
+            self.settings.setValue("view/theme", name)
+        return used
+
+    def show_shortcuts(self) -> None:
+        if self.shortcuts_overlay is None:
+            self.shortcuts_overlay = ShortcutsOverlay(self)
+        self.shortcuts_overlay.refresh(self)
+        self.shortcuts_overlay.show()
+        self.shortcuts_overlay.raise_()
 
     def restore_layout(self) -> bool:
         """Restore the saved dock layout; fall back to the default if it is missing, stale or broken."""
@@ -191,6 +237,21 @@ class MainWindow(QtWidgets.QMainWindow):
             self.view_menu.addAction(action)
         self.view_menu.addSeparator()
         self.view_menu.addAction("Reset &layout", self.reset_layout)
+        theme_menu = self.view_menu.addMenu("&Theme")
+        self.theme_actions = QtGui.QActionGroup(self)
+        for name in THEME_NAMES:
+            action = theme_menu.addAction(name.replace("-", " ").capitalize() if name != "system"
+                                          else "Follow the system")
+            action.setCheckable(True)
+            action.setData(name)
+            self.theme_actions.addAction(action)
+            action.triggered.connect(lambda _on, n=name: self.set_theme(n))
+        talk_menu = bar.addMenu("&Talk")
+        for action in self.talk.actions():
+            talk_menu.addAction(action)
+        help_menu = bar.addMenu("&Help")
+        keys = help_menu.addAction("&Keyboard shortcuts", self.show_shortcuts)
+        keys.setShortcuts([QtGui.QKeySequence("F1"), QtGui.QKeySequence("?")])
 
     # --- files ----------------------------------------------------------------------------------
     def _ask_hardware_file(self) -> None:

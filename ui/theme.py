@@ -76,10 +76,12 @@ THEMES = {
     "dark": {"window": "#2B2B2B", "base": "#1E1E1E", "text": "#E8E8E8", "plot_bg": "#1E1E1E",
              "plot_fg": "#E8E8E8", "highlight": "#56B4E9"},
     "high-contrast": {"window": "#000000", "base": "#000000", "text": "#FFFFFF", "plot_bg": "#000000",
-                      "plot_fg": "#FFFFFF", "highlight": "#F0E442"},
+                      "plot_fg": "#FAFAFA", "highlight": "#F0E442"},
 }
 THEME_NAMES = ("system", "light", "dark", "high-contrast")
-DEFAULT_LABEL_COLORS = {"#222222", "#e8e8e8", "#ffffff"}  # label colours a theme may recolour
+# Label colours a theme may recolour: the themes' own text colours. Pure black and white are contrast
+# colours chosen against data (heatmap cell labels) and are left alone.
+DEFAULT_LABEL_COLORS = {"#222222", "#e8e8e8", "#fafafa"}
 _current = "light"
 
 
@@ -150,6 +152,6 @@ def restyle_plots(root) -> None:
                     item.setColor(fg)
             elif isinstance(item, (pg.InfiniteLine, pg.PlotCurveItem)):
                 pen = QtGui.QPen(item.pen if isinstance(item, pg.InfiniteLine) else item.opts["pen"])
-                if pen.color().name().lower() in DEFAULT_LABEL_COLORS | {"#000000", "#444444"}:
+                if pen.color().name().lower() in DEFAULT_LABEL_COLORS | {"#444444"}:
                     pen.setColor(fg)
                     item.setPen(pen)

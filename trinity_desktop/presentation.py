@@ -1,0 +1,198 @@
+"""Presentation mode: a deck on a projector, driven by a clicker.
+
+F5 starts, Esc leaves, F11 toggles full screen. PageDown / Right / Space go forward, PageUp / Left back
+(the keys presenter clickers send). The presentation style enlarges fonts and zooms every plot (text and
+pens grow together), shows the slide's title and caption, and changed values glide for ~300 ms.
+"""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from trinity_desktop.transitions import DURATION_MS, interpolate
+
+PRESENTATION_FONT_PT = 18     # widget text in presentation mode
+PLOT_ZOOM = 1.5               # plots drawn at up to 1.5x: fonts, markers and pens grow together
+MIN_LOGICAL_SIZE = (600, 330)  # ... but never laid out smaller than this, so labels keep their room
+NEXT_KEYS = ("PgDown", "Right", "Space", "Down")
+PREVIOUS_KEYS = ("PgUp", "Left", "Up", "Backspace")
+
+
+def zoom_for(width: float, height: float) -> float:
+    """Presentation zoom of a plot this size: PLOT_ZOOM where there is room, less (down to 1) where the
+    zoomed layout would be smaller than MIN_LOGICAL_SIZE."""
+    room = min(width / MIN_LOGICAL_SIZE[0], height / MIN_LOGICAL_SIZE[1])
+    return float(min(PLOT_ZOOM, max(1.0, room)))
+
+
+class _PlotZoom(QtCore.QObject):
+    """Keeps a pyqtgraph view zoomed across resizes (its scene is laid out at size / zoom, then scaled)."""
+
+    def __init__(self, view: pg.GraphicsView):
+        super().__init__(view)
+        self.view = view
+        view.installEventFilter(self)
+        self.apply()
+
+    def apply(self) -> None:
+        size = self.view.size()
+        factor = zoom_for(size.width(), size.height())
+        rect = QtCore.QRectF(0, 0, size.width() / factor, size.height() / factor)
+        pg.GraphicsView.setRange(self.view, rect, padding=0, disableAutoPixel=True)  # not PlotWidget's own
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QtCore.QEvent.Type.Resize:
+            QtCore.QTimer.singleShot(0, self.apply)
+        return False
+
+    def remove(self) -> None:
+        self.view.removeEventFilter(self)
+        self.view.autoPixelRange = True
+        pg.GraphicsView.setRange(self.view, QtCore.QRectF(0, 0, self.view.width(), self.view.height()),
+                                 padding=0, disableAutoPixel=False)
+        self.deleteLater()
+
+
+class Presenter(QtCore.QObject):
+    slideChanged = QtCore.Signal(int)
+    activeChanged = QtCore.Signal(bool)
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.deck = None
+        self.index = -1
+        self.active = False
+        self._zooms: list[_PlotZoom] = []
+        self._saved: dict = {}
+        self._banner = self._make_banner()
+        self._shortcuts = []
+        for keys, slot in ((NEXT_KEYS, self.next), (PREVIOUS_KEYS, self.previous), (("Esc",), self.stop)):
+            for key in keys:
+                shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), window)
+                shortcut.setContext(QtCore.Qt.ShortcutContext.ApplicationShortcut)
+                shortcut.setEnabled(False)
+                shortcut.activated.connect(slot)
+                self._shortcuts.append(shortcut)
+        self._animation = QtCore.QVariantAnimation(self, startValue=0.0, endValue=1.0, duration=DURATION_MS)
+        self._animation.valueChanged.connect(self._frame)
+        self._glide = None
+
+    def _make_banner(self) -> QtWidgets.QToolBar:
+        bar = QtWidgets.QToolBar("Slide", self.window)
+        bar.setObjectName("presentation_banner")
+        bar.setMovable(False)
+        box = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(box)
+        layout.setContentsMargins(16, 8, 16, 8)
+        self.title_label = QtWidgets.QLabel()
+        self.title_label.setAccessibleName("Slide title")
+        self.caption_label = QtWidgets.QLabel()
+        self.caption_label.setWordWrap(True)
+        self.caption_label.setAccessibleName("Slide caption")
+        self.counter_label = QtWidgets.QLabel()
+        layout.addWidget(self.title_label)
+        layout.addWidget(self.caption_label)
+        layout.addWidget(self.counter_label, alignment=QtCore.Qt.AlignmentFlag.AlignRight)
+        bar.addWidget(box)
+        bar.hide()
+        return bar
+
+    # --- mode ----------------------------------------------------------------------------------
+    def start(self, deck, index: int = 0) -> bool:
+        if deck is None or not deck.slides:
+            return False
+        self.deck = deck
+        if not self.active:
+            self.active = True
+            win = self.window
+            app = QtWidgets.QApplication.instance()
+            self._saved = {"font": app.font(), "state": win.saveState(), "menu": win.menuBar().isVisible(),
+                           "status": win.statusBar().isVisible()}
+            font = QtGui.QFont(app.font())
+            font.setPointSize(PRESENTATION_FONT_PT)
+            app.setFont(font)
+            self.title_label.setStyleSheet(f"font-size: {PRESENTATION_FONT_PT + 10}pt; font-weight: bold;")
+            self.caption_label.setStyleSheet(f"font-size: {PRESENTATION_FONT_PT + 2}pt;")
+            win.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, self._banner)
+            self._banner.show()
+            win.menuBar().hide()
+            win.statusBar().hide()
+            for shortcut in self._shortcuts:
+                shortcut.setEnabled(True)
+            self._zooms = [_PlotZoom(view) for view in win.findChildren(pg.GraphicsView)]
+            self.activeChanged.emit(True)
+        self.go(index, animate=False)
+        QtCore.QTimer.singleShot(0, self._rezoom)  # after the slide's docks have their sizes
+        return True
+
+    def _rezoom(self) -> None:
+        for zoom in self._zooms:
+            zoom.apply()
+
+    def stop(self) -> None:
+        if not self.active:
+            return
+        self.active = False
+        self._animation.stop()
+        win = self.window
+        for shortcut in self._shortcuts:
+            shortcut.setEnabled(False)
+        for zoom in self._zooms:
+            zoom.remove()
+        self._zooms = []
+        QtWidgets.QApplication.instance().setFont(self._saved["font"])
+        self._banner.hide()
+        win.removeToolBar(self._banner)
+        win.menuBar().setVisible(self._saved["menu"])
+        win.statusBar().setVisible(self._saved["status"])
+        win.restoreState(self._saved["state"])
+        if win.isFullScreen():
+            win.showNormal()
+        self.activeChanged.emit(False)
+
+    def toggle_full_screen(self) -> None:
+        win = self.window
+        win.showNormal() if win.isFullScreen() else win.showFullScreen()
+
+    # --- slides --------------------------------------------------------------------------------
+    def next(self) -> None:
+        if self.active and self.index + 1 < len(self.deck.slides):
+            self.go(self.index + 1)
+
+    def previous(self) -> None:
+        if self.active and self.index > 0:
+            self.go(self.index - 1)
+
+    def go(self, index: int, animate: bool = True) -> None:
+        slide = self.deck.slides[index]
+        self.index = index
+        win = self.window
+        self.title_label.setText(slide.title)
+        self.caption_label.setText(slide.caption)
+        self.counter_label.setText(f"{index + 1} / {len(self.deck.slides)}")
+        win.show_slide_layout(slide)
+        QtCore.QTimer.singleShot(0, self._rezoom)
+        before = win.store.results
+        win.store.set_scenario(slide.scenario, f"Slide {index + 1}")
+        target = win.store.results
+        self._animation.stop()
+        if animate and target.scenario != before.scenario:
+            self._glide = (before, target)
+            self._frame(0.0)  # show the old values before the first repaint, then glide to the new ones
+            self._animation.start()
+        if slide.focus != ("", ""):
+            win.store.set_focus(*slide.focus)
+        self.slideChanged.emit(index)
+
+    def _frame(self, t) -> None:
+        if self._glide is None or not self.active:
+            return
+        before, target = self._glide
+        frame = interpolate(before, target, float(t))
+        for panel in self.window.result_panels():
+            panel.update_results(frame)
+        if float(t) >= 1.0:
+            self._glide = None
+

@@ -1,0 +1,390 @@
+"""Session files: a scenario, and optionally a talk deck, as versioned JSON (no Qt).
+
+Layout of version 1::
+
+    {"trinity_session": 1,
+     "app": "Trinity Desktop",
+     "scenario": {<every Scenario field>, "hardware": {<every Hardware field>}, "model": {<every Architecture
+                  field>}, "efficiency": {...}, "techniques": [...]},
+     "deck": null | {"title": ..., "slides": [{"title", "caption", "scenario", "docks", "layout", "focus"}]}}
+
+Hardware and model are written in full (sources, status and notes included) so that a user-loaded definition
+survives without its TOML file. Reading follows glue's pattern: the version key picks a loader from `LOADERS`;
+a future format adds `_load_v2` (and, if needed, an upgrade of v1 documents) without touching v1.
+
+Loading validates every value through the model's own constructors (`Hardware`, `Architecture`, `Scenario`)
+and evaluates each scenario once, so a file that loads is a file the app can show. Every problem raises one
+`SessionFileError` naming it (malformed JSON with line and column, truncated, oversized, newer version, or the
+path of the bad field such as ``scenario.hardware.hbm_bw``); nothing is returned unless everything is valid.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, fields
+from pathlib import Path
+from typing import Any
+
+from trinity_desktop.deck import Deck, Slide
+from trinity_desktop.model import Architecture, Efficiency, Hardware, Scenario, ValidationError, evaluate
+
+VERSION_KEY = "trinity_session"
+CURRENT_VERSION = 1
+MAX_BYTES = 5_000_000  # 5 MB (decimal): a 30-slide deck is ~0.2 MB; anything bigger is not ours
+APP_NAME = "Trinity Desktop"
+SUFFIX = ".trinity.json"  # suggested file name ending for dialogs; any name loads
+
+
+class SessionFileError(ValueError):
+    """A session file (or text) that cannot be used. `field` is the JSON path of the bad value, if any."""
+
+    def __init__(self, message: str, field: str = ""):
+        super().__init__(message)
+        self.field = field
+
+
+# ---------------------------------------------------------------------------------------------------------
+# writing
+# ---------------------------------------------------------------------------------------------------------
+
+def _to_json(value: Any) -> Any:
+    if hasattr(value, "__dataclass_fields__"):
+        return {f.name: _to_json(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _to_json(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_to_json(v) for v in value]
+    return value
+
+
+def _slide_to_json(slide: Slide) -> dict:
+    return {"title": slide.title, "caption": slide.caption, "scenario": _to_json(slide.scenario),
+            "docks": list(slide.docks), "layout": slide.layout, "focus": list(slide.focus)}
+
+
+def to_document(scenario: Scenario, deck: Deck | None = None) -> dict:
+    """The JSON-ready dict of the current version."""
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"scenario must be a Scenario, not {type(scenario).__name__}")
+    if deck is not None and not isinstance(deck, Deck):
+        raise TypeError(f"deck must be a Deck or None, not {type(deck).__name__}")
+    doc_deck = None if deck is None else {"title": deck.title, "slides": [_slide_to_json(s) for s in deck.slides]}
+    return {VERSION_KEY: CURRENT_VERSION, "app": APP_NAME, "scenario": _to_json(scenario), "deck": doc_deck}
+
+
+def dumps(scenario: Scenario, deck: Deck | None = None) -> str:
+    """The session as JSON text (UTF-8, indented, floats written exactly)."""
+    try:
+        return json.dumps(to_document(scenario, deck), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    except ValueError as exc:  # a NaN or infinity slipped into a value
+        raise SessionFileError(f"cannot be saved: {exc}") from None
+
+
+def save(path: str | os.PathLike, scenario: Scenario, deck: Deck | None = None) -> Path:
+    """Write atomically: a temporary file in the same folder, flushed to disk, then `os.replace`.
+
+    An existing file at `path` is either left as it was or replaced whole, never half-written.
+    """
+    path = Path(path)
+    data = dumps(scenario, deck).encode("utf-8")
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    except OSError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.chmod(tmp, mode)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path
+
+
+# ---------------------------------------------------------------------------------------------------------
+# reading: text -> JSON document -> version loader
+# ---------------------------------------------------------------------------------------------------------
+
+def _is_truncated(text: str) -> bool:
+    """True when the text ends inside a string or with an object/array still open (a cut-off file)."""
+    depth, in_string, escape = 0, False, False
+    for ch in text:
+        if in_string:
+            if escape:
+                escape = False
+            elif ch == "\\":
+                escape = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+    return in_string or depth > 0
+
+
+def _parse(text: str | bytes) -> dict:
+    if isinstance(text, (bytes, bytearray)):
+        if len(text) > MAX_BYTES:
+            raise SessionFileError(_oversize(len(text)))
+        try:
+            text = bytes(text).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise SessionFileError(f"not a Trinity Desktop session file: not UTF-8 text (byte {exc.start})") from None
+    if not isinstance(text, str):
+        raise TypeError(f"session text must be str or bytes, not {type(text).__name__}")
+    if len(text) > MAX_BYTES or len(text.encode("utf-8")) > MAX_BYTES:
+        raise SessionFileError(_oversize(len(text.encode("utf-8"))))
+    if not text.strip():
+        raise SessionFileError("empty file: not a Trinity Desktop session file")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if _is_truncated(text):
+            raise SessionFileError(f"truncated file: the JSON ends early (line {exc.lineno}, column {exc.colno}: "
+                                   f"{exc.msg}); it was cut off while being written or copied") from None
+        raise SessionFileError(f"malformed JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        raise SessionFileError("not a Trinity Desktop session file: its JSON is nested too deeply") from None
+    if not isinstance(doc, dict):
+        raise SessionFileError(f"not a Trinity Desktop session file: the top level is a JSON "
+                               f"{type(doc).__name__}, not an object")
+    return doc
+
+
+def _oversize(size: int) -> str:
+    return (f"oversized file: {size / 1e6:.1f} MB or more; session files are at most {MAX_BYTES / 1e6:.0f} MB "
+            "(refused without reading the rest)")
+
+
+def _version(doc: dict) -> int:
+    if VERSION_KEY not in doc:
+        raise SessionFileError(f"not a Trinity Desktop session file: no '{VERSION_KEY}' version key",
+                               VERSION_KEY)
+    version = doc[VERSION_KEY]
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise SessionFileError(f"{VERSION_KEY}: the format version must be a whole number, got {version!r}",
+                               VERSION_KEY)
+    if version > CURRENT_VERSION:
+        raise SessionFileError(f"written by a newer Trinity Desktop: version {version}, this one reads up to "
+                               f"{CURRENT_VERSION}. Update Trinity Desktop to open it.", VERSION_KEY)
+    if version not in LOADERS:
+        raise SessionFileError(f"{VERSION_KEY}: unknown format version {version} (this app reads "
+                               f"{', '.join(map(str, sorted(LOADERS)))})", VERSION_KEY)
+    return version
+
+
+def loads(text: str | bytes) -> tuple[Scenario, Deck | None]:
+    """Parse and validate a session; raises `SessionFileError` before returning anything if any part is bad."""
+    doc = _parse(text)
+    return LOADERS[_version(doc)](doc)
+
+
+def load(path: str | os.PathLike) -> tuple[Scenario, Deck | None]:
+    """Read a session file; the error message starts with the file's name and names the problem."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)  # never read more than the limit
+    except OSError as exc:
+        raise SessionFileError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_BYTES:
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = len(data)
+        raise SessionFileError(f"{path.name}: {_oversize(max(size, len(data)))}")
+    try:
+        return loads(data)
+    except SessionFileError as exc:
+        raise SessionFileError(f"{path.name}: {exc}", exc.field) from None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# version 1
+# ---------------------------------------------------------------------------------------------------------
+
+_FIELDS_BY_CLASS = {cls: {f.name: f for f in fields(cls)} for cls in (Hardware, Architecture, Efficiency, Scenario)}
+_NESTED = {"Hardware": Hardware, "Architecture": Architecture, "Efficiency": Efficiency}
+# Hardware values must be physical: capacities and bandwidths > 0 where the model divides by them, >= 0 else.
+_POSITIVE = {(Hardware, "hbm_bytes"), (Hardware, "hbm_bw")}
+
+
+def _bad(path: str, problem: str, value: Any = MISSING) -> SessionFileError:
+    got = "" if value is MISSING else f" (got {_short(value)})"
+    return SessionFileError(f"{path}: {problem}{got}", path)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _number(path: str, value: Any, cls: type, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise _bad(path, "must be a number", value)
+    if (cls, name) in _POSITIVE and not value > 0:
+        raise _bad(path, "must be a number > 0", value)
+    if cls in (Hardware, Architecture) and value < 0:
+        raise _bad(path, "must be a number >= 0", value)
+    return float(value)
+
+
+def _convert(path: str, annotation: str, value: Any, cls: type, name: str) -> Any:
+    if annotation == "str":
+        if not isinstance(value, str):
+            raise _bad(path, "must be text", value)
+        return value
+    if annotation == "bool":
+        if not isinstance(value, bool):
+            raise _bad(path, "must be true or false", value)
+        return value
+    if annotation == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _bad(path, "must be a whole number", value)
+        return value
+    if annotation == "float":
+        return _number(path, value, cls, name)
+    if annotation.startswith("Mapping[str, "):
+        if not isinstance(value, dict):
+            raise _bad(path, "must be an object of names to values", value)
+        inner = annotation[len("Mapping[str, "):-1]
+        out = {}
+        for k, v in value.items():
+            if inner == "float":
+                v = _number(f"{path}.{k}", v, cls, name)
+                if name == "peak_flops" and not v > 0:
+                    raise _bad(f"{path}.{k}", "must be a number > 0 (FLOP/s)", v)
+            elif not isinstance(v, str):
+                raise _bad(f"{path}.{k}", "must be text", v)
+            out[k] = v
+        return out
+    if annotation == "tuple[str, ...]":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _bad(path, "must be a list of text", value)
+        return tuple(value)
+    if annotation in _NESTED:
+        return _build(_NESTED[annotation], value, path)
+    raise _bad(path, f"has a type this version cannot read ({annotation})")  # a model change without a loader
+
+
+def _error_from_validation(exc: ValidationError, cls: type, values: dict, path: str) -> SessionFileError:
+    """Map a model ValidationError ("<key>.hbm_bw", "efficiency.compute", "tp") onto this file's JSON path."""
+    name = str(exc.field)
+    for prefix in (f"{values.get('key', '')}.", "efficiency."):
+        if prefix != "." and name.startswith(prefix):
+            name = name[len(prefix):]
+            break
+    allowed = str(exc.allowed)
+    verb = "" if allowed.startswith(("must", "is ")) else "must be "
+    return _bad(f"{path}.{name}", f"{verb}{allowed}", exc.value)
+
+
+def _build(cls: type, data: Any, path: str):
+    if not isinstance(data, dict):
+        raise _bad(path, "must be an object", data)
+    known = _FIELDS_BY_CLASS[cls]
+    for key in data:
+        if key not in known:
+            raise _bad(f"{path}.{key}", f"is not a {cls.__name__} field (known: {', '.join(known)})")
+    values = {}
+    for name, f in known.items():
+        if name not in data:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise _bad(f"{path}.{name}", "is missing (required)")
+            continue
+        values[name] = _convert(f"{path}.{name}", str(f.type), data[name], cls, name)
+    try:
+        return cls(**values)
+    except ValidationError as exc:
+        raise _error_from_validation(exc, cls, values, path) from None
+
+
+def _scenario_v1(data: Any, path: str) -> Scenario:
+    scenario = _build(Scenario, data, path)
+    try:
+        evaluate(scenario)
+    except (ValidationError, ArithmeticError) as exc:
+        raise _bad(path, f"cannot be evaluated: {exc}") from None
+    return scenario
+
+
+def _text(path: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise _bad(path, "must be text", value)
+    return value
+
+
+def _slide_v1(data: Any, path: str) -> Slide:
+    if not isinstance(data, dict):
+        raise _bad(path, "must be an object", data)
+    known = ("title", "caption", "scenario", "docks", "layout", "focus")
+    for key in data:
+        if key not in known:
+            raise _bad(f"{path}.{key}", f"is not a slide field (known: {', '.join(known)})")
+    for key in ("title", "scenario"):
+        if key not in data:
+            raise _bad(f"{path}.{key}", "is missing (required)")
+    docks = data.get("docks", [])
+    if not isinstance(docks, list) or not all(isinstance(d, str) for d in docks):
+        raise _bad(f"{path}.docks", "must be a list of dock names", docks)
+    layout = _text(f"{path}.layout", data.get("layout", ""))
+    if layout:
+        try:
+            base64.b64decode(layout.encode("ascii"), validate=True)
+        except (binascii.Error, UnicodeEncodeError):
+            raise _bad(f"{path}.layout", "must be base64 text (a saved window layout) or empty") from None
+    focus = data.get("focus", ["", ""])
+    if not isinstance(focus, list) or len(focus) != 2 or not all(isinstance(x, str) for x in focus):
+        raise _bad(f"{path}.focus", "must be a pair [what, key] of text", focus)
+    return Slide(title=_text(f"{path}.title", data["title"]), caption=_text(f"{path}.caption", data.get("caption", "")),
+                 scenario=_scenario_v1(data["scenario"], f"{path}.scenario"), docks=tuple(docks), layout=layout,
+                 focus=(focus[0], focus[1]))
+
+
+def _deck_v1(data: Any, path: str) -> Deck | None:
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        raise _bad(path, "must be an object or null", data)
+    for key in data:
+        if key not in ("title", "slides"):
+            raise _bad(f"{path}.{key}", "is not a deck field (known: title, slides)")
+    slides = data.get("slides", [])
+    if not isinstance(slides, list):
+        raise _bad(f"{path}.slides", "must be a list of slides", slides)
+    return Deck(title=_text(f"{path}.title", data.get("title", "")),
+                slides=tuple(_slide_v1(s, f"{path}.slides[{i}]") for i, s in enumerate(slides)))
+
+
+def _load_v1(doc: dict) -> tuple[Scenario, Deck | None]:
+    for key in doc:
+        if key not in (VERSION_KEY, "app", "scenario", "deck"):
+            raise _bad(key, "is not a session key in version 1 (known: trinity_session, app, scenario, deck)")
+    if "scenario" not in doc:
+        raise _bad("scenario", "is missing (required)")
+    scenario = _scenario_v1(doc["scenario"], "scenario")
+    deck = _deck_v1(doc.get("deck"), "deck")
+    return scenario, deck
+
+
+LOADERS: dict[int, Callable[[dict], tuple[Scenario, Deck | None]]] = {1: _load_v1}

@@ -1,0 +1,82 @@
+"""The talk deck: the Slides dock, adding slides from the current state, and presentation mode."""
+
+from __future__ import annotations
+
+import base64
+
+from PySide6 import QtCore, QtGui
+
+from trinity_desktop.deck import Deck, Slide
+from trinity_desktop.presentation import Presenter
+
+
+class TalkController(QtCore.QObject):
+    deckChanged = QtCore.Signal(object)  # the Deck (or None)
+
+    def __init__(self, window, panel):
+        super().__init__(window)
+        self.window, self.panel = window, panel
+        self.deck: Deck | None = None
+        self.presenter = Presenter(window)
+        panel.addRequested.connect(self.add_slide)
+        panel.updateRequested.connect(self.update_slide)
+        panel.removeRequested.connect(lambda i: self.set_deck(self.deck.remove_slide(i), max(i - 1, 0)))
+        panel.moveRequested.connect(lambda i, j: self.set_deck(self.deck.move_slide(i, j), j))
+        panel.titleEdited.connect(lambda i, text: self.set_deck(self.deck.with_title(i, text), i))
+        panel.captionEdited.connect(lambda i, text: self.set_deck(self.deck.with_caption(i, text), i))
+        panel.slideActivated.connect(self.show_slide)
+        panel.presentRequested.connect(self.present)
+        self.presenter.slideChanged.connect(panel.list.setCurrentRow)
+
+    def actions(self) -> list[QtGui.QAction]:
+        win = self.window
+        add = QtGui.QAction("Add &slide from current state", win, shortcut=QtGui.QKeySequence("Ctrl+M"))
+        add.setToolTip("Append the current scenario, visible panels and layout as a slide")
+        add.triggered.connect(self.add_slide)
+        present = QtGui.QAction("&Present deck", win, shortcut=QtGui.QKeySequence("F5"))
+        present.setToolTip("Present the deck from the selected slide; Esc leaves")
+        present.triggered.connect(lambda: self.present(max(self.panel.list.currentRow(), 0)))
+        full = QtGui.QAction("&Full screen", win, shortcut=QtGui.QKeySequence("F11"))
+        full.setToolTip("Toggle full screen")
+        full.triggered.connect(self.presenter.toggle_full_screen)
+        return [add, present, full]
+
+    def set_deck(self, deck: Deck | None, current: int = -1) -> None:
+        self.deck = deck
+        self.panel.show_deck(deck, current)
+        self.deckChanged.emit(deck)
+
+    def current_slide(self) -> Slide:
+        """A slide capturing what is on screen now: scenario, visible docks, layout, focus."""
+        win = self.window
+        docks = tuple(d.objectName() for name, d in win.docks.items()
+                      if d.isVisible() and name not in win.EDITING_DOCKS)
+        layout = base64.b64encode(bytes(win.saveState(win.layout_version))).decode("ascii")
+        sc = win.store.scenario
+        title = f"{sc.model.name} on {sc.gpus} × {sc.hardware.name}"
+        return Slide(title=title, caption="", scenario=sc, docks=docks, layout=layout, focus=win.store.focus)
+
+    def add_slide(self) -> None:
+        deck = self.deck or Deck(title="Untitled talk")
+        row = self.panel.list.currentRow()
+        index = row + 1 if 0 <= row < len(deck.slides) else None
+        deck = deck.add_slide(self.current_slide(), index)
+        self.set_deck(deck, len(deck.slides) - 1 if index is None else index)
+
+    def update_slide(self, i: int) -> None:
+        old = self.deck.slides[i]
+        new = self.current_slide().replace(title=old.title, caption=old.caption)
+        self.set_deck(self.deck.replace_slide(i, new), i)
+
+    def show_slide(self, i: int) -> None:
+        slide = self.deck.slides[i]
+        self.window.show_slide_layout(slide)
+        self.window.store.set_scenario(slide.scenario, f"Show slide {i + 1}")
+        if slide.focus != ("", ""):
+            self.window.store.set_focus(*slide.focus)
+
+    def present(self, index: int = 0) -> bool:
+        if self.deck is None or not self.deck.slides:
+            self.window.statusBar().showMessage("No slides yet: add one with Ctrl+M", 6000)
+            return False
+        return self.presenter.start(self.deck, min(max(index, 0), len(self.deck.slides) - 1))
