@@ -22,7 +22,7 @@ from .dtypes import (
 from .inference import inference_step
 from .kv_policy import KV_POLICY_CODE
 from .numeric import as_float
-from .pressure import Pressure, binding_resource
+from .pressure import Pressure, binding_resource, utilisation_pressures
 from .scenario import OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
 from .training import training_step
 
@@ -78,6 +78,11 @@ def _infer_inputs(sc: Scenario) -> dict:
                 eff_compute=eff.compute, eff_hbm=eff.hbm, eff_network=eff.network)
 
 
+def link_bandwidths(hw) -> dict[str, float]:
+    """Per-direction bandwidth of each link a device's bytes are counted on (bytes_by_link keys)."""
+    return {"hbm": hw.hbm_bw, "scale-up": hw.scaleup_bw, "scale-out": hw.scaleout_bw, "host": hw.host_link_bw}
+
+
 def _floats(d: Mapping) -> dict:
     return {k: as_float(v) for k, v in d.items()}
 
@@ -97,7 +102,6 @@ def evaluate(scenario: Scenario) -> Results:
             time.pop("offload_transfer")
         mem_total, t_total = as_float(r["memory_total"]), as_float(r["time_total"])
         flops = as_float(r["hardware_flops"])
-        compute_share, bw_share = as_float(r["compute_share"]), as_float(r["bandwidth_share"])
         links = _floats(r["bytes_by_link"])
         train = {"dp": as_float(r["dp"]), "micro_batches": as_float(r["micro_batches"]),
                  "model_flops": as_float(r["model_flops"]), "hardware_flops": flops,
@@ -113,7 +117,6 @@ def evaluate(scenario: Scenario) -> Results:
         time = _floats(r[f"{phase}_time"])
         t_total = as_float(r["prefill_s"] if phase == "prefill" else r["time_per_output_token_s"])
         flops = as_float(r[f"{phase}_flops"])
-        compute_share, bw_share = (as_float(x) for x in r[f"{phase}_shares"])
         links = _floats(r[f"{phase}_bytes"])
         links["host"] = 0.0
         infer = {k: as_float(r[k]) for k in ("weights_bytes", "kv_bytes_per_token", "kv_bytes", "prefill_s",
@@ -123,7 +126,10 @@ def evaluate(scenario: Scenario) -> Results:
     if not fits:
         notes.append(f"Does not fit: needs {mem_total / 1e9:.1f} GB per device, {hw.name} has "
                      f"{capacity / 1e9:.0f} GB.")
-    pressure = Pressure(compute_share, bw_share, mem_total / capacity)
+    devices = sc.gpus
+    peak = _train_inputs(sc)["peak"] if sc.kind == "train" else _infer_inputs(sc)["peak"]
+    pressure = Pressure(*(float(x) for x in utilisation_pressures(
+        flops, t_total, devices, peak, links, link_bandwidths(hw), mem_total, capacity)))
     values = [*memory.values(), *time.values(), *links.values(), mem_total, t_total, flops,
               *pressure.as_tuple(), *train.values(), *infer.values()]
     if not np.all(np.isfinite(values)):

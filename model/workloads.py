@@ -10,7 +10,7 @@ from dataclasses import dataclass, fields
 from .errors import ValidationError
 from .evaluate import Results, evaluate
 from .hardware import Hardware
-from .presets import model_presets, workload_library
+from .presets import hardware_presets, model_presets, workload_library
 from .scenario import Scenario
 
 _DESCRIPTIVE = {"key", "name", "description", "model", "source", "hardware"}
@@ -28,11 +28,14 @@ class WorkloadRow:
 
 
 def workload_scenario(entry: dict, hardware: Hardware, base: Scenario | None = None) -> Scenario:
-    """Build the Scenario a library entry describes, on `hardware`, keeping `base`'s efficiency."""
+    """Build the Scenario a library entry describes, on `hardware` (or the entry's own `hardware`, for
+    workloads pinned to a device such as on-device inference), keeping `base`'s efficiency."""
     unknown = set(entry) - _DESCRIPTIVE - _SCENARIO_FIELDS
     if unknown:
         raise ValidationError(f"workload {entry.get('key')}", sorted(unknown), "Scenario field names")
     model = model_presets()[entry["model"]]
+    if "hardware" in entry:
+        hardware = hardware_presets()[entry["hardware"]]
     values = {k: v for k, v in entry.items() if k in _SCENARIO_FIELDS}
     if base is not None:
         values["efficiency"] = base.efficiency

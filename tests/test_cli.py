@@ -110,3 +110,16 @@ def test_module_entry_point_runs():
                          timeout=60)
     assert out.returncode == 0
     assert "H100" in out.stdout
+
+
+def test_roofline_key(capsys):
+    rep = run_json(capsys, "calc", "infer", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--json")
+    roof = rep["roofline"]
+    assert roof["ridge_flop_per_byte"] == pytest.approx(989.4e12 / 3.35e12, rel=1e-6)
+    kinds = {c["kind"] for c in roof["ceilings"]}
+    assert kinds == {"compute", "bandwidth"}
+    for p in roof["points"]:
+        assert {"name", "flops", "bytes", "intensity", "attainable_flops_per_s", "bound_by"} <= p.keys()
+        assert p["attainable_flops_per_s"] <= max(c["value"] for c in roof["ceilings"] if c["kind"] == "compute")
+    gemm = next(p for p in roof["points"] if "GEMM" in p["name"] or "GEMV" in p["name"])
+    assert gemm["intensity"] < roof["ridge_flop_per_byte"]  # batch-1 decode streams the weights

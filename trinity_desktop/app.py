@@ -40,7 +40,7 @@ def screenshot(path: str | Path, scale: float = 1.0) -> int:
     app = ensure_application()
     window = build_window(settings=None)
     window.show()
-    for _ in range(5):
+    for _ in range(10):  # let the layout settle (the default layout is finished by timers after show)
         app.processEvents()
         QtCore.QThread.msleep(30)
     pixmap = window.grab()

@@ -142,6 +142,12 @@ class Autosaver(QtCore.QObject):
                 self.failed.emit(f"Could not remove {path}: {exc}")
 
     @staticmethod
+    def default_directory() -> Path:
+        """QStandardPaths.AppDataLocation (needs the application and organisation names set first)."""
+        location = QtCore.QStandardPaths.writableLocation(QtCore.QStandardPaths.StandardLocation.AppDataLocation)
+        return Path(location) if location else Path.home() / ".trinity-desktop"
+
+    @staticmethod
     def recoverable(directory: Path) -> Path | None:
         """The autosave left by a process that crashed or was killed, or None.
 

@@ -19,6 +19,7 @@ from trinity_desktop.model.presets import (
     load_model_file,
     model_presets,
 )
+from trinity_desktop.model.roofline import roofline_json
 from trinity_desktop.model.scenario import RECOMPUTE
 
 PROG = "trinity-desktop"
@@ -141,7 +142,7 @@ def train_report(sc: Scenario) -> dict:
         "time_per_step_s": {**r.time, "total": r.time_total},
         "mfu": r.train["mfu"], "tokens_per_s": r.train["tokens_per_s"],
         "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "bottleneck": r.bottleneck,
-        "notes": list(r.notes),
+        "roofline": roofline_json(sc), "notes": list(r.notes),
     }
 
 
@@ -159,7 +160,7 @@ def infer_report(sc: Scenario) -> dict:
         "tokens_per_s": i["tokens_per_s"], "request_s": i["request_s"],
         "pressure": _pressure(decode), "bottleneck": decode.bottleneck,
         "prefill_pressure": _pressure(prefill), "prefill_bottleneck": prefill.bottleneck,
-        "notes": list(decode.notes),
+        "roofline": roofline_json(sc), "notes": list(decode.notes),
     }
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
 from trinity_desktop.model import Scenario, ValidationError
 
@@ -120,3 +122,9 @@ class Deck:
 
     def with_deck_title(self, title: str) -> Deck:
         return dataclasses.replace(self, title=title)
+
+
+def example_decks() -> list[Path]:
+    """The example decks shipped in resources/decks/ (session files; open with session_file.load), by name."""
+    folder = resources.files("trinity_desktop.resources").joinpath("decks")
+    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".json"))

@@ -40,6 +40,54 @@ def _controls():
     return ScenarioControls()
 
 
+def _roofline():
+    from trinity_desktop.ui.roofline_panel import RooflinePanel
+
+    return RooflinePanel()
+
+
+def _tiled_io():
+    from trinity_desktop.ui.tiled_io_panel import TiledIOPanel
+
+    return TiledIOPanel()
+
+
+def _triangle():
+    from trinity_desktop.ui.triangle_panel import TrianglePanel
+
+    return TrianglePanel()
+
+
+def _tradeoff():
+    from trinity_desktop.ui.tradeoff_panel import TradeoffPanel
+
+    return TradeoffPanel()
+
+
+def _residency():
+    from trinity_desktop.ui.residency_panel import ResidencyPanel
+
+    return ResidencyPanel()
+
+
+def _matrix():
+    from trinity_desktop.ui.matrix_panel import MatrixPanel
+
+    return MatrixPanel()
+
+
+def _split():
+    from trinity_desktop.ui.split_panel import SplitPanel
+
+    return SplitPanel()
+
+
+def _quantisation():
+    from trinity_desktop.ui.quantisation_panel import QuantisationPanel
+
+    return QuantisationPanel()
+
+
 def _deck():
     from trinity_desktop.ui.deck_panel import DeckPanel
 
@@ -49,8 +97,16 @@ def _deck():
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
-    DockSpec("breakdown", "Memory and time", _breakdown, "top-right", "Ctrl+2"),
-    DockSpec("heatmap", "Workload pressure", _heatmap, "bottom-left", "Ctrl+3"),
+    DockSpec("triangle", "Trade-off triangle", _triangle, "top-left", "Ctrl+2"),
+    DockSpec("breakdown", "Memory and time", _breakdown, "top-right", "Ctrl+3"),
+    DockSpec("heatmap", "Workload pressure", _heatmap, "bottom-left", "Ctrl+4"),
+    DockSpec("roofline", "Roofline", _roofline, "bottom-right", "Ctrl+5"),
+    DockSpec("tradeoff", "Trade-off explorer", _tradeoff, "top-left", "Ctrl+6"),
+    DockSpec("residency", "KV-cache residency", _residency, "top-right", "Ctrl+7"),
+    DockSpec("tiled_io", "Attention IO tiles", _tiled_io, "bottom-right", "Ctrl+8"),
+    DockSpec("matrix", "Matrix views", _matrix, "bottom-left", "Ctrl+9"),
+    DockSpec("split", "Split computing", _split, "top-left"),
+    DockSpec("quantisation", "Quantisation", _quantisation, "top-left"),
 )
 
 CENTRE_GROUPS = ("top-left", "top-right", "bottom-left", "bottom-right")

@@ -24,8 +24,31 @@ from trinity_desktop.ui.controls import ScenarioControls
 from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, restyle_plots
 from trinity_desktop.ui.units import fmt_percent, fmt_seconds
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
+CONTROLS_WIDTH = 330
 DEFAULT_SIZE = QtCore.QSize(1600, 1000)
+
+
+class _DockScroll(QtWidgets.QScrollArea):
+    """A panel in a frameless scroll area: a narrow dock scrolls instead of widening the window. The left
+    column asks for at most `width_hint` pixels and the plots for a generous size, so the default layout
+    gives the plots the room."""
+
+    PLOT_HINT = QtCore.QSize(620, 460)
+
+    def __init__(self, panel: QtWidgets.QWidget, width_hint: int | None = None):
+        super().__init__()
+        self._width_hint = width_hint
+        self.setWidget(panel)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802 (Qt name)
+        hint = super().sizeHint()
+        if self._width_hint is not None:
+            hint.setWidth(min(hint.width(), self._width_hint))
+            return hint
+        return hint.expandedTo(self.PLOT_HINT)
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -46,7 +69,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         self._build_docks()
         self.controls.set_choices(self.hardware, self.models)
-        self.resizeDocks([self.docks["controls"]], [340], QtCore.Qt.Orientation.Horizontal)
         self._default_state = self.saveState(LAYOUT_VERSION)
 
         self.talk = TalkController(self, self.panels["deck"])
@@ -66,7 +88,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._on_results(store.results)
         for panel in self.result_panels():
             panel.update_results(store.results)
-        self.restore_layout()
+        self._shown_once = False
+        self._restored = self.restore_layout()
         self.set_theme(str(settings.value("view/theme", "system")) if settings is not None else "system")
 
     # --- docks and layout -----------------------------------------------------------------------
@@ -90,7 +113,7 @@ class MainWindow(QtWidgets.QMainWindow):
             panel = spec.factory()
             dock = QtWidgets.QDockWidget(spec.title, self)
             dock.setObjectName(f"dock_{spec.name}")
-            dock.setWidget(panel)
+            dock.setWidget(_DockScroll(panel, CONTROLS_WIDTH if spec.position == "left" else None))
             dock.setAccessibleName(f"{spec.title} panel")
             self.panels[spec.name], self.docks[spec.name] = panel, dock
             if spec.position == "left" and "left" not in leaders:
@@ -105,7 +128,35 @@ class MainWindow(QtWidgets.QMainWindow):
             self.tabifyDockWidget(leaders[position], dock)
         for dock in leaders.values():
             dock.raise_()
-        self.resizeDocks([self.docks["controls"]], [330], QtCore.Qt.Orientation.Horizontal)
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._shown_once:
+            self._shown_once = True
+            if not self._restored:  # the default layout: controls narrow, the four centre groups equal
+                QtCore.QTimer.singleShot(0, self._settle_default_layout)
+        QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)
+
+    def _settle_default_layout(self) -> None:
+        self.resizeDocks([self.docks["controls"]], [CONTROLS_WIDTH], QtCore.Qt.Orientation.Horizontal)
+        self._default_state = self.saveState(LAYOUT_VERSION)
+
+    def hide_stale_tab_bars(self) -> None:
+        """Work around Qt leaving a second, stale tab bar painted for a tabbed dock group after the layout is
+        built by splitDockWidget/tabifyDockWidget (seen with Qt 6.11, offscreen and X11): the live bar sits
+        right under its current dock; any other bar showing the same tabs is hidden."""
+        bars = [b for b in self.findChildren(QtWidgets.QTabBar) if b.parent() is self and b.isVisible()]
+        by_title = {d.windowTitle(): d for d in self.docks.values()}
+        for bar in bars:
+            dock = by_title.get(bar.tabText(bar.currentIndex()))
+            if dock is None or not dock.isVisible():
+                continue
+            live = abs(bar.geometry().top() - dock.geometry().bottom()) <= 8 and \
+                abs(bar.geometry().left() - dock.geometry().left()) <= 8
+            twins = [b for b in bars if b is not bar and
+                     [b.tabText(i) for i in range(b.count())] == [bar.tabText(i) for i in range(bar.count())]]
+            if not live and twins:
+                bar.hide()
 
     def _place_leader(self, position: str, dock, leaders: dict) -> None:
         horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
@@ -204,6 +255,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.restoreState(self._default_state, LAYOUT_VERSION)
         for dock in self.docks.values():
             dock.show()
+        QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.save_layout()

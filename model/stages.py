@@ -1,0 +1,610 @@
+"""Stage by stage: one training step or one inference request as a timeline of stages. Qt-free.
+
+`stages(scenario, results=None) -> tuple[Stage, ...]` lays out the pieces the core times (model/training.py,
+model/inference.py) on lanes, with start and end times, FLOPs and bytes per link per GPU, the live memory per
+tier and the binding resource. The stage times are the core's own quantities, re-derived by calling the
+core's functions (comms.py, memory.py, flops.py) with the same arguments as `training_step`; the last stage
+ends at `evaluate(scenario).time_total` for training and at `infer["request_s"]` for an inference request.
+
+Training step (per GPU; lanes "stage 0" ... "stage p-1", "DP network", "host link"; the DP network and
+host-link lanes show one GPU of stage 0, the stage the core's critical path ends on):
+  - 1F1B schedule (Narayanan et al. 2021, reference "pipedream-1f1b"): stage s runs min(p-1-s, m) warm-up
+    forwards, then alternates one forward and one backward, then drains the backwards. Each micro-batch
+    block is forward compute, then the forward TP/CP/EP all-reduces/gathers and the pipeline send; the
+    backward block is the backward collectives, the recomputation (selective, full or FlashAttention's) and
+    the backward compute. Forward time = t_c - t_bwd, backward = t_bwd (training.py's split: backward is
+    2/3 of the model FLOPs plus every recomputed FLOP). With uniform blocks the pipeline lasts
+    (m + p - 1)(t_f + t_b), the core's `pipeline`; the idle gaps are the bubble, (p-1)/(m+p-1) of it.
+    The collectives inside a block are drawn after its compute (in Megatron-LM they interleave with the
+    layers; the core adds their time to the block, so the block length is the same).
+  - DP gradient reduce-scatter (ZeRO >= 1) or all-reduce (ZeRO-0), drawn as GRAD_BUCKETS equal buckets on
+    the DP network lane starting t_bwd before the pipeline ends (the core overlaps it with the last
+    micro-batch's backward; reference "zero" §7, "megatron-lm"); the part longer than t_bwd is exposed.
+  - ZeRO-3 parameter all-gathers: two per micro-batch, prefetched behind the micro-batch's compute; what
+    does not fit behind t_c is drawn after the pipeline (core: m·max(0, 2·t_gather - t_c)). ZeRO-1/2: one
+    parameter all-gather after the optimizer step.
+  - DGC top-k selection (reference "dgc"), the optimizer step (HBM-bound; on the host CPU with ZeRO-Offload,
+    "zero-offload"), offload transfers over the host link (gradients down overlapping the backward,
+    updated weights up after the step; vDNN activation swaps, "vdnn", hidden behind compute where they fit).
+  - Data load (stated assumption, "modelling-assumption"): the GPU's tokens as int32 ids, m·b·s·4 bytes,
+    read over the host link at the start of the step and overlapped with the first forward (the data loader
+    prefetches); it adds no exposed time and its bytes are not part of the core's per-link totals.
+
+Inference request (lane "GPU (TP group)"): prefill, then the decode steps grouped into at most
+DECODE_GROUPS bars; decode step i attends to prompt + i + 1/2 tokens on average, so a group of steps
+[a, b) is timed by the core at context prompt + (a + b)/2 (`evaluate_grid(prompt_len=..., gen_len=0)`):
+for the full cache the sum equals gen_len x TPOT at the core's mean context prompt + gen/2 exactly. KV-cache
+tiers (offload/onload to host memory) are modelled elsewhere; no such stages are drawn here (see `notes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from .comms import (
+    allreduce_bus_factor,
+    allreduce_time,
+    gather_bus_factor,
+    gather_time,
+    gradient_sync,
+    is_intra_node,
+    link_for_group,
+    p2p_time,
+)
+from .dtypes import ACTIVATION_BYTES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISION_BYTES
+from .errors import ValidationError
+from .evaluate import Results, evaluate, evaluate_grid
+from .flops import attention_core_flops_per_token, training_flops
+from .memory import activation_bytes_per_layer, in_flight_micro_batches, layers_per_stage
+from .numeric import safe_div
+from .scenario import OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
+from .training import HOST_OPTIMIZER_BW, stage_params
+
+KINDS = ("compute", "communication", "memory-transfer", "idle", "io")
+BINDINGS = ("compute", "bandwidth", "memory")
+LINKS = ("hbm", "scale-up", "scale-out", "host")
+TIERS = ("hbm", "host")
+GRAD_BUCKETS = 4       # drawing choice: the core times one overlapped sync; shown as 4 equal buckets
+DECODE_GROUPS = 32     # decode steps are grouped into at most this many bars
+MAX_SIMULATED_MICRO_BATCHES = 96  # beyond this the steady 1F1B middle is drawn as one grouped block per stage
+TOKEN_ID_BYTES = 4.0   # int32 token ids (data load assumption)
+DP_LANE, HOST_LANE, CPU_LANE, GPU_LANE = "DP network", "host link", "host CPU", "GPU (TP group)"
+SOURCES = ("pipedream-1f1b", "megatron-lm", "korthikanti2022", "zero", "zero-offload", "vdnn", "dgc",
+           "nccl-tests-performance", "vllm", "modelling-assumption")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One bar of the timeline. Seconds, FLOPs and bytes are SI and per GPU; memory is live per GPU."""
+
+    name: str
+    kind: str
+    lane: str
+    start_s: float
+    end_s: float
+    flops: float = 0.0
+    bytes_by_link: Mapping[str, float] = field(default_factory=dict)
+    live_memory_by_tier: Mapping[str, float] = field(default_factory=dict)
+    binding: str = "compute"
+    micro_batch: int = -1
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValidationError("stage.kind", self.kind, "one of " + ", ".join(KINDS))
+        if self.binding not in BINDINGS:
+            raise ValidationError("stage.binding", self.binding, "one of " + ", ".join(BINDINGS))
+        links = {k: float(self.bytes_by_link.get(k, 0.0)) for k in LINKS}
+        tiers = {k: float(self.live_memory_by_tier.get(k, 0.0)) for k in TIERS}
+        object.__setattr__(self, "bytes_by_link", MappingProxyType(links))
+        object.__setattr__(self, "live_memory_by_tier", MappingProxyType(tiers))
+        for name in ("start_s", "end_s", "flops"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+    def as_dict(self) -> dict:
+        """Plain JSON-ready numbers (the CLI's `stages` entries and the flow panel's `stageFocused`)."""
+        return {"name": self.name, "kind": self.kind, "lane": self.lane, "start_s": self.start_s,
+                "end_s": self.end_s, "duration_s": self.duration_s, "flops": self.flops,
+                "bytes_by_link": dict(self.bytes_by_link), "live_memory_by_tier": dict(self.live_memory_by_tier),
+                "binding": self.binding, "micro_batch": self.micro_batch}
+
+
+def stages(scenario: Scenario, results: Results | None = None) -> tuple[Stage, ...]:
+    """The stages of one training step (kind "train") or one inference request (prefill + decode), sorted by
+    start time. `results` is `evaluate(scenario)`; passed in when the caller has it already."""
+    if not isinstance(scenario, Scenario):
+        raise ValidationError("scenario", type(scenario).__name__, "a Scenario")
+    r = evaluate(scenario) if results is None else results
+    if r.scenario != scenario:
+        raise ValidationError("results", "results of another scenario", "evaluate(scenario)")
+    out = _training_stages(scenario, r) if scenario.kind == "train" else _inference_stages(scenario, r)
+    lanes = lane_order(out)
+    return tuple(sorted(out, key=lambda st: (st.start_s, lanes.index(st.lane), st.end_s)))
+
+
+def stages_json(scenario: Scenario, results: Results | None = None) -> list[dict]:
+    """`stages` as plain dicts for `calc train|infer --json`: name, kind, lane, start_s, end_s, duration_s,
+    flops, bytes_by_link, live_memory_by_tier, binding, micro_batch (SI units, per GPU)."""
+    return [st.as_dict() for st in stages(scenario, results)]
+
+
+def lane_order(items) -> list[str]:
+    """Lanes top to bottom: pipeline stages in rank order, then the DP network, host link and host CPU."""
+    names = {st.lane for st in items}
+    pipe = sorted((n for n in names if n.startswith("stage ")), key=lambda n: int(n.split()[1]))
+    rest = [n for n in (GPU_LANE, DP_LANE, HOST_LANE, CPU_LANE) if n in names]
+    return pipe + rest + sorted(names - set(pipe) - set(rest))
+
+
+def notes(scenario: Scenario) -> tuple[str, ...]:
+    """The assumptions a reader of the timeline should see, in words."""
+    if scenario.kind == "train":
+        return ("Data load: m·b·s token ids at 4 bytes over the host link, prefetched (no exposed time).",
+                "TP/CP/EP collectives and pipeline sends are drawn after each block's compute (they interleave "
+                "with the layers in Megatron-LM; the block length is the core's).",
+                "The DP network and host-link lanes show one GPU of pipeline stage 0.",
+                f"The gradient sync is drawn as {GRAD_BUCKETS} equal buckets overlapping the last backward.")
+    return ("Decode steps are grouped; each group is timed by the core at its mean context.",
+            "KV-cache offload and onload between memory tiers are not drawn here (tiers are modelled elsewhere).")
+
+
+def bubble_fraction(items, lane: str = "stage 0") -> float:
+    """Idle share of one pipeline lane over the pipeline phase (time 0 to the last backward on any stage).
+    1F1B with uniform blocks: (p-1)/(m+p-1) on every stage (Narayanan et al. 2021)."""
+    ends = [st.end_s for st in items if st.name.startswith(("backward", "steady"))]
+    if not ends:
+        return 0.0
+    end = max(ends)
+    idle = sum(max(0.0, min(st.end_s, end) - st.start_s) for st in items if st.lane == lane and st.kind == "idle")
+    return idle / end if end > 0 else 0.0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# training
+
+
+def training_pieces(sc: Scenario) -> dict:
+    """The per-micro-batch and per-step pieces of `training.training_step` for one scenario, as floats.
+
+    Uses `training_step`'s own "pieces" entry when the core returns one; otherwise re-derives each piece by
+    calling the same core functions with the same arguments as `training_step` does (the tests check that
+    the pieces add up to the core's step time)."""
+    raw = evaluate_grid(sc)
+    core = raw.get("pieces")
+    if isinstance(core, Mapping) and set(PIECE_KEYS) <= set(core):
+        return {k: (v if isinstance(v, str) else _f(v)) for k, v in core.items()}
+    arch, hw, eff = sc.model, sc.hardware, sc.efficiency
+    w_b, g_b, master = TRAIN_PRECISION_BYTES[sc.precision]
+    k_bytes = master + OPTIMIZER_STATE_BYTES[sc.optimizer]
+    act_b = ACTIVATION_BYTES[sc.precision]
+    rc, zero, off = RECOMPUTE_CODE[sc.recompute], sc.zero, OFFLOAD_CODE[sc.offload]
+    tp, pp, cp, ep, dp = sc.tp, sc.pp, sc.cp, sc.ep, float(raw["dp"])
+    m = float(raw["micro_batches"])
+    L, h, a = arch.layers, arch.hidden, arch.heads
+    s_local = sc.seq_len / cp
+    lps = _f(layers_per_stage(L, pp))
+    gpn, eta = sc.gpus_per_node, eff.network
+
+    n_moe = arch.moe_layers
+    moe_ffn = (arch.moe_ffn_hidden or arch.ffn_hidden) * (arch.experts_per_token + arch.shared_experts)
+    ffn_avg = ((L - n_moe) * arch.ffn_hidden + n_moe * moe_ffn) / L
+    kv_width = a * arch.qk_dim if arch.attention == "mla" else arch.kv_heads * arch.head_dim
+    per_layer_act = _f(activation_bytes_per_layer(
+        s_local, sc.micro_batch, h, a, tp, sc.sequence_parallel, rc, sc.flash_attention, q_width=a * arch.qk_dim,
+        kv_width=kv_width, ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_b))
+
+    tokens = float(sc.global_batch) * sc.seq_len
+    W = arch.matmul_params_active_per_layer()
+    attn_layer = attention_core_flops_per_token(sc.seq_len, a, arch.qk_dim, arch.v_dim)
+    layers_fwd = L * (2.0 * W + attn_layer)
+    model_flops, hw_flops = (_f(x) for x in training_flops(tokens, layers_fwd + 2.0 * h * arch.vocab,
+                                                           L * attn_layer, layers_fwd, rc, sc.flash_attention))
+    per_gpu_mb = hw_flops / (m * dp) / (tp * pp * cp)
+    peak = sc.hardware.peak(sc.precision)
+    t_c = per_gpu_mb / (peak * eff.compute)
+    bwd_share = (model_flops * 2.0 / 3.0 + (hw_flops - model_flops)) / hw_flops
+    recompute_share = (hw_flops - model_flops) / hw_flops
+
+    bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpn, hw, eta)
+    n_ar = 4.0 + 2.0 * (rc == 2)
+    tp_msg = sc.micro_batch * s_local * h * act_b
+    t_tp = lps * n_ar * _f(allreduce_time(tp, tp_msg, bw_tp, al_tp))
+    b_tp = lps * n_ar * _f(allreduce_bus_factor(tp)) * tp_msg
+    bw_cp, al_cp, in_cp = link_for_group(cp, tp, gpn, hw, eta)
+    cp_msg = 2.0 * sc.micro_batch * sc.seq_len * arch.kv_width * act_b / tp
+    t_cp = lps * 2.0 * _f(gather_time(cp, cp_msg, bw_cp, al_cp))
+    b_cp = lps * 2.0 * _f(gather_bus_factor(cp)) * cp_msg
+    bw_ep, al_ep, in_ep = link_for_group(ep, tp * cp, gpn, hw, eta)
+    moe_lps = lps * n_moe / L
+    ep_msg = sc.micro_batch * s_local * h * act_b * arch.experts_per_token
+    t_ep = moe_lps * 4.0 * _f(gather_time(ep, ep_msg, bw_ep, al_ep))
+    b_ep = moe_lps * 4.0 * _f(gather_bus_factor(ep)) * ep_msg
+    in_pp = bool(is_intra_node(2, tp * cp * dp, gpn)) and hw.scaleup_bw > 0
+    bw_pp = (hw.scaleup_bw if in_pp else hw.scaleout_bw) * eta
+    al_pp = hw.scaleup_latency_s if in_pp else hw.scaleout_latency_s
+    pp_msg = sc.micro_batch * s_local * h * act_b / (tp if sc.sequence_parallel else 1.0)
+    t_pp = 2.0 * _f(p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1))
+    b_pp = 2.0 * pp_msg if pp > 1 else 0.0
+
+    psi_d, psi_e = (_f(x) for x in stage_params(arch, tp, pp, ep))
+    bw_dp, al_dp, in_dp = link_for_group(dp, tp * cp, gpn, hw, eta)
+    bw_edp, al_edp, in_edp = link_for_group(dp / ep, tp * cp * ep, gpn, hw, eta)
+    ina = bool(sc.in_network_aggregation) and not bool(in_dp)
+    t_gd, b_gd = (_f(x) for x in gradient_sync(dp, psi_d * g_b, bw_dp, al_dp, zero == 0, sc.grad_compression, ina))
+    t_ge, b_ge = (_f(x) for x in gradient_sync(dp / ep, psi_e * g_b, bw_edp, al_edp, zero == 0,
+                                               sc.grad_compression, ina and not bool(in_edp)))
+    t_gather = _f(gather_time(dp, psi_d * w_b, bw_dp, al_dp) + gather_time(dp / ep, psi_e * w_b, bw_edp, al_edp))
+    gather_d = _f(gather_bus_factor(dp)) * psi_d * w_b
+    gather_e = _f(gather_bus_factor(dp / ep)) * psi_e * w_b
+    t_compress = 3.0 * (psi_d + psi_e) * g_b / (hw.hbm_bw * eff.hbm) if sc.grad_compression > 1.0 else 0.0
+
+    host_bw = hw.host_link_bw * eta
+    shard = 1.0 / dp if zero >= 1 else 1.0
+    shard_e = ep / dp if zero >= 1 else 1.0
+    local = psi_d * shard + psi_e * shard_e
+    grads_down = local * g_b if off == 1 else 0.0
+    params_up = local * w_b if off == 1 else 0.0
+    act_swap = 2.0 * per_layer_act * lps if off == 2 else 0.0
+    t_down, t_up, t_swap = (_f(safe_div(x, host_bw)) for x in (grads_down, params_up, act_swap))
+    opt_bytes = local * (2.0 * k_bytes + g_b + w_b)
+    t_opt = opt_bytes / HOST_OPTIMIZER_BW if off == 1 else opt_bytes / (hw.hbm_bw * eff.hbm)
+    link = {True: "scale-up", False: "scale-out"}
+    return {
+        "m": m, "pp": float(pp), "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_c * bwd_share,
+        "t_recompute": t_c * recompute_share, "flops_mb": per_gpu_mb, "bwd_share": bwd_share,
+        "recompute_share": recompute_share, "n_ar": n_ar,
+        "t_tp": t_tp, "t_cp": t_cp, "t_ep": t_ep, "t_pp": t_pp,
+        "b_tp": b_tp, "b_cp": b_cp, "b_ep": b_ep, "b_pp": b_pp,
+        "link_tp": link[bool(in_tp)], "link_cp": link[bool(in_cp)], "link_ep": link[bool(in_ep)],
+        "link_pp": link[in_pp], "link_dp": link[bool(in_dp)], "link_edp": link[bool(in_edp)],
+        "t_grad": t_gd + t_ge, "b_grad_d": b_gd, "b_grad_e": b_ge, "t_gather": t_gather,
+        "gather_d": gather_d, "gather_e": gather_e, "t_compress": t_compress, "compress_bytes": 3.0 * (psi_d + psi_e) * g_b,
+        "grads_down": grads_down, "params_up": params_up, "act_swap": act_swap,
+        "t_down": t_down, "t_up": t_up, "t_swap": t_swap, "host_bw": host_bw,
+        "opt_bytes": opt_bytes, "t_opt": t_opt, "offload_optimizer": off == 1, "offload_activations": off == 2,
+        "per_layer_act": per_layer_act, "act_mb": per_layer_act * lps, "zero": zero, "recompute": rc,
+        "tp": tp, "cp": cp, "ep": ep,
+    }
+
+
+PIECE_KEYS = ("m", "pp", "dp", "lps", "t_c", "t_bwd", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
+              "n_ar", "t_tp", "t_cp", "t_ep", "t_pp", "b_tp", "b_cp", "b_ep", "b_pp", "link_tp", "link_cp", "link_ep",
+              "link_pp", "link_dp", "link_edp", "t_grad", "b_grad_d", "b_grad_e", "t_gather", "gather_d", "gather_e",
+              "t_compress", "compress_bytes", "grads_down", "params_up", "act_swap", "t_down", "t_up", "t_swap",
+              "host_bw", "opt_bytes", "t_opt", "offload_optimizer", "offload_activations", "per_layer_act", "act_mb",
+              "zero", "recompute")
+
+
+def _f(x) -> float:
+    return float(np.asarray(x, dtype=float))
+
+
+def one_f_one_b(p: int, m: int, t_f: float, t_b: float) -> tuple[np.ndarray, np.ndarray]:
+    """Start times (F, B), each of shape (p, m), of the 1F1B schedule with uniform block times.
+
+    Stage s runs w = min(p-1-s, m) warm-up forwards, then alternates F(w+i), B(i), then drains the backwards;
+    F(s, j) waits for F(s-1, j) and B(s, j) for B(s+1, j) (PipeDream-Flush / Megatron-LM 1F1B). The makespan is
+    (m + p - 1)(t_f + t_b) and each stage idles (p-1)(t_f + t_b) (Narayanan et al. 2021)."""
+    if p < 1 or m < 1:
+        raise ValidationError("pipeline", (p, m), "p >= 1 stages and m >= 1 micro-batches")
+    orders = []
+    for s in range(p):
+        w = min(p - 1 - s, m)
+        order = [("F", j) for j in range(w)]
+        for i in range(m - w):
+            order += [("F", w + i), ("B", i)]
+        order += [("B", j) for j in range(m - w, m)]
+        orders.append(order)
+    f_end = np.full((p, m), np.nan)
+    b_end = np.full((p, m), np.nan)
+    f_start, b_start = np.zeros((p, m)), np.zeros((p, m))
+    ptr, free = [0] * p, [0.0] * p
+    remaining = 2 * p * m
+    while remaining:
+        progressed = False
+        for s in range(p):
+            while ptr[s] < len(orders[s]):
+                op, j = orders[s][ptr[s]]
+                if op == "F":
+                    dep = 0.0 if s == 0 else f_end[s - 1, j]
+                else:
+                    dep = f_end[s, j] if s == p - 1 else b_end[s + 1, j]
+                if np.isnan(dep):
+                    break
+                start = max(free[s], dep)
+                if op == "F":
+                    f_start[s, j], f_end[s, j] = start, start + t_f
+                else:
+                    b_start[s, j], b_end[s, j] = start, start + t_b
+                free[s] = start + (t_f if op == "F" else t_b)
+                ptr[s] += 1
+                remaining -= 1
+                progressed = True
+        if not progressed:  # cannot happen for a valid 1F1B order; guards against an endless loop
+            raise RuntimeError("1F1B schedule deadlocked")
+    return f_start, b_start
+
+
+def _links(**kw) -> dict:
+    out = dict.fromkeys(LINKS, 0.0)
+    for k, v in kw.items():
+        out[k.replace("_", "-")] += float(v)
+    return out
+
+
+def _add(d: dict, link: str, value: float) -> None:
+    d[link] = d.get(link, 0.0) + float(value)
+
+
+def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
+    P = training_pieces(sc)
+    p, m_true = int(P["pp"]), int(round(P["m"]))
+    m_sim = min(m_true, max(MAX_SIMULATED_MICRO_BATCHES, 3 * p))
+    k_extra = m_true - m_sim
+    cut = m_sim // 2  # the grouped steady block goes after B(s, cut) on every stage
+
+    t_c, t_bwd = P["t_c"], P["t_bwd"]
+    t_fc = t_c - t_bwd
+    t_rc = P["t_recompute"]
+    fwd_comm_frac = {"tp": 2.0 / P["n_ar"], "cp": 0.5, "ep": 0.5, "pp": 0.5}
+    comm_f = sum(P[f"t_{k}"] * v for k, v in fwd_comm_frac.items())
+    comm_b = sum(P[f"t_{k}"] * (1.0 - v) for k, v in fwd_comm_frac.items())
+    t_f, t_b = t_fc + comm_f, comm_b + t_bwd
+    period = t_f + t_b
+    active = [k.upper() + {"tp": " all-reduce", "cp": " KV gather", "ep": " all-to-all", "pp": " send"}[k]
+              for k in ("tp", "cp", "ep", "pp") if P[f"t_{k}"] > 0]
+    comm_label = " + ".join(active) if active else "communication"
+    comm_bytes_f, comm_bytes_b = dict.fromkeys(LINKS, 0.0), dict.fromkeys(LINKS, 0.0)
+    for k, v in fwd_comm_frac.items():
+        _add(comm_bytes_f, P[f"link_{k}"], P[f"b_{k}"] * v)
+        _add(comm_bytes_b, P[f"link_{k}"], P[f"b_{k}"] * (1.0 - v))
+
+    mem = r.memory
+    capacity = r.capacity
+    weights_eff = mem["weights"] * (P["dp"] if P["zero"] == 3 else 1.0)
+    act_mb = P["act_mb"]
+    keep = min(P["lps"], 2.0) / P["lps"] if P["offload_activations"] else 1.0
+    states_hbm = mem["weights"] + mem["gradients"] + mem["optimizer"]
+    in_flight_peak = _f(in_flight_micro_batches(p, m_true))
+    host_static = r.train.get("host_bytes", 0.0) - (act_mb * in_flight_peak * (1 - keep))
+
+    def live(n_act: float) -> dict:
+        return {"hbm": states_hbm + act_mb * n_act * keep, "host": host_static + act_mb * n_act * (1 - keep)}
+
+    def bind(kind_binding: str, live_mem: dict) -> str:
+        return "memory" if live_mem["hbm"] > capacity else kind_binding
+
+    f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
+    if k_extra:
+        delta = k_extra * period
+        idx = np.arange(m_sim)
+        for s in range(p):
+            w = min(p - 1 - s, m_sim)
+            f_start[s, idx > cut + w] += delta
+            b_start[s, idx > cut] += delta
+    pipe_end = (m_true + p - 1) * period
+
+    fl = P["flops_mb"]
+    out: list[Stage] = []
+    rec_name = {2: "recompute (full layer forward)", 1: "recompute (selective: attention core)"}.get(
+        P["recompute"], "recompute (FlashAttention backward)")
+
+    def mb_label(j: int, w: int = 0) -> int:
+        """True micro-batch index of simulated F (w = warm-up count) or B (w = 0) number j."""
+        return j + k_extra if j > cut + w else j
+
+    for s in range(p):
+        lane = f"stage {s}"
+        w = min(p - 1 - s, m_sim)
+        for j in range(m_sim):
+            jj, jb = mb_label(j, w), mb_label(j)
+            # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
+            lm = live(j + 1 - max(0, j - w))
+            t0 = f_start[s, j]
+            out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P["bwd_share"]),
+                             _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj))
+            if comm_f > 0:
+                out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc, t0 + t_f,
+                                 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj))
+            # live at B(j): forwards done = min(m, j + 1 + w) (1F1B order), backwards done = j
+            lm_b = live(min(m_sim, j + 1 + w) - j)
+            t0 = b_start[s, j]
+            if comm_b > 0:
+                out.append(Stage(f"comm {comm_label} (bwd) mb {jb}", "communication", lane, t0, t0 + comm_b,
+                                 0.0, comm_bytes_b, lm_b, bind("bandwidth", lm_b), jb))
+            t1 = t0 + comm_b
+            if t_rc > 0:
+                out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc, fl * P["recompute_share"],
+                                 _links(), lm_b, bind("compute", lm_b), jb))
+            out.append(Stage(f"backward mb {jb}", "compute", lane, t1 + t_rc, t0 + t_b,
+                             fl * (P["bwd_share"] - P["recompute_share"]), _links(hbm=2.0 * weights_eff + act_mb),
+                             lm_b, bind("compute", lm_b), jb))
+            if k_extra and j == cut:
+                g0 = t0 + t_b
+                lm_g = live(min(p - s, m_true))
+                out.append(Stage(f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, backwards "
+                                 f"{cut + 1}-{cut + k_extra}, grouped)", "compute",
+                                 lane, g0, g0 + k_extra * period, k_extra * fl,
+                                 {lk: k_extra * v for lk, v in _sum_links(
+                                     _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f,
+                                     comm_bytes_b).items()}, lm_g, bind("compute", lm_g), -1))
+
+    # --- DP network and host link, one GPU of stage 0 ------------------------------------------------
+    grad_bytes = dict.fromkeys(LINKS, 0.0)
+    _add(grad_bytes, P["link_dp"], P["b_grad_d"])
+    _add(grad_bytes, P["link_edp"], P["b_grad_e"])
+    gather_bytes = dict.fromkeys(LINKS, 0.0)  # one parameter all-gather
+    _add(gather_bytes, P["link_dp"], P["gather_d"])
+    _add(gather_bytes, P["link_edp"], P["gather_e"])
+    states_only = live(0.0)
+    zero, t_g = P["zero"], P["t_gather"]
+
+    if zero == 3 and t_g > 0:  # two gathers per micro-batch prefetched behind compute
+        hidden = min(2.0 * t_g, t_c)
+        w0 = min(p - 1, m_sim)
+        for j in range(m_sim):
+            for tag, t0, frac, jj in (("fwd", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
+                                      ("bwd", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j))):
+                dur = hidden * frac
+                lm = live(min(p, m_true))
+                out.append(Stage(f"ZeRO-3 all-gather ({tag}, prefetched) mb {jj}", "communication", DP_LANE, t0,
+                                 t0 + dur, 0.0, {k: v * 2.0 * dur / (2.0 * t_g) for k, v in gather_bytes.items()},
+                                 lm, "bandwidth", jj))
+        if k_extra:
+            g0 = b_start[0, cut] + t_b
+            out.append(Stage(f"ZeRO-3 all-gathers (prefetched), micro-batches {cut + 1}-{cut + k_extra}",
+                             "communication", DP_LANE, g0, g0 + k_extra * period, 0.0,
+                             {k: v * k_extra * hidden / t_g for k, v in gather_bytes.items()},
+                             live(min(p, m_true)), "bandwidth", -1))
+
+    if P["offload_activations"] and P["t_swap"] > 0:  # vDNN: out during forward, back in during backward
+        hidden = min(P["t_swap"], t_c)
+        w0 = min(p - 1, m_sim)
+        for j in range(m_sim):
+            for tag, t0, frac, jj in (("out", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
+                                      ("in", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j))):
+                dur = hidden * frac
+                out.append(Stage(f"activations {tag} (host link) mb {jj}", "memory-transfer", HOST_LANE, t0,
+                                 t0 + dur, 0.0, _links(host=P["act_swap"] * dur / P["t_swap"]), live(1.0),
+                                 "bandwidth", jj))
+        if k_extra:
+            g0 = b_start[0, cut] + t_b
+            out.append(Stage(f"activation swaps, micro-batches {cut + 1}-{cut + k_extra}", "memory-transfer",
+                             HOST_LANE, g0, g0 + k_extra * period, 0.0,
+                             _links(host=k_extra * P["act_swap"] * hidden / P["t_swap"]), live(1.0), "bandwidth", -1))
+
+    g_start = pipe_end - t_bwd
+    t_grad, t_down = P["t_grad"], P["t_down"]
+    verb = "all-reduce" if zero == 0 else "reduce-scatter"
+    if sc.grad_compression > 1.0:
+        verb = f"sparse all-gather (DGC {sc.grad_compression:g}x)"
+    if t_grad > 0:
+        for i in range(GRAD_BUCKETS):
+            a0 = g_start + i * t_grad / GRAD_BUCKETS
+            out.append(Stage(f"DP gradient {verb} bucket {i + 1}/{GRAD_BUCKETS}", "communication", DP_LANE, a0,
+                             a0 + t_grad / GRAD_BUCKETS, 0.0, {k: v / GRAD_BUCKETS for k, v in grad_bytes.items()},
+                             live(1.0), "bandwidth", -1))
+    t = g_start + t_grad
+    if t_down > 0:
+        out.append(Stage("gradients to host (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + t_down, 0.0,
+                         _links(host=P["grads_down"]), live(1.0), "bandwidth", -1))
+    t = max(pipe_end, t + t_down)  # = pipeline + exposed gradient sync (core: max(0, t_grad + t_down - t_bwd))
+
+    if zero == 3 and t_g > 0:
+        exposed = m_true * max(0.0, 2.0 * t_g - t_c)
+        if exposed > 0:
+            out.append(Stage("ZeRO-3 all-gathers, exposed (did not fit behind compute)", "communication", DP_LANE,
+                             t, t + exposed, 0.0, {k: v * exposed / t_g for k, v in gather_bytes.items()},
+                             states_only, "bandwidth", -1))
+            t += exposed
+    gpu_lanes = [f"stage {s}" for s in range(p)]
+    if P["t_compress"] > 0:
+        for lane in gpu_lanes:
+            out.append(Stage("DGC top-k gradient selection", "memory-transfer", lane, t, t + P["t_compress"], 0.0,
+                             _links(hbm=P["compress_bytes"]), states_only, "bandwidth", -1))
+        t += P["t_compress"]
+    if P["offload_optimizer"]:
+        out.append(Stage("optimizer step on the host CPU (ZeRO-Offload)", "compute", CPU_LANE, t, t + P["t_opt"],
+                         0.0, _links(), states_only, "bandwidth", -1))
+    else:
+        for lane in gpu_lanes:
+            out.append(Stage("optimizer step", "compute", lane, t, t + P["t_opt"], 0.0, _links(hbm=P["opt_bytes"]),
+                             states_only, bind("bandwidth", states_only), -1))
+    t += P["t_opt"]
+    if P["t_up"] > 0:
+        out.append(Stage("updated weights to GPU (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + P["t_up"],
+                         0.0, _links(host=P["params_up"]), states_only, "bandwidth", -1))
+        t += P["t_up"]
+    if zero in (1, 2) and t_g > 0:
+        out.append(Stage(f"ZeRO-{zero} parameter all-gather", "communication", DP_LANE, t, t + t_g, 0.0,
+                         gather_bytes, states_only, "bandwidth", -1))
+        t += t_g
+    if P["offload_activations"] and P["t_swap"] > 0:
+        exposed = m_true * max(0.0, P["t_swap"] - t_c)
+        if exposed > 0:
+            out.append(Stage("activation swaps, exposed", "memory-transfer", HOST_LANE, t, t + exposed, 0.0,
+                             _links(host=m_true * P["act_swap"] * exposed / (m_true * P["t_swap"])), states_only,
+                             "bandwidth", -1))
+            t += exposed
+    end = t
+
+    # data load: prefetched, overlapping the first forward
+    load_bytes = m_true * sc.micro_batch * sc.seq_len * TOKEN_ID_BYTES
+    if P["host_bw"] > 0:
+        out.append(Stage("data load (token ids, prefetched)", "io", HOST_LANE, 0.0,
+                         load_bytes / P["host_bw"], 0.0, _links(host=load_bytes), live(0.0), "bandwidth", -1))
+
+    # idle gaps on the pipeline lanes: the bubble inside the pipeline, waiting on the network after it
+    for lane in gpu_lanes:
+        busy = sorted((st.start_s, st.end_s) for st in out if st.lane == lane)
+        cursor = 0.0
+        gaps = []
+        for a0, a1 in busy:
+            if a0 > cursor + 1e-12 * max(end, 1.0):
+                gaps.append((cursor, a0))
+            cursor = max(cursor, a1)
+        if end > cursor + 1e-12 * max(end, 1.0):
+            gaps.append((cursor, end))
+        for g0, g1 in gaps:
+            name = "bubble (1F1B warm-up/cool-down)" if g1 <= pipe_end * (1 + 1e-12) else "waiting (exposed DP/offload)"
+            out.append(Stage(name, "idle", lane, g0, g1, 0.0, _links(), states_only if g0 >= pipe_end else live(0.0),
+                             "compute" if g1 <= pipe_end * (1 + 1e-12) else "bandwidth", -1))
+    return out
+
+
+def _sum_links(*ds) -> dict:
+    out = dict.fromkeys(LINKS, 0.0)
+    for d in ds:
+        for k, v in d.items():
+            out[k] += v
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# inference
+
+
+def _inference_stages(sc: Scenario, r: Results) -> list[Stage]:
+    s, g, tp = sc.prompt_len, sc.gen_len, sc.gpus
+    capacity = r.capacity
+    full = evaluate_grid(sc)
+    n = min(g, DECODE_GROUPS)
+    edges = np.round(np.linspace(0.0, g, n + 1)).astype(int)
+    lo, hi = edges[:-1], edges[1:]
+    steps = (hi - lo).astype(float)
+    mid = s + (lo + hi) / 2.0
+    ctx_end = s + hi.astype(float)
+    grid = evaluate_grid(sc, prompt_len=np.concatenate([mid, ctx_end]), gen_len=0)
+    tpot = np.asarray(grid["time_per_output_token_s"], dtype=float)[:n]
+    flops = np.asarray(grid["decode_flops"], dtype=float)[:n] / tp
+    c_share, b_share = (np.asarray(x, dtype=float)[:n] for x in grid["decode_shares"])
+    link_arr = {k: np.broadcast_to(np.asarray(v, dtype=float), (2 * n,))[:n] for k, v in grid["decode_bytes"].items()}
+    mem_end = np.asarray(grid["memory_total"], dtype=float)[n:]
+
+    out: list[Stage] = []
+    prefill = float(full["prefill_s"])
+    pc, pb = (_f(x) for x in full["prefill_shares"])
+    prefill_mem = _f(evaluate_grid(sc, prompt_len=s, gen_len=0)["memory_total"])
+    lm = {"hbm": prefill_mem, "host": 0.0}
+    binding = "memory" if prefill_mem > capacity else ("compute" if pc >= pb else "bandwidth")
+    out.append(Stage(f"prefill ({s:,} prompt tokens x {sc.batch})", "compute", GPU_LANE, 0.0, prefill,
+                     _f(full["prefill_flops"]) / tp, {k: _f(v) for k, v in full["prefill_bytes"].items()}, lm,
+                     binding, -1))
+    t = prefill
+    for i in range(n):
+        dur = float(steps[i] * tpot[i])
+        lm = {"hbm": float(mem_end[i]), "host": 0.0}
+        binding = "memory" if lm["hbm"] > capacity else ("compute" if c_share[i] >= b_share[i] else "bandwidth")
+        label = f"decode step {lo[i] + 1}" if steps[i] == 1 else f"decode steps {lo[i] + 1}-{hi[i]}"
+        out.append(Stage(f"{label} (context {int(s + lo[i]):,}-{int(s + hi[i]):,})", "compute", GPU_LANE, t, t + dur,
+                         float(steps[i] * flops[i]), {k: float(steps[i] * v[i]) for k, v in link_arr.items()}, lm,
+                         binding, -1))
+        t += dur
+    return out

@@ -1,0 +1,271 @@
+"""Flow (Gantt + stepper) and outcomes (variants side by side) panels: what they draw is what the model computed;
+the keyboard moves the highlight and the linked panels hear about it."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import math  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6 import QtCore, QtWidgets  # noqa: E402
+
+from trinity_desktop.defaults import default_scenario  # noqa: E402
+from trinity_desktop.model import evaluate  # noqa: E402
+from trinity_desktop.model.stages import stages  # noqa: E402
+from trinity_desktop.model.variants import VARIANTS  # noqa: E402
+from trinity_desktop.ui import theme  # noqa: E402
+from trinity_desktop.ui.flow_panel import FlowPanel  # noqa: E402
+from trinity_desktop.ui.outcomes_panel import OutcomesPanel  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def train_results():
+    return evaluate(default_scenario())
+
+
+@pytest.fixture(scope="module")
+def infer_results():
+    return evaluate(default_scenario().replace(kind="decode", gpus=8))
+
+
+@pytest.fixture
+def flow(qtbot, train_results):
+    panel = FlowPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1000, 650)
+    panel.show()
+    panel.update_results(train_results)
+    return panel
+
+
+@pytest.fixture
+def outcomes(qtbot, train_results):
+    panel = OutcomesPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1000, 650)
+    panel.show()
+    panel.update_results(train_results)
+    return panel
+
+
+class LinkedStub(QtCore.QObject):
+    """Stands in for the roofline and memory panels: what they would show for the focused stage."""
+
+    def __init__(self):
+        super().__init__()
+        self.operating_point = None   # roofline: (FLOPs, bytes) of the stage
+        self.live_hbm = None          # memory panel: live HBM at that moment
+
+    def follow(self, name: str, numbers: dict) -> None:
+        self.operating_point = (numbers["flops"], sum(numbers["bytes_by_link"].values()))
+        self.live_hbm = numbers["live_memory_by_tier"]["hbm"]
+
+
+# --- flow panel -------------------------------------------------------------------------------------
+
+def test_gantt_draws_every_stage(flow, train_results):
+    expected = stages(train_results.scenario, train_results)
+    assert flow.stage_count() == len(expected)
+    bars = flow.bars()
+    assert bars == [(s.lane, s.start_s, s.end_s, s.kind) for s in expected]
+    assert flow.lanes()[:2] == ["stage 0", "stage 1"] and "DP network" in flow.lanes()
+    assert max(end for _, _, end, _ in bars) == pytest.approx(train_results.time_total, rel=1e-6)
+    kinds = {k for *_, k in bars}
+    assert {"compute", "communication", "idle"} <= kinds  # the bubble and the collectives are drawn
+    # the bar item holds exactly these bars, in the drawn time unit
+    opts = flow.bars_item.opts
+    assert len(opts["x0"]) == len(bars)
+    assert np.all(np.isfinite(opts["x0"])) and np.all(np.asarray(opts["width"]) >= 0)
+
+
+def test_keyboard_moves_the_highlight_and_updates_linked_panels(qtbot, flow, train_results):
+    stub = LinkedStub()
+    flow.stageFocused.connect(stub.follow)
+    focus = []
+    flow.focusRequested.connect(lambda what, key: focus.append((what, key)))
+    assert flow.focusPolicy() & QtCore.Qt.FocusPolicy.TabFocus
+    assert flow.current_index() == 0
+    with qtbot.waitSignal(flow.stageFocused, timeout=1000) as blocker:
+        qtbot.keyClick(flow, QtCore.Qt.Key.Key_Right)
+    assert flow.current_index() == 1
+    st = flow.current_stage()
+    name, numbers = blocker.args
+    assert name == st.name and numbers["start_s"] == st.start_s and numbers["end_s"] == st.end_s
+    assert stub.live_hbm == st.live_memory_by_tier["hbm"]
+    assert stub.operating_point == (st.flops, sum(st.bytes_by_link.values()))
+    assert focus[-1] == ("stage", st.name)
+    x0, x1, y0, y1 = flow.highlight_rect()
+    assert x0 == pytest.approx(st.start_s, rel=1e-9, abs=1e-12)
+    assert x1 == pytest.approx(st.end_s, rel=1e-9)
+    lane = flow.lanes().index(st.lane)
+    assert y0 < lane < y1
+    for _ in range(3):
+        qtbot.keyClick(flow, QtCore.Qt.Key.Key_Right)
+    assert flow.current_index() == 4
+    qtbot.keyClick(flow, QtCore.Qt.Key.Key_Left)
+    assert flow.current_index() == 3
+    # the linked stub follows the newly highlighted stage
+    assert stub.live_hbm == flow.current_stage().live_memory_by_tier["hbm"]
+    # clamped at the ends
+    for _ in range(10):
+        qtbot.keyClick(flow, QtCore.Qt.Key.Key_Left)
+    assert flow.current_index() == 0
+    qtbot.keyClick(flow, QtCore.Qt.Key.Key_End)
+    assert flow.current_index() == flow.stage_count() - 1
+    qtbot.keyClick(flow, QtCore.Qt.Key.Key_Right)
+    assert flow.current_index() == flow.stage_count() - 1
+
+
+def test_arrow_keys_work_while_a_button_has_focus(qtbot, flow):
+    flow.next_button.setFocus()
+    qtbot.keyClick(flow.next_button, QtCore.Qt.Key.Key_Right)
+    assert flow.current_index() == 1
+
+
+def test_buttons_and_play(qtbot, flow):
+    qtbot.mouseClick(flow.next_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(flow.next_button, QtCore.Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(flow.prev_button, QtCore.Qt.MouseButton.LeftButton)
+    assert flow.current_index() == 1
+    flow.timer.setInterval(5)
+    qtbot.mouseClick(flow.play_button, QtCore.Qt.MouseButton.LeftButton)
+    assert flow.is_playing() and "Pause" in flow.play_button.text()
+    qtbot.waitUntil(lambda: flow.current_index() >= 4, timeout=2000)
+    qtbot.keyClick(flow, QtCore.Qt.Key.Key_Space)
+    assert not flow.is_playing() and "Play" in flow.play_button.text()
+    for w in (flow.prev_button, flow.next_button, flow.play_button, flow.zoom_check):
+        assert w.toolTip() and w.accessibleName()
+
+
+def test_side_readout_shows_the_numbers_with_units(flow, train_results):
+    i = next(k for k, s in enumerate(stages(train_results.scenario, train_results))
+             if s.name == "forward mb 1" and s.lane == "stage 0")
+    flow.select(i)
+    text = flow.detail_text()
+    st = flow.current_stage()
+    assert "forward mb 1" in text
+    assert "FLOP" in text and "GB" in text and " ms" in text
+    assert f"{st.live_memory_by_tier['hbm'] / 1e9:.1f} GB" in text
+    assert theme.RESOURCE_COLORS["compute"] in text and "Compute" in text
+    assert "nan" not in text.lower()
+
+
+def test_hover_readout(flow):
+    st = flow.current_stage()
+    lane = flow.lanes().index(st.lane)
+    mid = (st.start_s + st.end_s) / 2 * flow._scale
+    text = flow.hover_text_at(mid, lane)
+    assert st.name in text and ("ms" in text or " s" in text) and "binding" in text
+    assert flow.hover_text_at(mid, lane + 0.5) == ""
+
+
+def test_set_focus_selects_without_echo(qtbot, flow):
+    name = flow.current_stage().name
+    flow.step(10)
+    other = flow.current_stage().name
+    with qtbot.assertNotEmitted(flow.stageFocused):
+        flow.set_focus("stage", name)
+        flow.set_focus("workload", other)  # not a stage: ignored
+    assert flow.current_stage().name == name
+
+
+def test_inference_request_flow(qtbot, infer_results):
+    panel = FlowPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1000, 650)
+    panel.update_results(infer_results)
+    assert panel.lanes() == ["GPU (TP group)"]
+    assert panel.stage_count() == 33
+    assert panel.current_stage().name.startswith("prefill")
+    bars = panel.bars()
+    assert bars[-1][2] == pytest.approx(infer_results.infer["request_s"], rel=1e-6)
+    qtbot.keyClick(panel, QtCore.Qt.Key.Key_Right)
+    assert panel.current_stage().name.startswith("decode steps 1-32")
+    assert "Bandwidth" in panel.detail_text()
+
+
+def test_highlight_survives_an_update(flow, train_results):
+    flow.select(7)
+    name = flow.current_stage().name
+    flow.update_results(evaluate(train_results.scenario.replace(zero=3)))
+    assert flow.current_stage().name == name
+
+
+# --- outcomes panel ---------------------------------------------------------------------------------
+
+def test_variants_and_binding_labels(outcomes):
+    assert outcomes.variant_names() == [v.name for v in VARIANTS]
+    labels = outcomes.binding_labels()
+    assert labels["baseline"] == "memory"
+    assert labels["+ selective recompute"] == "compute"
+    assert labels["+ KV quantisation"] == "n/a"
+    texts = outcomes.binding_texts()
+    assert texts[0].startswith("Memory") and "✗" in texts[0]  # baseline does not fit
+    assert texts[1] == "Compute"
+    assert "memory → compute" in outcomes.headline.text()
+
+
+def test_drawn_values_are_the_models(outcomes):
+    rows = {v.name: v for v in outcomes.variants()}
+    for name in ("baseline", "+ full recompute", "+ offload"):
+        v = rows[name]
+        drawn = outcomes.time_values(name)
+        for stage, seconds in v.time_by_stage.items():
+            if seconds > 0:
+                assert drawn[stage] == pytest.approx(seconds, rel=1e-9)
+        mem = outcomes.memory_values(name)
+        for comp, b in v.memory.items():
+            if b > 0:
+                assert mem[comp] == pytest.approx(b / 1e9, rel=1e-9)
+    assert outcomes.memory_values("+ KV quantisation") == {}
+
+
+def test_add_current_scenario(qtbot, outcomes, train_results):
+    current = evaluate(train_results.scenario.replace(recompute="full", zero=3))
+    outcomes.update_results(current)
+    qtbot.mouseClick(outcomes.add_button, QtCore.Qt.MouseButton.LeftButton)
+    assert outcomes.variant_names()[-1] == "current scenario 1"
+    assert outcomes.binding_labels()["current scenario 1"] == current.bottleneck
+    assert outcomes.time_values("current scenario 1")["compute"] == pytest.approx(current.time["compute"], rel=1e-9)
+    outcomes.add_current()
+    assert outcomes.variant_names()[-2:] == ["current scenario 1", "current scenario 2"]
+    # the variants follow the new base scenario; added rows stay as they were
+    assert len(outcomes.variant_names()) == len(VARIANTS) + 2
+    qtbot.mouseClick(outcomes.clear_button, QtCore.Qt.MouseButton.LeftButton)
+    assert outcomes.variant_names() == [v.name for v in VARIANTS]
+    assert outcomes.add_button.toolTip() and outcomes.add_button.accessibleName()
+
+
+def test_outcomes_hover_readouts(outcomes):
+    t = outcomes.hover_text_at("time", 1.0, 0.0)
+    assert t.startswith("baseline") and " s" in t
+    m = outcomes.hover_text_at("memory", 1.0, 1.0)
+    assert "+ selective recompute" in m and "GB" in m
+    b = outcomes.hover_text_at("bytes", 0.0, 0.0)
+    assert "HBM" in b and "B" in b
+    na = outcomes.hover_text_at("time", 0.0, 7.0)
+    assert "KV cache" in na
+    assert outcomes.hover_text_at("binding", 0.5, 1.0).startswith("+ selective recompute: binding resource compute")
+    for text in (t, m, b):
+        assert "nan" not in text.lower()
+
+
+def test_outcomes_for_inference(qtbot, infer_results):
+    panel = OutcomesPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1000, 650)
+    panel.update_results(infer_results)
+    labels = panel.binding_labels()
+    assert labels["baseline"] == "bandwidth" and labels["+ KV quantisation"] == "bandwidth"
+    assert sum(1 for v in labels.values() if v == "n/a") == 6
+
+
+def test_fonts_and_no_nan_on_screen(flow, outcomes):
+    for w in (flow, outcomes):
+        for label in w.findChildren(QtWidgets.QLabel):
+            assert label.font().pointSize() >= 11
+            assert "nan" not in label.text().lower().replace("nan>", "")
+    for item in outcomes.bind_texts + outcomes.name_texts:
+        assert not any(math.isnan(c) for c in (item.pos().x(), item.pos().y()))

@@ -1,0 +1,130 @@
+"""Residency and matrix panels: what they draw equals the model, and they follow context and policy changes."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6 import QtWidgets  # noqa: E402
+
+from trinity_desktop.model import Scenario, evaluate, presets  # noqa: E402
+from trinity_desktop.model.residency import residency_curve  # noqa: E402
+from trinity_desktop.ui.matrix_panel import MatrixPanel  # noqa: E402
+from trinity_desktop.ui.residency_panel import ResidencyPanel  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def default_sc():
+    from trinity_desktop.defaults import default_scenario
+    return default_scenario()
+
+
+@pytest.fixture(scope="module")
+def serve():
+    hw, m = presets.hardware_presets(), presets.model_presets()
+    return Scenario(hardware=hw["h100-sxm"], model=m["llama-3-70b"], kind="decode", gpus=8, batch=16,
+                    prompt_len=4096, gen_len=1024)
+
+
+@pytest.fixture
+def residency(qtbot):
+    panel = ResidencyPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1000, 650)
+    panel.show()
+    return panel
+
+
+@pytest.fixture
+def matrix(qtbot):
+    panel = MatrixPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1000, 650)
+    panel.show()
+    return panel
+
+
+def test_residency_draws_the_model_for_the_default_scenario(residency, default_sc):
+    residency.update_results(evaluate(default_sc))
+    areas = residency.area_series()
+    assert set(areas) == {"hbm", "host", "cxl", "ssd"}
+    x = areas["hbm"][0]
+    assert x[0] == 4096 and x[-1] == 1 << 20
+    curve = residency_curve(default_sc, context=x, sessions=default_sc.batch)
+    for name, (_, y) in areas.items():
+        np.testing.assert_allclose(y, curve["resident"][name])
+        assert np.all(np.isfinite(y))
+    xs, t = residency.step_time_series()
+    assert np.all(np.diff(t) >= 0) and np.all(np.isfinite(t))
+    assert residency.current_marker_x() == pytest.approx(default_sc.prompt_len + default_sc.gen_len)
+    # capacity line for HBM = HBM left for the KV cache after weights and the 10% reserve
+    hbm_line = residency.capacity_lines()["hbm"]
+    assert hbm_line == pytest.approx((80e9 - 140.6e9 / 8 - 8e9) / 1e9, rel=0.01)
+    text = residency.hover_text_at(1 << 20)
+    assert "GB" in text and "tokens/s" in text and "nan" not in text.lower()
+    residency.grab()
+
+
+def test_residency_follows_context_policy_and_axis(residency, serve):
+    residency.update_results(evaluate(serve))
+    full_total = sum(y for _, y in residency.area_series().values())
+    residency.update_results(evaluate(serve.replace(kv_policy="streaming")))
+    stream_total = sum(y for _, y in residency.area_series().values())
+    assert np.all(stream_total <= full_total) and stream_total[-1] < full_total[-1] / 100
+    assert residency.kv_combo.currentText() == "streaming"
+    residency.update_results(evaluate(serve.replace(prompt_len=100_000)))
+    assert residency.current_marker_x() == pytest.approx(101_024)
+    residency.set_axis("sessions")
+    x, _ = residency.area_series()["hbm"]
+    assert x[0] == 1 and x[-1] == 1024
+    assert residency.current_marker_x() == pytest.approx(16)
+    residency.set_axis("context")
+    residency.set_policy("evict")
+    areas = residency.area_series()
+    assert areas["host"][1].max() == 0 and areas["ssd"][1].max() == 0
+    residency.set_right_axis("tokens_per_s")
+    with pytest.raises(ValueError):
+        residency.set_axis("batch")
+
+
+def test_residency_emits_policy_edits_and_is_accessible(residency, serve, qtbot):
+    residency.update_results(evaluate(serve))
+    with qtbot.waitSignal(residency.editRequested, timeout=1000) as sig:
+        residency.kv_combo.activated.emit(2)
+    assert sig.args == [{"kv_policy": "streaming"}]
+    for w in residency.findChildren(QtWidgets.QComboBox):
+        assert w.toolTip() and w.accessibleName()
+    residency.tabs.setCurrentIndex(1)
+    assert residency.pyramid_labels[0].toPlainText().startswith("On-chip SRAM")
+
+
+def test_matrix_panel_kv_and_sync(matrix, default_sc, qtbot):
+    matrix.update_results(evaluate(default_sc))
+    grid = matrix.kv_grid()
+    assert grid.shape == (8, default_sc.prompt_len + default_sc.gen_len)
+    assert np.all(grid == 1)                                  # full cache: every token kept
+    matrix.update_results(evaluate(default_sc.replace(kv_policy="h2o")))
+    grid = matrix.kv_grid()
+    assert grid.mean() == pytest.approx(0.2, abs=1e-3)
+    assert matrix.synthetic_label.isVisibleTo(matrix) and "seeded" in matrix.synthetic_label.text()
+    matrix.update_results(evaluate(default_sc.replace(kv_policy="window", kv_window=1024, kv_dtype="fp8")))
+    assert set(np.unique(matrix.kv_grid())) == {0, 2}
+    assert not matrix.synthetic_label.isVisibleTo(matrix)
+
+    matrix.set_view("sync")
+    assert matrix.current_view() == "Dense gradient sync"
+    M = matrix.sync_matrix()
+    n = default_sc.dp
+    assert M.shape == (n, n)
+    np.testing.assert_allclose(M.sum(axis=1), 2 * (n - 1) / n * matrix.sync_info()["nbytes"])
+    matrix.set_algorithm("in-network")
+    M = matrix.sync_matrix()
+    assert M.shape == (n + 1, n + 1)
+    np.testing.assert_allclose(M[:n, n], (n - 1) / (n + 1) * matrix.sync_info()["nbytes"])
+    kv_text, sync_text = matrix.summary_texts()
+    assert "GB" in kv_text and "scale-out" in sync_text and "nan" not in sync_text.lower()
+    assert matrix._sync_hover(n + 0.5, 0.5).startswith("rank 0")
+    for w in matrix.findChildren(QtWidgets.QComboBox):
+        assert w.toolTip() and w.accessibleName()
+    matrix.grab()

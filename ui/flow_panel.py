@@ -1,0 +1,427 @@
+"""Step-through flow panel: a Gantt chart of one training step or one inference request, stage by stage.
+
+Lanes (y) are pipeline stages, the DP network and the host link (training) or the GPU group (inference); time
+(x) is in s / ms / µs. A stepper (previous, next, play; Left/Right arrow keys, Space) highlights one stage,
+outlines it and shows its numbers; `stageFocused(name, numbers)` lets the roofline and memory panels follow.
+The stages come from `trinity_desktop.model.stages.stages(scenario, results)`; items are long-lived and
+updated with setOpts/setData.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from trinity_desktop.model.evaluate import Results
+from trinity_desktop.model.stages import Stage, bubble_fraction, lane_order, notes, stages
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_seconds
+
+# Roles of a bar -> (colour, legend text). Okabe-Ito colours; compute is the theme's compute colour and
+# communication the theme's bandwidth colour; idle is light grey with hatching.
+ROLE_COLORS = {
+    "forward": theme.RESOURCE_COLORS["compute"],   # orange
+    "backward": "#D55E00",                          # vermillion
+    "recompute": "#F0E442",                         # yellow
+    "communication": theme.RESOURCE_COLORS["bandwidth"],  # blue
+    "memory-transfer": theme.RESOURCE_COLORS["memory"],   # bluish green
+    "optimizer": "#CC79A7",                         # reddish purple
+    "io": "#56B4E9",                                # sky blue
+    "idle": "#D9D9D9",
+    "bandwidth-bound": theme.RESOURCE_COLORS["bandwidth"],
+    "compute-bound": theme.RESOURCE_COLORS["compute"],
+    "memory-bound": theme.RESOURCE_COLORS["memory"],
+}
+ROLE_LABELS = {
+    "forward": "forward", "backward": "backward", "recompute": "recompute", "communication": "communication",
+    "memory-transfer": "offload / host transfer", "optimizer": "optimizer / DGC", "io": "data load",
+    "idle": "idle (bubble)", "compute-bound": "compute-bound", "bandwidth-bound": "bandwidth-bound",
+    "memory-bound": "does not fit (memory)",
+}
+HIGHLIGHT_COLOR = "#000000"
+PLAY_INTERVAL_MS = 450
+BAR_HEIGHT = 0.72
+
+
+def role_of(stage: Stage, kind: str) -> str:
+    """The legend role of a stage (colour key)."""
+    if kind != "train":
+        return f"{stage.binding}-bound"
+    if stage.kind in ("idle", "io", "communication", "memory-transfer"):
+        return stage.kind
+    name = stage.name
+    if name.startswith("backward"):
+        return "backward"
+    if name.startswith("recompute"):
+        return "recompute"
+    if name.startswith(("optimizer", "DGC")):
+        return "optimizer"
+    return "forward"
+
+
+def _brush(role: str) -> QtGui.QBrush:
+    color = QtGui.QColor(ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
+    if role == "idle":
+        return QtGui.QBrush(QtGui.QColor("#9A9A9A"), QtCore.Qt.BrushStyle.BDiagPattern)
+    return QtGui.QBrush(color)
+
+
+class FlowPanel(QtWidgets.QWidget):
+    """Gantt chart of the stages with a stepper and a side read-out of the highlighted stage's numbers."""
+
+    stageFocused = QtCore.Signal(str, dict)
+    focusRequested = QtCore.Signal(str, str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("FlowPanel")
+        self.setAccessibleName("Step-through flow: stages of one training step or inference request")
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self._results: Results | None = None
+        self._stages: tuple[Stage, ...] = ()
+        self._lanes: list[str] = []
+        self._index = -1
+        self._scale, self._unit = 1.0, "s"
+        self._by_lane: dict[int, tuple[np.ndarray, np.ndarray, list[int]]] = {}
+        self._total = 0.0
+
+        # --- stepper -------------------------------------------------------------------------------
+        self.prev_button = self._button("◀ Previous", "Previous stage (Left arrow)", "Previous stage")
+        self.play_button = self._button("▶ Play", "Play: step through the stages automatically (Space)",
+                                        "Play or pause stepping")
+        self.next_button = self._button("Next ▶", "Next stage (Right arrow)", "Next stage")
+        self.prev_button.clicked.connect(lambda: self.step(-1))
+        self.next_button.clicked.connect(lambda: self.step(1))
+        self.play_button.clicked.connect(self.toggle_play)
+        self.zoom_check = QtWidgets.QCheckBox("Zoom to stage")
+        self.zoom_check.setFont(pw.font())
+        self.zoom_check.setToolTip("Zoom the time axis around the highlighted stage (off: the whole step)")
+        self.zoom_check.setAccessibleName("Zoom to the highlighted stage")
+        self.zoom_check.setChecked(True)
+        self.zoom_check.toggled.connect(lambda _: self._apply_range())
+        self.position_label = QtWidgets.QLabel("no stages")
+        self.position_label.setFont(pw.font(12))
+        self.position_label.setAccessibleName("Stage position")
+        self.position_label.setToolTip("Which stage is highlighted, in order of start time")
+        self.timer = QtCore.QTimer(self)
+        self.timer.setInterval(PLAY_INTERVAL_MS)
+        self.timer.timeout.connect(self._tick)
+
+        # --- Gantt ---------------------------------------------------------------------------------
+        self.gantt_widget = pg.PlotWidget(background="w")
+        self.gantt_widget.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
+        self.gantt_widget.setAccessibleName("Stage timeline chart")
+        self.gantt_widget.setAccessibleDescription(
+            "Gantt chart: lanes are pipeline stages, the data-parallel network and the host link (training) or "
+            "the GPU group (inference); bars are stages over time. Hover a bar for its numbers.")
+        self.plot: pg.PlotItem = self.gantt_widget.getPlotItem()
+        self.plots = {"gantt": self.plot}
+        pw.style_plot(self.plot, "", bottom="time (s)")
+        pw.freeze_view(self.plot)
+        self.plot.getViewBox().invertY(True)
+        self.plot.showGrid(x=True, y=False, alpha=0.2)
+        self.plot.getAxis("left").setStyle(tickLength=0)
+        self.bars_item = pg.BarGraphItem(x0=[0.0], width=[0.0], y=[0.0], height=BAR_HEIGHT, brush="#ffffff",
+                                         pen=pg.mkPen(None))
+        self.plot.addItem(self.bars_item)
+        self.outline = pg.PlotCurveItem(pen=pg.mkPen(HIGHLIGHT_COLOR, width=3), connect="pairs")
+        self.outline.setZValue(50)
+        self.plot.addItem(self.outline, ignoreBounds=True)
+        self.cursor_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(HIGHLIGHT_COLOR, width=1,
+                                                                   style=QtCore.Qt.PenStyle.DashLine))
+        self.cursor_line.setZValue(40)
+        self.plot.addItem(self.cursor_line, ignoreBounds=True)
+        self.hover = pw.HoverReadout(self.plot, self.hover_text_at)
+        pw.LeaveFilter(self.gantt_widget, self.hover.leave)
+
+        # --- side read-out and legend --------------------------------------------------------------
+        self.detail_label = QtWidgets.QLabel("No scenario evaluated yet.")
+        self.detail_label.setObjectName("FlowStageDetail")
+        self.detail_label.setFont(pw.font(12))
+        self.detail_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.detail_label.setWordWrap(True)
+        self.detail_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+        self.detail_label.setMinimumWidth(270)
+        self.detail_label.setMaximumWidth(340)
+        self.detail_label.setAccessibleName("Highlighted stage numbers")
+        self.detail_label.setToolTip("The highlighted stage: time window, FLOPs and bytes per GPU, live memory per "
+                                     "tier and the binding resource")
+        self.detail_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.headline = QtWidgets.QLabel("")
+        self.headline.setObjectName("FlowHeadline")
+        self.headline.setFont(pw.font(13, bold=True))
+        self.headline.setWordWrap(True)
+        self.headline.setAccessibleName("Timeline summary")
+        self.headline.setToolTip("Total time of the step (or request), layout and the 1F1B pipeline bubble share")
+        self.legend_label = QtWidgets.QLabel("")
+        self.legend_label.setFont(pw.font())
+        self.legend_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.legend_label.setWordWrap(True)
+        self.legend_label.setAccessibleName("Timeline legend")
+        self.legend_label.setToolTip("Bar colours by role; idle time (the pipeline bubble) is hatched grey")
+
+        buttons = QtWidgets.QHBoxLayout()
+        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check):
+            buttons.addWidget(w)
+        buttons.addSpacing(12)
+        buttons.addWidget(self.position_label, 1)
+        middle = QtWidgets.QHBoxLayout()
+        middle.addWidget(self.gantt_widget, 1)
+        middle.addWidget(self.detail_label)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(buttons)
+        layout.addWidget(self.headline)
+        layout.addLayout(middle, 1)
+        layout.addWidget(self.legend_label)
+        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check):
+            w.installEventFilter(self)
+
+    def _button(self, text: str, tip: str, name: str) -> QtWidgets.QPushButton:
+        b = QtWidgets.QPushButton(text)
+        b.setFont(pw.font(12))
+        b.setToolTip(tip)
+        b.setAccessibleName(name)
+        return b
+
+    # ------------------------------------------------------------------ update
+    def update_results(self, results: Results) -> None:
+        previous = self.current_stage()
+        self._results = results
+        self._stages = stages(results.scenario, results)
+        self._lanes = lane_order(self._stages)
+        lane_index = {n: i for i, n in enumerate(self._lanes)}
+        self._total = max((st.end_s for st in self._stages), default=0.0)
+        self._scale, self._unit = pw.choose_time_unit(self._total)
+        kind = results.kind
+        n = len(self._stages)
+        x0 = np.array([st.start_s for st in self._stages], dtype=float) * self._scale
+        widths = np.array([st.duration_s for st in self._stages], dtype=float) * self._scale
+        ys = np.array([lane_index[st.lane] for st in self._stages], dtype=float)
+        roles = [role_of(st, kind) for st in self._stages]
+        brushes = [_brush(r) for r in roles]
+        # few bars (inference): white separators; many (training): none, or thin bars would turn white
+        pen = pg.mkPen("w", width=1.5) if n <= 200 else pg.mkPen(None)
+        self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=brushes, pens=[pen] * n)
+        self._by_lane = {}
+        for li in range(len(self._lanes)):
+            idx = [i for i in range(n) if ys[i] == li]
+            idx.sort(key=lambda i: x0[i])
+            self._by_lane[li] = (x0[idx], x0[idx] + widths[idx], idx)
+        left = self.plot.getAxis("left")
+        left.setTicks([[(i, name) for i, name in enumerate(self._lanes)]])
+        metrics = QtGui.QFontMetrics(pw.font())
+        left.setWidth(max((metrics.horizontalAdvance(n) for n in self._lanes), default=40) + 16)
+        self.plot.setLabel("bottom", f"time ({self._unit})", **{"font-size": pw.LABEL_SIZE})
+        self.plot.setYRange(-0.6, len(self._lanes) - 0.4, padding=0)
+        sc = results.scenario
+        if kind == "train":
+            bub = bubble_fraction(self._stages)
+            title = (f"One training step: {fmt_seconds(self._total)} · {sc.gpus}× {sc.hardware.name} · "
+                     f"PP {sc.pp}, {int(results.train.get('micro_batches', 0))} micro-batches · bubble "
+                     f"{100 * bub:.1f}%")
+        else:
+            title = (f"One inference request: {fmt_seconds(self._total)} · prefill "
+                     f"{fmt_seconds(results.infer.get('prefill_s', 0.0))} + {sc.gen_len:,} decode steps")
+        self.headline.setText(title)
+        present = list(dict.fromkeys(roles))
+        squares = [f"<span style='color:{ROLE_COLORS[r]}'>■</span>&nbsp;{ROLE_LABELS[r]}" for r in present
+                   if r != "idle"]
+        if "idle" in present:
+            squares.append("<span style='color:#9A9A9A'>▨</span>&nbsp;idle (pipeline bubble / waiting)")
+        self.legend_label.setText(" &nbsp; ".join(squares) + "<br><span style='color:#555555'>"
+                                  + pw.html_escape(" ".join(notes(sc)[:2])) + "</span>")
+        # keep the same stage highlighted when it still exists
+        index = 0
+        if previous is not None:
+            names = [st.name for st in self._stages]
+            if previous.name in names:
+                index = names.index(previous.name)
+        self._select(index, emit=False)
+
+    # ------------------------------------------------------------------ stepping
+    def stage_count(self) -> int:
+        return len(self._stages)
+
+    def current_index(self) -> int:
+        return self._index
+
+    def current_stage(self) -> Stage | None:
+        return self._stages[self._index] if 0 <= self._index < len(self._stages) else None
+
+    def step(self, delta: int) -> None:
+        """Move the highlight by `delta` stages (in order of start time), clamped to the ends."""
+        if not self._stages:
+            return
+        self._select(int(np.clip(self._index + delta, 0, len(self._stages) - 1)), emit=True)
+
+    def select(self, index: int) -> None:
+        """Highlight stage `index` (as the user would) and emit `stageFocused`."""
+        if self._stages:
+            self._select(int(np.clip(index, 0, len(self._stages) - 1)), emit=True)
+
+    def set_focus(self, what: str, key: str) -> None:
+        """Linked focus from elsewhere: ("stage", name) highlights that stage without re-emitting."""
+        if what != "stage":
+            return
+        for i, st in enumerate(self._stages):
+            if st.name == key:
+                self._select(i, emit=False)
+                return
+
+    def toggle_play(self) -> None:
+        if self.timer.isActive():
+            self.timer.stop()
+        else:
+            if self._index >= len(self._stages) - 1:
+                self._select(0, emit=True)
+            self.timer.start()
+        self._sync_play_button()
+
+    def is_playing(self) -> bool:
+        return self.timer.isActive()
+
+    def _tick(self) -> None:
+        if self._index >= len(self._stages) - 1:
+            self.timer.stop()
+            self._sync_play_button()
+            return
+        self.step(1)
+
+    def _sync_play_button(self) -> None:
+        self.play_button.setText("⏸ Pause" if self.timer.isActive() else "▶ Play")
+
+    def _select(self, index: int, emit: bool) -> None:
+        if not self._stages:
+            self._index = -1
+            self.outline.setData([], [])
+            self.position_label.setText("no stages")
+            return
+        self._index = index
+        st = self._stages[index]
+        li = self._lanes.index(st.lane)
+        x, w = st.start_s * self._scale, st.duration_s * self._scale
+        xs, ys = pw.rect_outline_points([(x, li - BAR_HEIGHT / 2 - 0.06, w, BAR_HEIGHT + 0.12)])
+        self.outline.setData(xs, ys)
+        self.cursor_line.setPos(x)
+        self.position_label.setText(f"Stage {index + 1} of {len(self._stages)}: {st.name}")
+        self.detail_label.setText(self.detail_html(st))
+        self._apply_range()
+        if emit:
+            numbers = st.as_dict()
+            self.stageFocused.emit(st.name, numbers)
+            self.focusRequested.emit("stage", st.name)
+
+    def _apply_range(self) -> None:
+        total = self._total * self._scale
+        st = self.current_stage()
+        if total <= 0:
+            self.plot.setXRange(0, 1, padding=0)
+            return
+        if self.zoom_check.isChecked() and st is not None:
+            a, b = st.start_s * self._scale, st.end_s * self._scale
+            half = max(6.0 * (b - a), total / 30.0)
+            lo, hi = max(0.0, a - half), min(total, b + half)
+            self.plot.setXRange(lo, hi, padding=0.02)
+        else:
+            self.plot.setXRange(0, total, padding=0.01)
+
+    # ------------------------------------------------------------------ keyboard
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt name)
+        if not self._handle_key(event.key()):
+            super().keyPressEvent(event)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QtCore.QEvent.Type.KeyPress and event.key() in (QtCore.Qt.Key.Key_Left,
+                                                                             QtCore.Qt.Key.Key_Right):
+            return self._handle_key(event.key())
+        return False
+
+    def _handle_key(self, key) -> bool:
+        Key = QtCore.Qt.Key
+        if key == Key.Key_Left:
+            self.step(-1)
+        elif key == Key.Key_Right:
+            self.step(1)
+        elif key == Key.Key_Space:
+            self.toggle_play()
+        elif key == Key.Key_Home:
+            self.select(0)
+        elif key == Key.Key_End:
+            self.select(len(self._stages) - 1)
+        else:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ read-outs
+    def detail_html(self, st: Stage) -> str:
+        """The side read-out of one stage (rich text)."""
+        color = theme.RESOURCE_COLORS.get(st.binding, "#222222")
+        lines = [f"<b>{pw.html_escape(st.name)}</b>",
+                 f"<span style='color:#555555'>{pw.html_escape(st.lane)} · {st.kind}</span>",
+                 f"{fmt_seconds(st.start_s)} → {fmt_seconds(st.end_s)} (lasts {fmt_seconds(st.duration_s)})"]
+        if st.flops > 0:
+            rate = st.flops / st.duration_s if st.duration_s > 0 else 0.0
+            lines.append(f"FLOPs per GPU: {fmt_flops(st.flops)} ({fmt_flops_rate(rate)})")
+        moved = [(k, v) for k, v in st.bytes_by_link.items() if v > 0]
+        if moved:
+            lines.append("Bytes per GPU: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in moved))
+        else:
+            lines.append("Bytes per GPU: none")
+        hbm, host = st.live_memory_by_tier.get("hbm", 0.0), st.live_memory_by_tier.get("host", 0.0)
+        mem = f"Live memory: HBM {hbm / 1e9:.1f} GB"
+        if self._results is not None:
+            mem += f" of {self._results.capacity / 1e9:.0f} GB"
+        if host > 0:
+            mem += f", host {host / 1e9:.1f} GB"
+        lines.append(mem)
+        lines.append(f"Binding: <b><span style='color:{color}'>{theme.RESOURCE_LABELS.get(st.binding, st.binding)}"
+                     f"</span></b>")
+        return "<br>".join(lines)
+
+    def stage_at(self, x: float, y: float) -> int:
+        """Index of the stage drawn at data coordinates (x in the axis unit, y lane), or -1."""
+        li = int(round(y))
+        if li not in self._by_lane or abs(y - li) > BAR_HEIGHT / 2:
+            return -1
+        starts, ends, idx = self._by_lane[li]
+        hits = [idx[k] for k in range(len(idx)) if starts[k] <= x <= ends[k]]
+        if not hits:
+            return -1
+        # the shortest bar under the cursor (prefetched transfers overlap longer ones)
+        return min(hits, key=lambda i: self._stages[i].duration_s)
+
+    def hover_text_at(self, x: float, y: float) -> str:
+        i = self.stage_at(x, y)
+        if i < 0:
+            return ""
+        st = self._stages[i]
+        text = (f"{st.name}\n{st.lane}: {fmt_seconds(st.start_s)} → {fmt_seconds(st.end_s)} "
+                f"({fmt_seconds(st.duration_s)})")
+        if st.flops > 0:
+            text += f"\n{fmt_flops(st.flops)} per GPU"
+        moved = [(k, v) for k, v in st.bytes_by_link.items() if v > 0]
+        if moved:
+            text += "\n" + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in moved)
+        return text + f"\nbinding: {st.binding}"
+
+    # ------------------------------------------------------------------ for tests
+    def bars(self) -> list[tuple[str, float, float, str]]:
+        """(lane, start_s, end_s, kind) of every bar drawn, in stepping order."""
+        return [(st.lane, st.start_s, st.end_s, st.kind) for st in self._stages]
+
+    def lanes(self) -> list[str]:
+        return list(self._lanes)
+
+    def highlight_rect(self) -> tuple[float, float, float, float]:
+        """(x0, x1, y0, y1) of the highlight outline in seconds and lane units, or zeros."""
+        xs, ys = self.outline.getData()
+        if xs is None or len(xs) == 0:
+            return (0.0, 0.0, 0.0, 0.0)
+        return (float(np.min(xs)) / self._scale, float(np.max(xs)) / self._scale, float(np.min(ys)),
+                float(np.max(ys)))
+
+    def detail_text(self) -> str:
+        return self.detail_label.text()

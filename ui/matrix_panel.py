@@ -1,0 +1,331 @@
+"""Matrix views of what is kept or moved: the compressed KV cache (heads x tokens: kept, quantised or evicted)
+and dense gradient sync (GPU x GPU bytes sent per step for ring, tree, hierarchical or in-network all-reduce).
+
+Numbers come from `model.kv_matrix.kv_matrix` and `model.grad_sync_matrix.sync_matrix`. One ImageItem per
+view, updated with setImage; the sync heatmap uses cividis with a colour bar in GB.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from trinity_desktop.model.errors import ValidationError
+from trinity_desktop.model.evaluate import Results
+from trinity_desktop.model.grad_sync_matrix import LINK_CLASSES, SYNC_ALGORITHMS, sync_matrix
+from trinity_desktop.model.kv_matrix import binned_fraction, kv_matrix
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+
+VIEWS = ("Compressed KV cache", "Dense gradient sync")
+# Okabe-Ito: kept = bluish green (memory), kept-quantised = sky blue, evicted = light grey.
+KV_STATE_COLORS = {"evicted": (232, 232, 232), "kept": (0, 158, 115), "quantised": (86, 180, 233)}
+ALGORITHM_LABELS = {"ring": "Ring all-reduce", "tree": "Binary tree (reduce + broadcast)",
+                    "hierarchical": "Hierarchical (intra-node, then inter-node)",
+                    "in-network": "In-network aggregation (switch)"}
+MAX_COLUMNS = 1024
+
+
+class MatrixPanel(QtWidgets.QWidget):
+    """Two tabs: the KV keep grid for the scenario's policy, and the gradient-sync heatmap."""
+
+    focusRequested = QtCore.Signal(str, str)
+    editRequested = QtCore.Signal(dict)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("MatrixPanel")
+        self.setAccessibleName("Matrix views panel")
+        self._results: Results | None = None
+        self._kv: dict | None = None
+        self._kv_frac = np.zeros((1, 1))
+        self._kv_edges = np.zeros(2)
+        self._sync: dict | None = None
+        self._algorithm = "ring"
+        self._sync_error = ""
+        self.cmap = pg.colormap.get(theme.HEATMAP_COLORMAP)
+
+        # ---------------------------------------------------------------- KV grid
+        self.kv_graphics = pg.GraphicsLayoutWidget()
+        self.kv_graphics.setBackground("w")
+        self.kv_graphics.setAccessibleName("KV cache keep grid")
+        self.kv_graphics.setAccessibleDescription("Rows: KV heads; columns: token positions; green kept, blue "
+                                                  "kept in a quantised format, grey evicted.")
+        self.kv_plot: pg.PlotItem = self.kv_graphics.addPlot()
+        pw.style_plot(self.kv_plot, "Compressed KV cache", left="KV head", bottom="token position (oldest → newest)")
+        pw.freeze_view(self.kv_plot)
+        self.kv_plot.getViewBox().invertY(True)
+        self.kv_image = pg.ImageItem()
+        self.kv_plot.addItem(self.kv_image)
+        self.kv_hover = pw.HoverReadout(self.kv_plot, self._kv_hover)
+        pw.LeaveFilter(self.kv_graphics, self.kv_hover.leave)
+        self.kv_legend = QtWidgets.QLabel(self._legend_html())
+        self.kv_legend.setFont(pw.font())
+        self.kv_legend.setAccessibleName("KV grid legend")
+        self.kv_legend.setToolTip("Colour of a cell: the fraction of its tokens kept (a cell covers several "
+                                  "tokens when the context is long)")
+        self.kv_summary = QtWidgets.QLabel("")
+        self.kv_summary.setFont(pw.font())
+        self.kv_summary.setWordWrap(True)
+        self.kv_summary.setAccessibleName("KV grid summary")
+        self.synthetic_label = QtWidgets.QLabel("")
+        self.synthetic_label.setFont(pw.font(bold=True))
+        self.synthetic_label.setWordWrap(True)
+        self.synthetic_label.setStyleSheet("color: #D55E00")
+        self.synthetic_label.setAccessibleName("Synthetic scores notice")
+        self.synthetic_label.setToolTip("H2O picks heavy hitters by accumulated attention; no model runs here, "
+                                        "so the scores are synthesised from a stated, seeded model")
+        kv_page = QtWidgets.QWidget()
+        kv_layout = QtWidgets.QVBoxLayout(kv_page)
+        kv_layout.setContentsMargins(0, 0, 0, 0)
+        kv_layout.addWidget(self.kv_graphics, 1)
+        kv_layout.addWidget(self.kv_legend)
+        kv_layout.addWidget(self.synthetic_label)
+        kv_layout.addWidget(self.kv_summary)
+
+        # ---------------------------------------------------------------- gradient sync
+        self.algo_combo = QtWidgets.QComboBox()
+        self.algo_combo.addItems([ALGORITHM_LABELS[a] for a in SYNC_ALGORITHMS])
+        self.algo_combo.setFont(pw.font())
+        self.algo_combo.setToolTip("All-reduce algorithm used to synchronise the dense gradients of the "
+                                   "data-parallel group")
+        self.algo_combo.setAccessibleName("Gradient sync algorithm")
+        self.algo_combo.currentIndexChanged.connect(lambda i: self.set_algorithm(SYNC_ALGORITHMS[i]))
+        algo_label = QtWidgets.QLabel("Algorithm")
+        algo_label.setFont(pw.font())
+        algo_label.setBuddy(self.algo_combo)
+        self.sync_graphics = pg.GraphicsLayoutWidget()
+        self.sync_graphics.setBackground("w")
+        self.sync_graphics.setAccessibleName("Gradient sync heatmap")
+        self.sync_graphics.setAccessibleDescription("Rows: sending GPU; columns: receiving GPU of the "
+                                                    "data-parallel group (last: the switch); colour: GB sent per step.")
+        self.sync_plot: pg.PlotItem = self.sync_graphics.addPlot(row=0, col=0)
+        pw.style_plot(self.sync_plot, "Dense gradient sync", left="sending DP rank",
+                      bottom="receiving DP rank")
+        pw.freeze_view(self.sync_plot)
+        self.sync_plot.getViewBox().invertY(True)
+        self.sync_plot.getViewBox().setAspectLocked(True)
+        self.sync_image = pg.ImageItem()
+        self.sync_plot.addItem(self.sync_image)
+        self.node_lines = pg.PlotCurveItem(pen=pg.mkPen("#D55E00", width=1.5), connect="pairs")
+        self.sync_plot.addItem(self.node_lines, ignoreBounds=True)
+        self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=22)
+        self.colorbar.axis.setStyle(tickFont=pw.font())
+        self.colorbar.axis.setLabel("GB sent per step", **{"font-size": pw.LABEL_SIZE})
+        self.sync_graphics.addItem(self.colorbar, row=0, col=1)
+        self.sync_hover = pw.HoverReadout(self.sync_plot, self._sync_hover)
+        pw.LeaveFilter(self.sync_graphics, self.sync_hover.leave)
+        self.sync_summary = QtWidgets.QLabel("")
+        self.sync_summary.setFont(pw.font())
+        self.sync_summary.setWordWrap(True)
+        self.sync_summary.setAccessibleName("Gradient sync totals per link class")
+        self.sync_summary.setToolTip("Bytes per link class summed over all senders, and the time each class "
+                                     "takes (alpha-beta model at the scenario's network efficiency)")
+        sync_page = QtWidgets.QWidget()
+        sync_layout = QtWidgets.QVBoxLayout(sync_page)
+        sync_layout.setContentsMargins(0, 0, 0, 0)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(algo_label)
+        row.addWidget(self.algo_combo)
+        row.addStretch(1)
+        sync_layout.addLayout(row)
+        sync_layout.addWidget(self.sync_graphics, 1)
+        sync_layout.addWidget(self.sync_summary)
+
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setAccessibleName("Matrix view selector")
+        self.tabs.addTab(kv_page, VIEWS[0])
+        self.tabs.addTab(sync_page, VIEWS[1])
+        self.tabs.setTabToolTip(0, "Heads x tokens: what the scenario's KV policy keeps")
+        self.tabs.setTabToolTip(1, "GPU x GPU: bytes sent per step to synchronise gradients")
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.tabs)
+
+    @staticmethod
+    def _legend_html() -> str:
+        def sw(rgb):
+            return f"<span style='background-color: rgb{rgb}; color: rgb{rgb}'>&nbsp;&nbsp;&nbsp;&nbsp;</span>"
+        c = KV_STATE_COLORS
+        return (f"{sw(c['kept'])} kept &nbsp; {sw(c['quantised'])} kept, quantised KV (fp8/int8/int4) &nbsp; "
+                f"{sw(c['evicted'])} evicted")
+
+    # ------------------------------------------------------------------ update
+    def update_results(self, results: Results) -> None:
+        self._results = results
+        self._refresh_kv()
+        self._refresh_sync()
+
+    def _refresh_kv(self) -> None:
+        sc = self._results.scenario
+        kv = kv_matrix(sc)
+        self._kv = kv
+        frac, edges = binned_fraction(kv["grid"], MAX_COLUMNS)
+        self._kv_frac, self._kv_edges = frac, edges
+        kept = np.array(KV_STATE_COLORS["quantised" if kv["quantised"] else "kept"], float)
+        ev = np.array(KV_STATE_COLORS["evicted"], float)
+        rgb = ev[None, None, :] + frac[:, :, None] * (kept - ev)[None, None, :]
+        rgba = np.concatenate([rgb, np.full(frac.shape + (1,), 255.0)], axis=2).astype(np.uint8)
+        self.kv_image.setImage(np.ascontiguousarray(rgba.transpose(1, 0, 2)), autoLevels=False, levels=(0, 255))
+        c, h = kv["context"], kv["heads_shown"]
+        self.kv_image.setRect(QtCore.QRectF(0, 0, c, h))
+        self.kv_plot.setXRange(0, c, padding=0)
+        self.kv_plot.setYRange(0, h, padding=0)
+        step = max(1, int(math.ceil(h / 16)))
+        ret = set(int(i) for i in kv["retrieval_heads"])
+        self.kv_plot.getAxis("left").setTicks([[(i + 0.5, f"{i}{' R' if i in ret else ''}")
+                                                for i in range(0, h, step)]])
+        self.kv_plot.getAxis("bottom").setTicks(None)
+        name = {"full": "full cache", "window": f"sliding window W = {kv['window']:,}",
+                "streaming": f"StreamingLLM: {kv['sinks']} sinks + window {kv['window']:,}",
+                "h2o": f"H2O: {sc.kv_heavy_ratio:.0%} budget (heavy hitters + recent)",
+                "razor": f"RazorAttention, retrieval heads (R) keep all {c:,}"}[kv["policy"]]
+        self.kv_plot.setTitle(f"Tokens kept at {c:,} tokens: {pw.html_escape(name)}", size="13pt", color="#222222")
+        shown = "" if kv["heads_shown"] == kv["heads_total"] else \
+            f" Showing {kv['heads_shown']} of {kv['heads_total']} heads."
+        self.kv_summary.setText(
+            f"Kept {kv['kept_fraction']:.1%} of tokens (model: {kv['kept_fraction_model']:.1%}); KV cache per "
+            f"sequence {fmt_bytes(kv['bytes_kept'])} of {fmt_bytes(kv['bytes_full'])} in {kv['kv_dtype']} "
+            f"({fmt_bytes(kv['bytes_full_16bit'])} uncompressed at 16 bits), whole model.{shown}")
+        self.synthetic_label.setText("Synthetic attention scores (seeded): heavy hitters chosen from a stated "
+                                     "model, not from a real run." if kv["synthetic"] else "")
+        self.synthetic_label.setVisible(bool(kv["synthetic"]))
+
+    def _refresh_sync(self) -> None:
+        try:
+            s = sync_matrix(self._results.scenario, self._algorithm)
+        except ValidationError as exc:
+            self._sync, self._sync_error = None, str(exc)
+            self.sync_image.clear()
+            self.sync_summary.setText(f"Cannot draw: {exc}")
+            return
+        self._sync, self._sync_error = s, ""
+        n = s["n"]
+        M = s["matrix"] if s["has_switch"] else s["matrix"][:n, :n]
+        size = M.shape[0]
+        gb = M / 1e9
+        top = float(gb.max()) if gb.max() > 0 else 1.0
+        rgba = self.cmap.map(np.clip(gb / top, 0, 1), mode="byte")
+        rgba[M == 0] = (245, 245, 245, 255)
+        self.sync_image.setImage(np.ascontiguousarray(rgba.transpose(1, 0, 2)), autoLevels=False, levels=(0, 255))
+        self.sync_image.setRect(QtCore.QRectF(0, 0, size, size))
+        self.colorbar.setLevels((0.0, top))
+        self.sync_plot.setXRange(0, size, padding=0.02)
+        self.sync_plot.setYRange(0, size, padding=0.02)
+        step = max(1, int(math.ceil(size / 16)))
+        ticks = [(i + 0.5, str(i)) for i in range(0, n, step)]
+        if s["has_switch"]:
+            ticks.append((n + 0.5, "switch"))
+        for axis in ("left", "bottom"):
+            self.sync_plot.getAxis(axis).setTicks([ticks])
+        # node boundaries
+        node = s["node"]
+        cuts = [i for i in range(1, n) if node[i] != node[i - 1]]
+        if s["k"] == 1 or len(cuts) > 15:  # one rank per node, or too many nodes to draw legibly
+            cuts = []
+        xs, ys = [], []
+        for cpos in cuts:
+            xs += [cpos, cpos, 0, n]
+            ys += [0, n, cpos, cpos]
+        self.node_lines.setData(np.asarray(xs, float), np.asarray(ys, float))
+        sc = self._results.scenario
+        self.sync_plot.setTitle(f"{ALGORITHM_LABELS[self._algorithm]}: {n} DP ranks, "
+                                f"S = {fmt_bytes(s['nbytes'])} of gradients", size="13pt", color="#222222")
+        parts = []
+        for cls in LINK_CLASSES:
+            if s["bytes_by_class"][cls] > 0:
+                parts.append(f"{cls}: {fmt_bytes(s['bytes_by_class'][cls])} in all, {fmt_seconds(s['time_by_class'][cls])}")
+        per_rank = float(s["sent_per_rank"].max()) if n > 0 else 0.0
+        text = ("; ".join(parts) or "one rank: nothing to send") + \
+            f". Each rank sends up to {fmt_bytes(per_rank)}; sync time {fmt_seconds(s['time_s'])}."
+        text += f" {s['k']} rank(s) per node x {s['m']} node(s) ({sc.gpus_per_node} GPUs per node)"
+        text += "; orange lines: node boundaries." if cuts else "."
+        if self._algorithm == "in-network":
+            text += " Switch row/column: (n-1)/(n+1)·S-equivalent per rank (NCCL bus factor)."
+        if sc.kind != "train":
+            text += " Inference scenario: shown as if its GPUs trained the model data-parallel."
+        self.sync_summary.setText(text)
+
+    # ------------------------------------------------------------------ hover
+    def _kv_hover(self, x: float, y: float) -> str:
+        kv = self._kv
+        if kv is None or not (0 <= x < kv["context"] and 0 <= y < kv["heads_shown"]):
+            return ""
+        head = int(y)
+        col = int(np.searchsorted(self._kv_edges, x, side="right") - 1)
+        col = min(max(col, 0), self._kv_frac.shape[1] - 1)
+        a, b = int(self._kv_edges[col]), int(self._kv_edges[col + 1])
+        f = self._kv_frac[head, col]
+        what = "tokens" if b - a > 1 else "token"
+        rng = f"{a:,}–{b - 1:,}" if b - a > 1 else f"{a:,}"
+        role = " (retrieval head)" if head in set(int(i) for i in kv["retrieval_heads"]) else ""
+        state = "quantised" if kv["quantised"] else "kept"
+        return (f"head {head}{role}, {what} {rng}\n{f:.0%} {state}, {1 - f:.0%} evicted\n"
+                f"head keeps {int(kv['kept_tokens'][head]):,} of {kv['context']:,} tokens")
+
+    def _sync_hover(self, x: float, y: float) -> str:
+        s = self._sync
+        if s is None:
+            return ""
+        n = s["n"]
+        size = n + 1 if s["has_switch"] else n
+        if not (0 <= x < size and 0 <= y < size):
+            return ""
+        j, i = int(x), int(y)
+        name = lambda k: "switch" if k == n else f"rank {k} (node {int(s['node'][k])})"  # noqa: E731
+        v = s["matrix"][i, j]
+        cls = {0: "no traffic", 1: "scale-up link", 2: "scale-out link"}[int(s["link_class"][i, j])]
+        return f"{name(i)} → {name(j)}\n{fmt_bytes(v)} per step ({v / 1e9:.3g} GB), {cls}"
+
+    # ------------------------------------------------------------------ controls and accessors
+    def set_view(self, name: str) -> None:
+        """Show "Compressed KV cache" (or "kv") or "Dense gradient sync" (or "sync")."""
+        key = {"kv": VIEWS[0], "sync": VIEWS[1]}.get(name, name)
+        if key not in VIEWS:
+            raise ValueError(f"view must be one of {VIEWS}, got {name!r}")
+        self.tabs.setCurrentIndex(VIEWS.index(key))
+
+    def current_view(self) -> str:
+        return VIEWS[self.tabs.currentIndex()]
+
+    def set_algorithm(self, name: str) -> None:
+        """Gradient sync algorithm: ring, tree, hierarchical or in-network."""
+        if name not in SYNC_ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {SYNC_ALGORITHMS}, got {name!r}")
+        self._algorithm = name
+        if self.algo_combo.currentIndex() != SYNC_ALGORITHMS.index(name):
+            self.algo_combo.setCurrentIndex(SYNC_ALGORITHMS.index(name))
+        if self._results is not None:
+            self._refresh_sync()
+
+    def set_focus(self, what: str, key: str) -> None:
+        """Linked focus: ("view", "kv"|"sync") switches the tab; other keys are ignored."""
+        if what == "view" and key in ("kv", "sync", *VIEWS):
+            self.set_view(key)
+
+    def kv_grid(self) -> np.ndarray:
+        """The keep grid (heads x tokens, uint8: 0 evicted, 1 kept, 2 kept-quantised) at full resolution."""
+        return self._kv["grid"].copy() if self._kv else np.zeros((0, 0), np.uint8)
+
+    def kv_info(self) -> dict:
+        return dict(self._kv) if self._kv else {}
+
+    def sync_matrix(self) -> np.ndarray:
+        """Bytes sent per step, [sender, receiver], as drawn (with the switch row/column for in-network)."""
+        if self._sync is None:
+            return np.zeros((0, 0))
+        n = self._sync["n"]
+        return self._sync["matrix"].copy() if self._sync["has_switch"] else self._sync["matrix"][:n, :n].copy()
+
+    def sync_info(self) -> dict:
+        return dict(self._sync) if self._sync else {}
+
+    def summary_texts(self) -> tuple[str, str]:
+        return self.kv_summary.text(), self.sync_summary.text()
+
+
+_ = QtGui  # QtGui kept for subclasses that style the labels

@@ -1,0 +1,308 @@
+"""Quantisation panel: what narrower weights save (storage, bytes per token) and what they buy (decode
+tokens/s against a latency target) for a small LLM on an edge device; beside it, the quality notes the project's
+seed cites, labelled as cited observations, not model output.
+
+All numbers come from `trinity_desktop.model.on_device` (the core decode roofline).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from trinity_desktop.model.evaluate import Results
+from trinity_desktop.model.on_device import BITS, DEFAULT_TARGET_S, SMALL_MODELS, on_device_table
+from trinity_desktop.model.presets import model_presets
+from trinity_desktop.model.split import edge_devices
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+
+STORAGE_COLOR = theme.RESOURCE_COLORS["memory"]
+RATE_COLOR = theme.RESOURCE_COLORS["bandwidth"]
+MISS_COLOR = "#BBBBBB"   # bars that miss the latency target (also marked ✗ in text)
+CORE_DTYPE = {16: "bf16", 8: "int8", 4: "int4"}  # widths the Scenario can take as weight_dtype
+SEED_SOURCE = "seeds/003 (ai-infrastructure-and-optimization — Synthesis)"
+CITED_NOTES = (
+    ("4-bit", "generally holds production-grade output, including structured JSON."),
+    ("2-bit", "often breaks structured output formats, despite offering a “43% storage reduction”."),
+)
+
+
+class QuantisationPanel(QtWidgets.QWidget):
+    """Storage and decode speed at 16/8/4/3/2-bit weights for a small LLM on an edge device."""
+
+    editRequested = QtCore.Signal(dict)  # {"weight_dtype": ...} when a bar with a core format is clicked
+    focusRequested = QtCore.Signal(str, str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("QuantisationPanel")
+        self.setAccessibleName("Quantisation: storage and decode speed per weight width")
+        self._table: dict | None = None
+        self._updating = False
+
+        models = model_presets()
+        self.model_combo = self._combo("Model", "Small LLM to quantise (sub-3B presets)",
+                                       [(models[k].name, k) for k in SMALL_MODELS if k in models])
+        self.device_combo = self._combo("Device", "Edge device that runs the decode (edge.toml)",
+                                        [(d.name, k) for k, d in edge_devices().items()])
+        self.target_spin = QtWidgets.QSpinBox()
+        self.target_spin.setRange(5, 2000)
+        self.target_spin.setSingleStep(10)
+        self.target_spin.setSuffix(" ms/token")
+        self.target_spin.setValue(int(round(DEFAULT_TARGET_S * 1e3)))
+        self.target_spin.setFont(pw.font())
+        self.target_spin.setAccessibleName("Latency target")
+        self.target_spin.setToolTip("Per-token latency target for decode (the seed's edge requirement: "
+                                    "under 100 ms per token)")
+        controls = QtWidgets.QHBoxLayout()
+        for text, widget in (("Model", self.model_combo), ("Device", self.device_combo),
+                             ("Target", self.target_spin)):
+            label = QtWidgets.QLabel(text)
+            label.setFont(pw.font())
+            controls.addWidget(label)
+            controls.addWidget(widget, 1)
+
+        self.storage_widget = pg.PlotWidget(background="w")
+        self.rate_widget = pg.PlotWidget(background="w")
+        self.storage_widget.setAccessibleName("Weight storage per bit width chart")
+        self.storage_widget.setAccessibleDescription("Bars: weight storage in decimal GB at each weight width, "
+                                                     "with the saving against 16-bit. Hover for details.")
+        self.rate_widget.setAccessibleName("Decode tokens per second per bit width chart")
+        self.rate_widget.setAccessibleDescription("Bars: batch-1 decode tokens/s at each weight width; the "
+                                                  "dashed line is the latency target. Hover for details.")
+        self.storage_plot: pg.PlotItem = self.storage_widget.getPlotItem()
+        self.rate_plot: pg.PlotItem = self.rate_widget.getPlotItem()
+        for plot in (self.storage_plot, self.rate_plot):
+            pw.freeze_view(plot)
+            plot.showGrid(x=False, y=True, alpha=0.25)
+            plot.getAxis("bottom").setTicks([[(float(i), f"{b}-bit") for i, b in enumerate(BITS)], []])
+        pw.style_plot(self.storage_plot, "Weight storage", left="weights (GB, decimal)", bottom="weight width")
+        pw.style_plot(self.rate_plot, "Decode speed (batch 1)", left="tokens/s", bottom="weight width")
+        x = np.arange(len(BITS), dtype=float)
+        self.storage_bars = pg.BarGraphItem(x=x, height=np.zeros_like(x), width=0.65, brush=STORAGE_COLOR)
+        self.rate_bars = pg.BarGraphItem(x=x, height=np.zeros_like(x), width=0.65, brush=RATE_COLOR)
+        self.storage_plot.addItem(self.storage_bars)
+        self.rate_plot.addItem(self.rate_bars)
+        self.capacity_line = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen("#222222", width=2,
+                                                                            style=QtCore.Qt.PenStyle.DashLine))
+        self.storage_plot.addItem(self.capacity_line, ignoreBounds=True)
+        self.capacity_text = pw.label_item("", anchor=(1, 1), bold=True)
+        self.storage_plot.addItem(self.capacity_text, ignoreBounds=True)
+        self.target_line = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen("#222222", width=2,
+                                                                          style=QtCore.Qt.PenStyle.DashLine))
+        self.rate_plot.addItem(self.target_line, ignoreBounds=True)
+        self.target_text = pw.label_item("", anchor=(0, 1), bold=True)
+        self.rate_plot.addItem(self.target_text, ignoreBounds=True)
+        self.storage_labels = [self._bar_label(self.storage_plot) for _ in BITS]
+        self.rate_labels = [self._bar_label(self.rate_plot) for _ in BITS]
+        self.storage_hover = pw.HoverReadout(self.storage_plot, lambda x, y: self.hover_text_at("storage", x, y))
+        self.rate_hover = pw.HoverReadout(self.rate_plot, lambda x, y: self.hover_text_at("rate", x, y))
+        pw.LeaveFilter(self.storage_widget, self.storage_hover.leave)
+        pw.LeaveFilter(self.rate_widget, self.rate_hover.leave)
+        self.rate_widget.scene().sigMouseClicked.connect(self._clicked)
+
+        self.notes_box = QtWidgets.QGroupBox("Cited observations — not model output")
+        self.notes_box.setFont(pw.font(bold=True))
+        self.notes_box.setAccessibleName("Cited quality observations")
+        self.notes_box.setToolTip("Quality is not modelled. These notes are observations quoted from the "
+                                  "project's seed notes, not results of this application and not a paper.")
+        self.notes_label = QtWidgets.QLabel(self._notes_html())
+        self.notes_label.setObjectName("QuantisationCitedNotes")
+        self.notes_label.setFont(pw.font(11))
+        self.notes_label.setWordWrap(True)
+        self.notes_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.notes_label.setAccessibleName("Cited observations text")
+        self.notes_label.setMinimumWidth(220)
+        box_layout = QtWidgets.QVBoxLayout(self.notes_box)
+        box_layout.addWidget(self.notes_label)
+        box_layout.addStretch(1)
+        self.notes_box.setStyleSheet("QGroupBox { border: 2px dashed #777777; margin-top: 14px; padding: 6px; }"
+                                     "QGroupBox::title { subcontrol-origin: margin; left: 8px; }")
+
+        self.summary_label = QtWidgets.QLabel("")
+        self.summary_label.setObjectName("QuantisationSummary")
+        self.summary_label.setFont(pw.font(12))
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setAccessibleName("Quantisation summary")
+        self.summary_label.setToolTip("Model output: bytes read per token and speed-up against 16-bit weights.")
+
+        plots = QtWidgets.QHBoxLayout()
+        plots.addWidget(self.storage_widget, 3)
+        plots.addWidget(self.rate_widget, 3)
+        plots.addWidget(self.notes_box, 2)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(controls)
+        layout.addLayout(plots, 1)
+        layout.addWidget(self.summary_label)
+
+        self.model_combo.currentIndexChanged.connect(self._recompute)
+        self.device_combo.currentIndexChanged.connect(self._recompute)
+        self.target_spin.valueChanged.connect(self._recompute)
+        self._updating = True
+        self.device_combo.setCurrentIndex(max(self.device_combo.findData("phone-a17-pro"), 0))
+        self.model_combo.setCurrentIndex(max(self.model_combo.findData("llama-3.2-3b"), 0))
+        self._updating = False
+        self._recompute()
+
+    # ------------------------------------------------------------------ widgets
+    def _combo(self, name: str, tip: str, items) -> QtWidgets.QComboBox:
+        combo = QtWidgets.QComboBox()
+        combo.setAccessibleName(name)
+        combo.setToolTip(tip)
+        combo.setFont(pw.font())
+        combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(14)
+        for text, data in items:
+            combo.addItem(text, data)
+        return combo
+
+    def _bar_label(self, plot: pg.PlotItem) -> pg.TextItem:
+        item = pw.label_item("", anchor=(0.5, 1))
+        plot.addItem(item)
+        return item
+
+    @staticmethod
+    def _notes_html() -> str:
+        items = "".join(f"<p><b>{pw.html_escape(w)}:</b> {pw.html_escape(t)}</p>" for w, t in CITED_NOTES)
+        return (f"{items}<p><i>Source: the project's seed notes, {pw.html_escape(SEED_SOURCE)}. An observation "
+                "from those notes, not a paper and not computed here.</i></p>"
+                "<p><i>For comparison, the nominal weight arithmetic in the charts gives 50% less storage from "
+                "4 to 2 bits and 87.5% from 16 to 2 bits (no scales or outliers); the seed's 43% has no "
+                "stated basis.</i></p>")
+
+    # ------------------------------------------------------------------ state
+    def target_s(self) -> float:
+        return self.target_spin.value() / 1e3
+
+    def _recompute(self, *_):
+        if self._updating:
+            return
+        t = on_device_table(self.model_combo.currentData(), self.device_combo.currentData(), BITS,
+                            target_s=self.target_s())
+        self._table = t
+        x = np.arange(len(BITS), dtype=float)
+        gb = t["weight_bytes"] / 1e9
+        cap_gb = t["capacity"] / 1e9
+        show_cap = cap_gb <= 2.0 * gb.max()
+        s_max = max(gb.max(), cap_gb if show_cap else 0.0) * 1.22
+        self.storage_bars.setOpts(x=x, height=gb, width=0.65)
+        self.storage_plot.setYRange(0, s_max, padding=0)
+        self.storage_plot.setXRange(-0.6, len(BITS) - 0.4, padding=0)
+        for i, item in enumerate(self.storage_labels):
+            saved = t["storage_saved"][i]
+            item.setText(f"{gb[i]:.2f} GB" + (f"\n−{100 * saved:.0f}%" if saved > 0 else ""))
+            item.setPos(x[i], gb[i] + 0.01 * s_max)
+        self.capacity_line.setVisible(bool(show_cap))
+        self.capacity_text.setVisible(bool(show_cap))
+        self.capacity_line.setPos(cap_gb)
+        self.capacity_text.setText(f"device memory {cap_gb:.0f} GB")
+        self.capacity_text.setPos(len(BITS) - 0.45, cap_gb)
+
+        tps = t["tokens_per_s"]
+        target_rate = 1.0 / self.target_s()
+        r_max = max(tps.max(), target_rate) * 1.25
+        brushes = [pg.mkBrush(RATE_COLOR if ok else MISS_COLOR) for ok in t["meets_target"]]
+        self.rate_bars.setOpts(x=x, height=tps, width=0.65, brushes=brushes)
+        self.rate_plot.setYRange(0, r_max, padding=0)
+        self.rate_plot.setXRange(-0.6, len(BITS) - 0.4, padding=0)
+        for i, item in enumerate(self.rate_labels):
+            mark = "✓" if t["meets_target"][i] else "✗"
+            item.setText(f"{tps[i]:.3g}\n{mark}")
+            item.setPos(x[i], tps[i] + 0.01 * r_max)
+        self.target_line.setPos(target_rate)
+        self.target_text.setText(f"target {target_rate:.3g} tokens/s ({self.target_spin.value()} ms)")
+        self.target_text.setPos(-0.55, target_rate)
+
+        dev = edge_devices()[self.device_combo.currentData()]
+        read = t["bytes_per_token"]
+        widths = ", ".join(f"{b}-bit {fmt_bytes(r)}" for b, r in zip(BITS, read, strict=True))
+        fits = "" if t["fits"].all() else " ✗ 16-bit weights do not fit the device memory."
+        self.summary_label.setText(
+            f"Model output ({dev.name}, batch 1, 512-token prompt): bytes read per token {widths}; "
+            f"4-bit decodes {tps[BITS.index(4)] / tps[0]:.2f}× faster than 16-bit. Weights only: quantiser "
+            f"scales and zero-points are not counted.{fits}")
+
+    def _clicked(self, event) -> None:
+        vb = self.rate_plot.getViewBox()
+        if not vb.sceneBoundingRect().contains(event.scenePos()):
+            return
+        p = vb.mapSceneToView(event.scenePos())
+        i = int(round(p.x()))
+        if 0 <= i < len(BITS) and abs(p.x() - i) <= 0.33 and BITS[i] in CORE_DTYPE:
+            self.editRequested.emit({"weight_dtype": CORE_DTYPE[BITS[i]]})
+
+    # ------------------------------------------------------------------ main-window interface
+    def update_results(self, results: Results) -> None:
+        """Follows the scenario's model when it is one of the small presets; otherwise keeps the choice."""
+        key = results.scenario.model.key
+        i = self.model_combo.findData(key)
+        if i >= 0 and i != self.model_combo.currentIndex():
+            self.model_combo.setCurrentIndex(i)
+
+    def set_focus(self, what: str, key: str) -> None:
+        if what == "model":
+            i = self.model_combo.findData(key)
+            if i >= 0:
+                self.model_combo.setCurrentIndex(i)
+
+    # ------------------------------------------------------------------ read-outs
+    def hover_text_at(self, plot: str, x: float, y: float) -> str:
+        t = self._table
+        if t is None:
+            return ""
+        i = int(round(x))
+        if not 0 <= i < len(BITS) or abs(x - i) > 0.33 or y < 0:
+            return ""
+        b = BITS[i]
+        if plot == "storage":
+            if y > t["weight_bytes"][i] / 1e9 * 1.02:
+                return ""
+            return (f"{b}-bit weights: {t['weight_bytes'][i] / 1e9:.3g} GB "
+                    f"({100 * t['storage_saved'][i]:.1f}% less than 16-bit)\n"
+                    f"with KV cache and 10% reserve: {t['memory_total'][i] / 1e9:.3g} GB of "
+                    f"{t['capacity'] / 1e9:.0f} GB")
+        if plot == "rate":
+            if y > t["tokens_per_s"][i] * 1.02:
+                return ""
+            ok = "meets" if t["meets_target"][i] else "misses"
+            return (f"{b}-bit: {t['tokens_per_s'][i]:.3g} tokens/s ({fmt_seconds(t['time_per_token_s'][i])} per "
+                    f"token; {ok} the {self.target_spin.value()} ms target)\n"
+                    f"reads {fmt_bytes(t['bytes_per_token'][i])} per token "
+                    f"({100 * t['bandwidth_saved'][i]:.1f}% less than 16-bit)"
+                    + (f"\nclick: set the scenario's weights to {CORE_DTYPE[b]}" if b in CORE_DTYPE else ""))
+        raise ValueError(f"plot must be 'storage' or 'rate', not {plot!r}")
+
+    # ------------------------------------------------------------------ accessors
+    def storage_gb(self) -> np.ndarray:
+        return np.asarray(self.storage_bars.opts["height"], dtype=float)
+
+    def tokens_per_s(self) -> np.ndarray:
+        return np.asarray(self.rate_bars.opts["height"], dtype=float)
+
+    def meets_target(self) -> np.ndarray:
+        return np.array(self._table["meets_target"])
+
+    def notes_text(self) -> str:
+        return self.notes_box.title() + "\n" + self.notes_label.text()
+
+    def summary_text(self) -> str:
+        return self.summary_label.text()
+
+    def set_model(self, key: str) -> None:
+        i = self.model_combo.findData(key)
+        if i < 0:
+            raise KeyError(f"unknown model {key!r}")
+        self.model_combo.setCurrentIndex(i)
+
+    def set_device(self, key: str) -> None:
+        i = self.device_combo.findData(key)
+        if i < 0:
+            raise KeyError(f"unknown device {key!r}")
+        self.device_combo.setCurrentIndex(i)
+
+    def set_target_ms(self, ms: int) -> None:
+        self.target_spin.setValue(int(ms))

@@ -1,0 +1,483 @@
+"""KV-cache residency panel: where the cache lives as context (or concurrent sessions) grows, and what the
+decode step costs; plus a pyramid of the device's memory tiers (capacity vs bandwidth, log-log).
+
+Numbers come from `model.residency.residency_curve` (placement, step time) and `model.tiers.tiers_for`. The
+x axis is log10 of context tokens (or sessions), drawn in log10 coordinates with explicit ticks; the right
+axis is log10 of the step time (or tokens/s). Items are created once and updated with setData.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from trinity_desktop.model.evaluate import Results
+from trinity_desktop.model.kv_policy import KV_POLICIES
+from trinity_desktop.model.residency import (
+    PLACEMENT_POLICIES,
+    RESIDENCY_TIERS,
+    default_context_axis,
+    default_sessions_axis,
+    residency_curve,
+    serving_scenario,
+)
+from trinity_desktop.model.tiers import TIER_LABELS, tiers_for
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_bytes, fmt_rate, fmt_seconds
+
+_CIVIDIS = pg.colormap.get("cividis")
+
+
+def _cividis(v: float) -> str:
+    return _CIVIDIS.map(v, mode="qcolor").name()
+
+
+# HBM takes the memory resource colour; the slower tiers a dark-to-light cividis sequence.
+TIER_COLORS = {"hbm": theme.RESOURCE_COLORS["memory"], "host": _cividis(0.12), "cxl": _cividis(0.5),
+               "ssd": _cividis(0.88), "sram": "#CC79A7", "rdma": "#D55E00"}
+STEP_COLOR = "#000000"
+MARKER_COLOR = "#D55E00"
+AXES = ("context", "sessions")
+AXIS_TITLES = {"context": "context length per sequence (tokens, log scale)",
+               "sessions": "concurrent sessions (log scale)"}
+POLICY_LABELS = {"spill": "Spill to the next tier", "evict": "Evict (drop what HBM cannot hold)"}
+RIGHT_MODES = ("step_time", "tokens_per_s")
+
+
+def _count(v: float) -> str:
+    if v >= 1 << 20 and v % (1 << 20) == 0:
+        return f"{int(v) >> 20}M"
+    if v >= 1024 and v % 1024 == 0:
+        return f"{int(v) >> 10}k"
+    return f"{v:,.0f}"
+
+
+def _log_ticks(lo: float, hi: float, base2: bool) -> list[tuple[float, str]]:
+    """Ticks at powers of 2 (tokens) or of 10, within [lo, hi] (data units), placed at log10."""
+    ticks = []
+    if base2:
+        for e in range(0, 25):
+            v = float(2 ** e)
+            if lo * 0.999 <= v <= hi * 1.001:
+                ticks.append(v)
+        if len(ticks) > 9:
+            ticks = ticks[:: 2] if ticks.index(ticks[-1]) % 2 == 0 else ticks[1:: 2]
+    else:
+        ticks = [10.0 ** e for e in range(-9, 10) if lo * 0.999 <= 10.0 ** e <= hi * 1.001]
+    return [(math.log10(v), _count(v)) for v in ticks]
+
+
+def _time_label(seconds: float) -> str:
+    return fmt_seconds(seconds).replace(".0 ", " ")
+
+
+class ResidencyPanel(QtWidgets.QWidget):
+    """Stacked-area chart of KV bytes resident per tier with capacity lines and the step time (right axis);
+    a second tab draws the memory hierarchy. Emits editRequested(dict) for the KV policy and context."""
+
+    editRequested = QtCore.Signal(dict)
+    focusRequested = QtCore.Signal(str, str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("ResidencyPanel")
+        self.setAccessibleName("KV-cache residency panel")
+        self._results: Results | None = None
+        self._axis = "context"
+        self._policy = "spill"
+        self._right = "step_time"
+        self._curve: dict | None = None
+        self._x = np.zeros(0)
+        self._current_x = float("nan")
+        self._focus_tier = ""
+
+        # ---------------------------------------------------------------- controls
+        self.axis_combo = QtWidgets.QComboBox()
+        self.axis_combo.addItems(["Context length", "Concurrent sessions"])
+        self.axis_combo.setToolTip("x axis: grow the context per sequence (4k to 1M tokens) or the number of "
+                                   "concurrent sessions (1 to 1,024) at the scenario's context")
+        self.axis_combo.setAccessibleName("Residency x axis")
+        self.axis_combo.currentIndexChanged.connect(lambda i: self.set_axis(AXES[i]))
+        self.policy_combo = QtWidgets.QComboBox()
+        self.policy_combo.addItems([POLICY_LABELS[p] for p in PLACEMENT_POLICIES])
+        self.policy_combo.setToolTip("When HBM is full: spill the KV cache to host DRAM, the CXL pool and SSD "
+                                     "(slower steps), or evict the tokens that do not fit (lost context)")
+        self.policy_combo.setAccessibleName("Placement policy: spill or evict")
+        self.policy_combo.currentIndexChanged.connect(lambda i: self.set_policy(PLACEMENT_POLICIES[i]))
+        self.kv_combo = QtWidgets.QComboBox()
+        self.kv_combo.addItems(list(KV_POLICIES))
+        self.kv_combo.setToolTip("KV-cache policy of the scenario: full, sliding window, StreamingLLM (sinks + "
+                                 "window), H2O heavy hitters, RazorAttention; changes the scenario")
+        self.kv_combo.setAccessibleName("KV-cache policy")
+        self.kv_combo.activated.connect(lambda i: self.editRequested.emit({"kv_policy": KV_POLICIES[i]}))
+        self.right_combo = QtWidgets.QComboBox()
+        self.right_combo.addItems(["Decode step time", "Tokens per second"])
+        self.right_combo.setToolTip("Right axis: effective decode step time, or generated tokens per second "
+                                    "over all sessions")
+        self.right_combo.setAccessibleName("Right axis quantity")
+        self.right_combo.currentIndexChanged.connect(lambda i: self.set_right_axis(RIGHT_MODES[i]))
+        bar = QtWidgets.QHBoxLayout()
+        for text, w in (("x axis", self.axis_combo), ("When HBM is full", self.policy_combo),
+                        ("KV policy", self.kv_combo), ("Right axis", self.right_combo)):
+            label = QtWidgets.QLabel(text)
+            label.setFont(pw.font())
+            label.setBuddy(w)
+            w.setFont(pw.font())
+            bar.addWidget(label)
+            bar.addWidget(w)
+        bar.addStretch(1)
+
+        # ---------------------------------------------------------------- residency chart
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.graphics.setAccessibleName("KV-cache residency chart")
+        self.graphics.setAccessibleDescription(
+            "Stacked areas: KV-cache gigabytes resident in HBM, host DRAM, the CXL pool and SSD against the "
+            "context length; dashed lines: where each tier is full; black line (right axis): decode step time.")
+        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
+        pw.style_plot(self.plot, "KV-cache residency", left="KV cache resident per GPU (GB)",
+                      bottom=AXIS_TITLES["context"])
+        pw.freeze_view(self.plot)
+        self.plot.showAxis("right")
+        right = self.plot.getAxis("right")
+        right.setStyle(tickFont=pw.font(), tickTextOffset=6)
+        right.enableAutoSIPrefix(False)
+        right.setTextPen(pg.mkPen(STEP_COLOR))
+        self.vb2 = pg.ViewBox(enableMouse=False)
+        self.plot.scene().addItem(self.vb2)
+        right.linkToView(self.vb2)
+        self.vb2.setXLink(self.plot)
+        self.plot.getViewBox().sigResized.connect(self._sync_views)
+
+        self.tops: dict[str, pg.PlotDataItem] = {}
+        self.fills: dict[str, pg.FillBetweenItem] = {}
+        self.base = pg.PlotDataItem([0, 1], [0, 0], pen=pg.mkPen(None))
+        self.plot.addItem(self.base)
+        below = self.base
+        for name in RESIDENCY_TIERS:
+            top = pg.PlotDataItem([0, 1], [0, 0], pen=pg.mkPen(pg.mkColor(TIER_COLORS[name]).darker(130), width=1))
+            fill = pg.FillBetweenItem(below, top, brush=pg.mkBrush(TIER_COLORS[name]))
+            fill.setZValue(-10)
+            self.plot.addItem(top)
+            self.plot.addItem(fill)
+            self.tops[name], self.fills[name] = top, fill
+            below = top
+        # legend swatches (a FillBetweenItem cannot be drawn by LegendItem's sample)
+        self.swatches = {name: pg.BarGraphItem(x=[], height=[], width=1, brush=pg.mkBrush(TIER_COLORS[name]),
+                                               pen=pg.mkPen("#444444")) for name in RESIDENCY_TIERS}
+        self.step_swatch = pg.PlotDataItem([], [], pen=pg.mkPen(STEP_COLOR, width=3))
+        self.cap_lines: dict[str, pg.InfiniteLine] = {}
+        for name in RESIDENCY_TIERS:
+            line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(pg.mkColor(TIER_COLORS[name]).darker(160),
+                                                                        width=2, style=QtCore.Qt.PenStyle.DashLine),
+                                   )
+            self.plot.addItem(line, ignoreBounds=True)
+            self.cap_lines[name] = line
+        self.cap_labels = {name: pw.label_item(anchor=(0, 1)) for name in RESIDENCY_TIERS}
+        for item in self.cap_labels.values():
+            self.plot.addItem(item, ignoreBounds=True)
+        self.step_curve = pg.PlotCurveItem(pen=pg.mkPen(STEP_COLOR, width=3))
+        self.vb2.addItem(self.step_curve)
+        self.marker = pg.InfiniteLine(angle=90, movable=False,
+                                      pen=pg.mkPen(MARKER_COLOR, width=2, style=QtCore.Qt.PenStyle.DotLine),
+                                      label="current", labelOpts={"position": 0.6, "color": MARKER_COLOR})
+        self.marker.label.setFont(pw.font(bold=True))
+        self.plot.addItem(self.marker, ignoreBounds=True)
+        self.legend = self.plot.addLegend(offset=(110, 8), labelTextSize="11pt", brush=pg.mkBrush(255, 255, 255, 220))
+        self.hover = pw.HoverReadout(self.plot, self._hover_text, on_leave=None)
+        pw.LeaveFilter(self.graphics, self.hover.leave)
+
+        # ---------------------------------------------------------------- hierarchy (pyramid)
+        self.pyramid_graphics = pg.GraphicsLayoutWidget()
+        self.pyramid_graphics.setBackground("w")
+        self.pyramid_graphics.setAccessibleName("Memory hierarchy chart")
+        self.pyramid_graphics.setAccessibleDescription(
+            "Each memory tier of the device as a point: capacity per GPU (x, log) against bandwidth (y, log), "
+            "labelled with its latency.")
+        self.pyramid: pg.PlotItem = self.pyramid_graphics.addPlot()
+        pw.style_plot(self.pyramid, "Memory hierarchy", left="bandwidth seen from the GPU (B/s, log scale)",
+                      bottom="capacity per GPU (bytes, log scale)")
+        pw.freeze_view(self.pyramid)
+        self.pyramid_line = pg.PlotCurveItem(pen=pg.mkPen("#999999", width=2, style=QtCore.Qt.PenStyle.DashLine))
+        self.pyramid.addItem(self.pyramid_line)
+        self.pyramid_points = pg.ScatterPlotItem(size=22, pen=pg.mkPen("#222222", width=1.5))
+        self.pyramid.addItem(self.pyramid_points)
+        self.pyramid_labels: list[pg.TextItem] = []
+        self.pyramid_leaders = pg.PlotCurveItem(pen=pg.mkPen("#888888", width=1), connect="pairs")
+        self.pyramid.addItem(self.pyramid_leaders)
+        self._tiers = ()
+        self.pyramid_hover = pw.HoverReadout(self.pyramid, self._pyramid_hover)
+        pw.LeaveFilter(self.pyramid_graphics, self.pyramid_hover.leave)
+
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.setAccessibleName("Residency views")
+        self.tabs.addTab(self.graphics, "Residency curve")
+        self.tabs.addTab(self.pyramid_graphics, "Memory hierarchy")
+        self.tabs.setTabToolTip(0, "Where the KV cache lives as it grows, and the decode step time")
+        self.tabs.setTabToolTip(1, "The device's memory tiers: capacity vs bandwidth, with latency")
+
+        self.caption = QtWidgets.QLabel("")
+        self.caption.setFont(pw.font())
+        self.caption.setWordWrap(True)
+        self.caption.setAccessibleName("Residency summary")
+        self.caption.setToolTip("Weights and the 10% runtime reserve are pinned in HBM; the KV cache fills the "
+                                "tiers fastest first. Step time = weights + attention in HBM + off-HBM bytes / "
+                                "tier bandwidth + one latency per 16-token page (vLLM block size).")
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(bar)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.caption)
+
+    # ------------------------------------------------------------------ update
+    def _sync_views(self) -> None:
+        self.vb2.setGeometry(self.plot.getViewBox().sceneBoundingRect())
+        self.vb2.linkedViewChanged(self.plot.getViewBox(), self.vb2.XAxis)
+
+    def update_results(self, results: Results) -> None:
+        self._results = results
+        sc = results.scenario
+        idx = KV_POLICIES.index(sc.kv_policy)
+        if self.kv_combo.currentIndex() != idx:
+            self.kv_combo.blockSignals(True)
+            self.kv_combo.setCurrentIndex(idx)
+            self.kv_combo.blockSignals(False)
+        self._refresh()
+        self._refresh_pyramid()
+
+    def _refresh(self) -> None:
+        if self._results is None:
+            return
+        sc = serving_scenario(self._results.scenario)
+        current_ctx = float(sc.prompt_len + sc.gen_len)
+        if self._axis == "context":
+            x = np.union1d(default_context_axis(), [min(current_ctx, 1 << 24)])
+            curve = residency_curve(sc, context=x, sessions=sc.batch, policy=self._policy)
+            self._current_x = current_ctx
+        else:
+            x = np.union1d(default_sessions_axis(), [float(sc.batch)])
+            curve = residency_curve(sc, context=current_ctx, sessions=x, policy=self._policy)
+            self._current_x = float(sc.batch)
+        self._curve, self._x = curve, x
+        lx = np.log10(x)
+        cum = np.zeros_like(x)
+        present = curve["tiers"]
+        self.legend.clear()
+        for name in RESIDENCY_TIERS:
+            y = curve["resident"][name]
+            self.base.setData(lx, np.zeros_like(lx))
+            cum = cum + y
+            self.tops[name].setData(lx, cum / 1e9)
+            visible = name in present
+            self.tops[name].setVisible(visible)
+            self.fills[name].setVisible(visible)
+            if visible:
+                self.legend.addItem(self.swatches[name], TIER_LABELS[name] if name != "hbm" else "HBM")
+        self.legend.addItem(self.step_swatch, "step time" if self._right == "step_time" else "tokens/s")
+        # capacity lines: cumulative KV capacity (HBM: what weights and the reserve leave)
+        y_top = max(float(curve["needed"].max()), float(curve["capacity"]["hbm"].max()), 1e6) * 1.1
+        below = 0.0
+        for name in RESIDENCY_TIERS:
+            cap = float(np.max(curve["capacity"][name])) if name in present else 0.0
+            line = self.cap_lines[name]
+            shown = name in present and cap > 0 and below + cap <= y_top
+            below += cap
+            line.setVisible(shown)
+            line.setPos(below / 1e9)
+            label = self.cap_labels[name]
+            label.setVisible(shown)
+            label.setText(f"{TIER_LABELS[name] if name != 'hbm' else 'HBM'} full: {below / 1e9:,.0f} GB")
+            label.setPos(lx[0] + 0.12 * (lx[-1] - lx[0]), below / 1e9)
+        self.plot.setXRange(lx[0], lx[-1], padding=0.01)
+        self.plot.setYRange(0, y_top / 1e9, padding=0)
+        self.plot.getAxis("bottom").setTicks([_log_ticks(x[0], x[-1], base2=True)])
+        self.plot.setLabel("bottom", AXIS_TITLES[self._axis], **{"font-size": pw.LABEL_SIZE})
+
+        ry = self._right_values()
+        ly = np.log10(np.maximum(ry, 1e-12))
+        self.step_curve.setData(lx, ly)
+        lo, hi = math.floor(ly.min()), math.ceil(ly.max())
+        if hi - lo < 1:
+            hi = lo + 1
+        self.vb2.setYRange(lo, hi, padding=0.02)
+        if self._right == "step_time":
+            ticks = [(e, _time_label(10.0 ** e)) for e in range(lo, hi + 1)]
+            title = "decode step time (log scale)"
+        else:
+            ticks = [(e, fmt_rate(10.0 ** e, "tok/s")) for e in range(lo, hi + 1)]
+            title = "tokens per second, all sessions (log scale)"
+        self.plot.getAxis("right").setTicks([ticks])
+        self.plot.setLabel("right", title, **{"font-size": pw.LABEL_SIZE, "color": STEP_COLOR})
+        self.marker.setPos(math.log10(self._current_x))
+
+        hw = sc.hardware
+        tp = sc.gpus
+        what = f"{sc.model.name} on {tp}× {hw.name}" if tp > 1 else f"{sc.model.name} on {hw.name}"
+        where = f"{sc.batch} sessions" if self._axis == "context" else f"{_count(current_ctx)} tokens per sequence"
+        self.plot.setTitle(f"KV-cache residency: {pw.html_escape(what)}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}",
+                           size="13pt", color="#222222")
+        self._sync_views()
+        self._update_caption()
+        self.set_focus("tier", self._focus_tier)
+
+    def _right_values(self) -> np.ndarray:
+        c = self._curve
+        return c["step_time_s"] if self._right == "step_time" else c["tokens_per_s"]
+
+    def _update_caption(self) -> None:
+        c = self._curve
+        i = self._index_of(self._current_x)
+        parts = [f"Pinned in HBM per GPU: weights {fmt_bytes(c['weights_bytes'][i])} + runtime reserve "
+                 f"{fmt_bytes(c['reserved_bytes'][i])}; KV {fmt_bytes(c['kv_bytes_per_token_gpu'])}/token/GPU, "
+                 f"page = {c['page_tokens']} tokens."]
+        if not bool(np.all(c["weights_fit"])):
+            parts.append("Weights do not fit in HBM: no room for the KV cache there.")
+        parts.append(f"At the current point: step {fmt_seconds(c['step_time_s'][i])}, "
+                     f"{c['tokens_per_s'][i]:,.1f} tokens/s.")
+        if self._policy == "evict" and c["evicted_tokens"][i] > 0:
+            parts.append(f"Evicted {c['evicted_tokens'][i]:,.0f} tokens (all sessions).")
+        if c["unplaced_bytes"][i] > 0:
+            parts.append(f"Does not fit in any tier: {fmt_bytes(c['unplaced_bytes'][i])} unplaced.")
+        self.caption.setText(" ".join(parts))
+
+    # ------------------------------------------------------------------ pyramid
+    def _refresh_pyramid(self) -> None:
+        hw = self._results.scenario.hardware
+        self._tiers = tiers_for(hw)
+        cap = np.array([t.capacity_bytes for t in self._tiers])
+        bw = np.array([t.bandwidth for t in self._tiers])
+        lx, ly = np.log10(cap), np.log10(bw)
+        brushes = [pg.mkBrush(TIER_COLORS.get(t.name, theme.FALLBACK_COLOR)) for t in self._tiers]
+        self.pyramid_points.setData(lx, ly, brush=brushes, symbol="s")
+        self.pyramid_line.setData(lx, ly)
+        while len(self.pyramid_labels) < len(self._tiers):
+            item = pw.label_item(anchor=(0, 0.5))
+            self.pyramid.addItem(item)
+            self.pyramid_labels.append(item)
+        x0, x1 = math.floor(lx.min()) - 0.5, math.ceil(lx.max()) + 5.0
+        y0, y1 = math.floor(ly.min()) - 0.5, math.ceil(ly.max()) + 0.5
+        label_x = float(lx.max()) + 0.8
+        label_y = pw.spread_positions(ly, gap=0.1 * (y1 - y0), lo=y0 + 0.3, hi=y1 - 0.3)
+        leaders_x, leaders_y = [], []
+        for i, item in enumerate(self.pyramid_labels):
+            if i < len(self._tiers):
+                t = self._tiers[i]
+                lat = _time_label(t.latency_s) if t.latency_s > 0 else "latency n/a"
+                item.setText(f"{t.label}: {fmt_bytes(t.capacity_bytes)}, {fmt_rate(t.bandwidth)}, {lat}")
+                item.setPos(label_x, label_y[i])
+                item.setVisible(True)
+                leaders_x += [lx[i] + 0.12, label_x - 0.05]
+                leaders_y += [ly[i], label_y[i]]
+            else:
+                item.setVisible(False)
+        self.pyramid_leaders.setData(np.asarray(leaders_x, float), np.asarray(leaders_y, float))
+        self.pyramid.setXRange(x0, x1, padding=0)
+        self.pyramid.setYRange(y0, y1, padding=0)
+        self.pyramid.getAxis("bottom").setTicks([[(e, fmt_bytes(10.0 ** e)) for e in range(math.ceil(x0), math.floor(x1) + 1)]])
+        self.pyramid.getAxis("left").setTicks([[(e, fmt_rate(10.0 ** e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]])
+        self.pyramid.setTitle(f"Memory hierarchy of {pw.html_escape(hw.name)} (per GPU)", size="13pt", color="#222222")
+
+    def _pyramid_hover(self, x: float, y: float) -> str:
+        if not self._tiers:
+            return ""
+        pts = np.array([(math.log10(t.capacity_bytes), math.log10(t.bandwidth)) for t in self._tiers])
+        d = np.hypot(pts[:, 0] - x, pts[:, 1] - y)
+        i = int(np.argmin(d))
+        if d[i] > 0.6:
+            return ""
+        t = self._tiers[i]
+        src = ", ".join(f"{k}: {v}" for k, v in t.source.items() if v)
+        return (f"{t.label}\ncapacity {fmt_bytes(t.capacity_bytes)} per GPU\nbandwidth {fmt_rate(t.bandwidth)}\n"
+                f"latency {_time_label(t.latency_s)}\nsources: {src}")
+
+    # ------------------------------------------------------------------ hover
+    def _index_of(self, value: float) -> int:
+        if self._x.size == 0:
+            return 0
+        return int(np.argmin(np.abs(np.log10(self._x) - math.log10(max(value, 1e-12)))))
+
+    def _hover_text(self, x: float, y: float) -> str:
+        if self._curve is None or self._x.size == 0:
+            return ""
+        return self.hover_text_at(10.0 ** x)
+
+    def hover_text_at(self, value: float) -> str:
+        """Read-out at x = `value` tokens (or sessions): bytes per tier, step time, tokens/s, evicted."""
+        c = self._curve
+        i = self._index_of(value)
+        head = (f"{c['context'][i]:,.0f} tokens per sequence × {c['sessions'][i]:,.0f} sessions")
+        lines = [head, f"KV needed per GPU: {fmt_bytes(c['needed'][i])}"]
+        for name in c["tiers"]:
+            lines.append(f"  {TIER_LABELS[name]}: {fmt_bytes(c['resident'][name][i])}")
+        lines.append(f"Decode step: {fmt_seconds(c['step_time_s'][i])} ({c['tokens_per_s'][i]:,.1f} tokens/s)")
+        if c["evicted_tokens"][i] > 0:
+            lines.append(f"Evicted: {c['evicted_tokens'][i]:,.0f} tokens")
+        if c["unplaced_bytes"][i] > 0:
+            lines.append(f"Unplaced (all tiers full): {fmt_bytes(c['unplaced_bytes'][i])}")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------------ public controls
+    def set_axis(self, mode: str) -> None:
+        """x axis: "context" (tokens per sequence) or "sessions" (concurrent sequences)."""
+        if mode not in AXES:
+            raise ValueError(f"axis must be one of {AXES}, got {mode!r}")
+        self._axis = mode
+        if self.axis_combo.currentIndex() != AXES.index(mode):
+            self.axis_combo.setCurrentIndex(AXES.index(mode))
+        self._refresh()
+
+    def set_policy(self, policy: str) -> None:
+        """Placement when HBM is full: "spill" or "evict"."""
+        if policy not in PLACEMENT_POLICIES:
+            raise ValueError(f"policy must be one of {PLACEMENT_POLICIES}, got {policy!r}")
+        self._policy = policy
+        if self.policy_combo.currentIndex() != PLACEMENT_POLICIES.index(policy):
+            self.policy_combo.setCurrentIndex(PLACEMENT_POLICIES.index(policy))
+        self._refresh()
+
+    def set_right_axis(self, mode: str) -> None:
+        """Right axis: "step_time" or "tokens_per_s"."""
+        if mode not in RIGHT_MODES:
+            raise ValueError(f"right axis must be one of {RIGHT_MODES}, got {mode!r}")
+        self._right = mode
+        if self.right_combo.currentIndex() != RIGHT_MODES.index(mode):
+            self.right_combo.setCurrentIndex(RIGHT_MODES.index(mode))
+        self._refresh()
+
+    def set_focus(self, what: str, key: str) -> None:
+        """Linked focus: ("tier", name) thickens that tier's outline; anything else clears it."""
+        self._focus_tier = key if what == "tier" and key in RESIDENCY_TIERS else ""
+        for name, top in self.tops.items():
+            color = pg.mkColor(TIER_COLORS[name]).darker(130)
+            top.setPen(pg.mkPen(MARKER_COLOR, width=4) if name == self._focus_tier else pg.mkPen(color, width=1))
+
+    # ------------------------------------------------------------------ accessors for tests
+    def area_series(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{tier: (x, bytes resident)} as drawn (x in tokens or sessions; stacked in the chart)."""
+        if self._curve is None:
+            return {}
+        return {n: (self._x.copy(), self._curve["resident"][n].copy()) for n in self._curve["tiers"]}
+
+    def step_time_series(self) -> tuple[np.ndarray, np.ndarray]:
+        """(x, effective decode step time in seconds)."""
+        if self._curve is None:
+            return np.zeros(0), np.zeros(0)
+        return self._x.copy(), self._curve["step_time_s"].copy()
+
+    def capacity_lines(self) -> dict[str, float]:
+        """{tier: cumulative capacity in GB where its dashed line is drawn} for visible lines."""
+        return {n: float(line.value()) for n, line in self.cap_lines.items() if line.isVisible()}
+
+    def current_marker_x(self) -> float:
+        """x of the current-scenario marker in tokens (or sessions)."""
+        return float(10.0 ** self.marker.value())
+
+    def axis_mode(self) -> str:
+        return self._axis
+
+    def curve(self) -> dict | None:
+        return self._curve

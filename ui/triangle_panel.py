@@ -1,0 +1,571 @@
+"""Triangle navigator: library workloads placed by their computed pressures; techniques drawn as moves.
+
+Corners: Compute (top), Bandwidth (bottom left), Memory (bottom right). A workload with pressures (c, b, m)
+sits at `barycentric(c, b, m)` (model/pressure.py: the same numbers as the heatmap, clipped to [0, 1] and
+normalised to sum to 1). Edges carry the paper's three substitution paths (arXiv 2601.11577 abstract: more
+computation → less bandwidth, more bandwidth → less memory, more memory → less computation) and their
+reverses. Ticking techniques draws the path of the current scenario as arrows, each coloured by the
+resource the technique spends, computed by `model.techniques.path`.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from trinity_desktop.model import Results, ValidationError, barycentric, evaluate
+from trinity_desktop.model import techniques as tq
+from trinity_desktop.model.workloads import WorkloadRow, evaluate_library
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_seconds
+
+SQRT3_2 = math.sqrt(3.0) / 2.0
+CORNERS = {"compute": (0.5, SQRT3_2), "bandwidth": (0.0, 0.0), "memory": (1.0, 0.0)}
+# (corner a, corner b, text outside the edge): the abstract's trade-off first, its reverse second.
+EDGE_LABELS = (
+    ("compute", "bandwidth", "more computation → less bandwidth\nmore bandwidth → less computation"),
+    ("bandwidth", "memory", "more bandwidth → less memory\nmore memory → less bandwidth"),
+    ("memory", "compute", "more memory → less computation\nmore computation → less memory"),
+)
+FOCUS_COLOR = "#D55E00"      # Okabe-Ito vermillion: not a resource colour
+CURRENT_COLOR = "#222222"
+NA_BRUSH = "#DDDDDD"
+TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
+# Marker size: log-scaled GPU-seconds (10 px at 0.01 GPU·s, +4 px per decade, 8 to 44 px).
+SIZE_AT_REF, SIZE_REF_GPU_S, SIZE_PER_DECADE, SIZE_MIN, SIZE_MAX = 10.0, 0.01, 4.0, 8.0, 44.0
+HOVER_RADIUS_PX = 18.0
+
+
+def triangle_point(compute, bandwidth, memory) -> np.ndarray:
+    """(x, y) in the triangle for pressures (broadcasts): the barycentric weights times the corners."""
+    w = barycentric(compute, bandwidth, memory)
+    corners = np.array([CORNERS[r] for r in ("compute", "bandwidth", "memory")])  # (3, 2)
+    return np.tensordot(np.moveaxis(w, 0, -1), corners, axes=1)
+
+
+def gpu_seconds(results: Results) -> float:
+    """Absolute scale: GPU-seconds per training step (gpus × step time), or per inference request
+    (gpus × the batch's request or prefill time ÷ batch)."""
+    sc = results.scenario
+    if results.kind == "train":
+        return sc.gpus * results.time_total
+    seconds = results.infer.get("request_s", results.time_total) if results.kind == "decode" else \
+        results.infer.get("prefill_s", results.time_total)
+    return sc.gpus * seconds / max(sc.batch, 1)
+
+
+def marker_size(gpu_s: float) -> float:
+    if not (gpu_s > 0 and math.isfinite(gpu_s)):
+        return SIZE_MIN
+    size = SIZE_AT_REF + SIZE_PER_DECADE * (math.log10(gpu_s) - math.log10(SIZE_REF_GPU_S))
+    return float(min(max(size, SIZE_MIN), SIZE_MAX))
+
+
+def _short(name: str, width: int = 20) -> str:
+    return textwrap.shorten(name, width, placeholder="…")
+
+
+class TrianglePanel(QtWidgets.QWidget):
+    """The compute / bandwidth / memory triangle for the current hardware, with technique paths."""
+
+    workloadActivated = QtCore.Signal(str)
+    focusRequested = QtCore.Signal(str, str)
+    scenarioRequested = QtCore.Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("TrianglePanel")
+        self.setAccessibleName("Trade-off triangle navigator")
+        self._results: Results | None = None
+        self._rows: list[WorkloadRow] = []
+        self._library_key = None
+        self._positions: dict[str, tuple[float, float]] = {}
+        self._current = (0.5, SQRT3_2 / 3)
+        self._checked: list[str] = []
+        self._path: list = []
+        self._segments: list[tuple[float, float, float, float, str, str]] = []
+        self._skipped: list[str] = []
+        self._focus = ("", "")
+        self._hovered = ""
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.graphics.setAccessibleName("Trade-off triangle")
+        self.graphics.setAccessibleDescription(
+            "Equilateral triangle with corners Compute (top), Bandwidth (bottom left) and Memory (bottom "
+            "right). Each library workload is a marker placed by its computed pressures; the star is the "
+            "current scenario; arrows show ticked techniques. Hover a marker for the numbers, click to load it.")
+        self.plot: pg.PlotItem = self.graphics.addPlot()
+        pw.freeze_view(self.plot)
+        self.plot.hideAxis("left")
+        self.plot.hideAxis("bottom")
+        self.plot.setAspectLocked(True)
+        self.plot.setTitle("Where workloads sit: computed pressure", size=pw.TITLE_SIZE, color="#222222")
+        self._build_triangle()
+
+        self.markers = pg.ScatterPlotItem(pxMode=True)
+        self.markers.setZValue(20)
+        self.plot.addItem(self.markers)
+        self.marker_labels: dict[str, pg.TextItem] = {}
+        self.focus_ring = pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen(FOCUS_COLOR, width=4))
+        self.focus_ring.setZValue(25)
+        self.plot.addItem(self.focus_ring)
+        self.current_marker = pg.ScatterPlotItem(pxMode=True, symbol="star", size=30,
+                                                 brush=pg.mkBrush(CURRENT_COLOR), pen=pg.mkPen("w", width=1.5))
+        self.current_marker.setZValue(40)
+        self.plot.addItem(self.current_marker)
+        self.current_label = pw.label_item("current", color=CURRENT_COLOR, anchor=(0, 0.5), bold=True)
+        self.current_label.setZValue(41)
+        self.plot.addItem(self.current_label)
+        self.arrow_lines: list[pg.PlotCurveItem] = []
+        self.arrow_heads: list[pg.ArrowItem] = []
+        self.preview_line = pg.PlotCurveItem(pen=pg.mkPen(FOCUS_COLOR, width=3, style=QtCore.Qt.PenStyle.DashLine))
+        self.preview_head = pg.ArrowItem(headLen=16, tailLen=None, brush=FOCUS_COLOR, pen=pg.mkPen(FOCUS_COLOR))
+        for item in (self.preview_line, self.preview_head):
+            item.setZValue(35)
+            item.setVisible(False)
+            self.plot.addItem(item)
+
+        self.hover = pw.HoverReadout(self.plot, self._hover_at, on_move=self._hover_moved,
+                                     on_leave=self._hover_left, html=True)
+        pw.LeaveFilter(self.graphics, self.hover.leave)
+        self.plot.getViewBox().sigResized.connect(self._place_labels)
+        self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
+
+        # --- technique list (the path) ---------------------------------------------------------
+        self.list_title = QtWidgets.QLabel("Techniques (tick to draw the path)")
+        self.list_title.setFont(pw.font(bold=True))
+        self.technique_list = QtWidgets.QListWidget()
+        self.technique_list.setFont(pw.font())
+        self.technique_list.setMouseTracking(True)
+        self.technique_list.setWordWrap(True)
+        self.technique_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.technique_list.setAccessibleName("Techniques to apply in order")
+        self.technique_list.setToolTip("Tick techniques to draw how they move the current scenario, in the "
+                                       "order ticked. Greyed: not applicable here or not modelled yet.")
+        self._items: dict[str, QtWidgets.QListWidgetItem] = {}
+        for key, t in tq.load_techniques().items():
+            item = QtWidgets.QListWidgetItem(t.name)
+            item.setData(QtCore.Qt.ItemDataRole.UserRole, key)
+            item.setFlags(item.flags() | QtCore.Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(QtCore.Qt.CheckState.Unchecked)
+            self.technique_list.addItem(item)
+            self._items[key] = item
+        self.technique_list.itemChanged.connect(self._item_changed)
+        self.technique_list.itemEntered.connect(
+            lambda item: self.focusRequested.emit("technique", item.data(QtCore.Qt.ItemDataRole.UserRole)))
+        self.apply_button = QtWidgets.QPushButton("Apply path")
+        self.apply_button.setToolTip("Make the end of the drawn path the current scenario (undoable)")
+        self.apply_button.setAccessibleName("Apply the technique path")
+        self.apply_button.clicked.connect(self.apply_path)
+        self.clear_button = QtWidgets.QPushButton("Clear")
+        self.clear_button.setToolTip("Untick every technique and remove the arrows")
+        self.clear_button.setAccessibleName("Clear the technique path")
+        self.clear_button.clicked.connect(lambda: self.show_path([]))
+
+        self.caption = QtWidgets.QLabel()
+        self.caption.setFont(pw.font())
+        self.caption.setWordWrap(True)
+        self.caption.setAccessibleName("Triangle legend")
+        self.caption.setToolTip("Placement: pressures (compute and bandwidth time shares, memory = HBM "
+                                "required / available) clipped to [0, 1] and normalised to sum to 1.")
+
+        side = QtWidgets.QVBoxLayout()
+        side.addWidget(self.list_title)
+        side.addWidget(self.technique_list, 1)
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.apply_button)
+        buttons.addWidget(self.clear_button)
+        side.addLayout(buttons)
+        top = QtWidgets.QHBoxLayout()
+        top.addWidget(self.graphics, 2)
+        top.addLayout(side, 1)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top, 1)
+        layout.addWidget(self.caption)
+        self._update_caption()
+
+    # ------------------------------------------------------------------ static drawing
+    def _build_triangle(self) -> None:
+        order = ("compute", "bandwidth", "memory", "compute")
+        xs = [CORNERS[r][0] for r in order]
+        ys = [CORNERS[r][1] for r in order]
+        self.outline = pg.PlotCurveItem(xs, ys, pen=pg.mkPen("#444444", width=2))
+        self.plot.addItem(self.outline)
+        cx, cy = 0.5, SQRT3_2 / 3
+        self.centroid = pg.ScatterPlotItem([cx], [cy], symbol="+", size=12, pen=pg.mkPen("#999999", width=1.5))
+        self.plot.addItem(self.centroid)
+        anchors = {"compute": (0.5, 1.0), "bandwidth": (0.35, 0.0), "memory": (0.65, 0.0)}
+        self.corner_labels = {}
+        for r, (x, y) in CORNERS.items():
+            item = pw.label_item(theme.RESOURCE_LABELS[r], color=theme.RESOURCE_COLORS[r], anchor=anchors[r],
+                                 size=14, bold=True)
+            item.setPos(x, y + (0.03 if r == "compute" else -0.03))
+            self.plot.addItem(item)
+            self.corner_labels[r] = item
+        self.edge_labels = []
+        for a, b, text in EDGE_LABELS:
+            (ax, ay), (bx, by) = CORNERS[a], CORNERS[b]
+            mx, my = (ax + bx) / 2, (ay + by) / 2
+            nx, ny = mx - cx, my - cy   # outward normal through the edge midpoint
+            norm = math.hypot(nx, ny)
+            angle = math.degrees(math.atan2(by - ay, bx - ax))
+            if angle > 90:
+                angle -= 180
+            elif angle < -90:
+                angle += 180
+            item = pg.TextItem(text, color="#333333", anchor=(0.5, 0.5), angle=angle)
+            item.setFont(pw.font(11))
+            item.setPos(mx + 0.1 * nx / norm, my + 0.1 * ny / norm)
+            self.plot.addItem(item)
+            self.edge_labels.append(item)
+        self.plot.setXRange(-0.26, 1.26, padding=0)
+        self.plot.setYRange(-0.22, SQRT3_2 + 0.12, padding=0)
+
+    # ------------------------------------------------------------------ updates
+    def update_results(self, results: Results) -> None:
+        self._results = results
+        sc = results.scenario
+        key = (sc.hardware, sc.efficiency)
+        if key != self._library_key:  # the library depends only on the hardware and efficiency
+            self._library_key = key
+            self._set_rows(evaluate_library(sc.hardware, sc), sc.hardware.name)
+        x, y = self._point(results)
+        self._current = (x, y)
+        self.current_marker.setData([x], [y])
+        self._place_labels()
+        self._refresh_list()
+        self._recompute_path()
+        self.set_focus(*self._focus)
+
+    def _point(self, results: Results) -> tuple[float, float]:
+        p = [v if math.isfinite(v) else 0.0 for v in results.pressure.as_tuple()]
+        x, y = triangle_point(*p)
+        return float(x), float(y)
+
+    def _set_rows(self, rows: list[WorkloadRow], hardware_name: str) -> None:
+        self._rows = list(rows)
+        self._positions = {}
+        spots = []
+        for row in self._rows:
+            if row.results is None:
+                continue
+            x, y = self._point(row.results)
+            self._positions[row.key] = (x, y)
+            color = theme.RESOURCE_COLORS.get(row.results.bottleneck, theme.FALLBACK_COLOR)
+            spots.append({"pos": (x, y), "size": marker_size(gpu_seconds(row.results)), "data": row.key,
+                          "brush": pg.mkBrush(color), "pen": pg.mkPen("#222222", width=1.2), "symbol": "o"})
+        self.markers.setData(spots)
+        for key in list(self.marker_labels):
+            if key not in self._positions:
+                self.plot.removeItem(self.marker_labels.pop(key))
+        for row in self._rows:
+            if row.key not in self._positions:
+                continue
+            item = self.marker_labels.get(row.key)
+            if item is None:
+                item = pw.label_item(anchor=(0, 0.5), size=11)
+                item.setZValue(22)
+                self.plot.addItem(item)
+                self.marker_labels[row.key] = item
+            item.setText(_short(row.name))
+        self._place_labels()
+        self.plot.setTitle(f"Where workloads sit on {pw.html_escape(hardware_name)}", size=pw.TITLE_SIZE,
+                           color="#222222")
+
+    def _place_labels(self, *_) -> None:
+        """Greedy label placement in pixels: each label goes right, left, above or below its marker,
+        whichever first overlaps no marker and no label placed before it (the current star first)."""
+        vb = self.plot.getViewBox()
+        px = vb.viewPixelSize()
+        upp = px[0] if 1e-6 < px[0] < 1.0 else 1.0 / 450.0   # data units per pixel (aspect locked)
+        metrics = QtGui.QFontMetrics(pw.font(11))
+        sizes = {k: marker_size(gpu_seconds(r.results)) for k, r in self._row_map().items()}
+        boxes: list[tuple[float, float, float, float]] = []   # (x0, y0, x1, y1) in data units
+        for key, (x, y) in self._positions.items():
+            r = sizes[key] / 2 * upp
+            boxes.append((x - r, y - r, x + r, y + r))
+        if self._results is not None:
+            cx, cy = self._current
+            boxes.append((cx - 15 * upp, cy - 15 * upp, cx + 15 * upp, cy + 15 * upp))
+
+        def overlap(box):
+            return sum(max(0.0, min(box[2], b[2]) - max(box[0], b[0])) * max(0.0, min(box[3], b[3]) - max(box[1], b[1]))
+                       for b in boxes)
+
+        items = [("current", self._current, self.current_label, 16.0)] if self._results is not None else []
+        items += [(k, self._positions[k], self.marker_labels[k], sizes[k] / 2)
+                  for k in sorted(self._positions, key=lambda k: -self._positions[k][1])]
+        for _key, (x, y), item, radius in items:
+            br = item.boundingRect()  # includes the text item's own margins
+            w = max(br.width(), metrics.horizontalAdvance(item.toPlainText()) + 8) * upp
+            h = max(br.height(), metrics.height()) * upp
+            gap = (radius + 2) * upp
+            # (anchor, box) candidates: right, left, above, below; bottom-edge markers prefer above.
+            cands = [((0, 0.5), (x + gap, y - h / 2, x + gap + w, y + h / 2)),
+                     ((1, 0.5), (x - gap - w, y - h / 2, x - gap, y + h / 2)),
+                     ((0.5, 1), (x - w / 2, y + gap, x + w / 2, y + gap + h)),
+                     ((0.5, 0), (x - w / 2, y - gap - h, x + w / 2, y - gap))]
+            if x > 0.5:  # labels go toward the inside of the triangle first
+                cands[0], cands[1] = cands[1], cands[0]
+            if y < 0.05:  # on the bottom edge: above first, never below (the edge label is there)
+                cands = [cands[2], cands[0], cands[1]]
+            # Crowded: stack further out above, then below.
+            cands += [((0.5, 1), (x - w / 2, y + gap + k * h, x + w / 2, y + gap + (k + 1) * h)) for k in (1, 2, 3, 4)]
+            anchor, box = next(((a, b) for a, b in cands if overlap(b) == 0.0),
+                               min(cands, key=lambda c: overlap(c[1])))
+            item.setAnchor(anchor)
+            ax = {0: box[0], 1: box[2], 0.5: (box[0] + box[2]) / 2}[anchor[0]]
+            ay = {0.5: (box[1] + box[3]) / 2, 1: box[1], 0: box[3]}[anchor[1]]
+            item.setPos(ax, ay)
+            boxes.append(box)
+
+    def _row_map(self) -> dict[str, WorkloadRow]:
+        return {r.key: r for r in self._rows if r.results is not None}
+
+    def _refresh_list(self) -> None:
+        sc = self._results.scenario if self._results else None
+        self.technique_list.blockSignals(True)
+        try:
+            for key, item in self._items.items():
+                t = tq.load_techniques()[key]
+                ok, reason = tq.applicable(t, sc) if sc is not None else (False, "")
+                checked = key in self._checked
+                enabled = ok or checked
+                flags = item.flags()
+                flags = flags | QtCore.Qt.ItemFlag.ItemIsEnabled if enabled else flags & ~QtCore.Qt.ItemFlag.ItemIsEnabled
+                item.setFlags(flags)
+                direction = tq.direction_label(t.spent, t.saved)
+                status = "" if ok else f"\n{reason}"
+                item.setToolTip(f"{t.name}\n{direction}\n{t.note or t.reason}{status}")
+                item.setForeground(pg.mkColor(theme.RESOURCE_COLORS[t.spent] if ok else "#888888"))
+                item.setText(t.name if t.modelled else f"{t.name} (not modelled yet)")
+        finally:
+            self.technique_list.blockSignals(False)
+
+    def _item_changed(self, item: QtWidgets.QListWidgetItem) -> None:
+        key = item.data(QtCore.Qt.ItemDataRole.UserRole)
+        checked = item.checkState() == QtCore.Qt.CheckState.Checked
+        if checked and key not in self._checked:
+            self._checked.append(key)
+        elif not checked and key in self._checked:
+            self._checked.remove(key)
+        self._recompute_path()
+
+    def show_path(self, keys) -> None:
+        """Tick exactly `keys` (in this order) and draw the path."""
+        self._checked = [k for k in keys if k in self._items]
+        self.technique_list.blockSignals(True)
+        try:
+            for key, item in self._items.items():
+                item.setCheckState(QtCore.Qt.CheckState.Checked if key in self._checked
+                                   else QtCore.Qt.CheckState.Unchecked)
+        finally:
+            self.technique_list.blockSignals(False)
+        self._recompute_path()
+
+    def _recompute_path(self) -> None:
+        self._segments = []
+        self._skipped = []
+        self._path = []
+        if self._results is not None and self._checked:
+            current = self._results.scenario
+            self._path = [(current, self._results)]
+            for key in self._checked:
+                t = tq.load_techniques()[key]
+                ok, _ = tq.applicable(t, current)
+                if not ok:
+                    self._skipped.append(key)
+                    continue
+                current = tq.apply(t, current)
+                self._path.append((current, evaluate(current)))
+                x0, y0 = self._point(self._path[-2][1])
+                x1, y1 = self._point(self._path[-1][1])
+                self._segments.append((x0, y0, x1, y1, theme.RESOURCE_COLORS[t.spent], key))
+        self._draw_segments()
+        self.apply_button.setEnabled(len(self._path) > 1)
+        self._update_caption()
+
+    def _draw_segments(self) -> None:
+        while len(self.arrow_lines) < len(self._segments):
+            line = pg.PlotCurveItem()
+            line.setZValue(30)
+            head = pg.ArrowItem(headLen=16, tailLen=None)
+            head.setZValue(31)
+            self.plot.addItem(line)
+            self.plot.addItem(head)
+            self.arrow_lines.append(line)
+            self.arrow_heads.append(head)
+        focus_key = self._focus[1] if self._focus[0] == "technique" else ""
+        for i, (line, head) in enumerate(zip(self.arrow_lines, self.arrow_heads, strict=True)):
+            if i >= len(self._segments):
+                line.setVisible(False)
+                head.setVisible(False)
+                continue
+            x0, y0, x1, y1, color, key = self._segments[i]
+            width = 6 if key == focus_key else 3.5
+            line.setData([x0, x1], [y0, y1], pen=pg.mkPen(color, width=width))
+            self._place_head(head, x0, y0, x1, y1, color)
+            line.setVisible(True)
+            head.setVisible(math.hypot(x1 - x0, y1 - y0) > 1e-4)
+
+    @staticmethod
+    def _place_head(head: pg.ArrowItem, x0, y0, x1, y1, color) -> None:
+        # ArrowItem at angle 0 points to -x on screen; the view is aspect-locked with y up.
+        angle = math.degrees(math.atan2(-(y1 - y0), x1 - x0)) - 180.0
+        head.setStyle(angle=angle, brush=pg.mkBrush(color), pen=pg.mkPen(color))
+        head.setPos(x1, y1)
+
+    def apply_path(self) -> None:
+        """Emit scenarioRequested with the end of the drawn path (when it moves at all)."""
+        if len(self._path) > 1:
+            self.scenarioRequested.emit(self._path[-1][0])
+
+    def _update_caption(self) -> None:
+        text = ("Marker colour: binding resource. Marker size: log₁₀ GPU-seconds per training step or per "
+                "inference request (10 px at 0.01 GPU·s, +4 px per decade). ★ current scenario; + centroid "
+                "(equal pressures). Arrows: ticked techniques in order, coloured by the resource spent.")
+        if self._skipped:
+            names = ", ".join(tq.load_techniques()[k].name for k in self._skipped)
+            text += f" Not applied here: {names}."
+        self.caption.setText(text)
+
+    # ------------------------------------------------------------------ focus, hover, click
+    def set_focus(self, what: str, key: str) -> None:
+        """Highlight a workload marker ("workload") or a technique's move ("technique"); ("", "") clears."""
+        self._focus = (what or "", key or "")
+        if what == "workload" and key in self._positions:
+            x, y = self._positions[key]
+            row = next(r for r in self._rows if r.key == key)
+            self.focus_ring.setData([x], [y], size=marker_size(gpu_seconds(row.results)) + 12, symbol="o")
+        else:
+            self.focus_ring.setData([], [])
+        self._draw_segments()
+        self._show_preview(key if what == "technique" else "")
+
+    def _show_preview(self, key: str) -> None:
+        """A dashed arrow: where technique `key` alone would move the current scenario."""
+        visible = False
+        if key and self._results is not None and key not in [s[5] for s in self._segments]:
+            sc = self._results.scenario
+            if key in self._items and tq.applicable(key, sc)[0]:
+                try:
+                    after = evaluate(tq.apply(key, sc))
+                except ValidationError:
+                    after = None
+                if after is not None:
+                    x0, y0 = self._current
+                    x1, y1 = self._point(after)
+                    self.preview_line.setData([x0, x1], [y0, y1])
+                    self._place_head(self.preview_head, x0, y0, x1, y1, FOCUS_COLOR)
+                    visible = True
+        self.preview_line.setVisible(visible)
+        self.preview_head.setVisible(visible)
+
+    def _nearest(self, x: float, y: float) -> str:
+        """Key of the marker under (x, y) ("current" for the star), or ""."""
+        px = self.plot.getViewBox().viewPixelSize()
+        scale = max(px[0], 1e-9)
+        best, best_d = "", HOVER_RADIUS_PX
+        candidates = [("current", self._current)] if self._results is not None else []
+        candidates += list(self._positions.items())
+        for key, (mx, my) in candidates:
+            d = math.hypot(mx - x, my - y) / scale
+            if d < best_d:
+                best, best_d = key, d
+        return best
+
+    def _hover_at(self, x: float, y: float) -> str:
+        key = self._nearest(x, y)
+        if not key:
+            return ""
+        lines = self._hover_lines(key)
+        parts = []
+        for text, strong in lines:
+            t = "<br>".join(pw.html_escape(line) for line in textwrap.wrap(text, 60))
+            parts.append(f"<b>{t}</b>" if strong else t)
+        return "<div style='font-size:11pt'>" + "<br>".join(parts) + "</div>"
+
+    def _hover_moved(self, x: float, y: float) -> None:
+        key = self._nearest(x, y)
+        key = "" if key == "current" else key
+        if key != self._hovered:
+            self._hovered = key
+            self.focusRequested.emit("workload" if key else "", key)
+
+    def _hover_left(self) -> None:
+        if self._hovered:
+            self._hovered = ""
+            self.focusRequested.emit("", "")
+
+    def _scene_clicked(self, event) -> None:
+        if event.button() != QtCore.Qt.MouseButton.LeftButton:
+            return
+        vb = self.plot.getViewBox()
+        if not vb.sceneBoundingRect().contains(event.scenePos()):
+            return
+        p = vb.mapSceneToView(event.scenePos())
+        key = self._nearest(p.x(), p.y())
+        if key and key != "current":
+            self.click_workload(key)
+
+    def click_workload(self, key: str) -> None:
+        """What a click on workload `key` does: emit workloadActivated(key)."""
+        if key in self._positions:
+            self.workloadActivated.emit(key)
+
+    def _hover_lines(self, key: str) -> list[tuple[str, bool]]:
+        if key == "current":
+            res, name = self._results, "Current scenario"
+            if self._segments:
+                name += f" (path of {len(self._segments)} technique(s) drawn)"
+        else:
+            row = next((r for r in self._rows if r.key == key), None)
+            if row is None or row.results is None:
+                return []
+            res, name = row.results, row.name
+        p = res.pressure
+        w = barycentric(*p.as_tuple())
+        time_name = TIME_NAMES.get(res.kind, "time")
+        fit = "fits" if res.fits else "✗ does not fit"
+        return [
+            (name, True),
+            (f"Compute pressure {p.compute:.2f}: {100 * p.compute:.0f}% of the {time_name} "
+             f"({fmt_seconds(res.time_total)}) is FLOP-bound", False),
+            (f"Bandwidth pressure {p.bandwidth:.2f}: {100 * p.bandwidth:.0f}% of it moves data", False),
+            (f"Memory pressure {p.memory:.2f}: {res.memory_total / 1e9:.1f} GB of {res.capacity / 1e9:.0f} GB "
+             f"HBM per device ({fit})", False),
+            (f"Binding resource: {theme.RESOURCE_LABELS.get(res.bottleneck, res.bottleneck)}", True),
+            (f"Placed at compute {w[0]:.2f} · bandwidth {w[1]:.2f} · memory {w[2]:.2f} (normalised)", False),
+            (f"Scale: {gpu_seconds(res):.3g} GPU·s per {'step' if res.kind == 'train' else 'request'} "
+             f"({res.scenario.gpus} GPU(s))", False),
+        ]
+
+    # ------------------------------------------------------------------ accessors for tests
+    def marker_positions(self) -> dict[str, tuple[float, float]]:
+        return dict(self._positions)
+
+    def current_position(self) -> tuple[float, float]:
+        return self._current
+
+    def arrow_segments(self) -> list[tuple[float, float, float, float, str]]:
+        return [s[:5] for s in self._segments]
+
+    def hover_text_for(self, key: str) -> str:
+        """Plain text of the read-out for workload `key` (or "current")."""
+        return "\n".join(text for text, _ in self._hover_lines(key))
+
+    def checked_techniques(self) -> list[str]:
+        return list(self._checked)
+
+    def focused(self) -> tuple[str, str]:
+        return self._focus
+
+    def preview_visible(self) -> bool:
+        return self.preview_line.isVisible()
