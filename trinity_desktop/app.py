@@ -27,19 +27,24 @@ def ensure_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
     return app
 
 
-def build_window(settings: QtCore.QSettings | None = None):
+def build_window(settings: QtCore.QSettings | None = None, autosave_dir: Path | None = None):
     from trinity_desktop.main_window import MainWindow
     from trinity_desktop.store import ScenarioStore
 
     store = ScenarioStore(default_scenario())
-    return MainWindow(store, settings)
+    return MainWindow(store, settings, autosave_dir)
 
 
-def screenshot(path: str | Path, scale: float = 1.0) -> int:
-    """Render the main window (all docks, default layout) to a PNG; returns a process exit code."""
+def screenshot(path: str | Path, scale: float = 1.0, file: str | None = None) -> int:
+    """Render the main window (all docks, default layout; `file` opened first) to a PNG; returns an exit code."""
     app = ensure_application()
+    app.setProperty("trinity_quiet", True)
     window = build_window(settings=None)
     window.show()
+    error = window.workspace.open_path(file) if file else ""
+    if error:
+        print(f"trinity-desktop: error: {error}", file=sys.stderr)
+        return 2
     for _ in range(10):  # let the layout settle (the default layout is finished by timers after show)
         app.processEvents()
         QtCore.QThread.msleep(30)
@@ -89,15 +94,69 @@ def startup_time(start: float) -> int:
     return 0
 
 
-def run() -> int:
-    """Open the main window with the saved layout and run the event loop."""
+def _offer_recovery(window, directory) -> None:
+    """After a crash or kill, offer the autosaved work; declining discards it."""
+    from trinity_desktop.autosave import Autosaver
+
+    path = Autosaver.recoverable(directory)
+    if path is None:
+        return
+    answer = QtWidgets.QMessageBox.question(
+        window, "Restore unsaved work?",
+        "Trinity Desktop did not close normally last time. Restore the scenario and deck it autosaved?")
+    if answer == QtWidgets.QMessageBox.StandardButton.Yes:
+        window.workspace.open_path(path)
+        window.workspace.path = None
+    else:
+        Autosaver.discard(directory)
+
+
+def present_slides(file: str, folder: str | Path) -> int:
+    """Open a deck, present it, and save one PNG per slide to `folder` (for checking a talk before giving it)."""
+    app = ensure_application()
+    app.setProperty("trinity_quiet", True)
+    window = build_window(settings=None)
+    window.resize(1920, 1080)
+    window.show()
+    error = window.workspace.open_path(file)
+    if error:
+        print(f"trinity-desktop: error: {error}", file=sys.stderr)
+        return 2
+    if not window.talk.present(0):
+        print(f"trinity-desktop: error: {file} holds no slides", file=sys.stderr)
+        return 2
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    count = len(window.talk.deck.slides)
+    for i in range(count):
+        if i:
+            window.talk.presenter.next()
+        deadline = time.monotonic() + 0.6  # the 300 ms transition, then the zoom settles
+        while time.monotonic() < deadline:
+            app.processEvents()
+            QtCore.QThread.msleep(20)
+        window.grab().save(str(folder / f"slide_{i + 1:02d}.png"), "PNG")
+    window.talk.presenter.stop()
+    print(f"wrote {count} slides to {folder}")
+    return 0
+
+
+def run(file: str | None = None) -> int:
+    """Open the main window with the saved layout (and `file`, if given) and run the event loop."""
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
             and not os.environ.get("QT_QPA_PLATFORM"):
         print("trinity-desktop: error: no display found (set DISPLAY, or use --screenshot with "
               "QT_QPA_PLATFORM=offscreen)", file=sys.stderr)
         return 2
+    from trinity_desktop.autosave import Autosaver
+
     app = ensure_application()
-    window = build_window(settings=QtCore.QSettings())
+    directory = Autosaver.default_directory()
+    window = build_window(settings=QtCore.QSettings(), autosave_dir=directory)
     window.show()
     QtGui.QGuiApplication.processEvents()
+    _offer_recovery(window, directory)
+    if file:
+        window.workspace.open_path(file)
+    app.aboutToQuit.connect(window.workspace.clean_exit)
     return app.exec()

@@ -1,6 +1,28 @@
-"""The command line: `calc train`, `calc infer`, `presets` (human-readable or --json), and the GUI options.
+"""The command line: `calc train`, `calc infer`, `calc split`, `presets` (human-readable or --json).
 
 A stable contract for scripts and tests. Bad arguments exit 2 with one line naming the problem.
+
+  calc train|infer  one scenario. `--technique NAME` (repeatable) applies techniques of
+                    resources/techniques.toml in order, as scenario transforms (model/techniques.py).
+                    `--json` keys include memory_per_gpu_bytes, time_per_step_s (train) or prefill_s /
+                    time_per_output_token_s (infer), bytes_by_link_per_gpu (train), bottleneck, roofline,
+                    `pressure` {compute, bandwidth, memory}: the normalised (barycentric) weights the triangle
+                    places the workload by, summing to 1 (model/pressure.py `barycentric`), `pressure_raw`:
+                    the utilisations they are normalised from, `techniques_applied` [catalogue keys], and
+                    `stages` [{name, kind, lane, start_s, end_s, duration_s, flops, bytes_by_link,
+                    live_memory_by_tier, binding, micro_batch}] (model/stages.py; the last stage ends at the
+                    step time, or at request_s for infer).
+  calc infer        also `--context N` (tokens per sequence, prompt + generated: prompt_len = N - gen_len),
+                    `--sessions N` (concurrent sequences = batch), `--kv-policy`, `--kv-window`, `--kv-sinks`,
+                    `--kv-placement {spill,evict}`; `--json` adds kv_residency_bytes {hbm, host, cxl, ssd}
+                    (per GPU at the end of the request), effective_time_per_output_token_s,
+                    kv_placement_policy, kv_evicted_tokens, kv_unplaced_bytes (model/residency.py).
+  calc split        split computing between an edge device and the cloud (model/split.py, Neurosurgeon):
+                    `--model --device --network [--objective latency|energy] [--json]`; the JSON holds
+                    split_points [{index, name, device_s, transfer_s, cloud_s, total_s, energy_j}] (index k:
+                    the first k layers on the device; 0 = all cloud, last = all device), optimal_index,
+                    all_device_s, all_cloud_s.
+  presets           hardware, models, edge_devices, networks and split_models (keys for `calc split`).
 """
 
 from __future__ import annotations
@@ -12,6 +34,8 @@ from collections.abc import Sequence
 
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
+from trinity_desktop.model.kv_policy import KV_POLICIES
+from trinity_desktop.model.layer_profiles import profile_keys
 from trinity_desktop.model.presets import (
     find,
     hardware_presets,
@@ -19,8 +43,14 @@ from trinity_desktop.model.presets import (
     load_model_file,
     model_presets,
 )
+from trinity_desktop.model.pressure import barycentric
+from trinity_desktop.model.residency import PLACEMENT_POLICIES, residency_json
 from trinity_desktop.model.roofline import roofline_json
 from trinity_desktop.model.scenario import RECOMPUTE
+from trinity_desktop.model.split import OBJECTIVES, edge_devices, networks, split_json, split_summary
+from trinity_desktop.model.stages import stages_json
+from trinity_desktop.model.techniques import applicable, load_techniques
+from trinity_desktop.model.techniques import apply as apply_technique
 
 PROG = "trinity-desktop"
 
@@ -44,21 +74,36 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _add_model_and_hardware(p: argparse.ArgumentParser) -> None:
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 0")
+    return value
+
+
+def _add_model_and_hardware(p: argparse.ArgumentParser, json_keys: str = "") -> None:
     m = p.add_mutually_exclusive_group(required=True)
     m.add_argument("--model", help="model preset key or name (see `presets`)")
     m.add_argument("--model-file", help="TOML file with the model preset keys")
     h = p.add_mutually_exclusive_group(required=True)
     h.add_argument("--hardware", help="hardware preset key or name (see `presets`)")
     h.add_argument("--hardware-file", help="TOML file with the hardware preset keys")
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.add_argument("--technique", action="append", default=[], metavar="NAME",
+                   help="apply a technique of resources/techniques.toml (key or name) after the other options; "
+                        "repeatable, applied in order; one that does not apply is an error")
+    p.add_argument("--json", action="store_true",
+                   help="print machine-readable JSON (pressure: the triangle's normalised weights, "
+                        "pressure_raw: utilisations, techniques_applied, stages, roofline" + json_keys + ")")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Trinity Desktop: compute, bandwidth and memory of AI workloads.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    calc = sub.add_parser("calc", help="compute one scenario").add_subparsers(dest="calc", required=True,
-                                                                               parser_class=_Parser)
+    calc = sub.add_parser("calc", help="compute one scenario (train, infer) or edge-cloud split points (split)")
+    calc = calc.add_subparsers(dest="calc", required=True, parser_class=_Parser)
     train = calc.add_parser("train", help="one training step")
     _add_model_and_hardware(train)
     train.add_argument("--gpus", type=_positive_int, default=8)
@@ -77,17 +122,40 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
 
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
-    _add_model_and_hardware(infer)
+    _add_model_and_hardware(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
+                                   "effective_time_per_output_token_s")
     infer.add_argument("--gpus", type=_positive_int, default=1, help="tensor-parallel degree")
     infer.add_argument("--gpus-per-node", type=_positive_int, default=8)
-    infer.add_argument("--batch", type=_positive_int, default=1)
-    infer.add_argument("--prompt-len", type=_positive_int, default=2048)
-    infer.add_argument("--gen-len", type=_positive_int, default=512)
+    batch = infer.add_mutually_exclusive_group()
+    batch.add_argument("--batch", type=_positive_int, help="sequences decoded together (default 1)")
+    batch.add_argument("--sessions", type=_positive_int,
+                       help="concurrent sessions, each with its own KV cache (sets the batch)")
+    length = infer.add_mutually_exclusive_group()
+    length.add_argument("--prompt-len", type=_positive_int, help="prompt tokens (default 2048)")
+    length.add_argument("--context", type=_positive_int, metavar="N",
+                        help="tokens per sequence, prompt + generated (sets prompt-len = N - gen-len; N > gen-len)")
+    infer.add_argument("--gen-len", type=_positive_int, default=512, help="generated tokens (default 512)")
     infer.add_argument("--weight-dtype", choices=WEIGHT_DTYPES, default="bf16")
     infer.add_argument("--kv-dtype", choices=KV_DTYPES, default="bf16")
+    infer.add_argument("--kv-policy", choices=KV_POLICIES, default="full",
+                       help="KV-cache policy: full, window (sliding window), streaming (sinks + window), "
+                            "h2o (heavy hitters + window), razor (retrieval heads full, others sinks + window)")
+    infer.add_argument("--kv-window", type=_positive_int, default=4096, help="recent-window tokens (default 4096)")
+    infer.add_argument("--kv-sinks", type=_non_negative_int, default=4, help="attention-sink tokens (default 4)")
+    infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
+                       help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
 
-    presets = sub.add_parser("presets", help="list hardware and model presets")
-    presets.add_argument("--json", action="store_true")
+    split = calc.add_parser("split", help="split computing between an edge device and the cloud (Neurosurgeon)")
+    split.add_argument("--model", required=True,
+                       help="layer profile: a CNN (resnet-50, alexnet) or a transformer preset key (see `presets`)")
+    split.add_argument("--device", required=True, help="edge device key or name (see `presets`)")
+    split.add_argument("--network", required=True, help="uplink network key or name: 3g, 4g, 5g, wifi, ethernet")
+    split.add_argument("--objective", choices=OBJECTIVES, default="latency",
+                       help="minimise end-to-end latency (default) or device energy")
+    split.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    presets = sub.add_parser("presets", help="list hardware and model presets, edge devices and networks")
+    presets.add_argument("--json", action="store_true", help="print machine-readable JSON")
     return parser
 
 
@@ -111,22 +179,55 @@ def train_scenario(args) -> Scenario:
     if args.dp is not None and args.dp * model_parallel != args.gpus:
         raise CliError(f"--dp {args.dp} x tp x pp x cp = {args.dp * model_parallel} differs from --gpus {args.gpus}")
     dp = args.gpus // model_parallel if args.gpus % model_parallel == 0 else 1
-    return Scenario(hardware=hardware, model=model, kind="train", gpus=args.gpus, gpus_per_node=args.gpus_per_node,
-                    tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, sequence_parallel=args.sequence_parallel,
-                    zero=args.zero, recompute=args.recompute, flash_attention=args.flash_attention,
-                    micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
-                    seq_len=args.seq_len, precision=args.precision, optimizer=args.optimizer)
+    sc = Scenario(hardware=hardware, model=model, kind="train", gpus=args.gpus,
+                  gpus_per_node=args.gpus_per_node,
+                  tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, sequence_parallel=args.sequence_parallel,
+                  zero=args.zero, recompute=args.recompute, flash_attention=args.flash_attention,
+                  micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
+                  seq_len=args.seq_len, precision=args.precision, optimizer=args.optimizer)
+    return apply_techniques(sc, args.technique)
 
 
 def infer_scenario(args) -> Scenario:
     model, hardware = _model_and_hardware(args)
-    return Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus, gpus_per_node=args.gpus_per_node,
-                    batch=args.batch, prompt_len=args.prompt_len, gen_len=args.gen_len,
-                    weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype)
+    if args.context is not None:
+        if args.context <= args.gen_len:
+            raise CliError(f"--context {args.context} must exceed --gen-len {args.gen_len} "
+                           "(context = prompt + generated tokens)")
+        prompt_len = args.context - args.gen_len
+    else:
+        prompt_len = args.prompt_len if args.prompt_len is not None else 2048
+    batch = args.sessions or args.batch or 1
+    sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus, gpus_per_node=args.gpus_per_node,
+                  batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
+                  weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
+                  kv_window=args.kv_window, kv_sinks=args.kv_sinks)
+    return apply_techniques(sc, args.technique)
+
+
+def apply_techniques(sc: Scenario, names: Sequence[str]) -> Scenario:
+    """`sc` with the catalogue techniques `names` (keys or names, case-insensitive) applied in order."""
+    catalogue = load_techniques()
+    for name in names:
+        try:
+            t = find(catalogue, name, "--technique")
+        except ValidationError:
+            raise CliError(f"--technique {name!r}: no such technique; one of {', '.join(catalogue)}") from None
+        ok, why = applicable(t, sc)
+        if not ok:
+            raise CliError(f"--technique {t.key!r} does not apply: {why}")
+        sc = apply_technique(t, sc)
+    return sc
+
+
+def _pressure_raw(r) -> dict:
+    return {"compute": r.pressure.compute, "bandwidth": r.pressure.bandwidth, "memory": r.pressure.memory}
 
 
 def _pressure(r) -> dict:
-    return {"compute": r.pressure.compute, "bandwidth": r.pressure.bandwidth, "memory": r.pressure.memory}
+    """The triangle's weights: the raw pressures clipped to [0, 1] and normalised to sum to 1."""
+    c, b, m = barycentric(*r.pressure.as_tuple())
+    return {"compute": float(c), "bandwidth": float(b), "memory": float(m)}
 
 
 def train_report(sc: Scenario) -> dict:
@@ -141,12 +242,13 @@ def train_report(sc: Scenario) -> dict:
         "flops_per_step": r.train["hardware_flops"], "model_flops_per_step": r.train["model_flops"],
         "time_per_step_s": {**r.time, "total": r.time_total},
         "mfu": r.train["mfu"], "tokens_per_s": r.train["tokens_per_s"],
-        "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "bottleneck": r.bottleneck,
-        "roofline": roofline_json(sc), "notes": list(r.notes),
+        "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "pressure_raw": _pressure_raw(r),
+        "bottleneck": r.bottleneck, "techniques_applied": list(sc.techniques),
+        "roofline": roofline_json(sc), "stages": stages_json(sc, r), "notes": list(r.notes),
     }
 
 
-def infer_report(sc: Scenario) -> dict:
+def infer_report(sc: Scenario, placement: str = "spill") -> dict:
     decode = evaluate(sc)
     prefill = evaluate(sc.replace(kind="prefill"))
     i = decode.infer
@@ -158,10 +260,29 @@ def infer_report(sc: Scenario) -> dict:
         "memory_total_bytes": decode.memory_total * sc.gpus, "hbm_capacity_bytes": decode.capacity,
         "fits": decode.fits, "prefill_s": i["prefill_s"], "time_per_output_token_s": i["time_per_output_token_s"],
         "tokens_per_s": i["tokens_per_s"], "request_s": i["request_s"],
-        "pressure": _pressure(decode), "bottleneck": decode.bottleneck,
-        "prefill_pressure": _pressure(prefill), "prefill_bottleneck": prefill.bottleneck,
-        "roofline": roofline_json(sc), "notes": list(decode.notes),
+        "context_tokens": sc.prompt_len + sc.gen_len, "sessions": sc.batch,
+        "kv_policy": {"policy": sc.kv_policy, "window": sc.kv_window, "sinks": sc.kv_sinks},
+        **residency_json(sc, placement),
+        "pressure": _pressure(decode), "pressure_raw": _pressure_raw(decode), "bottleneck": decode.bottleneck,
+        "prefill_pressure": _pressure(prefill), "prefill_pressure_raw": _pressure_raw(prefill),
+        "prefill_bottleneck": prefill.bottleneck, "techniques_applied": list(sc.techniques),
+        "roofline": roofline_json(sc), "stages": stages_json(sc, decode), "notes": list(decode.notes),
     }
+
+
+def split_report(args) -> dict:
+    _split_lookup(args)
+    return split_json(args.model, args.device, args.network, args.objective)
+
+
+def _split_lookup(args) -> None:
+    """Check the three names first, so that an error names the option (--model, --device, --network)."""
+    models = profile_keys()
+    if args.model.lower() not in {m.lower() for m in models} and \
+            args.model.lower() not in {m.name.lower() for m in model_presets().values()}:
+        raise CliError(f"--model {args.model!r}: no such layer profile; one of {', '.join(models)}")
+    find(edge_devices(), args.device, "--device")
+    find(networks(), args.network, "--network")
 
 
 def presets_report() -> dict:
@@ -173,6 +294,12 @@ def presets_report() -> dict:
         "models": [{"key": m.key, "name": m.name, "params_total": m.params_total(), "params_active": m.params_active(),
                     "layers": m.layers, "hidden": m.hidden, "heads": m.heads, "kv_heads": m.kv_heads,
                     "attention": m.attention} for m in model_presets().values()],
+        "edge_devices": [{"key": d.key, "name": d.name, "kind": d.kind, "peak_bf16_flops": d.hardware.peak("bf16"),
+                          "memory_bytes": d.hardware.hbm_bytes, "memory_bw": d.hardware.hbm_bw,
+                          "power_w": d.power_w} for d in edge_devices().values()],
+        "networks": [{"key": n.key, "name": n.name, "uplink_bytes_per_s": n.uplink_bytes_per_s, "rtt_s": n.rtt_s,
+                      "radio_power_w": n.radio_power_w} for n in networks().values()],
+        "split_models": profile_keys(),
     }
 
 
@@ -189,8 +316,18 @@ def _text_train(rep: dict) -> str:
              "  memory per GPU    " + ", ".join(f"{k} {_gb(v)}" for k, v in mem.items()),
              f"  HBM capacity      {_gb(rep['hbm_capacity_bytes'])}  ->  {'fits' if rep['fits'] else 'DOES NOT FIT'}",
              "  step time         " + ", ".join(f"{k} {v:.3f} s" for k, v in t.items()),
-             f"  MFU {rep['mfu'] * 100:.1f}%   tokens/s {rep['tokens_per_s']:,.0f}   bottleneck: {rep['bottleneck']}"]
-    return "\n".join(lines + [f"  note: {n}" for n in rep["notes"]])
+             f"  MFU {rep['mfu'] * 100:.1f}%   tokens/s {rep['tokens_per_s']:,.0f}   bottleneck: {rep['bottleneck']}",
+             _text_pressure(rep)]
+    return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
+
+
+def _text_pressure(rep: dict) -> str:
+    p, raw = rep["pressure"], rep["pressure_raw"]
+    return "  pressure          " + ", ".join(f"{k} {p[k] * 100:.0f}% (utilisation {raw[k] * 100:.0f}%)" for k in p)
+
+
+def _text_techniques(rep: dict) -> list[str]:
+    return ["techniques: " + ", ".join(rep["techniques_applied"])] if rep["techniques_applied"] else []
 
 
 def _text_infer(rep: dict) -> str:
@@ -201,8 +338,13 @@ def _text_infer(rep: dict) -> str:
              f"  ->  {'fits' if rep['fits'] else 'DOES NOT FIT'}",
              f"  prefill (TTFT)    {rep['prefill_s'] * 1e3:,.1f} ms",
              f"  per output token  {rep['time_per_output_token_s'] * 1e3:,.2f} ms   ({rep['tokens_per_s']:,.0f} tokens/s)",
-             f"  bottleneck        decode: {rep['bottleneck']}, prefill: {rep['prefill_bottleneck']}"]
-    return "\n".join(lines + [f"  note: {n}" for n in rep["notes"]])
+             f"  bottleneck        decode: {rep['bottleneck']}, prefill: {rep['prefill_bottleneck']}",
+             _text_pressure(rep),
+             f"  context           {rep['context_tokens']:,} tokens x {rep['sessions']:,} sessions, "
+             f"KV policy {rep['kv_policy']['policy']}",
+             "  KV per GPU        " + ", ".join(f"{k} {_gb(v)}" for k, v in rep["kv_residency_bytes"].items())
+             + f"  ->  {rep['effective_time_per_output_token_s'] * 1e3:,.2f} ms per output token"]
+    return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
 
 
 def _text_presets(rep: dict) -> str:
@@ -211,6 +353,13 @@ def _text_presets(rep: dict) -> str:
               f"{h['hbm_bytes'] / 1e9:6.0f} GB  {h['hbm_bw'] / 1e12:5.2f} TB/s" for h in rep["hardware"]]
     lines.append("Models:")
     lines += [f"  {m['key']:18s} {m['name']:28s} {m['params_total'] / 1e9:9.2f} B params" for m in rep["models"]]
+    lines.append("Edge devices (calc split --device):")
+    lines += [f"  {d['key']:24s} {d['name']:55s} {d['peak_bf16_flops'] / 1e12:6.2f} TFLOP/s  {d['power_w']:g} W"
+              for d in rep["edge_devices"]]
+    lines.append("Networks (calc split --network):")
+    lines += [f"  {n['key']:10s} {n['name']:24s} uplink {n['uplink_bytes_per_s'] * 8 / 1e6:8.1f} Mbit/s  "
+              f"RTT {n['rtt_s'] * 1e3:5.0f} ms" for n in rep["networks"]]
+    lines.append("Split models (calc split --model): " + ", ".join(rep["split_models"]))
     return "\n".join(lines)
 
 
@@ -221,8 +370,12 @@ def run_cli(argv: Sequence[str]) -> int:
             rep, text = presets_report(), _text_presets
         elif args.calc == "train":
             rep, text = train_report(train_scenario(args)), _text_train
+        elif args.calc == "split":
+            rep = split_report(args)
+            summary = split_summary(args.model, args.device, args.network, args.objective)
+            text = lambda _rep: summary  # noqa: E731
         else:
-            rep, text = infer_report(infer_scenario(args)), _text_infer
+            rep, text = infer_report(infer_scenario(args), args.kv_placement), _text_infer
     except (CliError, ValidationError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

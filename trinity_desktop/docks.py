@@ -88,6 +88,24 @@ def _quantisation():
     return QuantisationPanel()
 
 
+def _flow():
+    from trinity_desktop.ui.flow_panel import FlowPanel
+
+    return FlowPanel()
+
+
+def _outcomes():
+    from trinity_desktop.ui.outcomes_panel import OutcomesPanel
+
+    return OutcomesPanel()
+
+
+def _references():
+    from trinity_desktop.ui.references_panel import ReferencesPanel
+
+    return ReferencesPanel()
+
+
 def _deck():
     from trinity_desktop.ui.deck_panel import DeckPanel
 
@@ -105,6 +123,9 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("residency", "KV-cache residency", _residency, "top-right", "Ctrl+7"),
     DockSpec("tiled_io", "Attention IO tiles", _tiled_io, "bottom-right", "Ctrl+8"),
     DockSpec("matrix", "Matrix views", _matrix, "bottom-left", "Ctrl+9"),
+    DockSpec("flow", "Step-through flow", _flow, "top-right", "Ctrl+Shift+1"),
+    DockSpec("outcomes", "System outcomes", _outcomes, "bottom-left", "Ctrl+Shift+2"),
+    DockSpec("references", "References", _references, "bottom-right", "Ctrl+Shift+3"),
     DockSpec("split", "Split computing", _split, "top-left"),
     DockSpec("quantisation", "Quantisation", _quantisation, "top-left"),
 )

@@ -23,6 +23,7 @@ from trinity_desktop.talk import TalkController
 from trinity_desktop.ui.controls import ScenarioControls
 from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, restyle_plots
 from trinity_desktop.ui.units import fmt_percent, fmt_seconds
+from trinity_desktop.workspace import Workspace
 
 LAYOUT_VERSION = 2
 CONTROLS_WIDTH = 330
@@ -52,7 +53,8 @@ class _DockScroll(QtWidgets.QScrollArea):
 
 
 class MainWindow(QtWidgets.QMainWindow):
-    def __init__(self, store: ScenarioStore, settings: QtCore.QSettings | None = None):
+    def __init__(self, store: ScenarioStore, settings: QtCore.QSettings | None = None,
+                 autosave_dir: Path | None = None):
         super().__init__()
         self.store = store
         self.settings = settings
@@ -73,6 +75,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.talk = TalkController(self, self.panels["deck"])
         self.shortcuts_overlay: ShortcutsOverlay | None = None
+        self.workspace = Workspace(self, autosave_dir)
         self._build_menus()
         self.status = QtWidgets.QLabel()
         self.status.setAccessibleName("Scenario summary")
@@ -197,20 +200,46 @@ class MainWindow(QtWidgets.QMainWindow):
         return [p for n, p in self.panels.items() if hasattr(p, "update_results") and n not in ("controls", "deck")]
 
     def show_slide_layout(self, slide) -> None:
-        """Lay the docks out as a slide recorded them: its saved state, else the default; its visible docks."""
+        """Lay the docks out for a slide: in presentation mode (or for a slide without a saved layout) its
+        panels side by side, one to four of them; otherwise the layout the slide recorded."""
         import base64
 
-        state = QtCore.QByteArray(base64.b64decode(slide.layout)) if slide.layout else None
-        if state is None or not self.restoreState(state, LAYOUT_VERSION):
-            self.restoreState(self._default_state, LAYOUT_VERSION)
         presenting = self.talk.presenter.active
-        if slide.docks or presenting:
-            for name, dock in self.docks.items():
-                editing = name in self.EDITING_DOCKS
-                dock.setVisible(not presenting if editing else (not slide.docks or dock.objectName() in slide.docks))
-            for dock in self.docks.values():
-                if dock.isVisible():
-                    dock.raise_()
+        if slide.layout and not presenting:
+            if not self.restoreState(QtCore.QByteArray(base64.b64decode(slide.layout)), LAYOUT_VERSION):
+                self.restoreState(self._default_state, LAYOUT_VERSION)
+        else:
+            names = [n for n in self.docks if f"dock_{n}" in slide.docks and n not in self.EDITING_DOCKS]
+            self.arrange(names or ["breakdown"], keep_editing=not presenting)
+        QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)
+
+    def arrange(self, names: list[str], keep_editing: bool = True) -> None:
+        """Show only the named panels, untabbed: 1 fills the centre, 2 side by side, 3 as one left and two
+        stacked right, 4 as a 2 x 2 grid. The scenario controls and slides stay on the left if kept."""
+        horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
+        for name, dock in self.docks.items():
+            if name in self.EDITING_DOCKS:
+                dock.setVisible(keep_editing)
+            elif name not in names:
+                dock.hide()
+        docks = [self.docks[n] for n in names[:4]]
+        for dock in docks:
+            self.removeDockWidget(dock)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, docks[0])
+        if len(docks) >= 2:
+            self.splitDockWidget(docks[0], docks[1], horizontal)
+        if len(docks) == 3:
+            self.splitDockWidget(docks[1], docks[2], vertical)
+        if len(docks) == 4:
+            self.splitDockWidget(docks[0], docks[2], vertical)
+            self.splitDockWidget(docks[1], docks[3], vertical)
+        for dock in docks:
+            dock.show()
+        width = max(self.width() // 2, 1)
+        if len(docks) >= 2:
+            self.resizeDocks(docks[:2], [width, width], horizontal)
+        if len(docks) == 4:
+            self.resizeDocks([docks[0], docks[2]], [self.height() // 2] * 2, vertical)
 
     def set_theme(self, name: str) -> str:
         used = apply_theme(name, self)
@@ -259,12 +288,15 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.save_layout()
+        self.workspace.clean_exit()
         super().closeEvent(event)
 
     # --- menus ----------------------------------------------------------------------------------
     def _build_menus(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
+        self.workspace.build_file_menu(file_menu)
+        file_menu.addSeparator()
         load_hw = file_menu.addAction("Load &hardware file…", self._ask_hardware_file)
         load_hw.setToolTip("Add hardware definitions from a TOML file with the preset keys")
         load_model = file_menu.addAction("Load &model file…", self._ask_model_file)

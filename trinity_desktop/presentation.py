@@ -95,6 +95,9 @@ class Presenter(QtCore.QObject):
         layout.addWidget(self.title_label)
         layout.addWidget(self.caption_label)
         layout.addWidget(self.counter_label, alignment=QtCore.Qt.AlignmentFlag.AlignRight)
+        box.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.caption_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
+                                         QtWidgets.QSizePolicy.Policy.Preferred)
         bar.addWidget(box)
         bar.hide()
         return bar

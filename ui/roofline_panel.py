@@ -17,6 +17,7 @@ from trinity_desktop.model.errors import ValidationError
 from trinity_desktop.model.evaluate import Results
 from trinity_desktop.model.hardware import Hardware
 from trinity_desktop.model.roofline import (
+    INTENSITY_CAP,
     Ceiling,
     OperatingPoint,
     Roofline,
@@ -25,6 +26,7 @@ from trinity_desktop.model.roofline import (
     decode_sweep,
     roofline,
 )
+from trinity_desktop.model.stages import stages as model_stages
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_rate, fmt_seconds
@@ -49,6 +51,77 @@ SWEEP_GEMM = "sweep: decode GEMMs"
 SWEEP_STEP = "sweep: decode step (GEMMs + KV reads)"
 HOVER_PX = 14.0
 MODES = {"batch": "batch size", "context": "context length"}
+STAGE_POINT = "highlighted stage (FLOPs ÷ bytes, FLOPs ÷ stage time)"
+STAGE_RING = "#000000"      # the highlight ring: black on a white halo reads on every fill and for every viewer
+STAGE_LABEL_CHARS = 40
+
+
+def _stage_bytes(numbers: dict) -> tuple[float, str]:
+    """(bytes, link) a stage streams: its HBM bytes, or its largest link's when it moves none over HBM."""
+    links = {k: float(v) for k, v in dict(numbers.get("bytes_by_link") or {}).items()
+             if math.isfinite(float(v)) and float(v) > 0}
+    if links.get("hbm", 0.0) > 0:
+        return links["hbm"], "hbm"
+    if not links:
+        return 0.0, ""
+    link = max(links, key=links.get)
+    return links[link], link
+
+
+def _stage_duration(numbers: dict) -> float:
+    d = numbers.get("duration_s")
+    if d is None:
+        d = float(numbers.get("end_s", 0.0)) - float(numbers.get("start_s", 0.0))
+    d = float(d)
+    return d if math.isfinite(d) and d > 0 else 0.0
+
+
+def stage_operating_point(name: str, numbers: dict, point_names) -> tuple[str, tuple[str, ...], str]:
+    """Which roofline point a flow stage corresponds to: (primary, related, note).
+
+    `primary` is an operating point name, `STAGE_POINT` (the stage drawn as one kernel at intensity
+    FLOPs / bytes and attainable FLOPs / stage time, when it has both) or "" (no point: `note` says why);
+    `related` are the kernels the stage is made of (circled lightly). Forward, backward, steady 1F1B and
+    prefill stages → their own point, related to the layer's GEMMs and the selected attention; recompute →
+    the attention (selective, FlashAttention) or the GEMMs (full); TP collectives → "TP all-reduce";
+    DP gradient sync and ZeRO gathers → the DP gradient point; the optimizer → "optimizer step"; decode
+    steps → their own point, related to the decode GEMM and KV-read points."""
+    names = list(point_names)
+    n = name.lower()
+    kind = str(numbers.get("kind", ""))
+    flops = float(numbers.get("flops", 0.0) or 0.0)
+    nbytes, _ = _stage_bytes(numbers)
+    own = math.isfinite(flops) and flops > 0 and nbytes > 0 and _stage_duration(numbers) > 0
+    gemms = [p for p in names if "GEMM" in p and not p.startswith("decode")]
+    attention = [p for p in names if p.startswith("attention (") and not p.endswith("— comparison")]
+    dp = [p for p in names if p.startswith("DP gradient")]
+    if kind == "idle":
+        return "", (), "idle: no kernel runs (pipeline bubble or waiting on the network)"
+    if n.startswith("optimizer step"):
+        if "host cpu" in n:
+            return "", (), "runs on the host CPU: no point on the GPU roofline"
+        return ("optimizer step", (), "") if "optimizer step" in names else ("", (), "no optimizer point")
+    if "dp gradient" in n or "sparse all-gather" in n or ("zero" in n and "gather" in n):
+        return (dp[0], (), "") if dp else ("", (), "no DP gradient point (data parallelism 1)")
+    if kind == "communication":
+        if "tp all-reduce" in n and "TP all-reduce" in names:
+            return "TP all-reduce", (), ""
+        return "", (), "communication with no roofline point (pipeline send, CP gather or EP all-to-all)"
+    if kind != "compute":
+        return "", (), f"{kind or 'this stage'}: no operating point on the roofline (data or host transfer)"
+    if n.startswith("decode step"):
+        related = [p for p in ("decode GEMMs (weights)", "decode KV-cache reads") if p in names]
+    elif n.startswith("recompute"):
+        related = attention if ("selective" in n or "flashattention" in n) else gemms + attention
+    elif n.startswith(("forward", "backward", "steady", "prefill")):
+        related = gemms + attention
+    else:
+        return "", (), "no operating point on the roofline"
+    if own:
+        return STAGE_POINT, tuple(related), ""
+    if related:
+        return related[0], tuple(related[1:]), ""
+    return "", (), "no operating point on the roofline"
 
 
 def short_name(name: str) -> str:
@@ -82,6 +155,25 @@ def fmt_count(value: float) -> str:
     if value >= 1e4:
         return f"{value / 1e3:.3g}k"
     return f"{value:,.0f}"
+
+
+def _refresh_stage(stage: tuple[str, dict] | None, results: Results) -> tuple[str, dict] | None:
+    """The same stage (name and lane, nearest start) in the stages of new results, so a highlight stays true
+    when the scenario changes; None when it no longer exists."""
+    if stage is None:
+        return None
+    name, numbers = stage
+    try:
+        fresh = model_stages(results.scenario, results)
+    except (ValidationError, ValueError, KeyError, RuntimeError):
+        return None
+    lane = numbers.get("lane")
+    same = [st for st in fresh if st.name == name and (lane is None or st.lane == lane)]
+    if not same:
+        return None
+    start = float(numbers.get("start_s", 0.0))
+    best = min(same, key=lambda st: abs(st.start_s - start))
+    return name, best.as_dict()
 
 
 class LogSIAxis(pg.AxisItem):
@@ -187,6 +279,32 @@ class RooflinePanel(QtWidgets.QWidget):
             label.setVisible(False)
             self.plot.addItem(label, ignoreBounds=True)
             self.compare_labels.append(label)
+
+        # The stage the step-through flow highlights: its own point (a pentagon), a black ring on a white halo
+        # around the point it maps to, dashed rings around the kernels it is made of, and a boxed label.
+        self._stage: tuple[str, dict] | None = None          # (name, numbers) as last shown
+        self._stage_target: tuple[str, tuple[str, ...], str, float, float] | None = None
+        no_brush = pg.mkBrush(None)
+        self.stage_marker = pg.PlotDataItem(pen=None, symbol="p", symbolSize=20, symbolBrush=COMPUTE,
+                                            symbolPen=pg.mkPen("#000000", width=1.5))
+        self.stage_halo = pg.PlotDataItem(pen=None, symbol="o", symbolSize=36, symbolBrush=no_brush,
+                                          symbolPen=pg.mkPen("w", width=7))
+        self.stage_ring = pg.PlotDataItem(pen=None, symbol="o", symbolSize=36, symbolBrush=no_brush,
+                                          symbolPen=pg.mkPen(STAGE_RING, width=3))
+        self.stage_related = pg.PlotDataItem(pen=None, symbol="o", symbolSize=26, symbolBrush=no_brush,
+                                             symbolPen=pg.mkPen(STAGE_RING, width=1.8,
+                                                                style=QtCore.Qt.PenStyle.DashLine))
+        for z, item in ((24, self.stage_related), (25, self.stage_halo), (26, self.stage_ring),
+                        (27, self.stage_marker)):
+            item.setZValue(z)
+            item.setVisible(False)
+            self.plot.addItem(item)
+        self.stage_text = pg.TextItem("", color="#000000", fill=pg.mkBrush(255, 255, 255, 235),
+                                      border=pg.mkPen(STAGE_RING, width=1.5), anchor=(0, 1))
+        self.stage_text.setFont(pw.font(12, bold=True))
+        self.stage_text.setZValue(30)
+        self.stage_text.setVisible(False)
+        self.plot.addItem(self.stage_text, ignoreBounds=True)
 
         # The legend sits beside the plot (its own layout column), so it never covers a roof or a point.
         self.legend = pg.LegendItem(labelTextSize="10pt", brush=pg.mkBrush(255, 255, 255, 0), verSpacing=-6)
@@ -306,6 +424,8 @@ class RooflinePanel(QtWidgets.QWidget):
     def update_results(self, results: Results) -> None:
         self._results = results
         self._roof = roofline(results.scenario)
+        self._stage = _refresh_stage(self._stage, results)
+        self._stage_target = self._resolve_stage()
         self._update_ceilings()
         self._update_points()
         if not self._sweep_initialised:
@@ -317,6 +437,156 @@ class RooflinePanel(QtWidgets.QWidget):
         self._set_ranges()
         self._layout_labels()
         self._update_info()
+        self._draw_stage()
+
+    # ------------------------------------------------------------------ the highlighted flow stage
+    def show_stage(self, name: str, numbers: dict) -> None:
+        """Follow the step-through flow: highlight the operating point of stage `name` (`numbers` is
+        `Stage.as_dict()`: kind, lane, start_s, end_s, flops, bytes_by_link, ...); `show_stage("", {})` clears.
+        The mapping is `stage_operating_point`."""
+        self._stage = (name, dict(numbers or {})) if name else None
+        self._stage_target = self._resolve_stage()
+        if self._roof is None:
+            return
+        target = self._stage_target
+        if target is not None and target[0]:
+            x, y = target[3], target[4]
+            (x_lo, x_hi), (y_lo, y_hi) = self._x_range, self._y_range
+            if not (x_lo < x < x_hi and y_lo < y < y_hi):   # outside the view: re-range (rare)
+                self._set_ranges()
+                self._layout_labels()
+        self._draw_stage()
+
+    def highlighted_stage(self) -> tuple[str, float, float] | None:
+        """(stage name, intensity FLOP/B, attainable FLOP/s) of the highlighted point, in data units; None
+        when no stage is shown or the stage has no operating point (idle, host transfers)."""
+        t = self._stage_target
+        if self._roof is None or self._stage is None or t is None or not t[0]:
+            return None
+        return self._stage[0], t[3], t[4]
+
+    def highlighted_point_name(self) -> str:
+        """The operating point the stage maps to (`STAGE_POINT` for the stage's own marker), or ""."""
+        t = self._stage_target
+        return t[0] if t is not None and self._stage is not None else ""
+
+    def related_point_names(self) -> tuple[str, ...]:
+        """The kernels circled (dashed) as part of the highlighted stage."""
+        t = self._stage_target
+        return t[1] if t is not None and self._stage is not None else ()
+
+    def stage_label_text(self) -> str:
+        """The on-plot stage label as plain text ("" when hidden)."""
+        return self.stage_text.toPlainText() if self.stage_text.isVisible() else ""
+
+    def _resolve_stage(self) -> tuple[str, tuple[str, ...], str, float, float] | None:
+        """(primary, related, note, intensity, attainable) for the current stage and roofline."""
+        if self._stage is None or self._roof is None:
+            return None
+        name, numbers = self._stage
+        primary, related, note = stage_operating_point(name, numbers, [p.name for p in self._roof.points])
+        x = y = 0.0
+        if primary == STAGE_POINT:
+            flops = float(numbers.get("flops", 0.0))
+            nbytes, _ = _stage_bytes(numbers)
+            x = min(flops / nbytes, INTENSITY_CAP)
+            y = max(flops / _stage_duration(numbers), 1.0)
+        elif primary:
+            p = self._roof.point(primary)
+            x, y = p.intensity, max(p.attainable_flops_per_s, 1.0)
+        return primary, related, note, float(x), float(y)
+
+    def _draw_stage(self) -> None:
+        t = self._stage_target
+        items = (self.stage_marker, self.stage_halo, self.stage_ring, self.stage_related, self.stage_text)
+        if self._roof is None or self._stage is None or t is None:
+            for item in items:
+                item.setVisible(False)
+            return
+        name, numbers = self._stage
+        primary, related, note, x, y = t
+        short = name if len(name) <= STAGE_LABEL_CHARS else name[: STAGE_LABEL_CHARS - 1] + "…"
+        if primary:
+            for item in (self.stage_halo, self.stage_ring):
+                item.setData([x], [y])
+                item.setVisible(True)
+            own = primary == STAGE_POINT
+            if own:
+                color = theme.RESOURCE_COLORS.get(str(numbers.get("binding", "")), theme.FALLBACK_COLOR)
+                self.stage_marker.setData([x], [y], symbolBrush=color)
+            self.stage_marker.setVisible(own)
+            pts = [self._roof.point(r) for r in related]
+            self.stage_related.setData([p.intensity for p in pts], [max(p.attainable_flops_per_s, 1.0) for p in pts])
+            self.stage_related.setVisible(bool(pts))
+            what = "as one kernel" if own else f"→ {short_name(primary)}"
+            self.stage_text.setText(f"stage: {short}\n{what}: {fmt_intensity(x)}, {fmt_flops_rate(y)}")
+        else:
+            for item in items[:-1]:
+                item.setVisible(False)
+            self.stage_text.setText(f"stage: {short}\n{note}")
+        self.stage_text.setVisible(True)
+        self._layout_stage_label()
+
+    def _layout_stage_label(self) -> None:
+        """Place the stage label (log10 coordinates) beside its ring, inside the view, avoiding the point
+        labels and markers where it can; with no point, in the top-left corner."""
+        t = self._stage_target
+        if not self.stage_text.isVisible() or t is None or self._roof is None:
+            return
+        px_x, px_y = self._px_per_decade()
+        lx0, lx1 = (math.log10(v) for v in self._x_range)
+        ly0, ly1 = (math.log10(v) for v in self._y_range)
+        if not t[0]:
+            self.stage_text.setAnchor((0, 0))
+            self.stage_text.setPos(lx0 + 8.0 / px_x, ly1 - 8.0 / px_y)
+            return
+        metrics = QtGui.QFontMetrics(self.stage_text.textItem.font())
+        lines = self.stage_text.toPlainText().split("\n")
+        w = max(metrics.horizontalAdvance(line) for line in lines) + 12
+        h = metrics.lineSpacing() * len(lines) + 8
+        mx, my = math.log10(t[3]) * px_x, -math.log10(t[4]) * px_y
+        view = QtCore.QRectF(lx0 * px_x, -ly1 * px_y, (lx1 - lx0) * px_x, (ly1 - ly0) * px_y)
+        avoid = [self._text_rect_px(item, px_x, px_y) for item in self.point_labels
+                 if item.isVisible() and item.toPlainText()]
+        avoid += [self._text_rect_px(self.ceiling_labels[c.name], px_x, px_y) for c in self._roof.ceilings
+                  if c.kind == "compute"]
+        avoid += [QtCore.QRectF(math.log10(p.intensity) * px_x - 8,
+                                -math.log10(max(p.attainable_flops_per_s, 1.0)) * px_y - 8, 16, 16)
+                  for p in self._roof.points]
+        r = 22.0   # clear of the ring
+        candidates = [(mx - w / 2, my + r), (mx + r, my + r * 0.4), (mx - w - r, my + r * 0.4), (mx - w / 2, my - r - h),
+                      (mx + r, my - r * 0.4 - h), (mx - w - r, my - r * 0.4 - h)]
+        candidates += [(mx - w / 2, my + r + k * h * 0.6) for k in range(1, 5)]
+        best, best_score = candidates[0], None
+        for cx, cy in candidates:
+            rect = QtCore.QRectF(cx, cy, w, h)
+            inside = view.contains(rect)
+            hits = sum(rect.intersects(a) for a in avoid)
+            score = (0 if inside else 1, hits)
+            if best_score is None or score < best_score:
+                best, best_score = (cx, cy), score
+        cx = min(max(best[0], view.left() + 2), view.right() - w - 2)
+        cy = min(max(best[1], view.top() + 2), view.bottom() - h - 2)
+        self.stage_text.setAnchor((0, 0))
+        self.stage_text.setPos(cx / px_x, -cy / px_y)
+
+    def _stage_hover_text(self) -> str:
+        if self._stage is None:
+            return ""
+        name, numbers = self._stage
+        flops = float(numbers.get("flops", 0.0))
+        nbytes, link = _stage_bytes(numbers)
+        dur = _stage_duration(numbers)
+        lane = numbers.get("lane", "")
+        lines = [f"Stage: {name}" + (f" ({lane})" if lane else ""),
+                 "drawn as one kernel: FLOPs ÷ bytes, FLOPs ÷ stage time (per GPU)",
+                 f"FLOPs: {fmt_flops(flops)}",
+                 f"bytes: {fmt_bytes(nbytes)} over {LINK_WORDS.get(link, link)}",
+                 f"intensity: {fmt_intensity(min(flops / nbytes, INTENSITY_CAP) if nbytes > 0 else 0.0)}",
+                 f"achieved: {fmt_flops_rate(flops / dur if dur > 0 else 0.0)} (model time, with efficiencies)",
+                 f"stage time: {fmt_seconds(dur)}",
+                 f"binding resource: {numbers.get('binding', '—')}"]
+        return "\n".join(lines)
 
     # ------------------------------------------------------------------ ceilings and points
     def _geometry(self, c: Ceiling, roof: Roofline, hw: Hardware) -> tuple[np.ndarray, np.ndarray]:
@@ -578,6 +848,10 @@ class RooflinePanel(QtWidgets.QWidget):
         if self._sweep is not None:
             xs += [float(self._sweep["step_intensity"].min()), float(self._sweep["intensity"].max())]
             ys += [float(self._sweep["step_attainable_flops_per_s"].min())]
+        t = self._stage_target
+        if self._stage is not None and t is not None and t[0] == STAGE_POINT:
+            xs.append(t[3])
+            ys.append(t[4])
         for _, roof, _ in self._compare_roofs:
             if roof is not None:
                 xs += [p.intensity for p in roof.points] + [roof.ridge_flop_per_byte]
@@ -659,6 +933,7 @@ class RooflinePanel(QtWidgets.QWidget):
                 p = self._hardware[key].peak(roof.dtype)
                 self.compare_labels[slot].setPos(lx1 - 0.01 * (lx1 - lx0), math.log10(p))
         self._layout_point_labels(px_x, px_y)
+        self._layout_stage_label()
 
     def _layout_point_labels(self, px_x: float, px_y: float) -> None:
         """Greedy placement of point labels in pixels: right of the marker, then below / above / left,
@@ -783,6 +1058,9 @@ class RooflinePanel(QtWidgets.QWidget):
             gx, gy = self.decode_marker()
             sx, sy = self.decode_step_marker()
             out += [(SWEEP_GEMM, gx, gy), (SWEEP_STEP, sx, sy)]
+        t = self._stage_target
+        if self._stage is not None and t is not None and t[0] == STAGE_POINT:
+            out.append((STAGE_POINT, t[3], t[4]))
         for key, roof, _ in self._compare_roofs:
             if roof is not None:
                 out += [(f"{p.name} @ {key}", p.intensity, p.attainable_flops_per_s) for p in roof.points]
@@ -859,6 +1137,8 @@ class RooflinePanel(QtWidgets.QWidget):
         FLOP/s, predicted time and the binding roof, with units."""
         if point_name in (SWEEP_GEMM, SWEEP_STEP) and self._sweep is not None:
             return self._sweep_text(point_name)
+        if point_name == STAGE_POINT:
+            return self._stage_hover_text()
         p, hw_name = self._find_point(point_name)
         if p is None:
             return ""
