@@ -141,6 +141,20 @@ def present_slides(file: str, folder: str | Path) -> int:
     return 0
 
 
+class _FileOpenHandler(QtCore.QObject):
+    """Opens files that the OS hands over as QFileOpenEvent (macOS double-click on a .trinity.json)."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if event.type() == QtCore.QEvent.Type.FileOpen:
+            self.window.workspace.open_path(event.file())
+            return True
+        return False
+
+
 def run(file: str | None = None) -> int:
     """Open the main window with the saved layout (and `file`, if given) and run the event loop."""
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
@@ -158,5 +172,6 @@ def run(file: str | None = None) -> int:
     _offer_recovery(window, directory)
     if file:
         window.workspace.open_path(file)
+    app.installEventFilter(_FileOpenHandler(window))
     app.aboutToQuit.connect(window.workspace.clean_exit)
     return app.exec()

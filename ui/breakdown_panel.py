@@ -5,10 +5,15 @@ Reads a `Results`; keeps its pyqtgraph items and updates them in place on every 
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.model.errors import ValidationError
 from trinity_desktop.model.evaluate import Results
+from trinity_desktop.model.stages import stages as model_stages
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
@@ -16,6 +21,67 @@ from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 BAD_COLOR = "#C0392B"  # the "does not fit" red (text and line), distinct from the component colours
 TIME_TITLES = {"train": "Step time", "prefill": "Prefill time", "decode": "Time per output token"}
 BAR_TICKS = {"train": "one step", "prefill": "one prompt", "decode": "one token"}
+
+
+STAGE_COLOR = "#000000"  # the followed stage: black on a white halo, readable on every segment colour
+
+
+def time_segments_for_stage(name: str, numbers: dict, kind: str, present) -> list[str]:
+    """The time-bar segments a flow stage belongs to (only those in `present`, the drawn segment names).
+
+    Training: forward/backward/recompute compute → "compute"; the optimizer → "optimizer"; communication
+    → "communication_exposed"; the 1F1B bubble → "pipeline_bubble"; waiting after the pipeline → exposed
+    communication and offload; DGC selection → "gradient_compression"; host transfers → "offload_transfer";
+    the prefetched data load → none. Inference: a prefill stage is the whole prefill bar, a decode step the
+    whole per-token bar (each holds every segment); otherwise none."""
+    present = list(present)
+    n = name.lower()
+    stage_kind = str(numbers.get("kind", ""))
+    if kind in ("prefill", "decode"):
+        whole = (kind == "prefill" and n.startswith("prefill")) or (kind == "decode" and n.startswith("decode step"))
+        return present if whole else []
+    if stage_kind == "idle":
+        want = ["pipeline_bubble"] if "bubble" in n else ["communication_exposed", "offload_transfer"]
+    elif stage_kind == "compute":
+        want = ["optimizer"] if n.startswith("optimizer") else ["compute"]
+    elif stage_kind == "communication":
+        want = ["communication_exposed"]
+    elif stage_kind == "memory-transfer":
+        want = ["gradient_compression"] if "dgc" in n else ["offload_transfer"]
+    else:
+        want = []
+    return [w for w in want if w in present]
+
+
+def _refresh_stage(stage: tuple[str, dict] | None, results: Results) -> tuple[str, dict] | None:
+    """The same stage (name and lane, nearest start) in the stages of new results, so the marker stays true
+    when the scenario changes; None when it no longer exists."""
+    if stage is None:
+        return None
+    name, numbers = stage
+    try:
+        fresh = model_stages(results.scenario, results)
+    except (ValidationError, ValueError, KeyError, RuntimeError):
+        return None
+    lane = numbers.get("lane")
+    same = [st for st in fresh if st.name == name and (lane is None or st.lane == lane)]
+    if not same:
+        return None
+    start = float(numbers.get("start_s", 0.0))
+    return name, min(same, key=lambda st: abs(st.start_s - start)).as_dict()
+
+
+def _tier_gb(numbers: dict, tier: str) -> float:
+    v = float(dict(numbers.get("live_memory_by_tier") or {}).get(tier, 0.0) or 0.0)
+    return v / 1e9 if math.isfinite(v) and v > 0 else 0.0
+
+
+def _underlined() -> QtGui.QFont:
+    """The highlighted segment's label: underlined, same width as the others (bold would overflow the room the
+    bar measured for its labels)."""
+    f = pw.font()
+    f.setUnderline(True)
+    return f
 
 
 def _fmt_tokens_per_s(value: float) -> str:
@@ -69,6 +135,25 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.need_text.setVisible(False)
         self.memory_plot.addItem(self.need_text, ignoreBounds=True)
 
+        # The stage the step-through flow highlights: live memory as a line across the memory bar (black on a
+        # white halo), its segment(s) outlined in the time bar, and a line of numbers below the plots.
+        self._stage: tuple[str, dict] | None = None
+        self.live_halo = pg.PlotCurveItem(pen=pg.mkPen("w", width=8))
+        self.live_line = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=3.5))
+        self.live_leader = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=1.2))
+        self.live_text = pw.label_item("", color=STAGE_COLOR, anchor=(1, 0.5), bold=True)
+        for z, item in ((9, self.live_halo), (10, self.live_line), (10, self.live_leader), (11, self.live_text)):
+            item.setZValue(z)
+            item.setVisible(False)
+            self.memory_plot.addItem(item, ignoreBounds=True)
+        self.time_halo = pg.PlotCurveItem(pen=pg.mkPen("w", width=7), connect="pairs")
+        self.time_outline = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=3), connect="pairs")
+        for z, item in ((9, self.time_halo), (10, self.time_outline)):
+            item.setZValue(z)
+            item.setVisible(False)
+            self.time_plot.addItem(item, ignoreBounds=True)
+        self._time_segments: list[str] = []
+
         self.memory_hover = pw.HoverReadout(self.memory_plot, lambda x, y: self.hover_text_at("memory", x, y))
         self.time_hover = pw.HoverReadout(self.time_plot, lambda x, y: self.hover_text_at("time", x, y))
         pw.LeaveFilter(self.memory_widget, self.memory_hover.leave)
@@ -94,6 +179,18 @@ class BreakdownPanel(QtWidgets.QWidget):
             "(largest pressure; memory whenever it does not fit).")
         self.summary_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
 
+        self.stage_label = QtWidgets.QLabel("")
+        self.stage_label.setObjectName("BreakdownStageLabel")
+        self.stage_label.setFont(pw.font(12))
+        self.stage_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.stage_label.setWordWrap(True)
+        self.stage_label.setAccessibleName("Highlighted stage")
+        self.stage_label.setToolTip("The stage highlighted in the step-through flow: the memory live on one GPU "
+                                    "at that moment (black line on the memory bar) and the part of the time "
+                                    "bar it belongs to (outlined).")
+        self.stage_label.setVisible(False)
+        self._stage_plain = ""
+
         plots = QtWidgets.QHBoxLayout()
         plots.setContentsMargins(0, 0, 0, 0)
         plots.addWidget(self.memory_widget, 1)
@@ -101,6 +198,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(plots, 1)
+        layout.addWidget(self.stage_label)
         layout.addWidget(self.fit_label)
         layout.addWidget(self.summary_label)
         self._summary_plain = ""
@@ -108,22 +206,153 @@ class BreakdownPanel(QtWidgets.QWidget):
     # ------------------------------------------------------------------ update
     def update_results(self, results: Results) -> None:
         self._results = results
+        self._stage = _refresh_stage(self._stage, results)
         self._update_memory(results)
         self._update_time(results)
         self._update_summary(results)
+        self._draw_stage()
+
+    # ------------------------------------------------------------------ the highlighted flow stage
+    def show_stage(self, name: str, numbers: dict) -> None:
+        """Follow the step-through flow: mark the memory live on one GPU during stage `name` (`numbers` is
+        `Stage.as_dict()`: live_memory_by_tier {hbm, host} in bytes, kind, lane, ...) and outline the time
+        segment it belongs to; `show_stage("", {})` clears."""
+        self._stage = (name, dict(numbers or {})) if name else None
+        if self._results is not None:
+            self._update_memory(self._results)   # the y range and the left margin make room for the marker
+        self._draw_stage()
+
+    def live_memory_marker(self) -> float | None:
+        """The live HBM marker in GB per GPU (decimal), or None when no stage is followed."""
+        if self._stage is None or self._results is None:
+            return None
+        return _tier_gb(self._stage[1], "hbm")
+
+    def live_host_memory(self) -> float | None:
+        """Live host memory of the followed stage in GB per GPU, or None."""
+        if self._stage is None or self._results is None:
+            return None
+        return _tier_gb(self._stage[1], "host")
+
+    def highlighted_time_segments(self) -> list[str]:
+        """The time-bar segments outlined for the followed stage."""
+        return list(self._time_segments)
+
+    def stage_text(self) -> str:
+        """The followed stage's line below the plots, as plain text ("" when none)."""
+        return self._stage_plain
+
+    def _live_label_text(self) -> str:
+        if self._stage is None:
+            return ""
+        # Short, so the bar keeps its room; the stage's full name is in the bold line below the plots.
+        numbers = self._stage[1]
+        text = f"live at this stage:\n{_tier_gb(numbers, 'hbm'):.1f} GB"
+        host = _tier_gb(numbers, "host")
+        return text + (f"\n+ {host:.1f} GB host" if host > 0 else "")
+
+    def _draw_stage(self) -> None:
+        mem_items = (self.live_halo, self.live_line, self.live_leader, self.live_text)
+        for label in self.time_bar.labels:
+            label.setFont(pw.font(bold=False))
+        self._time_segments = []
+        if self._results is None or self._stage is None:
+            for item in mem_items + (self.time_halo, self.time_outline):
+                item.setVisible(False)
+            self.stage_label.setVisible(False)
+            self.stage_label.setText("")
+            self._stage_plain = ""
+            return
+        r = self._results
+        name, numbers = self._stage
+        live, host = _tier_gb(numbers, "hbm"), _tier_gb(numbers, "host")
+        # Memory: a line across the bar at the live HBM, its label left of the bar, clear of the other labels.
+        bar = self.memory_bar
+        x0, x1 = bar.x - bar.width / 2 - 0.08, bar.x + bar.width / 2 + 0.08
+        for item in (self.live_halo, self.live_line):
+            item.setData(np.array([x0, x1]), np.array([live, live]))
+            item.setVisible(True)
+        self.live_text.setText(self._live_label_text())
+        label_x = bar.x - bar.width / 2 - 0.12
+        y = self._live_label_y(live)
+        self.live_text.setPos(label_x, y)
+        self.live_text.setVisible(True)
+        self.live_leader.setData(np.array([label_x + 0.01, x0]), np.array([y, live]))
+        self.live_leader.setVisible(abs(y - live) > 1e-12)
+        # Time: outline the segment(s) the stage belongs to and underline their labels.
+        present = [n for n, v in zip(self.time_bar.names, self.time_bar.values, strict=True) if v > 0]
+        self._time_segments = time_segments_for_stage(name, numbers, r.kind, present)
+        rects: list[list[float]] = []
+        tb = self.time_bar
+        previous = False
+        for i, seg in enumerate(tb.names):
+            chosen = seg in self._time_segments
+            if chosen:
+                tb.labels[i].setFont(_underlined())
+                if previous:   # adjacent segments share one outline
+                    rects[-1][3] += float(tb.values[i])
+                else:
+                    rects.append([tb.x - tb.width / 2 - 0.04, float(tb.bottoms[i]), tb.width + 0.08,
+                                  float(tb.values[i])])
+            if chosen or tb.values[i] > 0:
+                previous = chosen
+        xs, ys = pw.rect_outline_points(rects)
+        for item in (self.time_halo, self.time_outline):
+            item.setData(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
+            item.setVisible(bool(rects))
+        # The line of numbers below the plots.
+        cap = float(r.capacity) / 1e9
+        share = f" ({100 * live / cap:.0f}% of {cap:.0f} GB HBM)" if cap > 0 else ""
+        lane = numbers.get("lane", "")
+        if r.kind != "train" and self._time_segments and self._time_segments == present:
+            segs = f"the whole bar ({BAR_TICKS.get(r.kind, '')})"
+        else:
+            segs = ", ".join(theme.label_for(sg) for sg in self._time_segments) or "—"
+        host_text = f" + {host:.1f} GB host" if host > 0 else ""
+        parts = [f"Stage: {name}" + (f" ({lane})" if lane else ""),
+                 f"live per GPU: {live:.1f} GB{share}{host_text}", f"time segment: {segs}"]
+        over = live > cap > 0
+        self._stage_plain = " · ".join(parts) + (" · does not fit" if over else "")
+        html = (f"<b>▶ {pw.html_escape(parts[0])}</b> &nbsp;·&nbsp; {pw.html_escape(parts[1])}"
+                f" &nbsp;·&nbsp; {pw.html_escape(parts[2])}")
+        if over:
+            html += f" &nbsp;·&nbsp; <b><span style='color:{BAD_COLOR}'>✗ does not fit</span></b>"
+        self.stage_label.setText(html)
+        self.stage_label.setVisible(True)
+
+    def _live_label_y(self, live: float) -> float:
+        """y of the live label's centre: at the line, or moved just clear of the capacity / needs labels."""
+        (_, _), (y0, y1) = self.memory_plot.getViewBox().viewRange()
+        px = max(self.memory_plot.getViewBox().height(), 100.0) / max(y1 - y0, 1e-12)   # pixels per GB
+        line_px = QtGui.QFontMetrics(pw.font(bold=True)).lineSpacing()
+        half = (self.live_text.toPlainText().count("\n") + 1) * line_px / 2 / px + 2 / px
+        taken = []
+        for item in (self.capacity_text, self.need_text):
+            if item.isVisible() and item.toPlainText():
+                y = item.pos().y()
+                lines = item.toPlainText().count("\n") + 1
+                h = lines * line_px / px
+                top = y + h * (1 - item.anchor.y())   # anchor y 1: text above the position (y up)
+                taken.append((top - h, top))
+        candidates = [live] + [b - half for b, _ in taken] + [t + half for _, t in taken]
+        candidates = [c for c in candidates if y0 + half <= c <= y1 - half] or [live]
+        free = [c for c in candidates if all(c + half <= b or c - half >= t for b, t in taken)]
+        return min(free or [live], key=lambda c: abs(c - live))
 
     def _update_memory(self, r: Results) -> None:
         names = list(r.memory)
         gb = [float(r.memory[n]) / 1e9 for n in names]
         total_gb = sum(gb)
         cap_gb = float(r.capacity) / 1e9
-        y_max = max(total_gb, cap_gb, 1e-9) * 1.12
+        live_gb = _tier_gb(self._stage[1], "hbm") if self._stage is not None else 0.0
+        y_max = max(total_gb, cap_gb, live_gb, 1e-9) * 1.12
         texts = [f"{theme.label_for(n)}\n{v:.1f} GB" for n, v in zip(names, gb, strict=True)]
         hw = r.scenario.hardware
         cap_text = f"HBM {cap_gb:.0f} GB"
         need_text = f"✗ needs {total_gb:.1f} GB"
         metrics = QtGui.QFontMetrics(pw.font(bold=True))
-        self.memory_bar.left_px = max(metrics.horizontalAdvance(cap_text),
+        live_w = max((metrics.horizontalAdvance(line) for line in self._live_label_text().split("\n")), default=0)
+        self.memory_bar.left_px = max(metrics.horizontalAdvance(cap_text), live_w + 12,
                                       0 if r.fits else metrics.horizontalAdvance(need_text)) + 24.0
         self.memory_plot.setYRange(0, y_max, padding=0)
         self.memory_bar.update(names, gb, texts, y_max)

@@ -53,7 +53,7 @@ HOVER_PX = 14.0
 MODES = {"batch": "batch size", "context": "context length"}
 STAGE_POINT = "highlighted stage (FLOPs ÷ bytes, FLOPs ÷ stage time)"
 STAGE_RING = "#000000"      # the highlight ring: black on a white halo reads on every fill and for every viewer
-STAGE_LABEL_CHARS = 40
+STAGE_LABEL_CHARS = 56
 
 
 def _stage_bytes(numbers: dict) -> tuple[float, str]:
@@ -96,19 +96,19 @@ def stage_operating_point(name: str, numbers: dict, point_names) -> tuple[str, t
     attention = [p for p in names if p.startswith("attention (") and not p.endswith("— comparison")]
     dp = [p for p in names if p.startswith("DP gradient")]
     if kind == "idle":
-        return "", (), "idle: no kernel runs (pipeline bubble or waiting on the network)"
+        return "", (), "idle: no kernel runs, no point"
     if n.startswith("optimizer step"):
         if "host cpu" in n:
-            return "", (), "runs on the host CPU: no point on the GPU roofline"
+            return "", (), "runs on the host CPU: no GPU point"
         return ("optimizer step", (), "") if "optimizer step" in names else ("", (), "no optimizer point")
     if "dp gradient" in n or "sparse all-gather" in n or ("zero" in n and "gather" in n):
         return (dp[0], (), "") if dp else ("", (), "no DP gradient point (data parallelism 1)")
     if kind == "communication":
         if "tp all-reduce" in n and "TP all-reduce" in names:
             return "TP all-reduce", (), ""
-        return "", (), "communication with no roofline point (pipeline send, CP gather or EP all-to-all)"
+        return "", (), "PP send / CP / EP traffic: no point"
     if kind != "compute":
-        return "", (), f"{kind or 'this stage'}: no operating point on the roofline (data or host transfer)"
+        return "", (), f"{kind or 'transfer'}: no point (host or HBM traffic only)"
     if n.startswith("decode step"):
         related = [p for p in ("decode GEMMs (weights)", "decode KV-cache reads") if p in names]
     elif n.startswith("recompute"):
@@ -299,6 +299,10 @@ class RooflinePanel(QtWidgets.QWidget):
             item.setZValue(z)
             item.setVisible(False)
             self.plot.addItem(item)
+        self.stage_leader = pg.PlotDataItem(pen=pg.mkPen(STAGE_RING, width=1.5))
+        self.stage_leader.setZValue(26)
+        self.stage_leader.setVisible(False)
+        self.plot.addItem(self.stage_leader)
         self.stage_text = pg.TextItem("", color="#000000", fill=pg.mkBrush(255, 255, 255, 235),
                                       border=pg.mkPen(STAGE_RING, width=1.5), anchor=(0, 1))
         self.stage_text.setFont(pw.font(12, bold=True))
@@ -498,7 +502,8 @@ class RooflinePanel(QtWidgets.QWidget):
 
     def _draw_stage(self) -> None:
         t = self._stage_target
-        items = (self.stage_marker, self.stage_halo, self.stage_ring, self.stage_related, self.stage_text)
+        items = (self.stage_marker, self.stage_halo, self.stage_ring, self.stage_related, self.stage_leader,
+                 self.stage_text)
         if self._roof is None or self._stage is None or t is None:
             for item in items:
                 item.setVisible(False)
@@ -528,47 +533,67 @@ class RooflinePanel(QtWidgets.QWidget):
         self._layout_stage_label()
 
     def _layout_stage_label(self) -> None:
-        """Place the stage label (log10 coordinates) beside its ring, inside the view, avoiding the point
-        labels and markers where it can; with no point, in the top-left corner."""
+        """Place the stage label (log10 coordinates, pixels measured) beside its ring, inside the view, where it
+        covers the fewest labels and markers (nearest first), with a leader line when it had to move away;
+        a stage with no point gets its note in the emptiest corner."""
         t = self._stage_target
         if not self.stage_text.isVisible() or t is None or self._roof is None:
+            self.stage_leader.setVisible(False)
             return
         px_x, px_y = self._px_per_decade()
         lx0, lx1 = (math.log10(v) for v in self._x_range)
         ly0, ly1 = (math.log10(v) for v in self._y_range)
-        if not t[0]:
-            self.stage_text.setAnchor((0, 0))
-            self.stage_text.setPos(lx0 + 8.0 / px_x, ly1 - 8.0 / px_y)
-            return
         metrics = QtGui.QFontMetrics(self.stage_text.textItem.font())
         lines = self.stage_text.toPlainText().split("\n")
-        w = max(metrics.horizontalAdvance(line) for line in lines) + 12
-        h = metrics.lineSpacing() * len(lines) + 8
-        mx, my = math.log10(t[3]) * px_x, -math.log10(t[4]) * px_y
+        w = max(metrics.horizontalAdvance(line) for line in lines) + 14
+        h = metrics.lineSpacing() * len(lines) + 10
         view = QtCore.QRectF(lx0 * px_x, -ly1 * px_y, (lx1 - lx0) * px_x, (ly1 - ly0) * px_y)
-        avoid = [self._text_rect_px(item, px_x, px_y) for item in self.point_labels
-                 if item.isVisible() and item.toPlainText()]
-        avoid += [self._text_rect_px(self.ceiling_labels[c.name], px_x, px_y) for c in self._roof.ceilings
-                  if c.kind == "compute"]
-        avoid += [QtCore.QRectF(math.log10(p.intensity) * px_x - 8,
-                                -math.log10(max(p.attainable_flops_per_s, 1.0)) * px_y - 8, 16, 16)
-                  for p in self._roof.points]
-        r = 22.0   # clear of the ring
-        candidates = [(mx - w / 2, my + r), (mx + r, my + r * 0.4), (mx - w - r, my + r * 0.4), (mx - w / 2, my - r - h),
-                      (mx + r, my - r * 0.4 - h), (mx - w - r, my - r * 0.4 - h)]
-        candidates += [(mx - w / 2, my + r + k * h * 0.6) for k in range(1, 5)]
+        texts = list(self.point_labels) + [self.ceiling_labels[c.name] for c in self._roof.ceilings
+                                           if c.kind == "compute"]
+        texts += [self.ridge_text, self.crossing_text, self.kv_text]
+        avoid = [self._text_rect_px(item, px_x, px_y) for item in texts if item.isVisible() and item.toPlainText()]
+        marks = [(p.intensity, p.attainable_flops_per_s) for p in self._roof.points]
+        for marker in (self.gemm_marker, self.step_marker, self.kv_marker):
+            x, y = marker.getOriginalDataset()
+            if marker.isVisible() and x is not None and len(x):
+                marks.append((float(x[0]), float(y[0])))
+        avoid += [QtCore.QRectF(math.log10(x) * px_x - 9, -math.log10(max(y, 1.0)) * px_y - 9, 18, 18)
+                  for x, y in marks]
+        if t[0]:
+            mx, my = math.log10(t[3]) * px_x, -math.log10(t[4]) * px_y
+            avoid.append(QtCore.QRectF(mx - 20, my - 20, 40, 40))   # the ring itself
+            candidates = []
+            for d in (22.0, 40.0, 70.0, 110.0, 160.0, 220.0):
+                candidates += [(mx - w / 2, my + d), (mx + d, my - h / 2), (mx - w - d, my - h / 2),
+                               (mx - w / 2, my - d - h), (mx + d * 0.7, my + d * 0.7), (mx - w - d * 0.7, my + d * 0.7),
+                               (mx + d * 0.7, my - d * 0.7 - h), (mx - w - d * 0.7, my - d * 0.7 - h)]
+        else:
+            mx = my = None
+            m = 8.0
+            candidates = [(view.right() - w - m, view.bottom() - h - m), (view.left() + m, view.bottom() - h - m),
+                          (view.left() + m, view.top() + m), (view.right() - w - m, view.top() + m)]
         best, best_score = candidates[0], None
-        for cx, cy in candidates:
+        for rank, (cx, cy) in enumerate(candidates):
             rect = QtCore.QRectF(cx, cy, w, h)
-            inside = view.contains(rect)
-            hits = sum(rect.intersects(a) for a in avoid)
-            score = (0 if inside else 1, hits)
+            score = (0 if view.contains(rect) else 1, sum(rect.intersects(a) for a in avoid), rank)
             if best_score is None or score < best_score:
                 best, best_score = (cx, cy), score
         cx = min(max(best[0], view.left() + 2), view.right() - w - 2)
         cy = min(max(best[1], view.top() + 2), view.bottom() - h - 2)
         self.stage_text.setAnchor((0, 0))
         self.stage_text.setPos(cx / px_x, -cy / px_y)
+        rect = QtCore.QRectF(cx, cy, w, h)
+        if mx is None or math.hypot(min(max(mx, rect.left()), rect.right()) - mx,
+                                    min(max(my, rect.top()), rect.bottom()) - my) <= 30:
+            self.stage_leader.setVisible(False)
+            return
+        # A leader from the ring's edge to the nearest point of the label box.
+        nx, ny = min(max(mx, rect.left()), rect.right()), min(max(my, rect.top()), rect.bottom())
+        dist = math.hypot(nx - mx, ny - my)
+        sx, sy = mx + (nx - mx) * 18.0 / dist, my + (ny - my) * 18.0 / dist
+        self.stage_leader.setData([10.0 ** (sx / px_x), 10.0 ** (nx / px_x)],
+                                  [10.0 ** (-sy / px_y), 10.0 ** (-ny / px_y)])
+        self.stage_leader.setVisible(True)
 
     def _stage_hover_text(self) -> str:
         if self._stage is None:
