@@ -20,6 +20,7 @@ class DockSpec:
     factory: Callable[[], QtWidgets.QWidget]
     position: str        # "left" or one of the four centre groups
     shortcut: str = ""   # View-menu shortcut that shows and raises the dock
+    citations: tuple[str, ...] = ()  # reference keys the panel's formulas rest on (References dock)
 
 
 def _breakdown():
@@ -115,19 +116,19 @@ def _deck():
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
-    DockSpec("triangle", "Trade-off triangle", _triangle, "top-left", "Ctrl+2"),
-    DockSpec("breakdown", "Memory and time", _breakdown, "top-right", "Ctrl+3"),
-    DockSpec("heatmap", "Workload pressure", _heatmap, "bottom-left", "Ctrl+4"),
-    DockSpec("roofline", "Roofline", _roofline, "bottom-right", "Ctrl+5"),
-    DockSpec("tradeoff", "Trade-off explorer", _tradeoff, "top-left", "Ctrl+6"),
-    DockSpec("residency", "KV-cache residency", _residency, "top-right", "Ctrl+7"),
-    DockSpec("tiled_io", "Attention IO tiles", _tiled_io, "bottom-right", "Ctrl+8"),
-    DockSpec("matrix", "Matrix views", _matrix, "bottom-left", "Ctrl+9"),
-    DockSpec("flow", "Step-through flow", _flow, "top-right", "Ctrl+Shift+1"),
-    DockSpec("outcomes", "System outcomes", _outcomes, "bottom-left", "Ctrl+Shift+2"),
+    DockSpec("triangle", "Trade-off triangle", _triangle, "top-left", "Ctrl+2", citations=("fan2026-trinity", "nccl-tests-performance")),
+    DockSpec("breakdown", "Memory and time", _breakdown, "top-right", "Ctrl+3", citations=("zero", "korthikanti2022", "pipedream-1f1b", "vllm")),
+    DockSpec("heatmap", "Workload pressure", _heatmap, "bottom-left", "Ctrl+4", citations=("fan2026-trinity", "roofline")),
+    DockSpec("roofline", "Roofline", _roofline, "bottom-right", "Ctrl+5", citations=("roofline", "scaling-book", "flashattention")),
+    DockSpec("tradeoff", "Trade-off explorer", _tradeoff, "top-left", "Ctrl+6", citations=("fan2026-trinity", "korthikanti2022", "zero", "dgc", "flashattention")),
+    DockSpec("residency", "KV-cache residency", _residency, "top-right", "Ctrl+7", citations=("vllm", "streamingllm", "h2o", "razorattention", "cxl-2405.14209")),
+    DockSpec("tiled_io", "Attention IO tiles", _tiled_io, "bottom-right", "Ctrl+8", citations=("flashattention",)),
+    DockSpec("matrix", "Matrix views", _matrix, "bottom-left", "Ctrl+9", citations=("nccl-tests-performance", "h2o", "razorattention")),
+    DockSpec("flow", "Step-through flow", _flow, "top-right", "Ctrl+Shift+1", citations=("pipedream-1f1b", "megatron-lm", "zero")),
+    DockSpec("outcomes", "System outcomes", _outcomes, "bottom-left", "Ctrl+Shift+2", citations=("korthikanti2022", "zero", "zero-offload", "dgc", "flashattention")),
     DockSpec("references", "References", _references, "bottom-right", "Ctrl+Shift+3"),
-    DockSpec("split", "Split computing", _split, "top-left"),
-    DockSpec("quantisation", "Quantisation", _quantisation, "top-left"),
+    DockSpec("split", "Split computing", _split, "top-left", citations=("neurosurgeon", "resnet", "alexnet", "huang2012-lte")),
+    DockSpec("quantisation", "Quantisation", _quantisation, "top-left", citations=("gptq", "llm-int8")),
 )
 
 CENTRE_GROUPS = ("top-left", "top-right", "bottom-left", "bottom-right")

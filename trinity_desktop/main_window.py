@@ -189,6 +189,12 @@ class MainWindow(QtWidgets.QMainWindow):
             panel.scenarioRequested.connect(lambda sc: self.store.set_scenario(sc, "Apply from panel"))
         if hasattr(panel, "workloadActivated"):
             panel.workloadActivated.connect(self.activate_workload)
+        if hasattr(panel, "set_panel_citations"):
+            panel.set_panel_citations({s.title: list(s.citations) for s in DOCKS if s.citations})
+        if hasattr(panel, "stageFocused"):
+            for other in self.panels.values():
+                if hasattr(other, "show_stage"):
+                    panel.stageFocused.connect(other.show_stage)
         if hasattr(panel, "workloadHovered"):
             panel.workloadHovered.connect(lambda key: self.store.set_focus("workload" if key else "", key))
 

@@ -429,8 +429,16 @@ class BreakdownPanel(QtWidgets.QWidget):
         if r is None:
             return ""
         if plot == "memory":
-            i = self.memory_bar.segment_at(x, y)
             cap_gb = r.capacity / 1e9
+            live = self.live_memory_marker()
+            if live is not None:
+                (_, _), (y0, y1) = self.memory_plot.getViewBox().viewRange()
+                if abs(y - live) <= 0.015 * (y1 - y0) and abs(x - self.memory_bar.x) <= self.memory_bar.width / 2 + 0.1:
+                    host = self.live_host_memory() or 0.0
+                    return (f"Live at {self._stage[0]}\n{live:.2f} GB per GPU in HBM"
+                            + (f" + {host:.2f} GB in host memory" if host > 0 else "")
+                            + f"\n{self._share(live, cap_gb)} of HBM {cap_gb:.0f} GB")
+            i = self.memory_bar.segment_at(x, y)
             if i < 0:
                 (_, _), (y0, y1) = self.memory_plot.getViewBox().viewRange()
                 if abs(y - cap_gb) <= 0.02 * (y1 - y0):
