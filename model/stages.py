@@ -608,3 +608,21 @@ def _inference_stages(sc: Scenario, r: Results) -> list[Stage]:
                          binding, -1))
         t += dur
     return out
+
+
+def refreshed_stage(results, stage: tuple[str, dict] | None) -> tuple[str, dict] | None:
+    """The same stage (name and lane, nearest start) in the stages of new `results`, as (name,
+    `Stage.as_dict()`), so a highlight stays true when the scenario changes; None when it no longer exists."""
+    if stage is None:
+        return None
+    name, numbers = stage
+    try:
+        fresh = stages(results.scenario, results)
+    except (ValidationError, ValueError, KeyError, RuntimeError):
+        return None
+    lane = numbers.get("lane")
+    same = [st for st in fresh if st.name == name and (lane is None or st.lane == lane)]
+    if not same:
+        return None
+    start = float(numbers.get("start_s", 0.0))
+    return name, min(same, key=lambda st: abs(st.start_s - start)).as_dict()

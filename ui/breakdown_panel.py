@@ -1,6 +1,8 @@
 """Breakdown panel: memory per GPU by component (against HBM capacity) and time by stage, one scenario.
 
 Reads a `Results`; keeps its pyqtgraph items and updates them in place on every `update_results`.
+`show_stage(name, numbers)` follows the step-through flow: the live memory of that stage on the memory bar,
+its segment outlined in the time bar (`time_segments_for_stage`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.errors import ValidationError
 from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.stages import stages as model_stages
+from trinity_desktop.model.stages import refreshed_stage
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
@@ -51,24 +52,6 @@ def time_segments_for_stage(name: str, numbers: dict, kind: str, present) -> lis
     else:
         want = []
     return [w for w in want if w in present]
-
-
-def _refresh_stage(stage: tuple[str, dict] | None, results: Results) -> tuple[str, dict] | None:
-    """The same stage (name and lane, nearest start) in the stages of new results, so the marker stays true
-    when the scenario changes; None when it no longer exists."""
-    if stage is None:
-        return None
-    name, numbers = stage
-    try:
-        fresh = model_stages(results.scenario, results)
-    except (ValidationError, ValueError, KeyError, RuntimeError):
-        return None
-    lane = numbers.get("lane")
-    same = [st for st in fresh if st.name == name and (lane is None or st.lane == lane)]
-    if not same:
-        return None
-    start = float(numbers.get("start_s", 0.0))
-    return name, min(same, key=lambda st: abs(st.start_s - start)).as_dict()
 
 
 def _tier_gb(numbers: dict, tier: str) -> float:
@@ -206,7 +189,7 @@ class BreakdownPanel(QtWidgets.QWidget):
     # ------------------------------------------------------------------ update
     def update_results(self, results: Results) -> None:
         self._results = results
-        self._stage = _refresh_stage(self._stage, results)
+        self._stage = refreshed_stage(results, self._stage)
         self._update_memory(results)
         self._update_time(results)
         self._update_summary(results)
@@ -307,7 +290,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         if r.kind != "train" and self._time_segments and self._time_segments == present:
             segs = f"the whole bar ({BAR_TICKS.get(r.kind, '')})"
         else:
-            segs = ", ".join(theme.label_for(sg) for sg in self._time_segments) or "—"
+            segs = ", ".join(theme.label_for(sg, "time") for sg in self._time_segments) or "—"
         host_text = f" + {host:.1f} GB host" if host > 0 else ""
         parts = [f"Stage: {name}" + (f" ({lane})" if lane else ""),
                  f"live per GPU: {live:.1f} GB{share}{host_text}", f"time segment: {segs}"]
@@ -332,7 +315,7 @@ class BreakdownPanel(QtWidgets.QWidget):
                 y = item.pos().y()
                 lines = item.toPlainText().count("\n") + 1
                 h = lines * line_px / px
-                top = y + h * (1 - item.anchor.y())   # anchor y 1: text above the position (y up)
+                top = y + h * item.anchor.y()   # anchor y 1: the text's bottom at the position (above it)
                 taken.append((top - h, top))
         candidates = [live] + [b - half for b, _ in taken] + [t + half for _, t in taken]
         candidates = [c for c in candidates if y0 + half <= c <= y1 - half] or [live]
@@ -388,7 +371,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self._time_scale, self._time_unit = pw.choose_time_unit(total)
         vals = [s * self._time_scale for s in seconds]
         y_max = max(sum(vals), 1e-12) * 1.12
-        texts = [f"{theme.label_for(n)}\n{pw.fmt_value(v, self._time_unit)} · {self._share(s, total)}"
+        texts = [f"{theme.label_for(n, 'time')}\n{pw.fmt_value(v, self._time_unit)} · {self._share(s, total)}"
                  for n, v, s in zip(names, vals, seconds, strict=True)]
         self.time_plot.setYRange(0, y_max, padding=0)
         self.time_bar.update(names, vals, texts, y_max)
@@ -457,7 +440,7 @@ class BreakdownPanel(QtWidgets.QWidget):
             seconds = self.time_bar.values[i] / self._time_scale
             total = self.time_bar.total / self._time_scale
             title = TIME_TITLES.get(r.kind, "time").lower()
-            return (f"{theme.label_for(name)}\n{fmt_seconds(seconds)}\n"
+            return (f"{theme.label_for(name, 'time')}\n{fmt_seconds(seconds)}\n"
                     f"{self._share(seconds, total)} of {title} ({fmt_seconds(total)})")
         raise ValueError(f"plot must be 'memory' or 'time', not {plot!r}")
 

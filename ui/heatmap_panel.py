@@ -216,12 +216,9 @@ class HeatmapPanel(QtWidgets.QWidget):
             self.workloadHovered.emit("")
 
     def _scene_clicked(self, event) -> None:
-        if event.button() != QtCore.Qt.MouseButton.LeftButton:
+        p = pw.clicked_view_point(self.plot, event)
+        if p is None:
             return
-        vb = self.plot.getViewBox()
-        if not vb.sceneBoundingRect().contains(event.scenePos()):
-            return
-        p = vb.mapSceneToView(event.scenePos())
         row, _ = self._cell_at(p.x(), p.y())
         if row >= 0:
             self.click_row(row)

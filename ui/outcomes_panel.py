@@ -26,8 +26,6 @@ LINK_COLORS = {"hbm": "#56B4E9", "scale-up": "#0072B2", "scale-out": "#CC79A7", 
 LINK_LABELS = {"hbm": "HBM", "scale-up": "scale-up (NVLink)", "scale-out": "scale-out (network)",
                "host": "host link (PCIe)"}
 EXTRA_STAGE_COLORS = {"gradient_compression": "#CC79A7", "offload_transfer": "#009E73"}
-STAGE_LABELS = {"optimizer": "Optimizer step", "gradient_compression": "DGC top-k selection",
-                "offload_transfer": "Offload transfer (exposed)"}
 STAGE_ORDER = ("compute", "communication_exposed", "pipeline_bubble", "optimizer", "gradient_compression",
                "offload_transfer", "GEMMs (weights)", "attention", "attention (KV reads)", "TP communication")
 NA_COLOR = "#8A8A8A"
@@ -37,7 +35,7 @@ TIME_TITLE = {"train": "step time", "prefill": "prefill time", "decode": "time p
 
 
 def _stage_label(name: str) -> str:
-    return STAGE_LABELS.get(name) or theme.label_for(name)
+    return theme.label_for(name, "time")
 
 
 def _stage_color(name: str) -> str:

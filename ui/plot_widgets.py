@@ -303,3 +303,13 @@ def rect_outline_points(rects: Sequence[tuple[float, float, float, float]]) -> t
 
 def html_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def clicked_view_point(plot: pg.PlotItem, event, left_only: bool = True) -> QtCore.QPointF | None:
+    """Data coordinates of a scene mouse click inside the plot's view box, or None (outside, other button)."""
+    if left_only and event.button() != QtCore.Qt.MouseButton.LeftButton:
+        return None
+    vb = plot.getViewBox()
+    if not vb.sceneBoundingRect().contains(event.scenePos()):
+        return None
+    return vb.mapSceneToView(event.scenePos())

@@ -227,10 +227,9 @@ class QuantisationPanel(QtWidgets.QWidget):
             f"scales and zero-points are not counted.{fits}")
 
     def _clicked(self, event) -> None:
-        vb = self.rate_plot.getViewBox()
-        if not vb.sceneBoundingRect().contains(event.scenePos()):
+        p = pw.clicked_view_point(self.rate_plot, event, left_only=False)
+        if p is None:
             return
-        p = vb.mapSceneToView(event.scenePos())
         i = int(round(p.x()))
         if 0 <= i < len(BITS) and abs(p.x() - i) <= 0.33 and BITS[i] in CORE_DTYPE:
             self.editRequested.emit({"weight_dtype": CORE_DTYPE[BITS[i]]})

@@ -3,6 +3,7 @@
 Log-log axes (pyqtgraph `setLogMode`): curves and markers are PlotDataItems given in data units (FLOP/B,
 FLOP/s) and transformed by pyqtgraph; every TextItem is placed by hand in log10 coordinates. Items are
 created once (pools keyed by ceiling name or compare slot) and updated with setData / setPos.
+`show_stage(name, numbers)` follows the step-through flow's highlighted stage (`stage_operating_point`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from trinity_desktop.model.roofline import (
     decode_sweep,
     roofline,
 )
-from trinity_desktop.model.stages import stages as model_stages
+from trinity_desktop.model.stages import refreshed_stage
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_rate, fmt_seconds
@@ -155,25 +156,6 @@ def fmt_count(value: float) -> str:
     if value >= 1e4:
         return f"{value / 1e3:.3g}k"
     return f"{value:,.0f}"
-
-
-def _refresh_stage(stage: tuple[str, dict] | None, results: Results) -> tuple[str, dict] | None:
-    """The same stage (name and lane, nearest start) in the stages of new results, so a highlight stays true
-    when the scenario changes; None when it no longer exists."""
-    if stage is None:
-        return None
-    name, numbers = stage
-    try:
-        fresh = model_stages(results.scenario, results)
-    except (ValidationError, ValueError, KeyError, RuntimeError):
-        return None
-    lane = numbers.get("lane")
-    same = [st for st in fresh if st.name == name and (lane is None or st.lane == lane)]
-    if not same:
-        return None
-    start = float(numbers.get("start_s", 0.0))
-    best = min(same, key=lambda st: abs(st.start_s - start))
-    return name, best.as_dict()
 
 
 class LogSIAxis(pg.AxisItem):
@@ -428,7 +410,7 @@ class RooflinePanel(QtWidgets.QWidget):
     def update_results(self, results: Results) -> None:
         self._results = results
         self._roof = roofline(results.scenario)
-        self._stage = _refresh_stage(self._stage, results)
+        self._stage = refreshed_stage(results, self._stage)
         self._stage_target = self._resolve_stage()
         self._update_ceilings()
         self._update_points()
@@ -523,8 +505,8 @@ class RooflinePanel(QtWidgets.QWidget):
             pts = [self._roof.point(r) for r in related]
             self.stage_related.setData([p.intensity for p in pts], [max(p.attainable_flops_per_s, 1.0) for p in pts])
             self.stage_related.setVisible(bool(pts))
-            what = "as one kernel" if own else f"→ {short_name(primary)}"
-            self.stage_text.setText(f"stage: {short}\n{what}: {fmt_intensity(x)}, {fmt_flops_rate(y)}")
+            what = "" if own else f"→ {short_name(primary)}: "   # own marker: the hover says how it is drawn
+            self.stage_text.setText(f"stage: {short}\n{what}{fmt_intensity(x)}, {fmt_flops_rate(y)}")
         else:
             for item in items[:-1]:
                 item.setVisible(False)
@@ -543,11 +525,12 @@ class RooflinePanel(QtWidgets.QWidget):
         px_x, px_y = self._px_per_decade()
         lx0, lx1 = (math.log10(v) for v in self._x_range)
         ly0, ly1 = (math.log10(v) for v in self._y_range)
+        view = QtCore.QRectF(lx0 * px_x, -ly1 * px_y, (lx1 - lx0) * px_x, (ly1 - ly0) * px_y)
+        self.stage_text.setFont(pw.font(12 if view.width() >= 520 else 11, bold=True))
         metrics = QtGui.QFontMetrics(self.stage_text.textItem.font())
         lines = self.stage_text.toPlainText().split("\n")
         w = max(metrics.horizontalAdvance(line) for line in lines) + 14
         h = metrics.lineSpacing() * len(lines) + 10
-        view = QtCore.QRectF(lx0 * px_x, -ly1 * px_y, (lx1 - lx0) * px_x, (ly1 - ly0) * px_y)
         texts = list(self.point_labels) + [self.ceiling_labels[c.name] for c in self._roof.ceilings
                                            if c.kind == "compute"]
         texts += [self.ridge_text, self.crossing_text, self.kv_text]
@@ -578,8 +561,8 @@ class RooflinePanel(QtWidgets.QWidget):
             score = (0 if view.contains(rect) else 1, sum(rect.intersects(a) for a in avoid), rank)
             if best_score is None or score < best_score:
                 best, best_score = (cx, cy), score
-        cx = min(max(best[0], view.left() + 2), view.right() - w - 2)
-        cy = min(max(best[1], view.top() + 2), view.bottom() - h - 2)
+        cx = max(min(best[0], view.right() - w - 2), view.left() + 2)   # the left edge wins when too wide
+        cy = max(min(best[1], view.bottom() - h - 2), view.top() + 2)
         self.stage_text.setAnchor((0, 0))
         self.stage_text.setPos(cx / px_x, -cy / px_y)
         rect = QtCore.QRectF(cx, cy, w, h)

@@ -48,8 +48,16 @@ def color_for(name: str) -> str:
     return COMPONENT_COLORS.get(name) or STAGE_COLORS.get(name) or FALLBACK_COLOR
 
 
-def label_for(name: str) -> str:
-    return LABELS.get(name, name[:1].upper() + name[1:])
+# Time stages whose keys are also memory components, or that need a longer name on a time bar.
+TIME_LABELS = {"optimizer": "Optimizer step", "gradient_compression": "DGC top-k selection",
+               "offload_transfer": "Offload transfer (exposed)"}
+
+
+def label_for(name: str, section: str = "memory") -> str:
+    """Display name of a memory component (section "memory") or a time stage (section "time")."""
+    if section == "time" and name in TIME_LABELS:
+        return TIME_LABELS[name]
+    return LABELS.get(name, name[:1].upper() + name[1:].replace("_", " "))
 
 
 def base_font_size() -> int:

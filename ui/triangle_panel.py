@@ -505,12 +505,9 @@ class TrianglePanel(QtWidgets.QWidget):
             self.focusRequested.emit("", "")
 
     def _scene_clicked(self, event) -> None:
-        if event.button() != QtCore.Qt.MouseButton.LeftButton:
+        p = pw.clicked_view_point(self.plot, event)
+        if p is None:
             return
-        vb = self.plot.getViewBox()
-        if not vb.sceneBoundingRect().contains(event.scenePos()):
-            return
-        p = vb.mapSceneToView(event.scenePos())
         key = self._nearest(p.x(), p.y())
         if key and key != "current":
             self.click_workload(key)
