@@ -294,6 +294,17 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
                       "per step, one GPU",
                       f"streams {local:,.0f} local parameters' states; ~{ADAM_FLOPS_PER_PARAM:.0f} FLOPs per "
                       "parameter assumed for AdamW"))
+    host_bytes = float(r["bytes_by_link"]["host"])
+    if sc.offload != "none" and host_bytes > 0:
+        # The work each byte over the host link serves: the CPU's AdamW step for ZeRO-Offload, the GPU's
+        # forward and backward for vDNN's activation swaps. Left of the PCIe ridge, the transfer cannot hide.
+        if sc.offload == "optimizer":
+            work, what = ADAM_FLOPS_PER_PARAM * local, "ZeRO-Offload: gradients down, updated weights up"
+        else:
+            work = float(r["hardware_flops"]) / sc.gpus
+            what = "vDNN: activations out in the forward, back in the backward"
+        pts.append(_point("offload transfer (host link)", work, host_bytes, "host", dtype, ceils,
+                          "per step, one GPU", what + "; FLOPs = the work those bytes serve"))
     if sc.tp > 1:
         pts.append(_collective_point("TP all-reduce", tp, 1.0, m * arch.hidden * e, e, allreduce_bus_factor, sc,
                                      ceils, dtype, "one all-reduce of a layer, per micro-batch, one GPU",
@@ -362,7 +373,7 @@ def operating_points(scenario: Scenario) -> tuple[OperatingPoint, ...]:
 
     Training and prefill: one layer's QKV, out-projection and MLP GEMMs after TP sharding, attention
     (the selected algorithm, plus the other one named "... — comparison"), the TP all-reduce; training adds
-    the optimizer step and the DP gradient collective. Decode: the weight GEMMs at the current batch and
+    the optimizer step, the DP gradient collective and, when offload is on, the host-link transfer. Decode: the weight GEMMs at the current batch and
     the KV-cache reads at the average context, plus the TP all-reduce."""
     ceils = ceilings(scenario.hardware)
     if scenario.kind == "train":

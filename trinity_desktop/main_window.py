@@ -191,6 +191,11 @@ class MainWindow(QtWidgets.QMainWindow):
             panel.workloadActivated.connect(self.activate_workload)
         if hasattr(panel, "set_panel_citations"):
             panel.set_panel_citations({s.title: list(s.citations) for s in DOCKS if s.citations})
+        if hasattr(panel, "splitChanged"):
+            for other in self.panels.values():
+                if hasattr(other, "set_split_position"):
+                    panel.splitChanged.connect(other.set_split_position)
+                    other.set_split_position(panel.optimum_position())
         if hasattr(panel, "stageFocused"):
             for other in self.panels.values():
                 if hasattr(other, "show_stage"):

@@ -122,6 +122,16 @@ class TrianglePanel(QtWidgets.QWidget):
         self.current_label = pw.label_item("current", color=CURRENT_COLOR, anchor=(0, 0.5), bold=True)
         self.current_label.setZValue(41)
         self.plot.addItem(self.current_label)
+        # The edge-cloud split optimum (from the Split computing panel) rides the compute-bandwidth edge.
+        self.split_marker = pg.ScatterPlotItem(pxMode=True, symbol="d", size=18,
+                                               brush=pg.mkBrush(theme.RESOURCE_COLORS["compute"]),
+                                               pen=pg.mkPen("k", width=1.5))
+        self.split_marker.setZValue(39)
+        self.split_marker.setVisible(False)
+        self.plot.addItem(self.split_marker)
+        self.split_label = pw.label_item("edge-cloud split", color="#222222", anchor=(0.5, -0.4))
+        self.split_label.setVisible(False)
+        self.plot.addItem(self.split_label)
         self.arrow_lines: list[pg.PlotCurveItem] = []
         self.arrow_heads: list[pg.ArrowItem] = []
         self.preview_line = pg.PlotCurveItem(pen=pg.mkPen(FOCUS_COLOR, width=3, style=QtCore.Qt.PenStyle.DashLine))
@@ -547,6 +557,23 @@ class TrianglePanel(QtWidgets.QWidget):
     # ------------------------------------------------------------------ accessors for tests
     def marker_positions(self) -> dict[str, tuple[float, float]]:
         return dict(self._positions)
+
+    def set_split_position(self, position: float) -> None:
+        """Show the edge-cloud split optimum on the compute-bandwidth edge: 0 = all in the cloud (the device
+        spends bandwidth sending its input), 1 = all on the device (it spends compute, sends nothing)."""
+        p = min(max(float(position), 0.0), 1.0)
+        x, y = triangle_point(p, 1.0 - p, 0.0)
+        self.split_marker.setData([x], [y])
+        self.split_label.setPos(x, y)
+        self.split_label.setText(f"edge-cloud split: {100 * p:.0f}% of the layers on the device")
+        self.split_marker.setVisible(True)
+        self.split_label.setVisible(True)
+
+    def split_position(self) -> tuple[float, float] | None:
+        if not self.split_marker.isVisible():
+            return None
+        xs, ys = self.split_marker.getData()
+        return float(xs[0]), float(ys[0])
 
     def current_position(self) -> tuple[float, float]:
         return self._current

@@ -180,3 +180,17 @@ def test_roofline_json_shape():
     assert all(set(p) == {"name", "flops", "bytes", "intensity", "attainable_flops_per_s", "bound_by"}
                for p in out["points"])
     assert {c["kind"] for c in out["ceilings"]} == {"compute", "bandwidth"}
+
+
+@pytest.mark.parametrize("offload", ["optimizer", "activations"])
+def test_offload_transfer_is_a_point_on_the_host_roof(offload):
+    from trinity_desktop.defaults import default_scenario
+    from trinity_desktop.model import evaluate
+    from trinity_desktop.model.roofline import operating_points
+
+    sc = default_scenario().replace(offload=offload)
+    points = {p.name: p for p in operating_points(sc)}
+    point = points["offload transfer (host link)"]
+    assert point.link == "host"
+    assert point.bytes == pytest.approx(evaluate(sc).bytes_by_link["host"], rel=1e-12)
+    assert "offload transfer (host link)" not in {p.name for p in operating_points(default_scenario())}

@@ -134,3 +134,21 @@ def test_loading_a_bad_hardware_file_keeps_work_and_names_the_key(window, tmp_pa
                     'peak_fp32 = 50e12\nhost_link_bw = 32e9\nhost_dram_bytes = 64e9\n')
     assert window.load_hardware_file(good) == ""
     assert window.controls.hardware_combo.findData("my-gpu") >= 0
+
+
+def test_split_optimum_moves_the_marker_on_the_compute_bandwidth_edge(window):
+    from trinity_desktop.ui.triangle_panel import triangle_point
+
+    split, triangle = window.panels["split"], window.panels["triangle"]
+    split.set_network("ethernet")
+    split.set_device_speed(0.01)  # a 2017-class phone: slow enough that a fast uplink wins
+    split.set_uplink(1000.0)
+    fast = triangle.split_position()
+    split.set_uplink(0.1)
+    slow = triangle.split_position()
+    assert fast is not None and slow is not None
+    cloud, device = triangle_point(0.0, 1.0, 0.0), triangle_point(1.0, 0.0, 0.0)
+    # a slow uplink keeps the work on the device: the marker sits nearer the compute corner
+    dist = lambda p, q: ((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2) ** 0.5  # noqa: E731
+    assert dist(slow, device) < dist(fast, device)
+    assert dist(fast, cloud) <= dist(slow, cloud)
