@@ -33,8 +33,26 @@ host-link lanes show one GPU of stage 0, the stage the core's critical path ends
 Inference request (lane "GPU (TP group)"): prefill, then the decode steps grouped into at most
 DECODE_GROUPS bars; decode step i attends to prompt + i + 1/2 tokens on average, so a group of steps
 [a, b) is timed by the core at context prompt + (a + b)/2 (`evaluate_grid(prompt_len=..., gen_len=0)`):
-for the full cache the sum equals gen_len x TPOT at the core's mean context prompt + gen/2 exactly. KV-cache
-tiers (offload/onload to host memory) are modelled elsewhere; no such stages are drawn here (see `notes`).
+for the full cache the sum equals gen_len x TPOT at the core's mean context prompt + gen/2 exactly.
+
+KV offload and onload (model/residency.py; vllm §3 paging, pcie-spec host link, memory_tiers.toml tiers): when
+the request's KV cache does not fit in the HBM that weights and the runtime reserve leave (residency's "spill"
+placement at the request's final context), the request is timed by residency's effective decode step instead
+of the core's. One `residency_curve` call over [prompt, each group's mean context, each group's end context]
+places the cache on HBM, host DRAM, the CXL pool and NVMe SSD. Per decode step and tier the off-HBM bytes are
+moved over the host link in  T_tier = bytes_tier / (B_tier · η_net) + ceil(bytes_tier / page) · latency_tier
+(residency's formula; no overlap of transfers with compute, residency's stated assumption). A decode group
+of n steps at mean context c is drawn as one "KV onload from <tier>" stage per used tier on the host-link
+lane (n · T_tier(c), bytes n · bytes_tier(c) on the host link), followed by the decode compute
+n · (step_time_s(c) - Σ T_tier(c)): the group lasts n · step_time_s(c) exactly. Prefill is followed by one
+"KV offload to <tier>" stage per tier holding part of the prompt's KV (T_tier at context = prompt, written
+once; the one token per step that decode appends is not drawn). The request then ends at
+    prefill_s + Σ_tier T_tier(prompt) + Σ_groups n_g · step_time_s(c_g).
+Live memory per tier: HBM = the core's memory at the stage's context minus the KV placed off HBM (or beyond
+every tier); host, and cxl / ssd when the request uses them, = residency's resident bytes. When the cache
+fits in HBM nothing of this is drawn and the request is the core's. With `kv_placement="evict"` (residency's
+other policy) what HBM cannot hold is dropped: no transfer stages, residency's (shorter) step time, and the
+evicted bytes leave the live memory.
 """
 
 from __future__ import annotations
@@ -61,20 +79,25 @@ from .evaluate import Results, evaluate, evaluate_grid
 from .flops import attention_core_flops_per_token, training_flops
 from .memory import activation_bytes_per_layer, in_flight_micro_batches, layers_per_stage
 from .numeric import safe_div
+from .residency import PLACEMENT_POLICIES, RESIDENCY_TIERS, residency_curve, serving_scenario
 from .scenario import OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
+from .tiers import tier_map
 from .training import HOST_OPTIMIZER_BW, stage_params
 
 KINDS = ("compute", "communication", "memory-transfer", "idle", "io")
 BINDINGS = ("compute", "bandwidth", "memory")
 LINKS = ("hbm", "scale-up", "scale-out", "host")
 TIERS = ("hbm", "host")
+EXTRA_TIERS = ("cxl", "ssd")   # live-memory keys present only on the stages of a request whose KV uses them
+OFF_HBM_TIERS = tuple(t for t in RESIDENCY_TIERS if t != "hbm")  # host, cxl, ssd: KV spill order
+TIER_NAMES = {"host": "host DRAM", "cxl": "CXL pool", "ssd": "NVMe SSD"}
 GRAD_BUCKETS = 4       # drawing choice: the core times one overlapped sync; shown as 4 equal buckets
 DECODE_GROUPS = 32     # decode steps are grouped into at most this many bars
 MAX_SIMULATED_MICRO_BATCHES = 96  # beyond this the steady 1F1B middle is drawn as one grouped block per stage
 TOKEN_ID_BYTES = 4.0   # int32 token ids (data load assumption)
 DP_LANE, HOST_LANE, CPU_LANE, GPU_LANE = "DP network", "host link", "host CPU", "GPU (TP group)"
 SOURCES = ("pipedream-1f1b", "megatron-lm", "korthikanti2022", "zero", "zero-offload", "vdnn", "dgc",
-           "nccl-tests-performance", "vllm", "modelling-assumption")
+           "nccl-tests-performance", "vllm", "pcie-spec", "modelling-assumption")
 
 
 @dataclass(frozen=True)
@@ -99,6 +122,7 @@ class Stage:
             raise ValidationError("stage.binding", self.binding, "one of " + ", ".join(BINDINGS))
         links = {k: float(self.bytes_by_link.get(k, 0.0)) for k in LINKS}
         tiers = {k: float(self.live_memory_by_tier.get(k, 0.0)) for k in TIERS}
+        tiers.update({k: float(self.live_memory_by_tier[k]) for k in EXTRA_TIERS if k in self.live_memory_by_tier})
         object.__setattr__(self, "bytes_by_link", MappingProxyType(links))
         object.__setattr__(self, "live_memory_by_tier", MappingProxyType(tiers))
         for name in ("start_s", "end_s", "flops"):
@@ -116,23 +140,29 @@ class Stage:
                 "binding": self.binding, "micro_batch": self.micro_batch}
 
 
-def stages(scenario: Scenario, results: Results | None = None) -> tuple[Stage, ...]:
+def stages(scenario: Scenario, results: Results | None = None, kv_placement: str = "spill") -> tuple[Stage, ...]:
     """The stages of one training step (kind "train") or one inference request (prefill + decode), sorted by
-    start time. `results` is `evaluate(scenario)`; passed in when the caller has it already."""
+    start time. `results` is `evaluate(scenario)`; passed in when the caller has it already. `kv_placement`
+    ("spill" or "evict", model/residency.py) decides what happens to KV that HBM cannot hold: spill draws
+    offload/onload stages to the slower tiers; evict drops it (no transfers, residency's shorter step)."""
     if not isinstance(scenario, Scenario):
         raise ValidationError("scenario", type(scenario).__name__, "a Scenario")
+    if kv_placement not in PLACEMENT_POLICIES:
+        raise ValidationError("kv_placement", kv_placement, "one of " + ", ".join(PLACEMENT_POLICIES))
     r = evaluate(scenario) if results is None else results
     if r.scenario != scenario:
         raise ValidationError("results", "results of another scenario", "evaluate(scenario)")
-    out = _training_stages(scenario, r) if scenario.kind == "train" else _inference_stages(scenario, r)
+    out = (_training_stages(scenario, r) if scenario.kind == "train"
+           else _inference_stages(scenario, r, kv_placement))
     lanes = lane_order(out)
     return tuple(sorted(out, key=lambda st: (st.start_s, lanes.index(st.lane), st.end_s)))
 
 
-def stages_json(scenario: Scenario, results: Results | None = None) -> list[dict]:
+def stages_json(scenario: Scenario, results: Results | None = None, kv_placement: str = "spill") -> list[dict]:
     """`stages` as plain dicts for `calc train|infer --json`: name, kind, lane, start_s, end_s, duration_s,
-    flops, bytes_by_link, live_memory_by_tier, binding, micro_batch (SI units, per GPU)."""
-    return [st.as_dict() for st in stages(scenario, results)]
+    flops, bytes_by_link, live_memory_by_tier (hbm, host; cxl, ssd when the KV uses them), binding,
+    micro_batch (SI units, per GPU)."""
+    return [st.as_dict() for st in stages(scenario, results, kv_placement)]
 
 
 def lane_order(items) -> list[str]:
@@ -151,8 +181,23 @@ def notes(scenario: Scenario) -> tuple[str, ...]:
                 "with the layers in Megatron-LM; the block length is the core's).",
                 "The DP network and host-link lanes show one GPU of pipeline stage 0.",
                 f"The gradient sync is drawn as {GRAD_BUCKETS} equal buckets overlapping the last backward.")
+    if kv_spills(scenario):
+        return ("Decode steps are grouped; each group is timed at its mean context by the KV residency model "
+                "(the cache does not fit in HBM and spills to slower tiers).",
+                "KV onload: every decode step reads the off-HBM KV over the host link (bytes / bandwidth + one "
+                "latency per 16-token page), not overlapped with compute; prefill first offloads the prompt's "
+                "spilled KV.")
     return ("Decode steps are grouped; each group is timed by the core at its mean context.",
-            "KV-cache offload and onload between memory tiers are not drawn here (tiers are modelled elsewhere).")
+            "The KV cache fits in HBM: no offload or onload between memory tiers.")
+
+
+def kv_spills(scenario: Scenario) -> bool:
+    """True when an inference request's KV cache at its final context (prompt + gen) does not fit in the HBM
+    that weights and the runtime reserve leave (model/residency.py, "spill" placement). False for training."""
+    if not isinstance(scenario, Scenario) or scenario.kind == "train":
+        return False
+    rc = residency_curve(scenario, context=scenario.prompt_len + scenario.gen_len, sessions=scenario.batch)
+    return bool(np.any(rc["needed"] - rc["resident"]["hbm"] > 0))
 
 
 def bubble_fraction(items, lane: str = "stage 0") -> float:
@@ -571,7 +616,7 @@ def _sum_links(*ds) -> dict:
 # inference
 
 
-def _inference_stages(sc: Scenario, r: Results) -> list[Stage]:
+def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> list[Stage]:
     s, g, tp = sc.prompt_len, sc.gen_len, sc.gpus
     capacity = r.capacity
     full = evaluate_grid(sc)
@@ -587,27 +632,91 @@ def _inference_stages(sc: Scenario, r: Results) -> list[Stage]:
     c_share, b_share = (np.asarray(x, dtype=float)[:n] for x in grid["decode_shares"])
     link_arr = {k: np.broadcast_to(np.asarray(v, dtype=float), (2 * n,))[:n] for k, v in grid["decode_bytes"].items()}
     mem_end = np.asarray(grid["memory_total"], dtype=float)[n:]
+    prefill_mem = _f(evaluate_grid(sc, prompt_len=s, gen_len=0)["memory_total"])
+
+    kv = _kv_tiers(sc, np.concatenate([[float(s)], mid, ctx_end]), kv_placement)
+    if kv is not None:  # the cache spills: residency's effective step and the tier transfers
+        tpot = kv["step_time_s"][1:n + 1]
+    hbm_limit = capacity * (1.0 + 1e-9) if kv is not None else capacity
+
+    def live(i: int, core_mem: float) -> dict:
+        """Live memory per tier at residency point i (0 prompt, 1..n group means, n+1..2n group ends)."""
+        if kv is None:
+            return {"hbm": core_mem, "host": 0.0}
+        out = {"hbm": max(core_mem - kv["off_hbm"][i], 0.0)}
+        out.update({t: float(kv["resident"][t][i]) for t in kv["used"]})
+        out.setdefault("host", 0.0)
+        return out
 
     out: list[Stage] = []
     prefill = float(full["prefill_s"])
     pc, pb = (_f(x) for x in full["prefill_shares"])
-    prefill_mem = _f(evaluate_grid(sc, prompt_len=s, gen_len=0)["memory_total"])
-    lm = {"hbm": prefill_mem, "host": 0.0}
-    binding = "memory" if prefill_mem > capacity else ("compute" if pc >= pb else "bandwidth")
+    lm = live(0, prefill_mem)
+    binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if pc >= pb else "bandwidth")
     out.append(Stage(f"prefill ({s:,} prompt tokens x {sc.batch})", "compute", GPU_LANE, 0.0, prefill,
                      _f(full["prefill_flops"]) / tp, {k: _f(v) for k, v in full["prefill_bytes"].items()}, lm,
                      binding, -1))
     t = prefill
+    if kv is not None:
+        for tier in kv["used"]:
+            nbytes, dur = float(kv["resident"][tier][0]), float(kv["transfer_s"][tier][0])
+            if nbytes > 0:
+                out.append(Stage(f"KV offload to {TIER_NAMES[tier]} ({nbytes / 1e9:,.1f} GB of the prompt's KV)",
+                                 "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm,
+                                 "bandwidth", -1))
+                t += dur
     for i in range(n):
-        dur = float(steps[i] * tpot[i])
-        lm = {"hbm": float(mem_end[i]), "host": 0.0}
-        binding = "memory" if lm["hbm"] > capacity else ("compute" if c_share[i] >= b_share[i] else "bandwidth")
+        lm = live(n + 1 + i, float(mem_end[i]))
         label = f"decode step {lo[i] + 1}" if steps[i] == 1 else f"decode steps {lo[i] + 1}-{hi[i]}"
+        dur = float(steps[i] * tpot[i])
+        if kv is not None:
+            for tier in kv["used"]:
+                nbytes, xfer = float(kv["resident"][tier][1 + i]), float(kv["transfer_s"][tier][1 + i])
+                if nbytes > 0:
+                    d = float(steps[i] * xfer)
+                    out.append(Stage(f"KV onload from {TIER_NAMES[tier]} ({label.replace('decode ', '')}, "
+                                     f"{nbytes / 1e9:,.1f} GB per step)", "memory-transfer", HOST_LANE, t, t + d,
+                                     0.0, _links(host=steps[i] * nbytes), lm, "bandwidth", -1))
+                    t += d
+                    dur -= d
+            dur = max(dur, 0.0)
+        binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if c_share[i] >= b_share[i] else "bandwidth")
         out.append(Stage(f"{label} (context {int(s + lo[i]):,}-{int(s + hi[i]):,})", "compute", GPU_LANE, t, t + dur,
                          float(steps[i] * flops[i]), {k: float(steps[i] * v[i]) for k, v in link_arr.items()}, lm,
                          binding, -1))
         t += dur
     return out
+
+
+def _kv_tiers(sc: Scenario, context: np.ndarray, policy: str = "spill") -> dict | None:
+    """Residency of the request's KV cache at the given contexts (one vectorized `residency_curve` call,
+    sessions = batch, `policy` "spill" or "evict"), or None when it fits in HBM at every one of them (then
+    nothing changes). With "evict" no slower tier holds bytes: no transfers, the step reads only what is kept.
+
+    Returns step_time_s (residency's effective decode step), resident {tier: bytes per GPU}, off_hbm (KV
+    bytes not in HBM: placed on a slower tier or beyond every tier), used (off-HBM tiers holding bytes at some
+    context) and transfer_s {tier: T_tier}, T_tier = bytes / (B_tier · η_net) + ceil(bytes / page) · latency_tier
+    (residency's per-step tier transfer; vllm §3 pages, pcie-spec, memory_tiers.toml)."""
+    rc = residency_curve(sc, context=context, sessions=sc.batch, policy=policy)
+    needed = np.asarray(rc["needed"], dtype=float)
+    off_hbm = needed - np.asarray(rc["resident"]["hbm"], dtype=float)
+    if not np.any(off_hbm > 0):
+        return None
+    tiers = tier_map(serving_scenario(sc).hardware)
+    eta = sc.efficiency.network
+    page = float(rc["page_bytes"])
+    resident = {t: np.asarray(rc["resident"][t], dtype=float) for t in OFF_HBM_TIERS}
+    transfer = {}
+    for name in OFF_HBM_TIERS:  # a loop over the three slower tiers, not over configurations
+        b = resident[name]
+        if name in tiers:
+            tier = tiers[name]
+            transfer[name] = b / (tier.bandwidth * eta) + np.ceil(safe_div(b, page)) * tier.latency_s
+        else:
+            transfer[name] = np.zeros_like(b)
+    used = tuple(t for t in OFF_HBM_TIERS if np.any(resident[t] > 0))
+    return {"step_time_s": np.asarray(rc["step_time_s"], dtype=float), "resident": resident,
+            "off_hbm": np.maximum(off_hbm, 0.0), "used": used, "transfer_s": transfer}
 
 
 def refreshed_stage(results, stage: tuple[str, dict] | None) -> tuple[str, dict] | None:

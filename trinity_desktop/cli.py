@@ -266,7 +266,7 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         "pressure": _pressure(decode), "pressure_raw": _pressure_raw(decode), "bottleneck": decode.bottleneck,
         "prefill_pressure": _pressure(prefill), "prefill_pressure_raw": _pressure_raw(prefill),
         "prefill_bottleneck": prefill.bottleneck, "techniques_applied": list(sc.techniques),
-        "roofline": roofline_json(sc), "stages": stages_json(sc, decode), "notes": list(decode.notes),
+        "roofline": roofline_json(sc), "stages": stages_json(sc, decode, kv_placement=placement), "notes": list(decode.notes),
     }
 
 

@@ -46,9 +46,10 @@ BAR_HEIGHT = 0.72
 
 
 def role_of(stage: Stage, kind: str) -> str:
-    """The legend role of a stage (colour key)."""
+    """The legend role of a stage (colour key). Inference: KV offload/onload transfers are "memory-transfer",
+    prefill and decode are coloured by their binding resource."""
     if kind != "train":
-        return f"{stage.binding}-bound"
+        return "memory-transfer" if stage.kind == "memory-transfer" else f"{stage.binding}-bound"
     if stage.kind in ("idle", "io", "communication", "memory-transfer"):
         return stage.kind
     name = stage.name
@@ -225,6 +226,8 @@ class FlowPanel(QtWidgets.QWidget):
         else:
             title = (f"One inference request: {fmt_seconds(self._total)} · prefill "
                      f"{fmt_seconds(results.infer.get('prefill_s', 0.0))} + {sc.gen_len:,} decode steps")
+            if any(st.kind == "memory-transfer" for st in self._stages):
+                title += " · KV cache spills beyond HBM"
         self.headline.setText(title)
         present = list(dict.fromkeys(roles))
         squares = [f"<span style='color:{ROLE_COLORS[r]}'>■</span>&nbsp;{ROLE_LABELS[r]}" for r in present
@@ -376,6 +379,10 @@ class FlowPanel(QtWidgets.QWidget):
             mem += f" of {self._results.capacity / 1e9:.0f} GB"
         if host > 0:
             mem += f", host {host / 1e9:.1f} GB"
+        for tier, label in (("cxl", "CXL"), ("ssd", "SSD")):
+            v = st.live_memory_by_tier.get(tier, 0.0)
+            if v > 0:
+                mem += f", {label} {v / 1e9:.1f} GB"
         lines.append(mem)
         lines.append(f"Binding: <b><span style='color:{color}'>{theme.RESOURCE_LABELS.get(st.binding, st.binding)}"
                      f"</span></b>")

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 import trinity_desktop.model.stages as stages_mod
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Scenario, ValidationError, evaluate, presets
+from trinity_desktop.model.evaluate import evaluate_grid
+from trinity_desktop.model.residency import residency_at, residency_curve
 from trinity_desktop.model.stages import (
     LINKS,
     Stage,
@@ -23,6 +25,7 @@ from trinity_desktop.model.stages import (
     stages_json,
     training_pieces,
 )
+from trinity_desktop.model.tiers import tier_map
 from trinity_desktop.model.variants import VARIANTS, baseline, compare, variant_scenarios
 
 MODELS = presets.model_presets()
@@ -377,3 +380,220 @@ def test_kv_quantisation_lowers_decode_bytes():
     assert q.memory["kv_cache"] == pytest.approx(b.memory["kv_cache"] / 2, rel=1e-12)  # 2 -> 1 byte
     assert q.bytes_by_link["hbm"] < b.bytes_by_link["hbm"]
     assert b.binding == "bandwidth"
+
+
+# --- inference: KV offload and onload when the cache spills beyond HBM ---------------------------------
+
+def _long_context(**changes) -> Scenario:
+    """Llama-3.1-70B on 8x H100 SXM, 16 sessions of a 128k prompt: 86.6 GB of KV per GPU at the end of the
+    request against 54.4 GB of HBM left by the weights (17.6 GB) and the 10% runtime reserve (8 GB)."""
+    sc = default_scenario().replace(kind="decode", model=MODELS["llama-3.1-70b"], hardware=HARDWARE["h100-sxm"],
+                                    gpus=8, batch=16, prompt_len=131072, gen_len=1024)
+    return sc.replace(**changes)
+
+
+def _groups(sc: Scenario):
+    """Decode groups as stages.py cuts them: steps n_g, mean context c_g, end context."""
+    n = min(sc.gen_len, stages_mod.DECODE_GROUPS)
+    edges = np.round(np.linspace(0.0, sc.gen_len, n + 1)).astype(int)
+    return (edges[1:] - edges[:-1]).astype(float), sc.prompt_len + (edges[:-1] + edges[1:]) / 2.0
+
+
+def _transfer_s(sc: Scenario, tier: str, nbytes: float, page: float) -> float:
+    """Hand formula (model/residency.py): bytes / (B_tier x eta_net) + ceil(bytes / page) x latency_tier."""
+    t = tier_map(sc.hardware)[tier]
+    return nbytes / (t.bandwidth * sc.efficiency.network) + math.ceil(nbytes / page) * t.latency_s
+
+
+def _decode_groups_of(items):
+    """Per decode group: its onload stages and its decode compute stage, in timeline order."""
+    groups, pending = [], []
+    for s in items[1:]:
+        if s.name.startswith("KV onload"):
+            pending.append(s)
+        elif s.name.startswith("decode step"):
+            groups.append((pending, s))
+            pending = []
+    return groups
+
+
+@pytest.fixture(scope="module")
+def spill_case():
+    sc = _long_context()
+    r = evaluate(sc)
+    return sc, r, stages(sc, r)
+
+
+def test_long_context_request_spills_to_host_dram():
+    at = residency_at(_long_context())
+    assert at["resident"]["host"] > 30e9 and at["resident"]["cxl"] == 0.0 and at["unplaced_bytes"] == 0.0
+    assert at["needed"] > at["resident"]["hbm"]
+    assert stages_mod.kv_spills(_long_context()) and not stages_mod.kv_spills(_infer())
+    assert "spills" in " ".join(stages_mod.notes(_long_context()))
+    assert "fits in HBM" in " ".join(stages_mod.notes(_infer()))
+
+
+def test_spilled_request_ends_at_prompt_phase_plus_residency_decode_groups(spill_case):
+    """Invariant: end = prefill_s + sum_tier T_tier(prompt) + sum_g n_g x step_time_s(c_g), where step_time_s is
+    residency_curve's effective decode step at group g's mean context c_g and T_tier is residency's transfer
+    time of the prompt's KV placed on that tier (bytes / (B x eta) + ceil(bytes / page) x latency)."""
+    sc, r, items = spill_case
+    steps, mid = _groups(sc)
+    rc = residency_curve(sc, context=mid, sessions=sc.batch)
+    at_prompt = residency_curve(sc, context=sc.prompt_len, sessions=sc.batch)
+    page = float(at_prompt["page_bytes"])
+    offload = [s for s in items if s.name.startswith("KV offload")]
+    assert [s.name.split(" (")[0] for s in offload] == ["KV offload to host DRAM"]
+    host_bytes = float(at_prompt["resident"]["host"])
+    assert offload[0].bytes_by_link["host"] == pytest.approx(host_bytes, rel=1e-12)
+    assert offload[0].duration_s == pytest.approx(_transfer_s(sc, "host", host_bytes, page), rel=1e-9)
+    assert offload[0].start_s == pytest.approx(r.infer["prefill_s"], rel=1e-12)  # after prefill, not overlapped
+    prompt_phase = r.infer["prefill_s"] + sum(s.duration_s for s in offload)
+    expected = prompt_phase + float(np.sum(steps * rc["step_time_s"]))
+    assert makespan(items) == pytest.approx(expected, rel=1e-6)
+    assert items[-1].end_s == pytest.approx(expected, rel=1e-6)
+    # every group lasts n_g x its effective step: onloads then compute, back to back on the timeline
+    groups = _decode_groups_of(items)
+    assert len(groups) == len(steps)
+    t = prompt_phase
+    for (onloads, comp), n_g, step in zip(groups, steps, rc["step_time_s"], strict=True):
+        first = onloads[0] if onloads else comp
+        assert first.start_s == pytest.approx(t, rel=1e-12)
+        assert comp.end_s - first.start_s == pytest.approx(n_g * step, rel=1e-9)
+        t = comp.end_s
+    # the spill makes the request slower than the core's all-in-HBM request; the sum is gen x residency's TPOT
+    assert makespan(items) > 3.0 * r.infer["request_s"]
+    decode = makespan(items) - prompt_phase
+    assert decode == pytest.approx(sc.gen_len * residency_at(sc)["effective_time_per_output_token_s"], rel=1e-4)
+
+
+def test_onload_bytes_are_residency_off_hbm_bytes_per_step_times_steps(spill_case):
+    sc, r, items = spill_case
+    steps, mid = _groups(sc)
+    rc = residency_curve(sc, context=mid, sessions=sc.batch)
+    page = float(rc["page_bytes"])
+    for g, (onloads, comp) in enumerate(_decode_groups_of(items)):
+        assert [s.name.split(" (")[0] for s in onloads] == ["KV onload from host DRAM"]
+        s = onloads[0]
+        assert (s.kind, s.lane, s.binding) == ("memory-transfer", "host link", "bandwidth")
+        per_step = float(rc["resident"]["host"][g])
+        assert s.bytes_by_link["host"] == pytest.approx(steps[g] * per_step, rel=1e-12)
+        assert s.bytes_by_link["hbm"] == s.bytes_by_link["scale-up"] == s.bytes_by_link["scale-out"] == 0.0
+        assert s.duration_s == pytest.approx(steps[g] * _transfer_s(sc, "host", per_step, page), rel=1e-9)
+        # the decode compute keeps the core's bytes and FLOPs per step; no host traffic
+        assert comp.bytes_by_link["host"] == 0.0 and comp.flops > 0
+    # all bytes over the host link: the prompt's offload once, then every decode step's off-HBM KV
+    host_total = sum(s.bytes_by_link["host"] for s in items)
+    assert host_total == pytest.approx(
+        float(residency_curve(sc, context=sc.prompt_len, sessions=sc.batch)["resident"]["host"])
+        + float(np.sum(steps * rc["resident"]["host"])), rel=1e-9)
+
+
+def test_spilled_decode_still_slows_down_as_the_cache_grows(spill_case):
+    sc, r, items = spill_case
+    groups = _decode_groups_of(items)
+    steps, _ = _groups(sc)
+    per_step = np.array([(comp.end_s - (on[0].start_s if on else comp.start_s)) for on, comp in groups]) / steps
+    assert np.all(np.diff(per_step) >= -1e-12 * per_step[:-1])
+    assert per_step[-1] > per_step[0]
+    compute = np.array([comp.duration_s for _, comp in groups]) / steps
+    assert np.all(np.diff(compute) >= -1e-12 * compute[:-1])
+    # HBM is full (weights + reserve + the KV it holds = 80 GB); host DRAM grows by 16 tokens' KV per step
+    hbm = np.array([comp.live_memory_by_tier["hbm"] for _, comp in groups])
+    host = np.array([comp.live_memory_by_tier["host"] for _, comp in groups])
+    assert hbm == pytest.approx(np.full_like(hbm, r.capacity), rel=1e-9)
+    assert np.all(np.diff(host) > 0)
+    # live tiers add up to the core's memory per GPU at the end of the request; binding is never "memory"
+    assert items[-1].live_memory_by_tier["hbm"] + items[-1].live_memory_by_tier["host"] == pytest.approx(
+        r.memory_total, rel=1e-12)
+    assert all(s.binding != "memory" for s in items)
+    assert set(items[-1].live_memory_by_tier) == {"hbm", "host"}  # CXL and SSD keys only when used
+
+
+def test_deeper_spill_uses_cxl_and_ssd():
+    """128 sessions: 718 GB of KV per GPU fill HBM (54 GB), host DRAM (250 GB), the CXL pool (128 GB) and
+    spill the rest to NVMe SSD; tiers fill fastest first and each gets its own offload and onload stages."""
+    sc = _long_context(batch=128)
+    r = evaluate(sc)
+    items = stages(sc, r)
+    tiers = ("host DRAM", "CXL pool", "NVMe SSD")
+    assert [s.name.split(" (")[0] for s in items if s.name.startswith("KV offload")] == [
+        f"KV offload to {t}" for t in tiers]
+    for onloads, _ in _decode_groups_of(items):
+        assert [s.name.split(" (")[0] for s in onloads] == [f"KV onload from {t}" for t in tiers]
+    last = items[-1].live_memory_by_tier
+    assert set(last) == {"hbm", "host", "cxl", "ssd"}
+    assert (last["host"], last["cxl"]) == (pytest.approx(250e9), pytest.approx(128e9))
+    assert sum(last.values()) == pytest.approx(r.memory_total, rel=1e-12)
+    steps, mid = _groups(sc)
+    expected = (r.infer["prefill_s"] + sum(s.duration_s for s in items if s.name.startswith("KV offload"))
+                + float(np.sum(steps * residency_curve(sc, context=mid, sessions=sc.batch)["step_time_s"])))
+    assert makespan(items) == pytest.approx(expected, rel=1e-6)
+    out = stages_json(sc, r)
+    assert {d["kind"] for d in out} == {"compute", "memory-transfer"}
+    assert "NaN" not in json.dumps(out) and "Infinity" not in json.dumps(out)
+    assert all(d["end_s"] >= d["start_s"] >= 0 for d in out)
+
+
+def test_generation_that_starts_in_hbm_and_spills_later():
+    """A prompt that fits and a generation that outgrows HBM (16 x 64k prompt = 43 GB of KV per GPU < 54 GB
+    free; 16 x 96k at the end = 64 GB): no prefill offload; onloads only in the groups whose mean context
+    spills; earlier groups keep the core's step time."""
+    sc = _long_context(prompt_len=65536, gen_len=32768)
+    r = evaluate(sc)
+    items = stages(sc, r)
+    rc = residency_curve(sc, context=[sc.prompt_len, sc.prompt_len + sc.gen_len], sessions=sc.batch)
+    assert rc["resident"]["host"][0] == 0.0 < rc["resident"]["host"][1]
+    assert not any(s.name.startswith("KV offload") for s in items)
+    groups = _decode_groups_of(items)
+    with_onload = [bool(on) for on, _ in groups]
+    assert not with_onload[0] and with_onload[-1]
+    assert with_onload == sorted(with_onload)  # once spilled, every later group spills
+    steps, mid = _groups(sc)
+    grid = evaluate_grid(sc, prompt_len=mid[:1], gen_len=0)
+    assert groups[0][1].duration_s == pytest.approx(steps[0] * float(grid["time_per_output_token_s"][0]), rel=1e-9)
+    expected = r.infer["prefill_s"] + float(np.sum(steps * residency_curve(sc, context=mid, sessions=sc.batch)[
+        "step_time_s"]))
+    assert makespan(items) == pytest.approx(expected, rel=1e-6)
+
+
+@pytest.mark.parametrize("sc", [_infer(), _infer(gen_len=5), _infer(batch=256, kv_dtype="int4"),
+                                _infer().replace(kind="prefill"), _long_context(batch=1, prompt_len=8192)],
+                         ids=["default", "gen 5", "batch 256 int4", "prefill kind", "70B short"])
+def test_requests_that_fit_are_unchanged(sc, monkeypatch):
+    """When the cache fits in HBM the stages equal those drawn with the tier model switched off, and none is a
+    memory transfer."""
+    assert not stages_mod.kv_spills(sc)
+    items = stages(sc)
+    assert not any(s.kind == "memory-transfer" for s in items)
+    assert all(set(s.live_memory_by_tier) == {"hbm", "host"} and s.live_memory_by_tier["host"] == 0.0 for s in items)
+    monkeypatch.setattr(stages_mod, "_kv_tiers", lambda *a, **k: None)
+    assert stages(sc) == items
+    assert makespan(items) == pytest.approx(evaluate(sc).infer["request_s"], rel=1e-6)
+
+
+def test_switching_the_tier_model_off_gives_the_cores_request(spill_case, monkeypatch):
+    sc, r, items = spill_case
+    monkeypatch.setattr(stages_mod, "_kv_tiers", lambda *a, **k: None)
+    plain = stages(sc, r)
+    assert makespan(plain) == pytest.approx(r.infer["request_s"], rel=1e-6)
+    assert [s.name for s in plain] == [s.name for s in items if s.kind != "memory-transfer"]
+    assert makespan(items) > makespan(plain)
+
+
+def test_evict_placement_draws_no_transfers(spill_case):
+    """Eviction drops the KV HBM cannot hold: residency's step reads only the kept part (faster than the
+    core's all-in-HBM step), nothing moves over the host link, HBM stays within its capacity."""
+    sc, r, _ = spill_case
+    items = stages(sc, r, kv_placement="evict")
+    assert not any(s.kind == "memory-transfer" for s in items)
+    steps, mid = _groups(sc)
+    evict = residency_curve(sc, context=mid, sessions=sc.batch, policy="evict")["step_time_s"]
+    assert makespan(items) == pytest.approx(r.infer["prefill_s"] + float(np.sum(steps * evict)), rel=1e-6)
+    assert makespan(items) < r.infer["request_s"]
+    assert all(s.live_memory_by_tier["hbm"] <= r.capacity * (1 + 1e-9) for s in items)
+    assert all(s.live_memory_by_tier["host"] == 0.0 for s in items)
+    assert [d["name"] for d in stages_json(sc, r, "evict")] == [s.name for s in items]
+    with pytest.raises(ValidationError) as e:
+        stages(sc, r, kv_placement="drop")
+    assert e.value.field == "kv_placement"
