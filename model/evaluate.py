@@ -64,7 +64,7 @@ def _train_inputs(sc: Scenario) -> dict:
                 opt_state_bytes=OPTIMIZER_STATE_BYTES[sc.optimizer], act_bytes=ACTIVATION_BYTES[sc.precision],
                 peak=sc.hardware.peak(sc.precision), eff_compute=eff.compute, eff_hbm=eff.hbm,
                 eff_network=eff.network, offload=OFFLOAD_CODE[sc.offload], grad_compression=sc.grad_compression,
-                in_network_aggregation=sc.in_network_aggregation)
+                in_network_aggregation=sc.in_network_aggregation, grad_comm_bytes=sc.grad_comm_bytes)
 
 
 def _infer_inputs(sc: Scenario) -> dict:
@@ -74,6 +74,7 @@ def _infer_inputs(sc: Scenario) -> dict:
                 gen_len=sc.gen_len, weight_bytes=BYTES_PER_ELEMENT[sc.weight_dtype],
                 kv_policy=KV_POLICY_CODE[sc.kv_policy], kv_window=sc.kv_window, kv_sinks=sc.kv_sinks,
                 kv_heavy_ratio=sc.kv_heavy_ratio, razor_retrieval_fraction=sc.razor_retrieval_fraction,
+                kv_offload_fraction=sc.kv_offload_fraction, prefix_hit_fraction=sc.prefix_hit_fraction,
                 kv_bytes=BYTES_PER_ELEMENT[sc.kv_dtype], act_bytes=2.0, peak=sc.hardware.peak(dtype),
                 eff_compute=eff.compute, eff_hbm=eff.hbm, eff_network=eff.network)
 
@@ -96,7 +97,8 @@ def evaluate(scenario: Scenario) -> Results:
     if sc.kind == "train":
         r = training_step(arch, hw, **_train_inputs(sc))
         memory, time = _floats(r["memory"]), _floats(r["time"])
-        if sc.grad_compression == 1.0:
+        grad_bytes = TRAIN_PRECISION_BYTES[sc.precision][1]
+        if sc.grad_compression == 1.0 and not 0.0 < sc.grad_comm_bytes < grad_bytes:
             time.pop("gradient_compression")
         if sc.offload == "none":
             time.pop("offload_transfer")
@@ -107,6 +109,7 @@ def evaluate(scenario: Scenario) -> Results:
                  "model_flops": as_float(r["model_flops"]), "hardware_flops": flops,
                  "mfu": as_float(r["mfu"]), "tokens_per_s": as_float(r["tokens_per_s"]),
                  "dp_comm_time": as_float(r["dp_comm_time"]), "host_bytes": as_float(r["host_bytes"]),
+                 "nvme_bytes": as_float(r["nvme_bytes"]), "nvme_traffic_bytes": as_float(r["nvme_traffic_bytes"]),
                  "backward_time_last_micro_batch": as_float(r["backward_time_last_micro_batch"])}
         infer = {}
     else:
@@ -118,18 +121,26 @@ def evaluate(scenario: Scenario) -> Results:
         t_total = as_float(r["prefill_s"] if phase == "prefill" else r["time_per_output_token_s"])
         flops = as_float(r[f"{phase}_flops"])
         links = _floats(r[f"{phase}_bytes"])
-        links["host"] = 0.0
         infer = {k: as_float(r[k]) for k in ("weights_bytes", "kv_bytes_per_token", "kv_bytes", "prefill_s",
-                                               "time_per_output_token_s", "tokens_per_s", "request_s")}
+                                               "time_per_output_token_s", "tokens_per_s", "request_s",
+                                               "kv_host_bytes")}
         train = {}
     fits = mem_total <= capacity
     if not fits:
         notes.append(f"Does not fit: needs {mem_total / 1e9:.1f} GB per device, {hw.name} has "
                      f"{capacity / 1e9:.0f} GB.")
+    host_held = train.get("host_bytes", 0.0) + infer.get("kv_host_bytes", 0.0)
+    if hw.host_dram_bytes > 0 and host_held > hw.host_dram_bytes:
+        notes.append(f"Host memory short: offload keeps {host_held / 1e9:.1f} GB per device in host DRAM, "
+                     f"{hw.name}'s host has {hw.host_dram_bytes / 1e9:.0f} GB per device.")
     devices = sc.gpus
     peak = _train_inputs(sc)["peak"] if sc.kind == "train" else _infer_inputs(sc)["peak"]
+    # ZeRO-Infinity's NVMe traffic counts as one more link in the bandwidth pressure (storage bandwidth).
+    loads, link_bw = dict(links), link_bandwidths(hw)
+    if train.get("nvme_traffic_bytes", 0.0) > 0:
+        loads["nvme"], link_bw["nvme"] = train["nvme_traffic_bytes"], hw.nvme_bw
     pressure = Pressure(*(float(x) for x in utilisation_pressures(
-        flops, t_total, devices, peak, links, link_bandwidths(hw), mem_total, capacity)))
+        flops, t_total, devices, peak, loads, link_bw, mem_total, capacity)))
     values = [*memory.values(), *time.values(), *links.values(), mem_total, t_total, flops,
               *pressure.as_tuple(), *train.values(), *infer.values()]
     if not np.all(np.isfinite(values)):
@@ -142,17 +153,20 @@ def evaluate(scenario: Scenario) -> Results:
 
 
 TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "sp", "zero", "recompute", "flash", "micro_batch",
-              "global_batch", "seq_len", "offload", "grad_compression", "in_network_aggregation")
+              "global_batch", "seq_len", "offload", "grad_compression", "in_network_aggregation", "grad_comm_bytes")
 INFER_AXES = ("tp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes", "kv_policy",
-              "kv_window", "kv_sinks", "kv_heavy_ratio", "razor_retrieval_fraction")
+              "kv_window", "kv_sinks", "kv_heavy_ratio", "razor_retrieval_fraction", "kv_offload_fraction",
+              "prefix_hit_fraction")
 
 
 def evaluate_grid(scenario: Scenario, **axes) -> dict:
     """Evaluate the scenario with some inputs replaced by arrays (broadcast together), in one call.
 
     Training axes: gpus, gpus_per_node, tp, pp, cp, ep, sp, zero, recompute (0 none, 1 selective, 2 full),
-    flash, micro_batch, global_batch, seq_len. Inference axes: tp, gpus_per_node, batch, prompt_len,
-    gen_len, weight_bytes, kv_bytes. Returns the raw arrays of `training_step` / `inference_step`, plus a
+    flash, micro_batch, global_batch, seq_len, offload (codes of scenario.OFFLOAD_MODES), grad_compression,
+    in_network_aggregation, grad_comm_bytes (0 = the gradient format). Inference axes: tp, gpus_per_node,
+    batch, prompt_len, gen_len, weight_bytes, kv_bytes, the KV-policy knobs, kv_offload_fraction,
+    prefix_hit_fraction. Returns the raw arrays of `training_step` / `inference_step`, plus a
     boolean `valid` mask for training grids (the layout rules of `Scenario`, vectorized).
     """
     if scenario.kind == "train":

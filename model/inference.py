@@ -4,6 +4,20 @@ KV cache per token = 2 (K and V) · L · n_kv · d_head · bytes (vLLM §3; the 
 MLA caches one latent of kv_lora_rank + rope dims per layer (DeepSeek-V2/V3). Each kernel group is
 timed with the roofline, max(FLOPs / achievable peak, bytes / achievable HBM bandwidth) (Williams et al.
 2009), so decode at small batch is bound by reading the weights and the KV cache.
+
+KV-cache offload (FlexGen, Sheng et al. 2023): a share f = `kv_offload_fraction` of the KV cache lives in host
+DRAM. HBM holds (1 - f) of it; each decode step fetches the offloaded share over the host link,
+f · KV read / (host-link bandwidth · η_net), not overlapped with the attention that needs it (the convention
+of `residency`), and the fetched bytes are written to HBM before the attention reads them. Prefill writes the
+share out over the host link, overlapped with the prefill's compute (what does not hide is exposed). The time
+appears as its own entry ("KV fetch (host link)", "KV offload (host link)") only where f > 0.
+
+Prefix caching (vLLM automatic prefix caching; PagedAttention shares prefix blocks, vllm §4.4): a share
+h = `prefix_hit_fraction` of each prompt is already in the cache, so prefill computes only the s(1 - h) new
+tokens (at least one): GEMM FLOPs scale by (1 - h); the new queries attend causally to every earlier key,
+on average (s + hs)/2 of them; only the new tokens' KV is written, the cached prefix's KV is read instead.
+Memory is unchanged: the prefix's KV is in the cache either way (kept across requests, which is the memory
+the technique spends; sharing one copy between the batch's sequences is not credited).
 """
 
 from __future__ import annotations
@@ -15,6 +29,7 @@ from .comms import allreduce_time, link_for_group
 from .flops import attention_core_flops_per_token
 from .hardware import Hardware
 from .kv_policy import kept_tokens
+from .numeric import safe_div
 
 # vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
 # CUDA graphs and the runtime, and never holds weights or KV cache.
@@ -45,7 +60,8 @@ def _roofline(flops, nbytes, peak_eff, bw_eff):
 
 def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch, prompt_len, gen_len,
                    weight_bytes, kv_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
-                   kv_policy=0, kv_window=4096, kv_sinks=4, kv_heavy_ratio=0.2, razor_retrieval_fraction=0.15):
+                   kv_policy=0, kv_window=4096, kv_sinks=4, kv_heavy_ratio=0.2, razor_retrieval_fraction=0.15,
+                   kv_offload_fraction=0.0, prefix_hit_fraction=0.0):
     tp = np.asarray(tp, dtype=float)
     b = np.asarray(batch, dtype=float)
     s = np.asarray(prompt_len, dtype=float)
@@ -64,23 +80,38 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
                   retrieval_fraction=razor_retrieval_fraction)
     kept_end = kept_tokens(context=s + g, **policy)
     kv_total = b * kept_end * kv_tok
-    kv_gpu = b * kept_end * kv_tok_gpu
+    f_off = np.asarray(kv_offload_fraction, dtype=float)
+    kv_all_gpu = b * kept_end * kv_tok_gpu
+    kv_gpu = kv_all_gpu * (1.0 - f_off)
+    kv_host = kv_all_gpu * f_off
     reserved = RESERVED_FRACTION * hw.hbm_bytes * np.ones_like(kv_gpu)
     memory = {"weights": weights_gpu * np.ones_like(kv_gpu), "kv_cache": kv_gpu, "reserved": reserved}
     memory_total = weights_gpu + kv_gpu + reserved
+    host_bw = hw.host_link_bw * eff_network
+    offloading = bool(np.any(f_off > 0.0))
 
     W_tok = L * arch.matmul_params_active_per_layer() + h * arch.vocab  # weights multiplied per token
     bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
 
     # --- prefill: the whole prompt in one pass; causal attention averages s/2 keys per query -------
-    tokens = b * s
+    # Prefix caching: only the s_new = s(1 - h) uncached tokens (at least one) are computed.
+    hit = np.asarray(prefix_hit_fraction, dtype=float)
+    s_new = np.maximum(s * (1.0 - hit), np.minimum(s, 1.0))
+    s_cached = s - s_new
+    tokens = b * s_new
     gemm_f = 2.0 * W_tok * tokens / tp
-    attn_f = L * tokens * attention_core_flops_per_token(s / 2.0, arch.heads, arch.qk_dim, arch.v_dim) / tp
-    kv_write = b * kept_tokens(context=s, **policy) * kv_tok_gpu
+    attn_f = L * tokens * attention_core_flops_per_token((s + s_cached) / 2.0, arch.heads, arch.qk_dim,
+                                                          arch.v_dim) / tp
+    kept_prefix = kept_tokens(context=np.maximum(s_cached, 1.0), **policy) * (s_cached > 0)
+    kv_write = b * np.maximum(kept_tokens(context=s, **policy) - kept_prefix, 0.0) * kv_tok_gpu
+    kv_prefix_read = b * kept_prefix * kv_tok_gpu
     pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, peak_eff, bw_eff)
-    pa, pa_c, pa_b = _roofline(attn_f, kv_write, peak_eff, bw_eff)
+    pa, pa_c, pa_b = _roofline(attn_f, kv_write + kv_prefix_read, peak_eff, bw_eff)
     p_tp = L * 2.0 * allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
-    prefill = pg + pa + p_tp
+    # KV offload: the new tokens' offloaded share goes out over the host link behind the prefill's compute.
+    p_host_bytes = f_off * kv_write
+    p_off = np.maximum(0.0, safe_div(p_host_bytes, host_bw) - (pg + pa))
+    prefill = pg + pa + p_tp + p_off
 
     # --- decode: one token per sequence at the average context prompt + gen/2 ------------------
     ctx = s + g / 2.0
@@ -93,6 +124,8 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     d_gemm_f = 2.0 * W_tok * b / tp
     kept = kept_tokens(context=ctx, **policy)
     kv_read = b * kept * kv_tok_gpu
+    d_host_bytes = f_off * kv_read  # the offloaded share, fetched each step
+    d_off = safe_div(d_host_bytes, host_bw)
     # KV formats narrower than 16 bits are converted back before the attention GEMMs: ~2 FLOPs (scale,
     # shift) per element read.
     dequant_f = np.where(np.asarray(kv_bytes) < 1.0 + 1e-9, 2.0 * kv_read / np.asarray(kv_bytes, dtype=float), 0.0)
@@ -100,24 +133,31 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     dg, dg_c, dg_b = _roofline(d_gemm_f, weights_read, peak_eff, bw_eff)
     da, da_c, da_b = _roofline(d_attn_f, kv_read, peak_eff, bw_eff)
     d_tp = L * 2.0 * allreduce_time(tp, b * h * act_bytes, bw_tp, al_tp)
-    tpot = dg + da + d_tp
+    tpot = dg + da + d_tp + d_off
 
     tp_bytes_prefill = L * 2.0 * 2.0 * (tp - 1.0) / tp * tokens * h * act_bytes
     tp_bytes_decode = L * 2.0 * 2.0 * (tp - 1.0) / tp * b * h * act_bytes
+    prefill_time = {"GEMMs (weights)": pg, "attention": pa, "TP communication": p_tp}
+    decode_time = {"GEMMs (weights)": dg, "attention (KV reads)": da, "TP communication": d_tp}
+    if offloading:
+        prefill_time["KV offload (host link)"] = p_off
+        decode_time["KV fetch (host link)"] = d_off
     return {
         "weights_bytes": weights_total, "kv_bytes_per_token": kv_tok, "kv_bytes": kv_total,
+        "kv_host_bytes": kv_host, "prefill_tokens_computed": tokens,
         "memory": memory, "memory_total": memory_total,
         "prefill_s": prefill, "time_per_output_token_s": tpot, "tokens_per_s": b / tpot,
         "request_s": prefill + g * tpot,
-        "prefill_time": {"GEMMs (weights)": pg, "attention": pa, "TP communication": p_tp},
-        "decode_time": {"GEMMs (weights)": dg, "attention (KV reads)": da, "TP communication": d_tp},
+        "prefill_time": prefill_time, "decode_time": decode_time,
         "prefill_flops": (gemm_f + attn_f) * tp, "decode_flops": (d_gemm_f + d_attn_f) * tp,
-        "prefill_shares": ((pg_c + pa_c) / prefill, (pg_b + pa_b + p_tp) / prefill),
-        "decode_shares": ((dg_c + da_c) / tpot, (dg_b + da_b + d_tp) / tpot),
-        "prefill_bytes": {"hbm": streamed_gpu + kv_write,
+        "prefill_shares": ((pg_c + pa_c) / prefill, (pg_b + pa_b + p_tp + p_off) / prefill),
+        "decode_shares": ((dg_c + da_c) / tpot, (dg_b + da_b + d_tp + d_off) / tpot),
+        "prefill_bytes": {"hbm": streamed_gpu + kv_write + kv_prefix_read,
                           "scale-up": np.where(in_tp, tp_bytes_prefill, 0.0),
-                          "scale-out": np.where(in_tp, 0.0, tp_bytes_prefill)},
-        "decode_bytes": {"hbm": weights_read + kv_read,
+                          "scale-out": np.where(in_tp, 0.0, tp_bytes_prefill),
+                          "host": p_host_bytes * np.ones_like(tp_bytes_prefill)},
+        "decode_bytes": {"hbm": weights_read + kv_read + d_host_bytes,
                          "scale-up": np.where(in_tp, tp_bytes_decode, 0.0),
-                         "scale-out": np.where(in_tp, 0.0, tp_bytes_decode)},
+                         "scale-out": np.where(in_tp, 0.0, tp_bytes_decode),
+                         "host": d_host_bytes * np.ones_like(tp_bytes_decode)},
     }

@@ -7,7 +7,9 @@ are pinned in HBM. The KV cache needed is sessions x kept_tokens(context) x KV b
 scenario's KV dtype; vllm §3). It fills the tiers fastest first, HBM (what weights and the reserve leave),
 host DRAM, the CXL pool, NVMe SSD (`tiers.tiers_for`). Policy "spill" moves what HBM cannot hold to the next
 tier; policy "evict" drops it (the tokens are reported as evicted). Remote memory over RDMA is drawn in the
-hierarchy but not used for KV spill.
+hierarchy but not used for KV spill. A scenario with kv_offload_fraction f > 0 (FlexGen-style offload, flexgen)
+forces that share out of HBM: HBM offers at most (1 - f) of the cache and host DRAM takes the rest first (under
+"evict" too, host DRAM then holds the forced share).
 
 Effective decode step time (no overlap of transfers with compute, a stated assumption):
     t = t_weights + t_TP + t_attn · placed/needed + Σ_{tier ≠ HBM} [ bytes_tier / (B_tier · η_net)
@@ -90,7 +92,9 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
                                _check_axis("sessions", sessions, MAX_SESSIONS))
     c, b = c.astype(float), b.astype(float)
     # The core's decode step at a cache of c tokens: prompt c, nothing generated (its ctx = s + g/2 = c).
-    r = evaluate_grid(sc, prompt_len=c, gen_len=np.zeros_like(c), batch=b)
+    # The whole cache as if it were in HBM; the forced offload share is placed below, by tier.
+    f_off = float(sc.kv_offload_fraction)
+    r = evaluate_grid(sc.replace(kv_offload_fraction=0.0), prompt_len=c, gen_len=np.zeros_like(c), batch=b)
     weights = np.broadcast_to(r["memory"]["weights"], c.shape).astype(float)
     reserved = np.broadcast_to(r["memory"]["reserved"], c.shape).astype(float)
     needed = np.broadcast_to(r["memory"]["kv_cache"], c.shape).astype(float)
@@ -100,9 +104,10 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     tiers = tier_map(sc.hardware)
     full = {name: tiers[name].capacity_bytes if name in tiers else 0.0 for name in RESIDENCY_TIERS}
     hbm_free = np.maximum(full["hbm"] - weights - reserved, 0.0)
-    capacity = {"hbm": hbm_free}
+    capacity = {"hbm": np.minimum(hbm_free, needed * (1.0 - f_off))}
     for name in RESIDENCY_TIERS[1:]:
         capacity[name] = np.full(c.shape, full[name] if policy == "spill" else 0.0)
+    capacity["host"] = np.maximum(capacity["host"], np.minimum(needed * f_off, full["host"]))
     resident, below = {}, np.zeros(c.shape)
     for name in RESIDENCY_TIERS:  # a loop over the four tiers, not over configurations
         resident[name] = np.clip(needed - below, 0.0, capacity[name])

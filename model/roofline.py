@@ -298,7 +298,7 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     if sc.offload != "none" and host_bytes > 0:
         # The work each byte over the host link serves: the CPU's AdamW step for ZeRO-Offload, the GPU's
         # forward and backward for vDNN's activation swaps. Left of the PCIe ridge, the transfer cannot hide.
-        if sc.offload == "optimizer":
+        if sc.offload in ("optimizer", "nvme"):
             work, what = ADAM_FLOPS_PER_PARAM * local, "ZeRO-Offload: gradients down, updated weights up"
         else:
             work = float(r["hardware_flops"]) / sc.gpus

@@ -21,9 +21,12 @@ RECOMPUTE = ("none", "selective", "full")
 RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 # ZeRO-Offload (Ren et al. 2021): fp32 master + optimizer states in host memory, the optimizer step on the
 # CPU, gradients and updated weights crossing the host link each step. vDNN (Rhu et al. 2016): activations
-# copied to host memory during the forward pass and prefetched for the backward pass.
-OFFLOAD_MODES = ("none", "optimizer", "activations")
+# copied to host memory during the forward pass and prefetched for the backward pass. ZeRO-Infinity
+# (Rajbhandari et al. 2021): as ZeRO-Offload, but the fp32 master weights and optimizer states live on NVMe and
+# stream through host memory for the CPU's optimizer step.
+OFFLOAD_MODES = ("none", "optimizer", "activations", "nvme")
 OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
+GRAD_COMM_BYTES_MIN, GRAD_COMM_BYTES_MAX = 0.125, 4.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,13 @@ class Scenario:
     offload: str = "none"
     grad_compression: float = 1.0
     in_network_aggregation: bool = False
+    # quantised gradient communication (QSGD; 8-bit all-reduce): bytes per gradient element on the wire,
+    # 0 = the training format's gradient width (off)
+    grad_comm_bytes: float = 0.0
+    # inference: share of the KV cache kept in host DRAM and fetched over the host link (FlexGen)
+    kv_offload_fraction: float = 0.0
+    # inference: share of each prompt found in the prefix cache (vLLM automatic prefix caching)
+    prefix_hit_fraction: float = 0.0
     efficiency: Efficiency = field(default_factory=Efficiency)
     techniques: tuple[str, ...] = ()
 
@@ -93,10 +103,16 @@ class Scenario:
         check_choice("kv_policy", self.kv_policy, KV_POLICIES)
         check_choice("offload", self.offload, OFFLOAD_MODES)
         for name, lo, hi in (("kv_heavy_ratio", 0.001, 1.0), ("razor_retrieval_fraction", 0.0, 1.0),
-                             ("grad_compression", 1.0, 10000.0)):
+                             ("grad_compression", 1.0, 10000.0), ("kv_offload_fraction", 0.0, 1.0),
+                             ("prefix_hit_fraction", 0.0, 1.0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
                 raise ValidationError(name, value, f"a number from {lo} to {hi}")
+        gcb = self.grad_comm_bytes
+        if (isinstance(gcb, bool) or not isinstance(gcb, (int, float))
+                or not (gcb == 0 or GRAD_COMM_BYTES_MIN <= gcb <= GRAD_COMM_BYTES_MAX)):
+            raise ValidationError("grad_comm_bytes", gcb, f"0 (the gradient format) or a byte width from "
+                                  f"{GRAD_COMM_BYTES_MIN} (1 bit) to {GRAD_COMM_BYTES_MAX} (fp32)")
         limits = {"gpus": 1 << 20, "gpus_per_node": 1024, "tp": 1024, "pp": 1024, "cp": 1024, "ep": 1024,
                   "micro_batch": 1 << 16, "global_batch": 1 << 24, "seq_len": 1 << 24, "batch": 1 << 20,
                   "prompt_len": 1 << 24, "gen_len": 1 << 24, "kv_window": 1 << 24}
@@ -146,6 +162,12 @@ class Scenario:
             raise ValidationError("global_batch", self.global_batch,
                                   f"a multiple of micro-batch x DP = {self.micro_batch * self.dp}")
         self._check_links()
+        if self.offload == "nvme" and not self.hardware.nvme_bw > 0:
+            raise ValidationError("offload", self.offload,
+                                  f"none, optimizer or activations ({self.hardware.name} has no local NVMe)")
+        if self.offload == "nvme" and not self.hardware.host_link_bw > 0:
+            raise ValidationError("offload", self.offload,
+                                  f"none ({self.hardware.name} has no host link)")
         self.hardware.peak(self.precision)  # the hardware must publish a peak for the training format
 
     def _check_links(self):
@@ -157,3 +179,6 @@ class Scenario:
             raise ValidationError("gpus", self.gpus,
                                   f"a divisor of the model's {self.model.heads} heads (tensor parallel inference)")
         self._check_links()
+        if self.kv_offload_fraction > 0 and not self.hardware.host_link_bw > 0:
+            raise ValidationError("kv_offload_fraction", self.kv_offload_fraction,
+                                  f"0 ({self.hardware.name} has no host link to offload the KV cache over)")

@@ -224,7 +224,12 @@ def training_pieces(sc: Scenario) -> dict:
     raw = evaluate_grid(sc)
     core = raw.get("pieces")
     if isinstance(core, Mapping) and set(PIECE_KEYS) <= set(core):
-        return {k: (v if isinstance(v, str) else _f(v)) for k, v in core.items()}
+        out = {k: (str(np.asarray(v)) if np.asarray(v).dtype.kind == "U" else _f(v)) for k, v in core.items()}
+        for k in ("zero", "recompute"):
+            out[k] = int(out[k])
+        for k in ("offload_optimizer", "offload_activations"):
+            out[k] = bool(out[k])
+        return out
     arch, hw, eff = sc.model, sc.hardware, sc.efficiency
     w_b, g_b, master = TRAIN_PRECISION_BYTES[sc.precision]
     k_bytes = master + OPTIMIZER_STATE_BYTES[sc.optimizer]
@@ -551,8 +556,9 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
             t += exposed
     gpu_lanes = [f"stage {s}" for s in range(p)]
     if P["t_compress"] > 0:
+        what = "DGC top-k gradient selection" if sc.grad_compression > 1.0 else "gradient quantisation"
         for lane in gpu_lanes:
-            out.append(Stage("DGC top-k gradient selection", "memory-transfer", lane, t, t + P["t_compress"], 0.0,
+            out.append(Stage(what, "memory-transfer", lane, t, t + P["t_compress"], 0.0,
                              _links(hbm=P["compress_bytes"]), states_only, "bandwidth", -1))
         t += P["t_compress"]
     if P["offload_optimizer"]:
@@ -567,6 +573,11 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
         out.append(Stage("updated weights to GPU (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + P["t_up"],
                          0.0, _links(host=P["params_up"]), states_only, "bandwidth", -1))
         t += P["t_up"]
+    if P.get("t_nvme_exposed", 0.0) > 0:
+        t_nv = P["t_nvme_exposed"]
+        out.append(Stage("optimizer states to/from NVMe, exposed (ZeRO-Infinity)", "memory-transfer", HOST_LANE,
+                         t, t + t_nv, 0.0, _links(), states_only, "bandwidth", -1))
+        t += t_nv
     if zero in (1, 2) and t_g > 0:
         out.append(Stage(f"ZeRO-{zero} parameter all-gather", "communication", DP_LANE, t, t + t_g, 0.0,
                          gather_bytes, states_only, "bandwidth", -1))

@@ -10,7 +10,7 @@ The measure of each resource, defined once (`resource_measures`):
   compute    hardware FLOPs per step (training, with recomputation) or per prefill / output token
              (inference): `Results.flops` (Korthikanti et al. 2022 Eq. 8 for training)
   bandwidth  link occupancy: sum over links of bytes moved per GPU / the link's datasheet bandwidth, in
-             seconds (HBM, scale-up, scale-out, host link). Bytes on a 50 GB/s NIC and on 3.35 TB/s HBM are
+             seconds (HBM, scale-up, scale-out, host link, and NVMe where ZeRO-Infinity moves bytes to it). Bytes on a 50 GB/s NIC and on 3.35 TB/s HBM are
              not the same cost, so they are weighted by the time they hold their link (the alpha-beta
              model's beta term; mpich-collectives)
   memory     HBM bytes required per device: `Results.memory_total` (ZeRO §3 model states + activations,
@@ -175,8 +175,27 @@ def _changes(t: Technique, sc: Scenario) -> dict:
     if t.model_set:
         m = sc.model
         suffix = ", ".join(f"{k} = {v}" for k, v in t.model_set.items())
-        changes["model"] = dataclasses.replace(m, **t.model_set, name=f"{m.name} ({suffix})")
+        model_changes = dict(t.model_set)
+        if model_changes.get("attention") == "mla":
+            model_changes = _mla_fields(m, model_changes)
+        changes["model"] = dataclasses.replace(m, **model_changes, name=f"{m.name} ({suffix})")
     return changes
+
+
+def _mla_fields(m, model_set: Mapping) -> dict:
+    """MLA transplanted onto a multi-head / grouped-query model (deepseek-v3: a KV latent of kv_lora_rank = 512
+    plus a decoupled RoPE key of qk_rope_head_dim = 64 per token per layer). Each head keeps its query/key
+    width (no-RoPE part = head_dim - qk_rope_head_dim) and its value width (head_dim), so attention FLOPs per
+    token are unchanged; queries are projected directly (q_lora_rank = 0). The parameter count changes with
+    the projections: W_DKV (h x (r + d_rope)) and W_UK, W_UV (r x heads·(d_nope + d_v)) replace W_K, W_V."""
+    out = dict(model_set)
+    rope = int(out.get("qk_rope_head_dim", 64))
+    if m.head_dim <= rope:
+        raise ValidationError("model.head_dim", m.head_dim, f"more than the {rope} RoPE dimensions MLA decouples")
+    out.setdefault("qk_nope_head_dim", m.head_dim - rope)
+    out.setdefault("v_head_dim", m.head_dim)
+    out.setdefault("q_lora_rank", 0)
+    return out
 
 
 def _transformed(t: Technique, sc: Scenario) -> Scenario:
@@ -198,6 +217,8 @@ def applicable(technique: str | Technique, scenario: Scenario) -> tuple[bool, st
             return False, f"Needs {name} ≥ {value} (this scenario has {getattr(scenario, name)})."
     if scenario.model.attention == "mla" and "kv_heads" in t.model_set:
         return False, "The model uses MLA (a compressed latent KV cache); KV heads do not apply."
+    if scenario.model.attention == "mla" and t.model_set.get("attention") == "mla":
+        return False, "Already in effect: the model uses MLA."
     if "kv_heads" in t.model_set and scenario.model.kv_heads <= t.model_set["kv_heads"]:
         return False, f"The model already has {scenario.model.kv_heads} KV head(s)."
     try:
@@ -232,13 +253,22 @@ def resource_measures(flops, link_bytes: Mapping[str, object], link_bw: Mapping[
     datasheet bandwidth, the alpha-beta model's beta term: mpich-collectives); memory = HBM bytes per device.
     A link with no bandwidth contributes nothing (it carries no bytes in the model)."""
     occupancy = sum(safe_div(np.asarray(link_bytes.get(k, 0.0), dtype=float), float(link_bw.get(k, 0.0)))
-                    for k in LINK_NAMES)
+                    for k in (*LINK_NAMES, "nvme"))
     return np.asarray(flops, dtype=float), np.asarray(occupancy, dtype=float), np.asarray(memory, dtype=float)
 
 
+def _link_bytes_and_bw(results: Results) -> tuple[dict, dict]:
+    """bytes_by_link and datasheet bandwidths, plus the NVMe link where ZeRO-Infinity moves bytes over it."""
+    link_bytes, bw = dict(results.bytes_by_link), link_bandwidths(results.scenario.hardware)
+    nvme = _nvme_traffic(results)
+    if nvme > 0:
+        link_bytes["nvme"], bw["nvme"] = nvme, results.scenario.hardware.nvme_bw
+    return link_bytes, bw
+
+
 def measures_of(results: Results) -> dict[str, float]:
-    c, b, m = resource_measures(results.flops, results.bytes_by_link,
-                                link_bandwidths(results.scenario.hardware), results.memory_total)
+    link_bytes, bw = _link_bytes_and_bw(results)
+    c, b, m = resource_measures(results.flops, link_bytes, bw, results.memory_total)
     return {"compute": float(c), "bandwidth": float(b), "memory": float(m)}
 
 
@@ -262,8 +292,8 @@ class Effect:
     d_flops: float = 0.0
     d_compute_time: float = 0.0          # FLOP-bound seconds: pressure.compute × time_total
     d_time: float = 0.0                  # step time / time per token or prefill
-    d_bytes: Mapping[str, float] = field(default_factory=dict)    # per link, bytes per GPU
-    d_memory: Mapping[str, float] = field(default_factory=dict)   # "hbm" per device, "host" per GPU
+    d_bytes: Mapping[str, float] = field(default_factory=dict)    # per link, bytes per GPU (+ "nvme" if used)
+    d_memory: Mapping[str, float] = field(default_factory=dict)   # "hbm" per device, "host" (+ "nvme") per GPU
     d_pressure: tuple[float, float, float] = (0.0, 0.0, 0.0)
     measures_before: Mapping[str, float] = field(default_factory=dict)
     measures_after: Mapping[str, float] = field(default_factory=dict)
@@ -277,7 +307,16 @@ class Effect:
 
 
 def _host_bytes(r: Results) -> float:
-    return float(r.train.get("host_bytes", 0.0))
+    """Bytes per GPU held in host DRAM: offloaded training state, or the offloaded share of the KV cache."""
+    return float(r.train.get("host_bytes", 0.0)) + float(r.infer.get("kv_host_bytes", 0.0))
+
+
+def _nvme_bytes(r: Results) -> float:
+    return float(r.train.get("nvme_bytes", 0.0))
+
+
+def _nvme_traffic(r: Results) -> float:
+    return float(r.train.get("nvme_traffic_bytes", 0.0))
 
 
 def effect_between(before: Results, after: Results, technique: Technique) -> Effect:
@@ -285,14 +324,18 @@ def effect_between(before: Results, after: Results, technique: Technique) -> Eff
     mb, ma = measures_of(before), measures_of(after)
     pct = {r: float(percent_change(mb[r], ma[r])) for r in RESOURCES}
     links = sorted(set(before.bytes_by_link) | set(after.bytes_by_link), key=lambda k: (LINK_NAMES.index(k) if k in LINK_NAMES else len(LINK_NAMES), k))
+    d_bytes = {k: after.bytes_by_link.get(k, 0.0) - before.bytes_by_link.get(k, 0.0) for k in links}
+    if _nvme_traffic(before) > 0 or _nvme_traffic(after) > 0:
+        d_bytes["nvme"] = _nvme_traffic(after) - _nvme_traffic(before)
+    d_memory = {"hbm": after.memory_total - before.memory_total, "host": _host_bytes(after) - _host_bytes(before)}
+    if _nvme_bytes(before) > 0 or _nvme_bytes(after) > 0:
+        d_memory["nvme"] = _nvme_bytes(after) - _nvme_bytes(before)
     return Effect(
         key=technique.key, spent=technique.spent, saved=technique.saved, applicable=True, reason="",
         before=before, after=after, d_flops=after.flops - before.flops,
         d_compute_time=after.pressure.compute * after.time_total - before.pressure.compute * before.time_total,
         d_time=after.time_total - before.time_total,
-        d_bytes={k: after.bytes_by_link.get(k, 0.0) - before.bytes_by_link.get(k, 0.0) for k in links},
-        d_memory={"hbm": after.memory_total - before.memory_total,
-                  "host": _host_bytes(after) - _host_bytes(before)},
+        d_bytes=d_bytes, d_memory=d_memory,
         d_pressure=tuple(a - b for a, b in zip(after.pressure.as_tuple(), before.pressure.as_tuple(), strict=True)),
         measures_before=mb, measures_after=ma, pct_change=pct,
         saved_pct=-pct[technique.saved], spent_pct=pct[technique.spent])

@@ -9,7 +9,19 @@ Time model (per GPU on the busiest pipeline stage, the critical path):
   DP       = gradient sync overlapping the last micro-batch's backward; ZeRO-3 parameter all-gathers
              prefetched behind each micro-batch's compute; ZeRO-1/2 parameter all-gather after the step
   step     = pipeline + exposed DP + optimizer (HBM-bound: reads and writes every local state byte)
-             + gradient compression (DGC top-k selection) + exposed offload transfers over the host link
+             + gradient compression (DGC top-k selection; quantise/dequantise for quantised communication)
+             + exposed offload transfers over the host link (and, for ZeRO-Infinity, to and from NVMe)
+
+Quantised gradient communication (QSGD, Alistarh et al. 2017; 8-bit all-reduce): the data-parallel gradient
+traffic is sent at `grad_comm_bytes` per element instead of the gradient format's width, so the reduce-scatter
+(or all-reduce, or DGC all-gather) volume scales by grad_comm_bytes / grad_bytes. Quantising before the send
+and dequantising what arrives costs QUANT_FLOPS_PER_ELEMENT FLOPs and QUANT_HBM_PASSES HBM passes over the
+local gradient per step (stated assumptions, not measured).
+
+NVMe offload (ZeRO-Infinity, Rajbhandari et al. 2021): as ZeRO-Offload (gradients down, updated weights up over
+the host link, Adam on the CPU), but the fp32 master weights and optimizer states live on NVMe: each step
+reads and writes them (2 x local x K bytes at `hardware.nvme_bw`). The reads are prefetched behind the last
+micro-batch's backward pass, the writes stream behind the CPU's update; what does not hide is exposed.
 """
 
 from __future__ import annotations
@@ -35,6 +47,12 @@ from .numeric import safe_div
 # ZeRO-Offload runs Adam on the host CPU, bound by host memory bandwidth. Stated assumption: a DGX-class
 # host has 2 sockets x 8 DDR5-4800 channels = 614 GB/s for 8 GPUs, 77 GB/s each; ~65% achievable -> 50 GB/s.
 HOST_OPTIMIZER_BW = 50e9
+# Quantised communication (QSGD-style, stated assumptions): per gradient element, scale + round before the send
+# and scale + accumulate after it = 4 FLOPs; read the gradient and write its quantised copy, then read what
+# arrives = 2 passes of the local gradient through HBM.
+QUANT_FLOPS_PER_ELEMENT = 4.0
+QUANT_HBM_PASSES = 2.0
+OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS, OFFLOAD_NVME = 0, 1, 2, 3
 
 
 def stage_params(arch: Architecture, tp, pp, ep):
@@ -59,7 +77,7 @@ def stage_params(arch: Architecture, tp, pp, ep):
 def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, pp, cp, ep, sp, zero,
                   recompute, flash, micro_batch, global_batch, seq_len, weight_bytes, grad_bytes,
                   master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
-                  offload=0, grad_compression=1.0, in_network_aggregation=False):
+                  offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0):
     gpus, tp, pp, cp, ep = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
     zero, recompute = np.asarray(zero), np.asarray(recompute)
     dp = gpus / (tp * pp * cp)
@@ -131,11 +149,15 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     bw_dp, al_dp, in_dp = link_for_group(dp, tp * cp, gpus_per_node, hw, eff_network)
     bw_edp, al_edp, in_edp = link_for_group(dp / ep, tp * cp * ep, gpus_per_node, hw, eff_network)
     grads_d, grads_e = psi_dense * grad_bytes, psi_expert * grad_bytes
+    # quantised communication: the wire carries grad_comm_bytes per element (0 = the gradient format)
+    gcb = np.asarray(grad_comm_bytes, dtype=float)
+    wire = np.where(gcb > 0.0, gcb, grad_bytes) / grad_bytes
+    quantised = wire < 1.0
     params_d, params_e = psi_dense * weight_bytes, psi_expert * weight_bytes
     z0 = zero == 0
     ina = np.asarray(in_network_aggregation, dtype=bool) & ~in_dp  # switch reduction on the scale-out fabric
-    t_gd, b_gd = gradient_sync(dp, grads_d, bw_dp, al_dp, z0, grad_compression, ina)
-    t_ge, b_ge = gradient_sync(dp / ep, grads_e, bw_edp, al_edp, z0, grad_compression, ina & ~in_edp)
+    t_gd, b_gd = gradient_sync(dp, grads_d * wire, bw_dp, al_dp, z0, grad_compression, ina)
+    t_ge, b_ge = gradient_sync(dp / ep, grads_e * wire, bw_edp, al_edp, z0, grad_compression, ina & ~in_edp)
     t_grad = t_gd + t_ge
     t_gather = gather_time(dp, params_d, bw_dp, al_dp) + gather_time(dp / ep, params_e, bw_edp, al_edp)
     n_gathers = np.where(zero == 3, 2.0 * m, np.where(zero >= 1, 1.0, 0.0))
@@ -143,12 +165,20 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     b_edp = b_ge + n_gathers * gather_bus_factor(dp / ep) * params_e
     # DGC: selecting the top-k gradients streams the gradient and its momentum residual through HBM
     # (read gradient, read/write residual: ~3 passes).
+    # Quantised communication: QUANT_HBM_PASSES over the local gradient, QUANT_FLOPS_PER_ELEMENT per element.
+    grad_elements = np.where(dp > 1.0, psi_dense + psi_expert, 0.0)
+    quant_flops = np.where(quantised, QUANT_FLOPS_PER_ELEMENT * grad_elements, 0.0)  # per GPU
+    quant_hbm = np.where(quantised, QUANT_HBM_PASSES * grad_elements * grad_bytes, 0.0)
+    t_quant = np.maximum(quant_hbm / (hw.hbm_bw * eff_hbm), quant_flops / (peak * eff_compute))
+    hw_flops_kernels = hw_flops
+    hw_flops = hw_flops + quant_flops * gpus
     t_compress = np.where(np.asarray(grad_compression) > 1.0,
-                          3.0 * (grads_d + grads_e) / (hw.hbm_bw * eff_hbm), 0.0)
+                          3.0 * (grads_d + grads_e) / (hw.hbm_bw * eff_hbm), 0.0) + t_quant
 
     # --- offload over the host link (ZeRO-Offload: optimizer; vDNN: activations) -------------
     offload = np.asarray(offload)
-    off_opt, off_act = offload == 1, offload == 2
+    off_nvme = offload == OFFLOAD_NVME
+    off_opt, off_act = (offload == OFFLOAD_OPTIMIZER) | off_nvme, offload == OFFLOAD_ACTIVATIONS
     host_bw = hw.host_link_bw * eff_network
     shard = np.where(zero >= 1, 1.0 / dp, 1.0)
     shard_e = np.where(zero >= 1, ep / dp, 1.0)
@@ -158,7 +188,9 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     act_swap = np.where(off_act, 2.0 * per_layer_act * lps, 0.0)  # out in the forward, back in the backward
     t_down, t_up, t_swap = (safe_div(x, host_bw) for x in (grads_down, params_up, act_swap))
     swap_exposed = m * np.maximum(0.0, t_swap - t_c)
-    host_bytes = np.where(off_opt, memory["optimizer"] + memory["gradients"], 0.0) + np.where(
+    # ZeRO-Infinity keeps the optimizer states (fp32 master + moments) on NVMe; host memory keeps the gradients.
+    nvme_bytes = np.where(off_nvme, memory["optimizer"], 0.0)
+    host_bytes = np.where(off_opt, memory["optimizer"] + memory["gradients"], 0.0) - nvme_bytes + np.where(
         off_act, activations * (1.0 - np.minimum(lps, 2.0) / lps), 0.0)
     memory["optimizer"] = np.where(off_opt, 0.0, memory["optimizer"])
     memory["gradients"] = np.where(off_opt, 0.0, memory["gradients"])
@@ -175,7 +207,15 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     opt_bytes = local * (2.0 * k_bytes + grad_bytes + weight_bytes)
     t_opt = np.where(off_opt, opt_bytes / HOST_OPTIMIZER_BW, opt_bytes / (hw.hbm_bw * eff_hbm))
 
-    offload_exposed = t_up + swap_exposed
+    # ZeRO-Infinity: read the local optimizer states from NVMe (prefetched behind the last backward pass) and
+    # write them back (streamed behind the CPU's update).
+    nvme_read = np.where(off_nvme, local * k_bytes, 0.0)
+    nvme_write = nvme_read
+    nvme_bw = max(float(hw.nvme_bw), 0.0)
+    t_nvme_read, t_nvme_write = safe_div(nvme_read, nvme_bw), safe_div(nvme_write, nvme_bw)
+    nvme_exposed = np.maximum(0.0, t_nvme_read - t_bwd) + np.maximum(0.0, t_nvme_write - t_opt)
+
+    offload_exposed = t_up + swap_exposed + nvme_exposed
     total = pipeline + dp_exposed + t_opt + t_compress + offload_exposed
     compute = m * t_c
     comm_exposed = m * (t_tp + t_cp + t_ep + t_pp) + dp_exposed
@@ -190,17 +230,37 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     # HBM traffic estimate: weights read three times per micro-batch (forward, two backward GEMMs),
     # stored activations written once and read once, plus the optimizer's state traffic.
     hbm = (m * (3.0 * memory["weights"] * np.where(zero == 3, dp, 1.0) + 2.0 * per_layer_act * lps)
-           + np.where(off_opt, 0.0, opt_bytes) + np.where(t_compress > 0, 3.0 * (grads_d + grads_e), 0.0))
+           + np.where(off_opt, 0.0, opt_bytes)
+           + np.where(np.asarray(grad_compression) > 1.0, 3.0 * (grads_d + grads_e), 0.0) + quant_hbm)
     host = grads_down + params_up + m * act_swap
     bytes_by_link = {"hbm": hbm, "scale-up": scale_up, "scale-out": scale_out, "host": host}
 
+    link = lambda intra: np.where(intra, "scale-up", "scale-out")  # noqa: E731
+    pieces = {  # the per-micro-batch and per-step pieces the stage model (model/stages.py) draws
+        "m": m, "pp": pp, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd,
+        "t_recompute": t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, "flops_mb": per_gpu_mb,
+        "bwd_share": bwd_share, "recompute_share": (hw_flops_kernels - model_flops) / hw_flops_kernels,
+        "n_ar": n_ar, "t_tp": t_tp, "t_cp": t_cp, "t_ep": t_ep, "t_pp": t_pp,
+        "b_tp": b_tp, "b_cp": b_cp, "b_ep": b_ep, "b_pp": b_pp, "link_tp": link(in_tp), "link_cp": link(in_cp),
+        "link_ep": link(in_ep), "link_pp": link(in_pp), "link_dp": link(in_dp), "link_edp": link(in_edp),
+        "t_grad": t_grad, "b_grad_d": b_gd, "b_grad_e": b_ge, "t_gather": t_gather,
+        "gather_d": gather_bus_factor(dp) * params_d, "gather_e": gather_bus_factor(dp / ep) * params_e,
+        "t_compress": t_compress,
+        "compress_bytes": np.where(np.asarray(grad_compression) > 1.0, 3.0 * (grads_d + grads_e), 0.0) + quant_hbm,
+        "grads_down": grads_down, "params_up": params_up, "act_swap": act_swap, "t_down": t_down, "t_up": t_up,
+        "t_swap": t_swap, "host_bw": host_bw, "opt_bytes": opt_bytes, "t_opt": t_opt,
+        "offload_optimizer": off_opt, "offload_activations": off_act, "per_layer_act": per_layer_act,
+        "act_mb": per_layer_act * lps, "zero": zero, "recompute": recompute, "t_nvme_exposed": nvme_exposed,
+        "nvme_traffic_bytes": nvme_read + nvme_write,
+    }
     return {
+        "pieces": pieces,
         "dp": dp, "micro_batches": m, "memory": memory, "memory_total": memory_total,
         "model_flops": model_flops, "hardware_flops": hw_flops, "time": time, "time_total": total,
         "dp_comm_time": dp_time, "backward_time_last_micro_batch": t_bwd,
         "mfu": model_flops / (total * gpus * peak), "tokens_per_s": tokens / total,
         "bytes_by_link": bytes_by_link, "tokens": tokens,
-        "host_bytes": host_bytes,
+        "host_bytes": host_bytes, "nvme_bytes": nvme_bytes, "nvme_traffic_bytes": nvme_read + nvme_write,
         "compute_share": compute / total,
         "bandwidth_share": (comm_exposed + t_opt + t_compress + offload_exposed) / total,
     }

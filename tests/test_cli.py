@@ -191,7 +191,7 @@ def test_infer_technique_kv_int4_quarters_kv_bytes(capsys):
     ([*TRAIN_8B, "--technique", "no-such-technique"], "no-such-technique"),
     ([*TRAIN_8B, "--technique", "kv-fp8"], "not train"),          # decode-only technique on a training step
     ([*TRAIN_8B, "--technique", "zero-1"], "Already in effect"),  # --zero defaults to 1
-    ([*TRAIN_8B, "--technique", "offload-nvme"], "Not modelled"),
+    ([*TRAIN_8B, "--technique", "split-computing"], "Not modelled"),
 ])
 def test_bad_technique_exits_2_with_one_line(argv, needle, capsys):
     assert main(argv) == 2

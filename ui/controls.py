@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model import Architecture, Hardware, Scenario
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
+from trinity_desktop.model.kv_policy import KV_POLICIES
 from trinity_desktop.model.scenario import RECOMPUTE
 
 KINDS = (("train", "Training step"), ("prefill", "Inference: prefill"), ("decode", "Inference: decode"))
@@ -48,12 +49,35 @@ _COMBOS = {
     "weight_dtype": ("Weight format", [(d, d) for d in WEIGHT_DTYPES], "Format of the weights read each decode step.",
                      "infer"),
     "kv_dtype": ("KV-cache format", [(d, d) for d in KV_DTYPES], "Format of the cached keys and values.", "infer"),
+    "kv_policy": ("KV policy", [(p, p) for p in KV_POLICIES],
+                  "Which cached tokens are kept: all, a sliding window, StreamingLLM sinks + window, H2O heavy "
+                  "hitters, RazorAttention retrieval heads.", "infer"),
+    "offload": ("Offload", [("none", "none"), ("optimizer", "optimizer to host (ZeRO-Offload)"),
+                            ("activations", "activations to host (vDNN)"), ("nvme", "optimizer to NVMe (ZeRO-Infinity)")],
+                "Move state off the GPU over the host link (and NVMe).", "train"),
+    "grad_comm_bytes": ("Gradient wire format", [(0.0, "as the gradients"), (1.0, "8-bit (quantised)"),
+                                                 (0.5, "4-bit (quantised)")],
+                        "Bytes per gradient element on the network (QSGD-style quantised communication).", "train"),
+}
+# Fractions and ratios: (label, minimum, maximum, step, decimals, tooltip, group)
+_DOUBLES = {
+    "grad_compression": ("DGC compression ratio", 1.0, 10000.0, 10.0, 0,
+                         "Deep gradient compression (Lin et al. 2018): top-k sparsification ratio; 1 = off, "
+                         "270-600 in the paper.", "train"),
+    "kv_offload_fraction": ("KV kept in host DRAM", 0.0, 1.0, 0.05, 2,
+                            "Share of the KV cache offloaded to host memory and fetched over the host link "
+                            "each decode step (FlexGen).", "infer"),
+    "prefix_hit_fraction": ("Prefix-cache hit", 0.0, 1.0, 0.05, 2,
+                            "Share of the prompt whose KV is already cached (prefix caching): skipped in prefill.",
+                            "infer"),
 }
 _CHECKS = {
     "sequence_parallel": ("Sequence parallelism", "Shards layer-norm and dropout activations across TP ranks "
                           "(Korthikanti et al. 2022).", "train"),
     "flash_attention": ("FlashAttention", "Never stores the s x s attention scores (Dao et al. 2022); "
                         "recomputes them in the backward pass.", "train"),
+    "in_network_aggregation": ("In-network aggregation", "The switch sums the data-parallel all-reduce (bus factor "
+                               "(n-1)/(n+1), nccl-tests); applies to ZeRO-0 over the scale-out network.", "train"),
 }
 
 
@@ -102,6 +126,17 @@ class ScenarioControls(QtWidgets.QWidget):
             for value, text in items:
                 combo.addItem(text, value)
             forms[group].addRow(label, combo)
+        for field, (label, lo, hi, step, decimals, tip, group) in _DOUBLES.items():
+            spin = QtWidgets.QDoubleSpinBox()
+            spin.setRange(lo, hi)
+            spin.setSingleStep(step)
+            spin.setDecimals(decimals)
+            spin.setKeyboardTracking(False)
+            spin.setToolTip(tip)
+            spin.setAccessibleName(label)
+            spin.valueChanged.connect(lambda value, f=field: self._emit({f: float(value)}))
+            self.widgets[field] = spin
+            forms[group].addRow(label, spin)
         for field, (label, tip, group) in _CHECKS.items():
             check = QtWidgets.QCheckBox(label)
             check.setToolTip(tip)
@@ -159,7 +194,7 @@ class ScenarioControls(QtWidgets.QWidget):
                 if field in ("hardware", "model"):
                     continue
                 value = getattr(sc, field)
-                if isinstance(widget, QtWidgets.QSpinBox):
+                if isinstance(widget, (QtWidgets.QSpinBox, QtWidgets.QDoubleSpinBox)):
                     widget.setValue(value)
                 elif isinstance(widget, QtWidgets.QCheckBox):
                     widget.setChecked(value)

@@ -597,3 +597,20 @@ def test_evict_placement_draws_no_transfers(spill_case):
     with pytest.raises(ValidationError) as e:
         stages(sc, r, kv_placement="drop")
     assert e.value.field == "kv_placement"
+
+
+@pytest.mark.parametrize("change", [{"offload": "nvme"}, {"grad_comm_bytes": 1.0}, {"offload": "optimizer"},
+                                    {"grad_compression": 270.0}, {"offload": "activations"}])
+def test_stages_follow_the_cores_pieces_for_every_technique(change):
+    """The stage model draws the core's own pieces (training_step's `pieces`), so techniques added to the core
+    (ZeRO-Infinity's NVMe traffic, quantised gradients) end the timeline exactly at the step time."""
+    from trinity_desktop.defaults import default_scenario
+
+    sc = default_scenario().replace(**change)
+    r = evaluate(sc)
+    items = stages(sc, r)
+    assert max(s.end_s for s in items) == pytest.approx(r.time_total, rel=1e-9)
+    if change.get("offload") == "nvme":
+        assert any("NVMe" in s.name for s in items)
+    if "grad_comm_bytes" in change:
+        assert any(s.name == "gradient quantisation" for s in items)

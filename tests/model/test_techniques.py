@@ -35,7 +35,7 @@ REQUIRED = {"recompute-selective", "recompute-full", "zero-1", "zero-2", "zero-3
             "quantised-communication", "in-network-aggregation", "gradient-accumulation", "kv-fp8", "kv-int4",
             "kv-streaming", "kv-h2o", "kv-razor", "gqa-8", "mqa", "mla", "weight-int8", "weight-int4",
             "kv-offload", "prefix-caching", "cxl-memory-pool", "split-computing"}
-NOT_MODELLED = {"kv-offload", "prefix-caching", "cxl-memory-pool", "split-computing"}
+NOT_MODELLED = {"cxl-memory-pool", "split-computing"}
 
 
 def test_catalogue_covers_the_issue_and_states_its_basis(catalogue):
@@ -68,7 +68,7 @@ def test_bad_catalogue_entries_are_refused_with_the_field():
 
 
 def test_not_modelled_techniques_never_produce_a_number(catalogue, decode_128k):
-    for key in NOT_MODELLED | {"mla", "quantised-communication", "offload-nvme"}:
+    for key in NOT_MODELLED:
         e = tq.technique_effect(decode_128k, key)
         assert not e.applicable and e.after is None and "Not modelled" in e.reason
         assert e.saved_pct == 0.0 and e.spent_pct == 0.0

@@ -152,3 +152,15 @@ def test_split_optimum_moves_the_marker_on_the_compute_bandwidth_edge(window):
     dist = lambda p, q: ((p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2) ** 0.5  # noqa: E731
     assert dist(slow, device) < dist(fast, device)
     assert dist(fast, cloud) <= dist(slow, cloud)
+
+
+def test_technique_controls_edit_the_scenario(window):
+    offload = window.controls.widgets["offload"]
+    offload.setCurrentIndex(offload.findData("optimizer"))
+    assert window.store.scenario.offload == "optimizer"
+    assert window.store.results.memory["optimizer"] == 0.0  # ZeRO-Offload: states live in host memory
+    dgc = window.controls.widgets["grad_compression"]
+    dgc.setValue(270.0)
+    assert window.store.scenario.grad_compression == 270.0
+    window.undo_action.trigger()
+    assert window.store.scenario.grad_compression == 1.0 and dgc.value() == 1.0
