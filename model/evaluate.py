@@ -75,6 +75,7 @@ def _infer_inputs(sc: Scenario) -> dict:
                 kv_policy=KV_POLICY_CODE[sc.kv_policy], kv_window=sc.kv_window, kv_sinks=sc.kv_sinks,
                 kv_heavy_ratio=sc.kv_heavy_ratio, razor_retrieval_fraction=sc.razor_retrieval_fraction,
                 kv_offload_fraction=sc.kv_offload_fraction, prefix_hit_fraction=sc.prefix_hit_fraction,
+                kv_offload_bw=kv_offload_bandwidth(sc),
                 kv_bytes=BYTES_PER_ELEMENT[sc.kv_dtype], act_bytes=2.0, peak=sc.hardware.peak(dtype),
                 eff_compute=eff.compute, eff_hbm=eff.hbm, eff_network=eff.network)
 
@@ -82,6 +83,15 @@ def _infer_inputs(sc: Scenario) -> dict:
 def link_bandwidths(hw) -> dict[str, float]:
     """Per-direction bandwidth of each link a device's bytes are counted on (bytes_by_link keys)."""
     return {"hbm": hw.hbm_bw, "scale-up": hw.scaleup_bw, "scale-out": hw.scaleout_bw, "host": hw.host_link_bw}
+
+
+def kv_offload_bandwidth(sc: Scenario) -> float:
+    """Bandwidth to the KV offload target: the host link, or the CXL pool's link (memory_tiers.toml)."""
+    if sc.kv_offload_tier == "cxl":
+        from .tiers import tier_map
+
+        return float(tier_map(sc.hardware)["cxl"].bandwidth)
+    return float(sc.hardware.host_link_bw)
 
 
 def _floats(d: Mapping) -> dict:
@@ -124,6 +134,9 @@ def evaluate(scenario: Scenario) -> Results:
         infer = {k: as_float(r[k]) for k in ("weights_bytes", "kv_bytes_per_token", "kv_bytes", "prefill_s",
                                                "time_per_output_token_s", "tokens_per_s", "request_s",
                                                "kv_host_bytes")}
+        # The offloaded share sits on its target tier: host DRAM, or the CXL pool.
+        infer["kv_cxl_bytes"] = infer["kv_host_bytes"] if sc.kv_offload_tier == "cxl" else 0.0
+        infer["kv_host_bytes"] -= infer["kv_cxl_bytes"]
         train = {}
     fits = mem_total <= capacity
     if not fits:

@@ -61,7 +61,7 @@ def _roofline(flops, nbytes, peak_eff, bw_eff):
 def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch, prompt_len, gen_len,
                    weight_bytes, kv_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
                    kv_policy=0, kv_window=4096, kv_sinks=4, kv_heavy_ratio=0.2, razor_retrieval_fraction=0.15,
-                   kv_offload_fraction=0.0, prefix_hit_fraction=0.0):
+                   kv_offload_fraction=0.0, prefix_hit_fraction=0.0, kv_offload_bw=None):
     tp = np.asarray(tp, dtype=float)
     b = np.asarray(batch, dtype=float)
     s = np.asarray(prompt_len, dtype=float)
@@ -87,7 +87,8 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     reserved = RESERVED_FRACTION * hw.hbm_bytes * np.ones_like(kv_gpu)
     memory = {"weights": weights_gpu * np.ones_like(kv_gpu), "kv_cache": kv_gpu, "reserved": reserved}
     memory_total = weights_gpu + kv_gpu + reserved
-    host_bw = hw.host_link_bw * eff_network
+    # The offload target's bandwidth: the host link (host DRAM) by default, or a CXL pool's link.
+    host_bw = (hw.host_link_bw if kv_offload_bw is None else kv_offload_bw) * eff_network
     offloading = bool(np.any(f_off > 0.0))
 
     W_tok = L * arch.matmul_params_active_per_layer() + h * arch.vocab  # weights multiplied per token

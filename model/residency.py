@@ -107,9 +107,11 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     capacity = {"hbm": np.minimum(hbm_free, needed * (1.0 - f_off))}
     for name in RESIDENCY_TIERS[1:]:
         capacity[name] = np.full(c.shape, full[name] if policy == "spill" else 0.0)
-    capacity["host"] = np.maximum(capacity["host"], np.minimum(needed * f_off, full["host"]))
+    target = sc.kv_offload_tier  # the forced offload share lives on its target tier (host DRAM or CXL)
+    capacity[target] = np.maximum(capacity[target], np.minimum(needed * f_off, full[target]))
     resident, below = {}, np.zeros(c.shape)
-    for name in RESIDENCY_TIERS:  # a loop over the four tiers, not over configurations
+    order = ("hbm", target) + tuple(n for n in RESIDENCY_TIERS if n not in ("hbm", target))
+    for name in order:  # a loop over the four tiers, not over configurations
         resident[name] = np.clip(needed - below, 0.0, capacity[name])
         below = below + capacity[name]
     placed = sum(resident.values())

@@ -26,6 +26,8 @@ RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 # stream through host memory for the CPU's optimizer step.
 OFFLOAD_MODES = ("none", "optimizer", "activations", "nvme")
 OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
+# Where offloaded KV cache lives: host DRAM over the host link (FlexGen), or a CXL memory pool (Pond).
+KV_OFFLOAD_TIERS = ("host", "cxl")
 GRAD_COMM_BYTES_MIN, GRAD_COMM_BYTES_MAX = 0.125, 4.0
 
 
@@ -88,6 +90,7 @@ class Scenario:
     grad_comm_bytes: float = 0.0
     # inference: share of the KV cache kept in host DRAM and fetched over the host link (FlexGen)
     kv_offload_fraction: float = 0.0
+    kv_offload_tier: str = "host"
     # inference: share of each prompt found in the prefix cache (vLLM automatic prefix caching)
     prefix_hit_fraction: float = 0.0
     efficiency: Efficiency = field(default_factory=Efficiency)
@@ -102,6 +105,7 @@ class Scenario:
         check_choice("kv_dtype", self.kv_dtype, KV_DTYPES)
         check_choice("kv_policy", self.kv_policy, KV_POLICIES)
         check_choice("offload", self.offload, OFFLOAD_MODES)
+        check_choice("kv_offload_tier", self.kv_offload_tier, KV_OFFLOAD_TIERS)
         for name, lo, hi in (("kv_heavy_ratio", 0.001, 1.0), ("razor_retrieval_fraction", 0.0, 1.0),
                              ("grad_compression", 1.0, 10000.0), ("kv_offload_fraction", 0.0, 1.0),
                              ("prefix_hit_fraction", 0.0, 1.0)):
@@ -182,3 +186,9 @@ class Scenario:
         if self.kv_offload_fraction > 0 and not self.hardware.host_link_bw > 0:
             raise ValidationError("kv_offload_fraction", self.kv_offload_fraction,
                                   f"0 ({self.hardware.name} has no host link to offload the KV cache over)")
+        if self.kv_offload_tier == "cxl":
+            from .tiers import tier_map  # tiers reads the presets; imported late to keep scenario light
+
+            if "cxl" not in tier_map(self.hardware):
+                raise ValidationError("kv_offload_tier", "cxl",
+                                      f"host ({self.hardware.name} has no CXL memory pool in memory_tiers.toml)")

@@ -330,6 +330,9 @@ def effect_between(before: Results, after: Results, technique: Technique) -> Eff
     d_memory = {"hbm": after.memory_total - before.memory_total, "host": _host_bytes(after) - _host_bytes(before)}
     if _nvme_bytes(before) > 0 or _nvme_bytes(after) > 0:
         d_memory["nvme"] = _nvme_bytes(after) - _nvme_bytes(before)
+    cxl_before, cxl_after = (float(r.infer.get("kv_cxl_bytes", 0.0)) for r in (before, after))
+    if cxl_before > 0 or cxl_after > 0:
+        d_memory["cxl"] = cxl_after - cxl_before
     return Effect(
         key=technique.key, spent=technique.spent, saved=technique.saved, applicable=True, reason="",
         before=before, after=after, d_flops=after.flops - before.flops,

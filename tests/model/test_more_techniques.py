@@ -274,7 +274,35 @@ def test_new_fields_default_off():
 
 def test_modelled_flags():
     cat = tq.load_techniques()
-    for key in ("quantised-communication", "offload-nvme", "kv-offload", "prefix-caching", "mla"):
+    for key in ("quantised-communication", "offload-nvme", "kv-offload", "prefix-caching", "mla", "cxl-memory-pool"):
         assert cat[key].modelled and not cat[key].reason, key
-    for key in ("cxl-memory-pool", "split-computing"):
-        assert not cat[key].modelled and cat[key].reason, key
+    assert not cat["split-computing"].modelled and cat["split-computing"].reason
+
+
+def test_cxl_pool_holds_the_offloaded_kv_and_is_read_over_its_own_link():
+    from trinity_desktop.model import ValidationError, evaluate
+    from trinity_desktop.model.presets import hardware_presets, model_presets
+    from trinity_desktop.model.residency import residency_at
+    from trinity_desktop.model.tiers import tier_map
+
+    base = default_scenario().replace(kind="decode", model=model_presets()["llama-3.1-70b"], gpus=8, batch=8,
+                                      prompt_len=32768, gen_len=1024)
+    cxl = tq.apply(tq.load_techniques()["cxl-memory-pool"], base)
+    assert (cxl.kv_offload_fraction, cxl.kv_offload_tier) == (0.5, "cxl")
+    b, a = evaluate(base), evaluate(cxl)
+    assert a.memory["kv_cache"] == pytest.approx(b.memory["kv_cache"] / 2, rel=1e-12)
+    assert a.infer["kv_cxl_bytes"] == pytest.approx(b.memory["kv_cache"] / 2, rel=1e-12)
+    assert a.infer["kv_host_bytes"] == 0.0
+    host = evaluate(base.replace(kv_offload_fraction=0.5))
+    # the same bytes over the CXL pool's link instead of the host link: the fetch time scales with bandwidth
+    t_cxl, t_host = a.time["KV fetch (host link)"], host.time["KV fetch (host link)"]
+    hw = base.hardware
+    assert t_cxl / t_host == pytest.approx(hw.host_link_bw / tier_map(hw)["cxl"].bandwidth, rel=1e-9)
+    res = residency_at(cxl)
+    assert res["resident"]["cxl"] == pytest.approx(a.infer["kv_cxl_bytes"], rel=1e-6)
+    assert res["resident"]["host"] == 0.0
+    effect = tq.technique_effect(base, "cxl-memory-pool")
+    assert effect.d_memory["hbm"] < 0 and effect.d_memory["cxl"] > 0
+    with pytest.raises(ValidationError) as err:  # A100 hosts have no CXL pool in memory_tiers.toml
+        base.replace(hardware=hardware_presets()["a100-80gb-sxm"], kv_offload_tier="cxl")
+    assert err.value.field == "kv_offload_tier"

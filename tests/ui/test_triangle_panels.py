@@ -191,7 +191,8 @@ def test_hover_shows_deltas_with_units_and_the_citation(explorer):
     assert "Rajbhandari" in text and "2020" in text and "ZeRO" in text
     assert "GB" in text and "%" in text and "scale-out +" in text
     assert "nan" not in text.lower()
-    grey = explorer.hover_text_for("cxl-memory-pool")
+    explorer.set_direction("compute", "bandwidth")
+    grey = explorer.hover_text_for("split-computing")
     assert "Not modelled yet" in grey
 
 
