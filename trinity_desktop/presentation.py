@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.transitions import DURATION_MS, interpolate
+from trinity_desktop.transitions import DURATION_MS, CurveTween, interpolate
 
 PRESENTATION_FONT_PT = 18     # widget text in presentation mode
 PLOT_ZOOM = 1.5               # plots drawn at up to 1.5x: fonts, markers and pens grow together
@@ -77,7 +77,9 @@ class Presenter(QtCore.QObject):
                 self._shortcuts.append(shortcut)
         self._animation = QtCore.QVariantAnimation(self, startValue=0.0, endValue=1.0, duration=DURATION_MS)
         self._animation.valueChanged.connect(self._frame)
+        self._animation.finished.connect(lambda: self._frame(1.0))
         self._glide = None
+        self._curves: CurveTween | None = None
 
     def _make_banner(self) -> QtWidgets.QToolBar:
         bar = QtWidgets.QToolBar("Slide", self.window)
@@ -178,12 +180,16 @@ class Presenter(QtCore.QObject):
         win.show_slide_layout(slide)
         QtCore.QTimer.singleShot(0, self._rezoom)
         before = win.store.results
+        self._animation.stop()
+        curves = CurveTween(win) if animate else None
         win.store.set_scenario(slide.scenario, f"Slide {index + 1}")
         target = win.store.results
-        self._animation.stop()
         if animate and target.scenario != before.scenario:
             self._glide = (before, target)
             self._frame(0.0)  # show the old values before the first repaint, then glide to the new ones
+            curves.capture_after()
+            self._curves = curves
+            curves.apply(0.0)
             self._animation.start()
         if slide.focus != ("", ""):
             win.store.set_focus(*slide.focus)
@@ -195,7 +201,11 @@ class Presenter(QtCore.QObject):
         before, target = self._glide
         frame = interpolate(before, target, float(t))
         for panel in self.window.result_panels():
-            panel.update_results(frame)
+            if panel.isVisible():  # only what the audience sees is redrawn frame by frame
+                panel.update_results(frame)
+        if self._curves is not None:
+            self._curves.apply(float(t))
         if float(t) >= 1.0:
             self._glide = None
+            self._curves = None
 

@@ -126,3 +126,28 @@ def test_theme_switch_recolours_plots(window):
     assert QtWidgets.QApplication.instance().palette().color(QtGui.QPalette.ColorRole.Window).name() == "#2b2b2b"
     window.set_theme("light")
     assert view.backgroundBrush().color().name().lower() == "#ffffff"
+
+
+def test_curves_glide_between_slides(window, qtbot):
+    """A curve computed from the scenario (the roofline's decode trace) moves point by point over ~300 ms."""
+    from trinity_desktop.transitions import CurveTween
+
+    window.store.edit(kind="decode", gpus=8, batch=8)
+    window.arrange(["roofline"])
+    window.talk.add_slide()
+    window.store.edit(hardware=window.hardware["h200-sxm"])
+    window.talk.add_slide()
+    window.store.undo_stack.undo()
+    tween = CurveTween(window)
+    window.store.edit(hardware=window.hardware["h200-sxm"])
+    assert tween.capture_after() > 0  # some roofline curves changed shape-preserving
+    item, (x0, y0), (x1, y1) = tween.pairs[0]
+    tween.apply(0.5)
+    xs, ys = item.getOriginalDataset()
+    assert ys == pytest.approx((y0 + y1) / 2)
+    tween.apply(1.0)
+    assert item.getOriginalDataset()[1] == pytest.approx(y1)
+    window.talk.present(0)
+    QTest.keyClick(window, QtCore.Qt.Key.Key_PageDown)
+    assert window.talk.presenter._curves is not None  # gliding
+    qtbot.waitUntil(lambda: window.talk.presenter._curves is None, timeout=5000)
