@@ -21,7 +21,7 @@ from trinity_desktop.shortcuts import ShortcutsOverlay
 from trinity_desktop.store import ScenarioStore
 from trinity_desktop.talk import TalkController
 from trinity_desktop.ui.controls import ScenarioControls
-from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, restyle_plots
+from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, current_theme, restyle_plots
 from trinity_desktop.ui.units import fmt_percent, fmt_seconds
 from trinity_desktop.workspace import Workspace
 
@@ -87,10 +87,12 @@ class MainWindow(QtWidgets.QMainWindow):
         store.focusChanged.connect(self._on_focus)
         for panel in self.panels.values():
             self._wire(panel)
-        store.changed.connect(lambda _r: restyle_plots(self))  # labels redrawn in default colours follow the theme
+        store.changed.connect(self._restyle_for_theme)
         self._on_results(store.results)
-        for panel in self.result_panels():
-            panel.update_results(store.results)
+        for name, dock in self.docks.items():  # a panel hidden behind a tab catches up when it is shown
+            dock.visibilityChanged.connect(lambda shown, n=name: shown and self._catch_up(n))
+        # Panels draw the first results when they are first shown (visibilityChanged), not all at start-up.
+        self._stale = {n for n, p in self.panels.items() if p in self.result_panels()}
         self._shown_once = False
         self._restored = self.restore_layout()
         self.set_theme(str(settings.value("view/theme", "system")) if settings is not None else "system")
@@ -176,7 +178,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def _wire(self, panel: QtWidgets.QWidget) -> None:
         """Connect a panel to the store by the methods and signals it offers (panels never see the store)."""
         if panel in self.result_panels():
-            self.store.changed.connect(panel.update_results)
+            name = next(n for n, p in self.panels.items() if p is panel)
+            self.store.changed.connect(lambda results, n=name: self._deliver(n, results))
         if hasattr(panel, "set_hardware_choices"):
             panel.set_hardware_choices(self.hardware)
         if hasattr(panel, "set_focus") and panel is not self.heatmap:
@@ -251,6 +254,29 @@ class MainWindow(QtWidgets.QMainWindow):
             self.resizeDocks(docks[:2], [width, width], horizontal)
         if len(docks) == 4:
             self.resizeDocks([docks[0], docks[2]], [self.height() // 2] * 2, vertical)
+
+    def _deliver(self, name: str, results: Results) -> None:
+        """Redraw a panel the user can see now; remember that a hidden one is out of date."""
+        dock = self.docks[name]
+        if dock.isVisible() and not dock.visibleRegion().isEmpty():  # not hidden, not behind another tab
+            self.panels[name].update_results(results)
+            self._stale.discard(name)
+        else:
+            self._stale.add(name)
+
+    def _catch_up(self, name: str) -> None:
+        if name in self._stale:
+            self._stale.discard(name)
+            self.panels[name].update_results(self.store.results)
+
+    def refresh_all(self) -> None:
+        """Bring every panel, hidden or not, up to date (exports and tests that read hidden panels)."""
+        for name in list(self._stale):
+            self._catch_up(name)
+
+    def _restyle_for_theme(self, _results=None) -> None:
+        if current_theme() != "light":  # the light theme's colours are the panels' own defaults
+            restyle_plots(self)
 
     def set_theme(self, name: str) -> str:
         used = apply_theme(name, self)

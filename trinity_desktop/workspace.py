@@ -182,6 +182,7 @@ class Workspace(QtCore.QObject):
 
     def _target(self, name: str | None) -> QtWidgets.QWidget:
         name = name or self.current_panel_name()
+        self.window.refresh_all()
         return self.window if name == "window" else self.window.panels[name]
 
     def export_png(self, name: str | None, path: str | Path, scale: int = 2) -> QtCore.QSize:

@@ -164,3 +164,14 @@ def test_technique_controls_edit_the_scenario(window):
     assert window.store.scenario.grad_compression == 270.0
     window.undo_action.trigger()
     assert window.store.scenario.grad_compression == 1.0 and dgc.value() == 1.0
+
+
+def test_panels_behind_a_tab_catch_up_when_shown(window):
+    window.store.edit(zero=3)
+    assert "flow" in window._stale  # behind the "Memory and time" tab: not redrawn yet
+    window.docks["flow"].raise_()
+    QtWidgets.QApplication.processEvents()
+    assert "flow" not in window._stale
+    stages = window.panels["flow"].stage_count()
+    from trinity_desktop.model.stages import stages as model_stages
+    assert stages == len(model_stages(window.store.scenario, window.store.results))
