@@ -147,20 +147,23 @@ class MainWindow(QtWidgets.QMainWindow):
         self._default_state = self.saveState(LAYOUT_VERSION)
 
     def hide_stale_tab_bars(self) -> None:
-        """Work around Qt leaving a second, stale tab bar painted for a tabbed dock group after the layout is
-        built by splitDockWidget/tabifyDockWidget (seen with Qt 6.11, offscreen and X11): the live bar sits
-        right under its current dock; any other bar showing the same tabs is hidden."""
+        """Work around Qt leaving stale tab bars painted for a tabbed dock group after the layout is built by
+        splitDockWidget/tabifyDockWidget (seen with Qt 6.11, offscreen and X11): a live bar sits right under
+        its current dock; a bar that is not live, and whose tabs a live bar also shows, is hidden."""
         bars = [b for b in self.findChildren(QtWidgets.QTabBar) if b.parent() is self and b.isVisible()]
         by_title = {d.windowTitle(): d for d in self.docks.values()}
-        for bar in bars:
+
+        def tabs(bar):
+            return {bar.tabText(i) for i in range(bar.count())}
+
+        def live(bar):
             dock = by_title.get(bar.tabText(bar.currentIndex()))
-            if dock is None or not dock.isVisible():
-                continue
-            live = abs(bar.geometry().top() - dock.geometry().bottom()) <= 8 and \
-                abs(bar.geometry().left() - dock.geometry().left()) <= 8
-            twins = [b for b in bars if b is not bar and
-                     [b.tabText(i) for i in range(b.count())] == [bar.tabText(i) for i in range(bar.count())]]
-            if not live and twins:
+            return (dock is not None and dock.isVisible() and abs(bar.geometry().top() - dock.geometry().bottom()) <= 8
+                    and abs(bar.geometry().left() - dock.geometry().left()) <= 8)
+
+        live_bars = [b for b in bars if live(b)]
+        for bar in bars:
+            if bar not in live_bars and any(tabs(bar) <= tabs(other) for other in live_bars):
                 bar.hide()
 
     def _place_leader(self, position: str, dock, leaders: dict) -> None:

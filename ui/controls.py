@@ -163,6 +163,9 @@ class ScenarioControls(QtWidgets.QWidget):
 
     def _combo(self, field: str, label: str, tip: str) -> QtWidgets.QComboBox:
         combo = QtWidgets.QComboBox()
+        # long entries (preset names, technique modes) must not widen the column: the list shows them in full
+        combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(10)
         combo.setToolTip(tip)
         combo.setAccessibleName(label)
         combo.currentIndexChanged.connect(lambda _i, f=field, c=combo: self._emit({f: c.currentData()}))

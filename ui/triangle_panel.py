@@ -129,7 +129,7 @@ class TrianglePanel(QtWidgets.QWidget):
         self.split_marker.setZValue(39)
         self.split_marker.setVisible(False)
         self.plot.addItem(self.split_marker)
-        self.split_label = pw.label_item("edge-cloud split", color="#222222", anchor=(0.5, -0.4))
+        self.split_label = pw.label_item("edge-cloud split", color="#222222", anchor=(1.0, 0.5))
         self.split_label.setVisible(False)
         self.plot.addItem(self.split_label)
         self.arrow_lines: list[pg.PlotCurveItem] = []
@@ -564,8 +564,8 @@ class TrianglePanel(QtWidgets.QWidget):
         p = min(max(float(position), 0.0), 1.0)
         x, y = triangle_point(p, 1.0 - p, 0.0)
         self.split_marker.setData([x], [y])
-        self.split_label.setPos(x, y)
-        self.split_label.setText(f"edge-cloud split: {100 * p:.0f}% of the layers on the device")
+        self.split_label.setPos(x - 0.03, y)  # left of the compute-bandwidth edge, outside the triangle
+        self.split_label.setText(f"split: {100 * p:.0f}% on device")
         self.split_marker.setVisible(True)
         self.split_label.setVisible(True)
 
