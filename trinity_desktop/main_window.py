@@ -289,6 +289,18 @@ class MainWindow(QtWidgets.QMainWindow):
             self.settings.setValue("view/theme", name)
         return used
 
+    def pressure_help_text(self) -> str:
+        """The pressure model's own documentation (model/pressure.py), so the app and the code say the same."""
+        from trinity_desktop.model import pressure
+
+        return pressure.__doc__.strip()
+
+    def show_pressure_help(self) -> None:
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Information, "How pressures are computed",
+                                    self.pressure_help_text(), QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
     def show_shortcuts(self) -> None:
         if self.shortcuts_overlay is None:
             self.shortcuts_overlay = ShortcutsOverlay(self)
@@ -376,6 +388,7 @@ class MainWindow(QtWidgets.QMainWindow):
         help_menu = bar.addMenu("&Help")
         keys = help_menu.addAction("&Keyboard shortcuts", self.show_shortcuts)
         keys.setShortcuts([QtGui.QKeySequence("F1"), QtGui.QKeySequence("?")])
+        help_menu.addAction("How &pressures are computed", self.show_pressure_help)
 
     # --- files ----------------------------------------------------------------------------------
     def _ask_hardware_file(self) -> None:

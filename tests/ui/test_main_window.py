@@ -175,3 +175,13 @@ def test_panels_behind_a_tab_catch_up_when_shown(window):
     stages = window.panels["flow"].stage_count()
     from trinity_desktop.model.stages import stages as model_stages
     assert stages == len(model_stages(window.store.scenario, window.store.results))
+
+
+def test_help_explains_the_pressures_with_the_models_own_words(window):
+    from trinity_desktop.model import pressure
+
+    text = window.pressure_help_text()
+    assert text == pressure.__doc__.strip()
+    assert "busiest" in text and "90%" in text
+    actions = {a.text().replace("&", "") for a in window.menuBar().actions()[-1].menu().actions()}
+    assert "How pressures are computed" in actions
