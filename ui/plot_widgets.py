@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.ui import theme
 
@@ -313,3 +313,28 @@ def clicked_view_point(plot: pg.PlotItem, event, left_only: bool = True) -> QtCo
     if not vb.sceneBoundingRect().contains(event.scenePos()):
         return None
     return vb.mapSceneToView(event.scenePos())
+
+
+def hover_html(lines: Sequence[tuple[str, bool]], width: int = 60) -> str:
+    """A hover read-out from (text, bold) lines, each wrapped at `width` characters, at 11 pt."""
+    import textwrap
+
+    parts = []
+    for text, strong in lines:
+        wrapped = "<br>".join(html_escape(line) for line in textwrap.wrap(text, width))
+        parts.append(f"<b>{wrapped}</b>" if strong else wrapped)
+    return "<div style='font-size:11pt'>" + "<br>".join(parts) + "</div>"
+
+
+def labelled_combo(name: str, tip: str, items, min_chars: int = 12) -> QtWidgets.QComboBox:
+    """A combo box with an accessible name, a tooltip, legible font and (text, data) items; long entries
+    do not widen the panel (the drop-down shows them in full)."""
+    combo = QtWidgets.QComboBox()
+    combo.setAccessibleName(name)
+    combo.setToolTip(tip)
+    combo.setFont(font())
+    combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    combo.setMinimumContentsLength(min_chars)
+    for text, data in items:
+        combo.addItem(text, data)
+    return combo

@@ -150,15 +150,7 @@ class QuantisationPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ widgets
     def _combo(self, name: str, tip: str, items) -> QtWidgets.QComboBox:
-        combo = QtWidgets.QComboBox()
-        combo.setAccessibleName(name)
-        combo.setToolTip(tip)
-        combo.setFont(pw.font())
-        combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        combo.setMinimumContentsLength(14)
-        for text, data in items:
-            combo.addItem(text, data)
-        return combo
+        return pw.labelled_combo(name, tip, items, 14)
 
     def _bar_label(self, plot: pg.PlotItem) -> pg.TextItem:
         item = pw.label_item("", anchor=(0.5, 1))

@@ -193,15 +193,7 @@ class SplitPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ widgets
     def _combo(self, name: str, tip: str, items) -> QtWidgets.QComboBox:
-        combo = QtWidgets.QComboBox()
-        combo.setAccessibleName(name)
-        combo.setToolTip(tip)
-        combo.setFont(pw.font())
-        combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        combo.setMinimumContentsLength(12)
-        for text, data in items:
-            combo.addItem(text, data)
-        return combo
+        return pw.labelled_combo(name, tip, items, 12)
 
     def _slider(self, name: str, tip: str, maximum: int) -> QtWidgets.QSlider:
         slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)

@@ -290,11 +290,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         key = self._nearest(x, y)
         if not key:
             return ""
-        parts = []
-        for text, strong in self._hover_lines(key):
-            t = "<br>".join(pw.html_escape(line) for line in textwrap.wrap(text, 62))
-            parts.append(f"<b>{t}</b>" if strong else t)
-        return "<div style='font-size:11pt'>" + "<br>".join(parts) + "</div>"
+        return pw.hover_html(self._hover_lines(key), 62)
 
     def _hover_moved(self, x: float, y: float) -> None:
         key = self._nearest(x, y)

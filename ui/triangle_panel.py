@@ -495,12 +495,7 @@ class TrianglePanel(QtWidgets.QWidget):
         key = self._nearest(x, y)
         if not key:
             return ""
-        lines = self._hover_lines(key)
-        parts = []
-        for text, strong in lines:
-            t = "<br>".join(pw.html_escape(line) for line in textwrap.wrap(text, 60))
-            parts.append(f"<b>{t}</b>" if strong else t)
-        return "<div style='font-size:11pt'>" + "<br>".join(parts) + "</div>"
+        return pw.hover_html(self._hover_lines(key), 60)
 
     def _hover_moved(self, x: float, y: float) -> None:
         key = self._nearest(x, y)
