@@ -2,9 +2,8 @@
 
 `stages(scenario, results=None) -> tuple[Stage, ...]` lays out the pieces the core times (model/training.py,
 model/inference.py) on lanes, with start and end times, FLOPs and bytes per link per GPU, the live memory per
-tier and the binding resource. The stage times are the core's own quantities, re-derived by calling the
-core's functions (comms.py, memory.py, flops.py) with the same arguments as `training_step`; the last stage
-ends at `evaluate(scenario).time_total` for training and at `infer["request_s"]` for an inference request.
+tier and the binding resource. The stage times are the core's own quantities (`training_step` returns them
+as "pieces"; inference uses `evaluate_grid` and model/residency.py); the last stage ends at `evaluate(scenario).time_total` for training and at `infer["request_s"]` for an inference request.
 
 Training step (per GPU; lanes "stage 0" ... "stage p-1", "DP network", "host link"; the DP network and
 host-link lanes show one GPU of stage 0, the stage the core's critical path ends on):
@@ -63,26 +62,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .comms import (
-    allreduce_bus_factor,
-    allreduce_time,
-    gather_bus_factor,
-    gather_time,
-    gradient_sync,
-    is_intra_node,
-    link_for_group,
-    p2p_time,
-)
-from .dtypes import ACTIVATION_BYTES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISION_BYTES
 from .errors import ValidationError
 from .evaluate import Results, evaluate, evaluate_grid
-from .flops import attention_core_flops_per_token, training_flops
-from .memory import activation_bytes_per_layer, in_flight_micro_batches, layers_per_stage
+from .memory import in_flight_micro_batches
 from .numeric import safe_div
 from .residency import PLACEMENT_POLICIES, RESIDENCY_TIERS, residency_curve, serving_scenario
-from .scenario import OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
+from .scenario import Scenario
 from .tiers import tier_map
-from .training import HOST_OPTIMIZER_BW, stage_params
 
 KINDS = ("compute", "communication", "memory-transfer", "idle", "io")
 BINDINGS = ("compute", "bandwidth", "memory")
@@ -216,112 +202,18 @@ def bubble_fraction(items, lane: str = "stage 0") -> float:
 
 
 def training_pieces(sc: Scenario) -> dict:
-    """The per-micro-batch and per-step pieces of `training.training_step` for one scenario, as floats.
-
-    Uses `training_step`'s own "pieces" entry when the core returns one; otherwise re-derives each piece by
-    calling the same core functions with the same arguments as `training_step` does (the tests check that
-    the pieces add up to the core's step time)."""
-    raw = evaluate_grid(sc)
-    core = raw.get("pieces")
-    if isinstance(core, Mapping) and set(PIECE_KEYS) <= set(core):
-        out = {k: (str(np.asarray(v)) if np.asarray(v).dtype.kind == "U" else _f(v)) for k, v in core.items()}
-        for k in ("zero", "recompute"):
-            out[k] = int(out[k])
-        for k in ("offload_optimizer", "offload_activations"):
-            out[k] = bool(out[k])
-        return out
-    arch, hw, eff = sc.model, sc.hardware, sc.efficiency
-    w_b, g_b, master = TRAIN_PRECISION_BYTES[sc.precision]
-    k_bytes = master + OPTIMIZER_STATE_BYTES[sc.optimizer]
-    act_b = ACTIVATION_BYTES[sc.precision]
-    rc, zero, off = RECOMPUTE_CODE[sc.recompute], sc.zero, OFFLOAD_CODE[sc.offload]
-    tp, pp, cp, ep, dp = sc.tp, sc.pp, sc.cp, sc.ep, float(raw["dp"])
-    m = float(raw["micro_batches"])
-    L, h, a = arch.layers, arch.hidden, arch.heads
-    s_local = sc.seq_len / cp
-    lps = _f(layers_per_stage(L, pp))
-    gpn, eta = sc.gpus_per_node, eff.network
-
-    n_moe = arch.moe_layers
-    moe_ffn = (arch.moe_ffn_hidden or arch.ffn_hidden) * (arch.experts_per_token + arch.shared_experts)
-    ffn_avg = ((L - n_moe) * arch.ffn_hidden + n_moe * moe_ffn) / L
-    kv_width = a * arch.qk_dim if arch.attention == "mla" else arch.kv_heads * arch.head_dim
-    per_layer_act = _f(activation_bytes_per_layer(
-        s_local, sc.micro_batch, h, a, tp, sc.sequence_parallel, rc, sc.flash_attention, q_width=a * arch.qk_dim,
-        kv_width=kv_width, ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_b))
-
-    tokens = float(sc.global_batch) * sc.seq_len
-    W = arch.matmul_params_active_per_layer()
-    attn_layer = attention_core_flops_per_token(sc.seq_len, a, arch.qk_dim, arch.v_dim)
-    layers_fwd = L * (2.0 * W + attn_layer)
-    model_flops, hw_flops = (_f(x) for x in training_flops(tokens, layers_fwd + 2.0 * h * arch.vocab,
-                                                           L * attn_layer, layers_fwd, rc, sc.flash_attention))
-    per_gpu_mb = hw_flops / (m * dp) / (tp * pp * cp)
-    peak = sc.hardware.peak(sc.precision)
-    t_c = per_gpu_mb / (peak * eff.compute)
-    bwd_share = (model_flops * 2.0 / 3.0 + (hw_flops - model_flops)) / hw_flops
-    recompute_share = (hw_flops - model_flops) / hw_flops
-
-    bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpn, hw, eta)
-    n_ar = 4.0 + 2.0 * (rc == 2)
-    tp_msg = sc.micro_batch * s_local * h * act_b
-    t_tp = lps * n_ar * _f(allreduce_time(tp, tp_msg, bw_tp, al_tp))
-    b_tp = lps * n_ar * _f(allreduce_bus_factor(tp)) * tp_msg
-    bw_cp, al_cp, in_cp = link_for_group(cp, tp, gpn, hw, eta)
-    cp_msg = 2.0 * sc.micro_batch * sc.seq_len * arch.kv_width * act_b / tp
-    t_cp = lps * 2.0 * _f(gather_time(cp, cp_msg, bw_cp, al_cp))
-    b_cp = lps * 2.0 * _f(gather_bus_factor(cp)) * cp_msg
-    bw_ep, al_ep, in_ep = link_for_group(ep, tp * cp, gpn, hw, eta)
-    moe_lps = lps * n_moe / L
-    ep_msg = sc.micro_batch * s_local * h * act_b * arch.experts_per_token
-    t_ep = moe_lps * 4.0 * _f(gather_time(ep, ep_msg, bw_ep, al_ep))
-    b_ep = moe_lps * 4.0 * _f(gather_bus_factor(ep)) * ep_msg
-    in_pp = bool(is_intra_node(2, tp * cp * dp, gpn)) and hw.scaleup_bw > 0
-    bw_pp = (hw.scaleup_bw if in_pp else hw.scaleout_bw) * eta
-    al_pp = hw.scaleup_latency_s if in_pp else hw.scaleout_latency_s
-    pp_msg = sc.micro_batch * s_local * h * act_b / (tp if sc.sequence_parallel else 1.0)
-    t_pp = 2.0 * _f(p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1))
-    b_pp = 2.0 * pp_msg if pp > 1 else 0.0
-
-    psi_d, psi_e = (_f(x) for x in stage_params(arch, tp, pp, ep))
-    bw_dp, al_dp, in_dp = link_for_group(dp, tp * cp, gpn, hw, eta)
-    bw_edp, al_edp, in_edp = link_for_group(dp / ep, tp * cp * ep, gpn, hw, eta)
-    ina = bool(sc.in_network_aggregation) and not bool(in_dp)
-    t_gd, b_gd = (_f(x) for x in gradient_sync(dp, psi_d * g_b, bw_dp, al_dp, zero == 0, sc.grad_compression, ina))
-    t_ge, b_ge = (_f(x) for x in gradient_sync(dp / ep, psi_e * g_b, bw_edp, al_edp, zero == 0,
-                                               sc.grad_compression, ina and not bool(in_edp)))
-    t_gather = _f(gather_time(dp, psi_d * w_b, bw_dp, al_dp) + gather_time(dp / ep, psi_e * w_b, bw_edp, al_edp))
-    gather_d = _f(gather_bus_factor(dp)) * psi_d * w_b
-    gather_e = _f(gather_bus_factor(dp / ep)) * psi_e * w_b
-    t_compress = 3.0 * (psi_d + psi_e) * g_b / (hw.hbm_bw * eff.hbm) if sc.grad_compression > 1.0 else 0.0
-
-    host_bw = hw.host_link_bw * eta
-    shard = 1.0 / dp if zero >= 1 else 1.0
-    shard_e = ep / dp if zero >= 1 else 1.0
-    local = psi_d * shard + psi_e * shard_e
-    grads_down = local * g_b if off == 1 else 0.0
-    params_up = local * w_b if off == 1 else 0.0
-    act_swap = 2.0 * per_layer_act * lps if off == 2 else 0.0
-    t_down, t_up, t_swap = (_f(safe_div(x, host_bw)) for x in (grads_down, params_up, act_swap))
-    opt_bytes = local * (2.0 * k_bytes + g_b + w_b)
-    t_opt = opt_bytes / HOST_OPTIMIZER_BW if off == 1 else opt_bytes / (hw.hbm_bw * eff.hbm)
-    link = {True: "scale-up", False: "scale-out"}
-    return {
-        "m": m, "pp": float(pp), "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_c * bwd_share,
-        "t_recompute": t_c * recompute_share, "flops_mb": per_gpu_mb, "bwd_share": bwd_share,
-        "recompute_share": recompute_share, "n_ar": n_ar,
-        "t_tp": t_tp, "t_cp": t_cp, "t_ep": t_ep, "t_pp": t_pp,
-        "b_tp": b_tp, "b_cp": b_cp, "b_ep": b_ep, "b_pp": b_pp,
-        "link_tp": link[bool(in_tp)], "link_cp": link[bool(in_cp)], "link_ep": link[bool(in_ep)],
-        "link_pp": link[in_pp], "link_dp": link[bool(in_dp)], "link_edp": link[bool(in_edp)],
-        "t_grad": t_gd + t_ge, "b_grad_d": b_gd, "b_grad_e": b_ge, "t_gather": t_gather,
-        "gather_d": gather_d, "gather_e": gather_e, "t_compress": t_compress, "compress_bytes": 3.0 * (psi_d + psi_e) * g_b,
-        "grads_down": grads_down, "params_up": params_up, "act_swap": act_swap,
-        "t_down": t_down, "t_up": t_up, "t_swap": t_swap, "host_bw": host_bw,
-        "opt_bytes": opt_bytes, "t_opt": t_opt, "offload_optimizer": off == 1, "offload_activations": off == 2,
-        "per_layer_act": per_layer_act, "act_mb": per_layer_act * lps, "zero": zero, "recompute": rc,
-        "tp": tp, "cp": cp, "ep": ep,
-    }
+    """The per-micro-batch and per-step pieces of `training.training_step` for one scenario, as floats: the
+    core's own numbers, so the timeline always adds up to the core's step time."""
+    core = evaluate_grid(sc)["pieces"]
+    out = {k: (str(np.asarray(v)) if np.asarray(v).dtype.kind == "U" else _f(v)) for k, v in core.items()}
+    for k in ("zero", "recompute"):
+        out[k] = int(out[k])
+    for k in ("offload_optimizer", "offload_activations"):
+        out[k] = bool(out[k])
+    missing = set(PIECE_KEYS) - set(out)
+    if missing:  # a core change that drops a piece the timeline draws
+        raise KeyError(f"training_step no longer returns the pieces {sorted(missing)}")
+    return out
 
 
 PIECE_KEYS = ("m", "pp", "dp", "lps", "t_c", "t_bwd", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
