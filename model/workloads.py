@@ -42,8 +42,18 @@ def workload_scenario(entry: dict, hardware: Hardware, base: Scenario | None = N
     return Scenario(hardware=hardware, model=model, **values)
 
 
+_last: tuple | None = None  # ((hardware, efficiency), rows) of the latest call: the heatmap and triangle share it
+
+
 def evaluate_library(hardware: Hardware, base: Scenario | None = None) -> list[WorkloadRow]:
-    """Every library workload on `hardware`; a workload the hardware cannot run carries the reason."""
+    """Every library workload on `hardware`; a workload the hardware cannot run carries the reason.
+
+    The rows depend only on the hardware and the base scenario's efficiency; the latest result is kept, so
+    several panels showing the library evaluate it once per change of either."""
+    global _last
+    memo = (hardware, base.efficiency if base is not None else None)
+    if _last is not None and _last[0] == memo:
+        return list(_last[1])
     rows = []
     for key, entry in workload_library().items():
         try:
@@ -51,4 +61,5 @@ def evaluate_library(hardware: Hardware, base: Scenario | None = None) -> list[W
             rows.append(WorkloadRow(key, entry["name"], entry.get("description", ""), sc, evaluate(sc)))
         except ValidationError as exc:
             rows.append(WorkloadRow(key, entry["name"], entry.get("description", ""), None, None, str(exc)))
+    _last = (memo, tuple(rows))
     return rows

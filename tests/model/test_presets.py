@@ -281,3 +281,25 @@ def test_not_utf8(tmp_path):
 def test_bad_array_of_tables(tmp_path):
     exc = _error(load_model_file, tmp_path, 'model = "llama"\n')
     assert exc.key == "model"
+
+
+def test_library_is_evaluated_once_per_hardware_and_efficiency(monkeypatch):
+    """The heatmap and the triangle both show the library: the second call reuses the first's rows."""
+    from trinity_desktop.model import Efficiency, workloads
+
+    calls = []
+    real = workloads.evaluate
+    monkeypatch.setattr(workloads, "evaluate", lambda sc: calls.append(sc) or real(sc))
+    monkeypatch.setattr(workloads, "_last", None)
+    hw = presets.hardware_presets()["h100-sxm"]
+    first = workloads.evaluate_library(hw)
+    n = len(calls)
+    assert n > 0
+    again = workloads.evaluate_library(hw)
+    assert len(calls) == n and [r.key for r in again] == [r.key for r in first]
+    workloads.evaluate_library(presets.hardware_presets()["h200-sxm"])
+    assert len(calls) > n  # other hardware: evaluated anew
+    base = first[0].scenario.replace(efficiency=Efficiency(compute=0.4))
+    m = len(calls)
+    rows = workloads.evaluate_library(hw, base)
+    assert len(calls) > m and rows[0].scenario.efficiency.compute == 0.4
