@@ -22,21 +22,13 @@ def decode_results():
 
 
 @pytest.fixture
-def split_panel(qtbot):
-    panel = SplitPanel()
-    qtbot.addWidget(panel)
-    panel.resize(1000, 650)
-    panel.show()
-    return panel
+def split_panel(shown_panel):
+    return shown_panel(SplitPanel)
 
 
 @pytest.fixture
-def quant_panel(qtbot):
-    panel = QuantisationPanel()
-    qtbot.addWidget(panel)
-    panel.resize(1000, 650)
-    panel.show()
-    return panel
+def quant_panel(shown_panel):
+    return shown_panel(QuantisationPanel)
 
 
 def test_split_panel_draws_the_model(split_panel, decode_results):

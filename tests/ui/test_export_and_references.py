@@ -33,13 +33,8 @@ def results():
 
 
 @pytest.fixture
-def breakdown(qtbot, results):
-    panel = BreakdownPanel()
-    qtbot.addWidget(panel)
-    panel.resize(640, 400)
-    panel.show()
-    panel.update_results(results)
-    return panel
+def breakdown(shown_panel, results):
+    return shown_panel(BreakdownPanel, results, (640, 400))
 
 
 @pytest.fixture
@@ -184,12 +179,8 @@ def test_every_shipped_deck_slide_renders(breakdown, png_info, tmp_path):
 # --- references dock ------------------------------------------------------------------------------------
 
 @pytest.fixture
-def refs(qtbot):
-    panel = ReferencesPanel()
-    qtbot.addWidget(panel)
-    panel.resize(1000, 650)
-    panel.show()
-    return panel
+def refs(shown_panel):
+    return shown_panel(ReferencesPanel)
 
 
 def test_references_table_lists_every_reference(refs):

@@ -31,23 +31,13 @@ def infer_results():
 
 
 @pytest.fixture
-def flow(qtbot, train_results):
-    panel = FlowPanel()
-    qtbot.addWidget(panel)
-    panel.resize(1000, 650)
-    panel.show()
-    panel.update_results(train_results)
-    return panel
+def flow(shown_panel, train_results):
+    return shown_panel(FlowPanel, train_results)
 
 
 @pytest.fixture
-def outcomes(qtbot, train_results):
-    panel = OutcomesPanel()
-    qtbot.addWidget(panel)
-    panel.resize(1000, 650)
-    panel.show()
-    panel.update_results(train_results)
-    return panel
+def outcomes(shown_panel, train_results):
+    return shown_panel(OutcomesPanel, train_results)
 
 
 class LinkedStub(QtCore.QObject):

@@ -28,21 +28,13 @@ def serve():
 
 
 @pytest.fixture
-def residency(qtbot):
-    panel = ResidencyPanel()
-    qtbot.addWidget(panel)
-    panel.resize(1000, 650)
-    panel.show()
-    return panel
+def residency(shown_panel):
+    return shown_panel(ResidencyPanel)
 
 
 @pytest.fixture
-def matrix(qtbot):
-    panel = MatrixPanel()
-    qtbot.addWidget(panel)
-    panel.resize(1000, 650)
-    panel.show()
-    return panel
+def matrix(shown_panel):
+    return shown_panel(MatrixPanel)
 
 
 def test_residency_draws_the_model_for_the_default_scenario(residency, default_sc):

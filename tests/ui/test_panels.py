@@ -39,21 +39,13 @@ def nofit_results(hw, models):
 
 
 @pytest.fixture
-def breakdown(qtbot):
-    panel = BreakdownPanel()
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    return panel
+def breakdown(shown_panel):
+    return shown_panel(BreakdownPanel, size=(900, 600))
 
 
 @pytest.fixture
-def heatmap(qtbot):
-    panel = HeatmapPanel()
-    qtbot.addWidget(panel)
-    panel.resize(900, 600)
-    panel.show()
-    return panel
+def heatmap(shown_panel):
+    return shown_panel(HeatmapPanel, size=(900, 600))
 
 
 def _no_nan(values):

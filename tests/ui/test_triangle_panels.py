@@ -30,23 +30,13 @@ def decode_results():
 
 
 @pytest.fixture
-def triangle(qtbot, train_results):
-    panel = TrianglePanel()
-    qtbot.addWidget(panel)
-    panel.resize(1000, 650)
-    panel.show()
-    panel.update_results(train_results)
-    return panel
+def triangle(shown_panel, train_results):
+    return shown_panel(TrianglePanel, train_results)
 
 
 @pytest.fixture
-def explorer(qtbot, train_results):
-    panel = TradeoffPanel()
-    qtbot.addWidget(panel)
-    panel.resize(1000, 650)
-    panel.show()
-    panel.update_results(train_results)
-    return panel
+def explorer(shown_panel, train_results):
+    return shown_panel(TradeoffPanel, train_results)
 
 
 # ---------------------------------------------------------------------------------------------- geometry
