@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -219,8 +220,6 @@ class MainWindow(QtWidgets.QMainWindow):
     def show_slide_layout(self, slide) -> None:
         """Lay the docks out for a slide: in presentation mode (or for a slide without a saved layout) its
         panels side by side, one to four of them; otherwise the layout the slide recorded."""
-        import base64
-
         presenting = self.talk.presenter.active
         if slide.layout and not presenting:
             if not self.restoreState(QtCore.QByteArray(base64.b64decode(slide.layout)), LAYOUT_VERSION):

@@ -115,14 +115,8 @@ class ScenarioControls(QtWidgets.QWidget):
         forms["setup"].addRow("Model", self.model_combo)
         forms["setup"].addRow("Workload", self.kind_combo)
         for field, (label, lo, hi, tip, group) in _SPINS.items():
-            spin = QtWidgets.QSpinBox()
-            spin.setRange(lo, hi)
-            spin.setKeyboardTracking(False)
+            spin = self._spin(QtWidgets.QSpinBox(), field, label, lo, hi, tip, int)
             spin.setAccelerated(True)
-            spin.setToolTip(tip)
-            spin.setAccessibleName(label)
-            spin.valueChanged.connect(lambda value, f=field: self._emit({f: int(value)}))
-            self.widgets[field] = spin
             forms[group].addRow(label, spin)
         for field, (label, items, tip, group) in _COMBOS.items():
             combo = self._combo(field, label, tip)
@@ -131,15 +125,9 @@ class ScenarioControls(QtWidgets.QWidget):
             forms[group].addRow(label, combo)
         for field, (label, lo, hi, step, decimals, tip, group) in _DOUBLES.items():
             spin = QtWidgets.QDoubleSpinBox()
-            spin.setRange(lo, hi)
-            spin.setSingleStep(step)
             spin.setDecimals(decimals)
-            spin.setKeyboardTracking(False)
-            spin.setToolTip(tip)
-            spin.setAccessibleName(label)
-            spin.valueChanged.connect(lambda value, f=field: self._emit({f: float(value)}))
-            self.widgets[field] = spin
-            forms[group].addRow(label, spin)
+            spin.setSingleStep(step)
+            forms[group].addRow(label, self._spin(spin, field, label, lo, hi, tip, float))
         for field, (label, tip, group) in _CHECKS.items():
             check = QtWidgets.QCheckBox(label)
             check.setToolTip(tip)
@@ -160,6 +148,16 @@ class ScenarioControls(QtWidgets.QWidget):
         scroll.setWidget(content)
         scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         outer.addWidget(scroll)
+
+    def _spin(self, spin, field: str, label: str, lo, hi, tip: str, kind):
+        """A spin box that reports its value as an edit of `field` once typing is finished."""
+        spin.setRange(lo, hi)
+        spin.setKeyboardTracking(False)
+        spin.setToolTip(tip)
+        spin.setAccessibleName(label)
+        spin.valueChanged.connect(lambda value, f=field: self._emit({f: kind(value)}))
+        self.widgets[field] = spin
+        return spin
 
     def _combo(self, field: str, label: str, tip: str) -> QtWidgets.QComboBox:
         combo = QtWidgets.QComboBox()
