@@ -526,3 +526,75 @@ def batch_values(n: int = 97) -> np.ndarray:
 def context_values(n: int = 97) -> np.ndarray:
     """Log-spaced context lengths 1k ... 1M tokens (2^10 ... 2^20)."""
     return np.unique(np.round(np.geomspace(1024, 1 << 20, n)))
+
+
+# --- which operating point a step-through stage is (the flow panel drives the roofline with it) -------
+STAGE_POINT = "highlighted stage (FLOPs ÷ bytes, FLOPs ÷ stage time)"
+
+
+def stage_bytes(numbers: dict) -> tuple[float, str]:
+    """(bytes, link) a stage streams: its HBM bytes, or its largest link's when it moves none over HBM."""
+    links = {k: float(v) for k, v in dict(numbers.get("bytes_by_link") or {}).items()
+             if math.isfinite(float(v)) and float(v) > 0}
+    if links.get("hbm", 0.0) > 0:
+        return links["hbm"], "hbm"
+    if not links:
+        return 0.0, ""
+    link = max(links, key=links.get)
+    return links[link], link
+
+
+def stage_duration(numbers: dict) -> float:
+    d = numbers.get("duration_s")
+    if d is None:
+        d = float(numbers.get("end_s", 0.0)) - float(numbers.get("start_s", 0.0))
+    d = float(d)
+    return d if math.isfinite(d) and d > 0 else 0.0
+
+
+def stage_operating_point(name: str, numbers: dict, point_names) -> tuple[str, tuple[str, ...], str]:
+    """Which roofline point a flow stage corresponds to: (primary, related, note).
+
+    `primary` is an operating point name, `STAGE_POINT` (the stage drawn as one kernel at intensity
+    FLOPs / bytes and attainable FLOPs / stage time, when it has both) or "" (no point: `note` says why);
+    `related` are the kernels the stage is made of (circled lightly). Forward, backward, steady 1F1B and
+    prefill stages → their own point, related to the layer's GEMMs and the selected attention; recompute →
+    the attention (selective, FlashAttention) or the GEMMs (full); TP collectives → "TP all-reduce";
+    DP gradient sync and ZeRO gathers → the DP gradient point; the optimizer → "optimizer step"; decode
+    steps → their own point, related to the decode GEMM and KV-read points."""
+    names = list(point_names)
+    n = name.lower()
+    kind = str(numbers.get("kind", ""))
+    flops = float(numbers.get("flops", 0.0) or 0.0)
+    nbytes, _ = stage_bytes(numbers)
+    own = math.isfinite(flops) and flops > 0 and nbytes > 0 and stage_duration(numbers) > 0
+    gemms = [p for p in names if "GEMM" in p and not p.startswith("decode")]
+    attention = [p for p in names if p.startswith("attention (") and not p.endswith("— comparison")]
+    dp = [p for p in names if p.startswith("DP gradient")]
+    if kind == "idle":
+        return "", (), "idle: no kernel runs, no point"
+    if n.startswith("optimizer step"):
+        if "host cpu" in n:
+            return "", (), "runs on the host CPU: no GPU point"
+        return ("optimizer step", (), "") if "optimizer step" in names else ("", (), "no optimizer point")
+    if "dp gradient" in n or "sparse all-gather" in n or ("zero" in n and "gather" in n):
+        return (dp[0], (), "") if dp else ("", (), "no DP gradient point (data parallelism 1)")
+    if kind == "communication":
+        if "tp all-reduce" in n and "TP all-reduce" in names:
+            return "TP all-reduce", (), ""
+        return "", (), "PP send / CP / EP traffic: no point"
+    if kind != "compute":
+        return "", (), f"{kind or 'transfer'}: no point (host or HBM traffic only)"
+    if n.startswith("decode step"):
+        related = [p for p in ("decode GEMMs (weights)", "decode KV-cache reads") if p in names]
+    elif n.startswith("recompute"):
+        related = attention if ("selective" in n or "flashattention" in n) else gemms + attention
+    elif n.startswith(("forward", "backward", "steady", "prefill")):
+        related = gemms + attention
+    else:
+        return "", (), "no operating point on the roofline"
+    if own:
+        return STAGE_POINT, tuple(related), ""
+    if related:
+        return related[0], tuple(related[1:]), ""
+    return "", (), "no operating point on the roofline"

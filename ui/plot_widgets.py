@@ -338,3 +338,22 @@ def labelled_combo(name: str, tip: str, items, min_chars: int = 12) -> QtWidgets
     for text, data in items:
         combo.addItem(text, data)
     return combo
+
+
+def si_decade(value: float) -> str:
+    """1e12 -> '1 T', 1e13 -> '10 T', 0.1 -> '0.1', 1e3 -> '1 k' (decimal prefixes)."""
+    for factor, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor:
+            return f"{value / factor:g} {prefix}"
+    return f"{value:g}"
+
+
+class LogSIAxis(pg.AxisItem):
+    """A log axis labelled at whole decades with decimal prefixes ("1 T", "10 T"); minor ticks unlabelled."""
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
+        out = []
+        for v in values:
+            r = round(v)
+            out.append(si_decade(10.0 ** r * scale) if abs(v - r) < 1e-6 else "")
+        return out

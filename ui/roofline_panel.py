@@ -19,6 +19,7 @@ from trinity_desktop.model.evaluate import Results
 from trinity_desktop.model.hardware import Hardware
 from trinity_desktop.model.roofline import (
     INTENSITY_CAP,
+    STAGE_POINT,
     Ceiling,
     OperatingPoint,
     Roofline,
@@ -26,6 +27,9 @@ from trinity_desktop.model.roofline import (
     context_values,
     decode_sweep,
     roofline,
+    stage_bytes,
+    stage_duration,
+    stage_operating_point,
 )
 from trinity_desktop.model.stages import refreshed_stage
 from trinity_desktop.ui import plot_widgets as pw
@@ -52,77 +56,8 @@ SWEEP_GEMM = "sweep: decode GEMMs"
 SWEEP_STEP = "sweep: decode step (GEMMs + KV reads)"
 HOVER_PX = 14.0
 MODES = {"batch": "batch size", "context": "context length"}
-STAGE_POINT = "highlighted stage (FLOPs ÷ bytes, FLOPs ÷ stage time)"
 STAGE_RING = "#000000"      # the highlight ring: black on a white halo reads on every fill and for every viewer
 STAGE_LABEL_CHARS = 56
-
-
-def _stage_bytes(numbers: dict) -> tuple[float, str]:
-    """(bytes, link) a stage streams: its HBM bytes, or its largest link's when it moves none over HBM."""
-    links = {k: float(v) for k, v in dict(numbers.get("bytes_by_link") or {}).items()
-             if math.isfinite(float(v)) and float(v) > 0}
-    if links.get("hbm", 0.0) > 0:
-        return links["hbm"], "hbm"
-    if not links:
-        return 0.0, ""
-    link = max(links, key=links.get)
-    return links[link], link
-
-
-def _stage_duration(numbers: dict) -> float:
-    d = numbers.get("duration_s")
-    if d is None:
-        d = float(numbers.get("end_s", 0.0)) - float(numbers.get("start_s", 0.0))
-    d = float(d)
-    return d if math.isfinite(d) and d > 0 else 0.0
-
-
-def stage_operating_point(name: str, numbers: dict, point_names) -> tuple[str, tuple[str, ...], str]:
-    """Which roofline point a flow stage corresponds to: (primary, related, note).
-
-    `primary` is an operating point name, `STAGE_POINT` (the stage drawn as one kernel at intensity
-    FLOPs / bytes and attainable FLOPs / stage time, when it has both) or "" (no point: `note` says why);
-    `related` are the kernels the stage is made of (circled lightly). Forward, backward, steady 1F1B and
-    prefill stages → their own point, related to the layer's GEMMs and the selected attention; recompute →
-    the attention (selective, FlashAttention) or the GEMMs (full); TP collectives → "TP all-reduce";
-    DP gradient sync and ZeRO gathers → the DP gradient point; the optimizer → "optimizer step"; decode
-    steps → their own point, related to the decode GEMM and KV-read points."""
-    names = list(point_names)
-    n = name.lower()
-    kind = str(numbers.get("kind", ""))
-    flops = float(numbers.get("flops", 0.0) or 0.0)
-    nbytes, _ = _stage_bytes(numbers)
-    own = math.isfinite(flops) and flops > 0 and nbytes > 0 and _stage_duration(numbers) > 0
-    gemms = [p for p in names if "GEMM" in p and not p.startswith("decode")]
-    attention = [p for p in names if p.startswith("attention (") and not p.endswith("— comparison")]
-    dp = [p for p in names if p.startswith("DP gradient")]
-    if kind == "idle":
-        return "", (), "idle: no kernel runs, no point"
-    if n.startswith("optimizer step"):
-        if "host cpu" in n:
-            return "", (), "runs on the host CPU: no GPU point"
-        return ("optimizer step", (), "") if "optimizer step" in names else ("", (), "no optimizer point")
-    if "dp gradient" in n or "sparse all-gather" in n or ("zero" in n and "gather" in n):
-        return (dp[0], (), "") if dp else ("", (), "no DP gradient point (data parallelism 1)")
-    if kind == "communication":
-        if "tp all-reduce" in n and "TP all-reduce" in names:
-            return "TP all-reduce", (), ""
-        return "", (), "PP send / CP / EP traffic: no point"
-    if kind != "compute":
-        return "", (), f"{kind or 'transfer'}: no point (host or HBM traffic only)"
-    if n.startswith("decode step"):
-        related = [p for p in ("decode GEMMs (weights)", "decode KV-cache reads") if p in names]
-    elif n.startswith("recompute"):
-        related = attention if ("selective" in n or "flashattention" in n) else gemms + attention
-    elif n.startswith(("forward", "backward", "steady", "prefill")):
-        related = gemms + attention
-    else:
-        return "", (), "no operating point on the roofline"
-    if own:
-        return STAGE_POINT, tuple(related), ""
-    if related:
-        return related[0], tuple(related[1:]), ""
-    return "", (), "no operating point on the roofline"
 
 
 def short_name(name: str) -> str:
@@ -134,14 +69,6 @@ def short_name(name: str) -> str:
     if name.startswith("DP gradient"):
         return "DP grads"
     return name.split(" (")[0]
-
-
-def si_decade(value: float) -> str:
-    """1e12 -> '1 T', 1e13 -> '10 T', 0.1 -> '0.1', 1e3 -> '1 k' (decimal prefixes)."""
-    for factor, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= factor:
-            return f"{value / factor:g} {prefix}"
-    return f"{value:g}"
 
 
 def fmt_intensity(value: float) -> str:
@@ -156,17 +83,6 @@ def fmt_count(value: float) -> str:
     if value >= 1e4:
         return f"{value / 1e3:.3g}k"
     return f"{value:,.0f}"
-
-
-class LogSIAxis(pg.AxisItem):
-    """A log axis labelled at whole decades with decimal prefixes ("1 T", "10 T"); minor ticks unlabelled."""
-
-    def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
-        out = []
-        for v in values:
-            r = round(v)
-            out.append(si_decade(10.0 ** r * scale) if abs(v - r) < 1e-6 else "")
-        return out
 
 
 class RooflinePanel(QtWidgets.QWidget):
@@ -194,7 +110,7 @@ class RooflinePanel(QtWidgets.QWidget):
 
         # --- plot -------------------------------------------------------------------------------
         self.plot_widget = pg.PlotWidget(background="w", axisItems={
-            "bottom": LogSIAxis("bottom"), "left": LogSIAxis("left")})
+            "bottom": pw.LogSIAxis("bottom"), "left": pw.LogSIAxis("left")})
         self.plot_widget.setAccessibleName("Roofline chart")
         self.plot_widget.setAccessibleDescription(
             "Log-log roofline. Horizontal lines are compute peaks per number format, diagonal lines are "
@@ -474,9 +390,9 @@ class RooflinePanel(QtWidgets.QWidget):
         x = y = 0.0
         if primary == STAGE_POINT:
             flops = float(numbers.get("flops", 0.0))
-            nbytes, _ = _stage_bytes(numbers)
+            nbytes, _ = stage_bytes(numbers)
             x = min(flops / nbytes, INTENSITY_CAP)
-            y = max(flops / _stage_duration(numbers), 1.0)
+            y = max(flops / stage_duration(numbers), 1.0)
         elif primary:
             p = self._roof.point(primary)
             x, y = p.intensity, max(p.attainable_flops_per_s, 1.0)
@@ -583,8 +499,8 @@ class RooflinePanel(QtWidgets.QWidget):
             return ""
         name, numbers = self._stage
         flops = float(numbers.get("flops", 0.0))
-        nbytes, link = _stage_bytes(numbers)
-        dur = _stage_duration(numbers)
+        nbytes, link = stage_bytes(numbers)
+        dur = stage_duration(numbers)
         lane = numbers.get("lane", "")
         lines = [f"Stage: {name}" + (f" ({lane})" if lane else ""),
                  "drawn as one kernel: FLOPs ÷ bytes, FLOPs ÷ stage time (per GPU)",

@@ -13,11 +13,15 @@ import pytest  # noqa: E402
 
 from trinity_desktop.defaults import default_scenario  # noqa: E402
 from trinity_desktop.model import Scenario, evaluate, presets  # noqa: E402
-from trinity_desktop.model.roofline import roofline  # noqa: E402
+from trinity_desktop.model.roofline import (  # noqa: E402
+    STAGE_POINT,
+    roofline,  # noqa: E402
+    stage_operating_point,
+)
 from trinity_desktop.model.stages import stages  # noqa: E402
 from trinity_desktop.ui.breakdown_panel import BreakdownPanel, time_segments_for_stage  # noqa: E402
 from trinity_desktop.ui.flow_panel import FlowPanel  # noqa: E402
-from trinity_desktop.ui.roofline_panel import STAGE_POINT, RooflinePanel, stage_operating_point  # noqa: E402
+from trinity_desktop.ui.roofline_panel import RooflinePanel  # noqa: E402
 
 HW = presets.hardware_presets()
 MODELS = presets.model_presets()
