@@ -17,8 +17,10 @@ host-link lanes show one GPU of stage 0, the stage the core's critical path ends
     The collectives inside a block are drawn after its compute (in Megatron-LM they interleave with the
     layers; the core adds their time to the block, so the block length is the same).
   - DP gradient reduce-scatter (ZeRO >= 1) or all-reduce (ZeRO-0), drawn as GRAD_BUCKETS equal buckets on
-    the DP network lane starting t_bwd before the pipeline ends (the core overlaps it with the last
-    micro-batch's backward; reference "zero" §7, "megatron-lm"); the part longer than t_bwd is exposed.
+    the DP network lane starting grad_overlap before the pipeline ends (the core overlaps it with the last
+    micro-batch's backward, t_bwd, less the part of it the ZeRO-3 backward all-gather holds the DP link:
+    grad_overlap = t_bwd·(1 - min(1, 2·t_gather/t_c)); reference "zero" §7, "megatron-lm"); the part longer
+    than grad_overlap is exposed.
   - ZeRO-3 parameter all-gathers: two per micro-batch, prefetched behind the micro-batch's compute; what
     does not fit behind t_c is drawn after the pipeline (core: m·max(0, 2·t_gather - t_c)). ZeRO-1/2: one
     parameter all-gather after the optimizer step.
@@ -216,7 +218,7 @@ def training_pieces(sc: Scenario) -> dict:
     return out
 
 
-PIECE_KEYS = ("m", "pp", "dp", "lps", "t_c", "t_bwd", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
+PIECE_KEYS = ("m", "pp", "dp", "lps", "t_c", "t_bwd", "grad_overlap", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
               "n_ar", "t_tp", "t_cp", "t_ep", "t_pp", "b_tp", "b_cp", "b_ep", "b_pp", "link_tp", "link_cp", "link_ep",
               "link_pp", "link_dp", "link_edp", "t_grad", "b_grad_d", "b_grad_e", "t_gather", "gather_d", "gather_e",
               "t_compress", "compress_bytes", "grads_down", "params_up", "act_swap", "t_down", "t_up", "t_swap",
@@ -422,7 +424,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                              HOST_LANE, g0, g0 + k_extra * period, 0.0,
                              _links(host=k_extra * P["act_swap"] * hidden / P["t_swap"]), live(1.0), "bandwidth", -1))
 
-    g_start = pipe_end - t_bwd
+    g_start = pipe_end - P["grad_overlap"]  # after the last backward's ZeRO-3 gather, when there is one
     t_grad, t_down = P["t_grad"], P["t_down"]
     verb = "all-reduce" if zero == 0 else "reduce-scatter"
     if sc.grad_compression > 1.0:
@@ -437,7 +439,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     if t_down > 0:
         out.append(Stage("gradients to host (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + t_down, 0.0,
                          _links(host=P["grads_down"]), live(1.0), "bandwidth", -1))
-    t = max(pipe_end, t + t_down)  # = pipeline + exposed gradient sync (core: max(0, t_grad + t_down - t_bwd))
+    t = max(pipe_end, t + t_down)  # = pipeline + exposed gradient sync (core: max(0, t_grad + t_down - grad_overlap))
 
     if zero == 3 and t_g > 0:
         exposed = m_true * max(0.0, 2.0 * t_g - t_c)

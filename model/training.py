@@ -7,7 +7,8 @@ Time model (per GPU on the busiest pipeline stage, the critical path):
   t_mb     = compute + TP all-reduces + CP all-gathers + EP all-to-alls + PP sends, per micro-batch
   pipeline = (m + p - 1) · t_mb          1F1B: bubble fraction (p-1)/(m+p-1) (Narayanan et al. 2021)
   DP       = gradient sync overlapping the last micro-batch's backward; ZeRO-3 parameter all-gathers
-             prefetched behind each micro-batch's compute; ZeRO-1/2 parameter all-gather after the step
+             prefetched behind each micro-batch's compute, and the DP link they hold during the last
+             backward is not free for the gradient sync; ZeRO-1/2 parameter all-gather after the step
   step     = pipeline + exposed DP + optimizer (HBM-bound: reads and writes every local state byte)
              + gradient compression (DGC top-k selection; quantise/dequantise for quantised communication)
              + exposed offload transfers over the host link (and, for ZeRO-Infinity, to and from NVMe)
@@ -197,7 +198,13 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     memory["activations"] = np.where(off_act, activations * np.minimum(lps, 2.0) / lps, activations)
     memory_total = sum(memory.values())
 
-    grad_exposed = np.maximum(0.0, t_grad + t_down - t_bwd)
+    # The gradient sync overlaps the last micro-batch's backward on the DP link. Under ZeRO-3 that link also
+    # carries the backward's prefetched parameter all-gather (min(2·t_gather, t_c) of the link's time behind
+    # t_c, the backward's share t_bwd/t_c of it), so only the rest of t_bwd is free for the gradients; the
+    # backward compute cannot hide both at once (it did, and a longer sequence then shortened the step).
+    zero3_link_busy = np.where(zero == 3, np.minimum(1.0, safe_div(2.0 * t_gather, t_c)), 0.0)
+    grad_overlap = t_bwd * (1.0 - zero3_link_busy)
+    grad_exposed = np.maximum(0.0, t_grad + t_down - grad_overlap)
     param_exposed = np.where(zero == 3, m * np.maximum(0.0, 2.0 * t_gather - t_c),
                              np.where((zero == 1) | (zero == 2), t_gather, 0.0))
     dp_exposed = grad_exposed + param_exposed
@@ -237,7 +244,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
 
     link = lambda intra: np.where(intra, "scale-up", "scale-out")  # noqa: E731
     pieces = {  # the per-micro-batch and per-step pieces the stage model (model/stages.py) draws
-        "m": m, "pp": pp, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd,
+        "m": m, "pp": pp, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd, "grad_overlap": grad_overlap,
         "t_recompute": t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, "flops_mb": per_gpu_mb,
         "bwd_share": bwd_share, "recompute_share": (hw_flops_kernels - model_flops) / hw_flops_kernels,
         "n_ar": n_ar, "t_tp": t_tp, "t_cp": t_cp, "t_ep": t_ep, "t_pp": t_pp,

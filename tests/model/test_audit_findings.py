@@ -1,0 +1,43 @@
+"""Regression tests for the model findings of the correctness audit (issue 16, items 1-11, 18, 19)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trinity_desktop.model import Scenario, evaluate
+from trinity_desktop.model.presets import hardware_presets, model_presets
+from trinity_desktop.model.stages import stages
+
+HW = hardware_presets()
+MODELS = model_presets()
+
+
+def _end(sc: Scenario, r=None) -> float:
+    return max(st.end_s for st in stages(sc, r))
+
+
+# --- item 18: ZeRO-3, a longer sequence never shortens the step ------------------------------------------
+
+@pytest.mark.parametrize("hw", ["h100-sxm", "a100-80gb-sxm", "tpu-v5p"])
+def test_zero3_step_grows_with_sequence_length(hw):
+    base = Scenario(hardware=HW[hw], model=MODELS["gpt3-175b"], kind="train", gpus=32, zero=3, micro_batch=1,
+                    global_batch=32, seq_len=1024, gpus_per_node=HW[hw].gpus_per_node_default)
+    times = [evaluate(base.replace(seq_len=s)).time_total for s in (256, 512, 1024, 2048, 4096, 8192)]
+    assert all(b >= a * (1 - 1e-12) for a, b in zip(times, times[1:])), times
+
+
+def test_zero3_gradient_sync_does_not_share_the_backward_with_the_gathers():
+    """When the parameter gathers fill the DP link behind all of the compute, the gradient sync is fully
+    exposed: step = 2·t_gather + t_grad + optimizer (pp = 1, m = 1)."""
+    sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["gpt3-175b"], kind="train", gpus=32, zero=3,
+                  micro_batch=1, global_batch=32, seq_len=1024)
+    from trinity_desktop.model.stages import training_pieces
+
+    p = training_pieces(sc)
+    assert 2 * p["t_gather"] > p["t_c"]
+    assert p["grad_overlap"] == 0.0
+    r = evaluate(sc)
+    expected = 2 * p["t_gather"] + p["t_grad"] + p["t_opt"] + p["t_tp"] + p["t_cp"] + p["t_ep"] + p["t_pp"]
+    assert r.time_total == pytest.approx(expected, rel=1e-9)
+    assert _end(sc, r) == pytest.approx(r.time_total, rel=1e-9)
