@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -53,6 +54,7 @@ from trinity_desktop.model.techniques import applicable, load_techniques
 from trinity_desktop.model.techniques import apply as apply_technique
 
 PROG = "trinity-desktop"
+BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
 
 
 class CliError(Exception):
@@ -378,5 +380,19 @@ def run_cli(argv: Sequence[str]) -> int:
     except (CliError, ValidationError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(rep, indent=2) if args.json else text(rep))
+    return _write(json.dumps(rep, indent=2) if args.json else text(rep))
+
+
+def _write(text: str) -> int:
+    """Print the report; a reader that closed the pipe early (`| head`) ends the command quietly with status
+    141 (128 + SIGPIPE, as Unix tools report it), with stdout pointed at /dev/null so that Python's flush
+    at exit does not raise again."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE_STATUS
     return 0
