@@ -34,3 +34,17 @@ def test_closed_pipe_exits_quietly():
     os.close(w)
     assert proc.stderr == ""
     assert proc.returncode == 141
+
+
+def test_gpus_per_node_defaults_to_the_hardware(capsys):
+    """TPU v5p hosts hold 4 chips: the default must be 4, not 8 (exposed communication differs ~100x)."""
+    base = ["calc", "train", "--model", "llama-3-70b", "--hardware", "tpu-v5p", "--gpus", "64", "--tp", "8",
+            "--global-batch", "64", "--json"]
+    default = run_json(capsys, *base)["time_per_step_s"]["communication_exposed"]
+    four = run_json(capsys, *base, "--gpus-per-node", "4")["time_per_step_s"]["communication_exposed"]
+    eight = run_json(capsys, *base, "--gpus-per-node", "8")["time_per_step_s"]["communication_exposed"]
+    assert default == four
+    assert four > 2 * eight  # TP8 leaves the 4-chip host: the tensor-parallel all-reduces cross DCN
+    infer = ["calc", "infer", "--model", "llama-3-70b", "--hardware", "tpu-v5p", "--gpus", "8", "--json"]
+    assert run_json(capsys, *infer)["time_per_output_token_s"] == \
+        run_json(capsys, *infer, "--gpus-per-node", "4")["time_per_output_token_s"]

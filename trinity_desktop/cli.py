@@ -55,6 +55,7 @@ from trinity_desktop.model.techniques import apply as apply_technique
 
 PROG = "trinity-desktop"
 BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
+GPN_HELP = "devices sharing the scale-up fabric (default: the hardware's gpus_per_node_default, e.g. 4 on TPU v5p)"
 
 
 class CliError(Exception):
@@ -108,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     train = calc.add_parser("train", help="one training step")
     _add_model_and_hardware(train)
     train.add_argument("--gpus", type=_positive_int, default=8)
-    train.add_argument("--gpus-per-node", type=_positive_int, default=8)
+    train.add_argument("--gpus-per-node", type=_positive_int, help=GPN_HELP)
     for name in ("tp", "pp", "cp", "ep"):
         train.add_argument(f"--{name}", type=_positive_int, default=1)
     train.add_argument("--dp", type=_positive_int, help="default: gpus / (tp x pp x cp)")
@@ -126,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_and_hardware(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
                                    "effective_time_per_output_token_s")
     infer.add_argument("--gpus", type=_positive_int, default=1, help="tensor-parallel degree")
-    infer.add_argument("--gpus-per-node", type=_positive_int, default=8)
+    infer.add_argument("--gpus-per-node", type=_positive_int, help=GPN_HELP)
     batch = infer.add_mutually_exclusive_group()
     batch.add_argument("--batch", type=_positive_int, help="sequences decoded together (default 1)")
     batch.add_argument("--sessions", type=_positive_int,
@@ -181,7 +182,7 @@ def train_scenario(args) -> Scenario:
         raise CliError(f"--dp {args.dp} x tp x pp x cp = {args.dp * model_parallel} differs from --gpus {args.gpus}")
     dp = args.gpus // model_parallel if args.gpus % model_parallel == 0 else 1
     sc = Scenario(hardware=hardware, model=model, kind="train", gpus=args.gpus,
-                  gpus_per_node=args.gpus_per_node,
+                  gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, sequence_parallel=args.sequence_parallel,
                   zero=args.zero, recompute=args.recompute, flash_attention=args.flash_attention,
                   micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
@@ -199,7 +200,8 @@ def infer_scenario(args) -> Scenario:
     else:
         prompt_len = args.prompt_len if args.prompt_len is not None else 2048
     batch = args.sessions or args.batch or 1
-    sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus, gpus_per_node=args.gpus_per_node,
+    sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus,
+                  gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
                   kv_window=args.kv_window, kv_sinks=args.kv_sinks)

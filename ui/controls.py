@@ -1,7 +1,8 @@
 """Scenario controls: hardware, cluster, model, workload, parallelism, memory options, batch and lengths.
 
 The panel only reports edits (`edited`, a dict of Scenario field changes, with `hardware` and `model` given
-as preset keys) and shows the scenario it is handed; the app validates and applies.
+as preset keys; choosing hardware also sets `gpus_per_node` to its `gpus_per_node_default`) and shows the
+scenario it is handed; the app validates and applies.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ class ScenarioControls(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self._updating = False
+        self._hardware: dict[str, Hardware] = {}
         self.widgets: dict[str, QtWidgets.QWidget] = {}
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(6, 6, 6, 6)
@@ -172,11 +174,15 @@ class ScenarioControls(QtWidgets.QWidget):
 
     def _emit(self, change: dict) -> None:
         if not self._updating:
+            hw = self._hardware.get(change.get("hardware"))
+            if hw is not None:  # a new device brings its own node size (4 TPU v5p chips, 8 GPUs in a DGX)
+                change = {**change, "gpus_per_node": hw.gpus_per_node_default}
             self.edited.emit(change)
 
     # --- shown state ----------------------------------------------------------------------------
     def set_choices(self, hardware: Mapping[str, Hardware], models: Mapping[str, Architecture]) -> None:
         self._updating = True
+        self._hardware = dict(hardware)
         try:
             for combo, items in ((self.hardware_combo, hardware), (self.model_combo, models)):
                 current = combo.currentData()
