@@ -31,12 +31,12 @@ from .evaluate import evaluate_grid
 from .inference import kv_share_per_gpu
 from .kv_policy import KV_POLICY_CODE, kept_tokens
 from .numeric import safe_div
-from .scenario import Scenario
+from .scenario import MAX_CONTEXT_TOKENS, Scenario
 from .tiers import page_tokens, tier_map
 
 RESIDENCY_TIERS = ("hbm", "host", "cxl", "ssd")
 PLACEMENT_POLICIES = ("spill", "evict")
-MAX_CONTEXT = 1 << 24
+MAX_CONTEXT = MAX_CONTEXT_TOKENS
 MAX_SESSIONS = 1 << 20
 
 
@@ -64,7 +64,7 @@ def _check_axis(name: str, values, upper: int) -> np.ndarray:
     a = np.asarray(values, dtype=float)
     if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a < 1) or np.any(a > upper):
         bad = a[~(np.isfinite(a) & (a >= 1) & (a <= upper))] if a.size else a
-        raise ValidationError(name, bad.ravel()[:1].tolist() if bad.size else values, f"numbers from 1 to {upper}")
+        raise ValidationError(name, float(bad.ravel()[0]) if bad.size else values, f"numbers from 1 to {upper}")
     return a
 
 

@@ -29,6 +29,7 @@ OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 # Where offloaded KV cache lives: host DRAM over the host link (FlexGen), or a CXL memory pool (Pond).
 KV_OFFLOAD_TIERS = ("host", "cxl")
 GRAD_COMM_BYTES_MIN, GRAD_COMM_BYTES_MAX = 0.125, 4.0
+MAX_CONTEXT_TOKENS = 1 << 24  # prompt + generated tokens per sequence (the residency and matrix panels' axis)
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,9 @@ class Scenario:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= upper:
                 raise ValidationError(name, value, f"a whole number from 1 to {upper}")
+        if self.prompt_len + self.gen_len > MAX_CONTEXT_TOKENS:
+            raise ValidationError("prompt_len + gen_len", self.prompt_len + self.gen_len,
+                                  f"at most {MAX_CONTEXT_TOKENS} tokens per sequence (prompt plus generated)")
         if isinstance(self.kv_sinks, bool) or not isinstance(self.kv_sinks, int) or not 0 <= self.kv_sinks <= 1 << 20:
             raise ValidationError("kv_sinks", self.kv_sinks, "a whole number from 0 to 1048576")
         if not isinstance(self.zero, int) or not 0 <= self.zero <= 3:

@@ -48,3 +48,30 @@ def test_gpus_per_node_defaults_to_the_hardware(capsys):
     infer = ["calc", "infer", "--model", "llama-3-70b", "--hardware", "tpu-v5p", "--gpus", "8", "--json"]
     assert run_json(capsys, *infer)["time_per_output_token_s"] == \
         run_json(capsys, *infer, "--gpus-per-node", "4")["time_per_output_token_s"]
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--prompt-len", "1", "--gen-len", "16777216"], "--prompt-len 1 + --gen-len 16777216 is not allowed"),
+    (["--context", "16777300", "--gen-len", "16"], "--context 16777300 (a prompt of 16777284 tokens"),
+    (["--sessions", "2000000"], "--sessions 2000000 is not allowed"),
+    (["--gpus", "3"], "--gpus 3 is not allowed"),
+])
+def test_infer_errors_name_the_options_given(argv, expected, capsys):
+    err = run_error(capsys, "calc", "infer", "--model", "llama-3-8b", "--hardware", "h100-sxm", *argv)
+    assert expected in err
+    assert "[" not in err and "context =" not in err and "np." not in err
+
+
+def test_train_errors_name_the_options_given(capsys):
+    err = run_error(capsys, "calc", "train", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--tp", "3")
+    assert "--tp 3 is not allowed" in err
+
+
+def test_validation_error_shows_scalars():
+    import numpy as np
+
+    from trinity_desktop.model.errors import ValidationError
+
+    assert str(ValidationError("context", [16777217.0], "x")).startswith("context = 16777217 is")
+    assert str(ValidationError("x", np.float64(2.5), "y")).startswith("x = 2.5 is")
+    assert str(ValidationError("kind", "bad", "y")).startswith("x = 'bad'".replace("x", "kind"))

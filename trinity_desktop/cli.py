@@ -367,6 +367,7 @@ def _text_presets(rep: dict) -> str:
 
 
 def run_cli(argv: Sequence[str]) -> int:
+    args = None
     try:
         args = build_parser().parse_args(list(argv))
         if args.command == "presets":
@@ -379,10 +380,38 @@ def run_cli(argv: Sequence[str]) -> int:
             text = lambda _rep: summary  # noqa: E731
         else:
             rep, text = infer_report(infer_scenario(args), args.kv_placement), _text_infer
-    except (CliError, ValidationError) as exc:
+    except CliError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except ValidationError as exc:
+        print(f"{PROG}: error: {option_message(exc, args)}", file=sys.stderr)
+        return 2
     return _write(json.dumps(rep, indent=2) if args.json else text(rep))
+
+
+def _given(args, field: str) -> str:
+    """The option(s) the user typed for a Scenario field, with their values ("" when none was typed)."""
+    def opt(name: str) -> str:
+        value = getattr(args, name, None)
+        return f"--{name.replace('_', '-')} {value}" if value is not None else ""
+
+    if field == "prompt_len + gen_len":
+        if getattr(args, "context", None) is not None:
+            return opt("context")
+        return " + ".join(x for x in (opt("prompt_len") or "--prompt-len 2048 (default)", opt("gen_len")) if x)
+    if field == "prompt_len" and getattr(args, "context", None) is not None:
+        return f"{opt('context')} (a prompt of {args.context - args.gen_len} tokens after --gen-len {args.gen_len})"
+    if field == "batch" and getattr(args, "sessions", None) is not None:
+        return opt("sessions")
+    return opt(field)
+
+
+def option_message(exc: ValidationError, args) -> str:
+    """A model error in the words of the command line: the options the user gave, their values as typed."""
+    given = _given(args, exc.field) if args is not None else ""
+    if not given:
+        return str(exc)
+    return f"{given} is not allowed: {exc.allowed}"
 
 
 def _write(text: str) -> int:
