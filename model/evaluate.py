@@ -180,7 +180,7 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     in_network_aggregation, grad_comm_bytes (0 = the gradient format). Inference axes: tp, gpus_per_node,
     batch, prompt_len, gen_len, weight_bytes, kv_bytes, the KV-policy knobs, kv_offload_fraction,
     prefix_hit_fraction. Returns the raw arrays of `training_step` / `inference_step`, plus a
-    boolean `valid` mask for training grids (the layout rules of `Scenario`, vectorized).
+    boolean `valid` mask (the layout and link rules of `Scenario`, vectorized).
     """
     if scenario.kind == "train":
         unknown = set(axes) - set(TRAIN_AXES)
@@ -194,7 +194,17 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     unknown = set(axes) - set(INFER_AXES)
     if unknown:
         raise KeyError(f"not an inference grid axis: {sorted(unknown)}")
-    return inference_step(scenario.model, scenario.hardware, **{**_infer_inputs(scenario), **axes})
+    inputs = {**_infer_inputs(scenario), **axes}
+    out = inference_step(scenario.model, scenario.hardware, **inputs)
+    valid = links_valid(scenario.hardware, inputs["tp"], inputs["gpus_per_node"])
+    out["valid"] = np.broadcast_to(valid, np.broadcast_shapes(valid.shape, np.shape(out["request_s"])))
+    return out
+
+
+def links_valid(hw, gpus, gpus_per_node) -> np.ndarray:
+    """`Scenario._check_links`, vectorized: more than one device needs a link; more than a node needs scale-out."""
+    g, gpn = np.asarray(gpus), np.asarray(gpus_per_node)
+    return ((g <= 1) | (hw.scaleup_bw > 0) | (hw.scaleout_bw > 0)) & ((g <= gpn) | (hw.scaleout_bw > 0))
 
 
 def training_layout_valid(scenario: Scenario, inputs: Mapping) -> np.ndarray:
@@ -206,4 +216,4 @@ def training_layout_valid(scenario: Scenario, inputs: Mapping) -> np.ndarray:
     ok = (g % mp == 0) & (m.heads % tp == 0) & (pp <= m.layers) & (s % cp == 0)
     dp = np.where(ok, g // np.where(mp > 0, mp, 1), 1)
     ok = ok & (dp % ep == 0) & (m.experts % ep == 0) & (gb % (mb * dp) == 0)
-    return ok
+    return ok & links_valid(scenario.hardware, g, inputs["gpus_per_node"])

@@ -179,8 +179,15 @@ class Scenario:
         self.hardware.peak(self.precision)  # the hardware must publish a peak for the training format
 
     def _check_links(self):
-        if self.gpus > 1 and self.hardware.scaleup_bw <= 0 and self.hardware.scaleout_bw <= 0:
-            raise ValidationError("gpus", self.gpus, f"1 ({self.hardware.name} has no device-to-device link)")
+        """Every group of devices must have a link to talk over: a layout that needs a link the hardware lacks is
+        refused (an absent link would otherwise move its bytes in no time). Groups stay in one node while the
+        GPUs fit in one (`comms.is_intra_node`); more GPUs than a node holds need the scale-out network."""
+        hw = self.hardware
+        if self.gpus > 1 and hw.scaleup_bw <= 0 and hw.scaleout_bw <= 0:
+            raise ValidationError("gpus", self.gpus, f"1 ({hw.name} has no device-to-device link)")
+        if self.gpus > self.gpus_per_node and hw.scaleout_bw <= 0:
+            raise ValidationError("gpus", self.gpus, f"at most one node of {self.gpus_per_node} (gpus_per_node): "
+                                  f"{hw.name} has no scale-out link (scaleout_bw = 0) between nodes")
 
     def _check_inference_layout(self):
         if self.model.heads % self.gpus:

@@ -75,3 +75,17 @@ def test_validation_error_shows_scalars():
     assert str(ValidationError("context", [16777217.0], "x")).startswith("context = 16777217 is")
     assert str(ValidationError("x", np.float64(2.5), "y")).startswith("x = 2.5 is")
     assert str(ValidationError("kind", "bad", "y")).startswith("x = 'bad'".replace("x", "kind"))
+
+
+def test_hardware_file_without_scale_out_is_refused_across_nodes(tmp_path, capsys):
+    f = tmp_path / "gpu.toml"
+    f.write_text('[[hardware]]\nkey = "box"\nname = "Box GPU"\npeak_bf16 = 1e15\nhbm_bytes = 80e9\nhbm_bw = 3e12\n'
+                 'scaleup_bw = 450e9\nscaleup_latency_s = 1e-6\ngpus_per_node_default = 8\n')
+    err = run_error(capsys, "calc", "train", "--model", "llama-3-70b", "--hardware-file", str(f), "--gpus", "64",
+                    "--tp", "8", "--global-batch", "64")
+    assert "--gpus 64" in err and "scale-out" in err
+    rep = run_json(capsys, "calc", "train", "--model", "llama-3-70b", "--hardware-file", str(f), "--gpus", "8",
+                   "--tp", "8", "--global-batch", "64", "--json")  # one node: the roofline has no scale-out point
+    assert rep["bytes_by_link_per_gpu"]["scale-out"] == 0.0
+    err = run_error(capsys, "calc", "infer", "--model", "llama-3-70b", "--hardware-file", str(f), "--gpus", "16")
+    assert "scale-out" in err

@@ -24,7 +24,7 @@ def test_zero3_step_grows_with_sequence_length(hw):
     base = Scenario(hardware=HW[hw], model=MODELS["gpt3-175b"], kind="train", gpus=32, zero=3, micro_batch=1,
                     global_batch=32, seq_len=1024, gpus_per_node=HW[hw].gpus_per_node_default)
     times = [evaluate(base.replace(seq_len=s)).time_total for s in (256, 512, 1024, 2048, 4096, 8192)]
-    assert all(b >= a * (1 - 1e-12) for a, b in zip(times, times[1:])), times
+    assert all(b >= a * (1 - 1e-12) for a, b in zip(times, times[1:], strict=False)), times
 
 
 def test_zero3_gradient_sync_does_not_share_the_backward_with_the_gathers():
@@ -41,3 +41,33 @@ def test_zero3_gradient_sync_does_not_share_the_backward_with_the_gathers():
     expected = 2 * p["t_gather"] + p["t_grad"] + p["t_opt"] + p["t_tp"] + p["t_cp"] + p["t_ep"] + p["t_pp"]
     assert r.time_total == pytest.approx(expected, rel=1e-9)
     assert _end(sc, r) == pytest.approx(r.time_total, rel=1e-9)
+
+
+# --- item 1: no free link ----------------------------------------------------------------------------------
+
+def _no_scale_out(hw_key="h100-sxm"):
+    import dataclasses
+
+    return dataclasses.replace(HW[hw_key], key="no-scale-out", scaleout_bw=0.0)
+
+
+@pytest.mark.parametrize("kind, gpus, tp", [("train", 64, 8), ("decode", 16, 16)])
+def test_layout_across_nodes_without_scale_out_is_refused(kind, gpus, tp):
+    from trinity_desktop.model import ValidationError
+
+    with pytest.raises(ValidationError, match="scale-out") as err:
+        Scenario(hardware=_no_scale_out(), model=MODELS["llama-3-70b"], kind=kind, gpus=gpus, tp=tp, global_batch=64)
+    assert err.value.field == "gpus"
+    # one node of it still runs, over the scale-up link
+    one_node = Scenario(hardware=_no_scale_out(), model=MODELS["llama-3-70b"], kind=kind, gpus=8, tp=8, global_batch=64)
+    assert evaluate(one_node).bytes_by_link["scale-out"] == 0.0
+
+
+def test_grid_marks_layouts_without_a_link_invalid():
+    from trinity_desktop.model import evaluate_grid
+
+    sc = Scenario(hardware=_no_scale_out(), model=MODELS["llama-3-70b"], kind="train", gpus=8, tp=8, global_batch=64)
+    grid = evaluate_grid(sc, gpus=np.array([8, 16, 64]), global_batch=np.array([64, 64, 64]))
+    assert grid["valid"].tolist() == [True, False, False]
+    inf = Scenario(hardware=_no_scale_out(), model=MODELS["llama-3-70b"], kind="decode", gpus=8)
+    assert evaluate_grid(inf, tp=np.array([4, 8, 16, 32]))["valid"].tolist() == [True, True, False, False]
