@@ -71,3 +71,17 @@ def test_grid_marks_layouts_without_a_link_invalid():
     assert grid["valid"].tolist() == [True, False, False]
     inf = Scenario(hardware=_no_scale_out(), model=MODELS["llama-3-70b"], kind="decode", gpus=8)
     assert evaluate_grid(inf, tp=np.array([4, 8, 16, 32]))["valid"].tolist() == [True, True, False, False]
+
+
+# --- item 3: contexts past the model's limit carry a note --------------------------------------------------
+
+@pytest.mark.parametrize("model, kind, tokens, limit", [("llama-3-8b", "decode", 1 << 20, "8,192"),
+                                                        ("gpt3-175b", "train", 65536, "2,048")])
+def test_context_past_max_seq_is_noted(model, kind, tokens, limit):
+    fields = dict(seq_len=tokens, global_batch=8) if kind == "train" else dict(prompt_len=tokens - 512, gen_len=512)
+    sc = Scenario(hardware=HW["h100-sxm"], model=MODELS[model], kind=kind, gpus=8, tp=8 if kind == "train" else 1,
+                  **fields)
+    notes = [n for n in evaluate(sc).notes if "max_seq" in n]
+    assert len(notes) == 1 and limit in notes[0] and f"{tokens:,}" in notes[0]
+    inside = sc.replace(**({"seq_len": 1024} if kind == "train" else {"prompt_len": 1000, "gen_len": 24}))
+    assert not any("max_seq" in n for n in evaluate(inside).notes)

@@ -17,3 +17,13 @@ def test_choosing_hardware_sets_its_gpus_per_node(qtbot):
     assert edits[-1] == {"hardware": "tpu-v5p", "gpus_per_node": 4}
     combo.setCurrentIndex(combo.findData("h100-sxm"))
     assert edits[-1] == {"hardware": "h100-sxm", "gpus_per_node": 8}
+
+
+def test_status_bar_names_the_context_limit():
+    from trinity_desktop.defaults import default_scenario
+    from trinity_desktop.main_window import MainWindow
+    from trinity_desktop.model import evaluate
+
+    sc = default_scenario().replace(kind="decode", gpus=8, prompt_len=(1 << 20) - 512, gen_len=512)
+    text = MainWindow._summary(evaluate(sc))
+    assert "max_seq" in text and f"{sc.model.max_seq:,}" in text
