@@ -120,7 +120,8 @@ def evaluate(scenario: Scenario) -> Results:
                  "mfu": as_float(r["mfu"]), "tokens_per_s": as_float(r["tokens_per_s"]),
                  "dp_comm_time": as_float(r["dp_comm_time"]), "host_bytes": as_float(r["host_bytes"]),
                  "nvme_bytes": as_float(r["nvme_bytes"]), "nvme_traffic_bytes": as_float(r["nvme_traffic_bytes"]),
-                 "backward_time_last_micro_batch": as_float(r["backward_time_last_micro_batch"])}
+                 "backward_time_last_micro_batch": as_float(r["backward_time_last_micro_batch"]),
+                 "pipeline_bubble_fraction": as_float(r["pipeline_bubble_fraction"])}
         infer = {}
     else:
         r = inference_step(arch, hw, **_infer_inputs(sc))
@@ -142,6 +143,7 @@ def evaluate(scenario: Scenario) -> Results:
     if not fits:
         notes.append(f"Does not fit: needs {mem_total / 1e9:.1f} GB per device, {hw.name} has "
                      f"{capacity / 1e9:.0f} GB.")
+    notes += context_notes(sc)
     host_held = train.get("host_bytes", 0.0) + infer.get("kv_host_bytes", 0.0)
     if hw.host_dram_bytes > 0 and host_held > hw.host_dram_bytes:
         notes.append(f"Host memory short: offload keeps {host_held / 1e9:.1f} GB per device in host DRAM, "
@@ -163,6 +165,19 @@ def evaluate(scenario: Scenario) -> Results:
                    capacity=capacity, fits=fits, time=time, time_total=t_total, flops=flops,
                    bytes_by_link=links, pressure=pressure, bottleneck=binding_resource(*pressure.as_tuple()),
                    train=train, infer=infer, notes=tuple(notes))
+
+
+def context_notes(sc: Scenario) -> list[str]:
+    """A note when the sequence (training) or prompt + generated tokens (inference) run past the model's
+    `max_seq` (max_position_embeddings): the numbers are computed, but the model was not made for them."""
+    arch = sc.model
+    tokens = sc.seq_len if sc.kind == "train" else sc.prompt_len + sc.gen_len
+    if tokens <= arch.max_seq:
+        return []
+    what = "sequence length" if sc.kind == "train" else "context (prompt + generated)"
+    why = ("its learned position embeddings end there" if arch.position == "learned"
+           else "the longest context it was trained for")
+    return [f"Beyond the model's limit: {what} {tokens:,} tokens > {arch.name} max_seq {arch.max_seq:,} ({why})."]
 
 
 TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "sp", "zero", "recompute", "flash", "micro_batch",

@@ -265,6 +265,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
         "dp": dp, "micro_batches": m, "memory": memory, "memory_total": memory_total,
         "model_flops": model_flops, "hardware_flops": hw_flops, "time": time, "time_total": total,
         "dp_comm_time": dp_time, "backward_time_last_micro_batch": t_bwd,
+        "pipeline_bubble_fraction": safe_div(bubble, pipeline),  # of the pipeline phase: (p-1)/(m+p-1) for 1F1B
         "mfu": model_flops / (total * gpus * peak), "tokens_per_s": tokens / total,
         "bytes_by_link": bytes_by_link, "tokens": tokens,
         "host_bytes": host_bytes, "nvme_bytes": nvme_bytes, "nvme_traffic_bytes": nvme_read + nvme_write,

@@ -89,3 +89,12 @@ def test_hardware_file_without_scale_out_is_refused_across_nodes(tmp_path, capsy
     assert rep["bytes_by_link_per_gpu"]["scale-out"] == 0.0
     err = run_error(capsys, "calc", "infer", "--model", "llama-3-70b", "--hardware-file", str(f), "--gpus", "16")
     assert "scale-out" in err
+
+
+def test_train_json_has_the_pipeline_bubble_fraction(capsys):
+    rep = run_json(capsys, "calc", "train", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "64",
+                   "--tp", "8", "--pp", "4", "--global-batch", "64", "--json")
+    p, m = 4, rep["layout"]["micro_batches"]
+    assert rep["pipeline_bubble_fraction"] == pytest.approx((p - 1) / (m + p - 1), rel=1e-12)
+    t = rep["time_per_step_s"]
+    assert rep["pipeline_bubble_share_of_step"] == pytest.approx(t["pipeline_bubble"] / t["total"], rel=1e-12)

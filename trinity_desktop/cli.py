@@ -245,6 +245,9 @@ def train_report(sc: Scenario) -> dict:
         "flops_per_step": r.train["hardware_flops"], "model_flops_per_step": r.train["model_flops"],
         "time_per_step_s": {**r.time, "total": r.time_total},
         "mfu": r.train["mfu"], "tokens_per_s": r.train["tokens_per_s"],
+        # idle share of the pipeline phase ((p-1)/(m+p-1) for 1F1B), and of the whole step
+        "pipeline_bubble_fraction": r.train["pipeline_bubble_fraction"],
+        "pipeline_bubble_share_of_step": r.time["pipeline_bubble"] / r.time_total if r.time_total > 0 else 0.0,
         "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "pressure_raw": _pressure_raw(r),
         "bottleneck": r.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, r), "notes": list(r.notes),

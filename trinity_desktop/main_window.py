@@ -470,6 +470,7 @@ class MainWindow(QtWidgets.QMainWindow):
         sc = r.scenario
         what = {"train": "training step", "prefill": "prefill", "decode": "decode"}[r.kind]
         fit = "fits" if r.fits else "DOES NOT FIT"
+        notes = "".join(f" · {n}" for n in r.notes if not n.startswith("Does not fit"))  # max_seq, host memory
         return (f"{sc.model.name} · {sc.gpus} × {sc.hardware.name} · {what}: {fmt_seconds(r.time_total)} · "
                 f"memory {r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device ({fit}, "
-                f"{fmt_percent(r.pressure.memory)}) · binding resource: {r.bottleneck}")
+                f"{fmt_percent(r.pressure.memory)}) · binding resource: {r.bottleneck}{notes}")

@@ -155,7 +155,8 @@ class FlowPanel(QtWidgets.QWidget):
         self.headline.setFont(pw.font(13, bold=True))
         self.headline.setWordWrap(True)
         self.headline.setAccessibleName("Timeline summary")
-        self.headline.setToolTip("Total time of the step (or request), layout and the 1F1B pipeline bubble share")
+        self.headline.setToolTip("Total time of the step (or request), layout and the 1F1B pipeline bubble: its "
+                                 "share of the pipeline phase, (p-1)/(m+p-1), and of the whole step")
         self.legend_label = QtWidgets.QLabel("")
         self.legend_label.setFont(pw.font())
         self.legend_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
@@ -220,9 +221,10 @@ class FlowPanel(QtWidgets.QWidget):
         sc = results.scenario
         if kind == "train":
             bub = bubble_fraction(self._stages)
+            of_step = results.time.get("pipeline_bubble", 0.0) / self._total if self._total > 0 else 0.0
             title = (f"One training step: {fmt_seconds(self._total)} · {sc.gpus}× {sc.hardware.name} · "
                      f"PP {sc.pp}, {int(results.train.get('micro_batches', 0))} micro-batches · bubble "
-                     f"{100 * bub:.1f}%")
+                     f"{100 * bub:.1f}% of the pipeline phase ({100 * of_step:.1f}% of the step)")
         else:
             title = (f"One inference request: {fmt_seconds(self._total)} · prefill "
                      f"{fmt_seconds(results.infer.get('prefill_s', 0.0))} + {sc.gen_len:,} decode steps")

@@ -27,3 +27,18 @@ def test_status_bar_names_the_context_limit():
     sc = default_scenario().replace(kind="decode", gpus=8, prompt_len=(1 << 20) - 512, gen_len=512)
     text = MainWindow._summary(evaluate(sc))
     assert "max_seq" in text and f"{sc.model.max_seq:,}" in text
+
+
+def test_flow_headline_names_the_bubble_denominator(shown_panel):
+    from trinity_desktop.defaults import default_scenario
+    from trinity_desktop.model import evaluate
+    from ui.flow_panel import FlowPanel
+
+    r = evaluate(default_scenario())
+    panel = shown_panel(FlowPanel, r)
+    text = panel.headline.text()
+    frac = r.train["pipeline_bubble_fraction"]
+    sc = r.scenario
+    assert frac == (sc.pp - 1) / (sc.micro_batches + sc.pp - 1)
+    assert f"bubble {100 * frac:.1f}% of the pipeline phase" in text
+    assert f"({100 * r.time['pipeline_bubble'] / r.time_total:.1f}% of the step)" in text
