@@ -98,3 +98,17 @@ def test_train_json_has_the_pipeline_bubble_fraction(capsys):
     assert rep["pipeline_bubble_fraction"] == pytest.approx((p - 1) / (m + p - 1), rel=1e-12)
     t = rep["time_per_step_s"]
     assert rep["pipeline_bubble_share_of_step"] == pytest.approx(t["pipeline_bubble"] / t["total"], rel=1e-12)
+
+
+def test_roofline_json_names_each_ridge(capsys):
+    """H100 bf16: the datasheet ridge is 296 FLOP/B, the achievable one (x 0.5 / 0.8) 185; a decode batch of 200
+    sits between them: bound by HBM on the datasheet roofline, by compute in the model's own times."""
+    rep = run_json(capsys, "calc", "infer", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--batch", "200",
+                   "--prompt-len", "512", "--gen-len", "64", "--json")
+    roof = rep["roofline"]
+    assert roof["ridge_flop_per_byte"] == pytest.approx(989e12 / 3.35e12, rel=1e-3)
+    assert roof["ridge_achievable_flop_per_byte"] == pytest.approx(roof["ridge_flop_per_byte"] * 0.5 / 0.8)
+    assert set(roof["ridge_definitions"]) == {"ridge_flop_per_byte", "ridge_achievable_flop_per_byte", "bottleneck"}
+    gemm = next(p for p in roof["points"] if p["name"] == "decode GEMMs (weights)")
+    assert roof["ridge_achievable_flop_per_byte"] < gemm["intensity"] < roof["ridge_flop_per_byte"]
+    assert gemm["bound_by"] == "HBM" and gemm["bound_by_achievable"] != "HBM"

@@ -844,7 +844,7 @@ class RooflinePanel(QtWidgets.QWidget):
             x_cursor = x
             prev = lbw
         # The ridge: below-right of the knee.
-        self.ridge_text.setText(f"ridge {ridge:,.0f} FLOP/B\n({self._roof.dtype.upper()} peak / HBM)")
+        self.ridge_text.setText(f"datasheet ridge {ridge:,.0f} FLOP/B\n({self._roof.dtype.upper()} peak / HBM)")
         self.ridge_text.setAnchor((1, 1))
         self.ridge_text.setPos(math.log10(ridge) - 4.0 / px_x, ly0 + 0.25 * line_h)
         self.crossing_text.setPos(math.log10(ridge) - 0.05, math.log10(peak) + 0.15 * line_h)
@@ -959,7 +959,9 @@ class RooflinePanel(QtWidgets.QWidget):
         i = self.slider.value()
         parts = [
             f"<b>Decode</b> ({sc.model.name}, {s['dtype'].upper()}, {sc.weight_dtype} weights): GEMMs turn "
-            f"compute-bound at batch ≈ <b>{math.ceil(s['ridge_batch']):,}</b> (R·S/2W); including KV reads at "
+            f"compute-bound at batch ≈ <b>{math.ceil(s['ridge_batch']):,}</b> (R·S/2W, datasheet ridge R; the "
+            f"model's step time turns at ≈ {math.ceil(s['ridge_batch_achievable']):,}, the achievable ridge "
+            f"R·η_compute/η_HBM); including KV reads at "
             f"{fmt_count(ctx)} context: {with_kv}.",
             f"KV cache fits up to batch {s['kv_fit_limit_batch']:,.0f} at this context, up to "
             f"{fmt_count(s['kv_fit_limit_context'])} tokens at batch {sc.batch}.",

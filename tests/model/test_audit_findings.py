@@ -85,3 +85,24 @@ def test_context_past_max_seq_is_noted(model, kind, tokens, limit):
     assert len(notes) == 1 and limit in notes[0] and f"{tokens:,}" in notes[0]
     inside = sc.replace(**({"seq_len": 1024} if kind == "train" else {"prompt_len": 1000, "gen_len": 24}))
     assert not any("max_seq" in n for n in evaluate(inside).notes)
+
+
+# --- item 9: the achievable ridge is where the model's decode time turns ---------------------------------
+
+def test_decode_gemms_turn_compute_bound_at_the_achievable_ridge_batch():
+    from trinity_desktop.model.roofline import decode_sweep
+
+    sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1, batch=1,
+                  prompt_len=512, gen_len=64)
+    s = decode_sweep(sc)
+    assert s["ridge_batch_achievable"] == pytest.approx(s["ridge_batch"] * 0.5 / 0.8, rel=1e-9)
+    assert 180 < s["ridge_batch_achievable"] < 190
+    below, above = (evaluate(sc.replace(batch=b)) for b in (int(s["ridge_batch_achievable"]) - 5,
+                                                            int(s["ridge_batch_achievable"]) + 5))
+    peak_eff = HW["h100-sxm"].peak("bf16") * 0.5
+
+    def gemm_is_compute(r):
+        flops = 2 * MODELS["llama-3-8b"].matmul_params_active_per_layer() * 32 + 2 * 4096 * 128256
+        return r.time["GEMMs (weights)"] == pytest.approx(flops * r.scenario.batch / peak_eff, rel=1e-6)
+
+    assert not gemm_is_compute(below) and gemm_is_compute(above)
