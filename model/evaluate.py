@@ -19,6 +19,7 @@ from .dtypes import (
     TRAIN_PRECISION_BYTES,
     compute_dtype_for_weights,
 )
+from .errors import ValidationError
 from .inference import inference_step
 from .kv_policy import KV_POLICY_CODE
 from .numeric import as_float
@@ -159,7 +160,10 @@ def evaluate(scenario: Scenario) -> Results:
     values = [*memory.values(), *time.values(), *links.values(), mem_total, t_total, flops,
               *pressure.as_tuple(), *train.values(), *infer.values()]
     if not np.all(np.isfinite(values)):
-        raise ArithmeticError(f"non-finite result for {sc.model.name} on {hw.name}")  # a model bug, never input
+        # Values inside the physical ranges keep every result finite (tests/model/test_audit_invariants.py);
+        # a degenerate number (hbm_bw = 1e-300) that slipped past them is refused here as input, in one line.
+        raise ValidationError(f"hardware {hw.key} with model {sc.model.key}", "values whose results overflow",
+                              "rates, sizes and latencies within physical ranges (every result must be finite)")
     return Results(scenario=sc, kind=sc.kind, params_total=float(arch.params_total()),
                    params_active=float(arch.params_active()), memory=memory, memory_total=mem_total,
                    capacity=capacity, fits=fits, time=time, time_total=t_total, flops=flops,

@@ -106,3 +106,19 @@ def test_decode_gemms_turn_compute_bound_at_the_achievable_ridge_batch():
         return r.time["GEMMs (weights)"] == pytest.approx(flops * r.scenario.batch / peak_eff, rel=1e-6)
 
     assert not gemm_is_compute(below) and gemm_is_compute(above)
+
+
+# --- item 5: a degenerate number is refused as input, never an ArithmeticError -----------------------------
+
+def test_degenerate_hardware_number_is_a_validation_error():
+    import dataclasses
+
+    from trinity_desktop.model import ValidationError
+
+    try:
+        hw = dataclasses.replace(HW["h100-sxm"], key="tiny", hbm_bw=1e-300)
+    except ValidationError:
+        return  # refused at construction (the physical-range table)
+    sc = Scenario(hardware=hw, model=MODELS["llama-3-8b"], kind="decode", gpus=1)
+    with pytest.raises(ValidationError, match="tiny"):
+        evaluate(sc)
