@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -16,6 +17,25 @@ from collections.abc import Sequence
 START = time.perf_counter()  # program entry, before Qt and numpy are imported
 
 CLI_COMMANDS = ("calc", "presets")
+SCALE_MIN, SCALE_MAX = 1.0, 4.0  # --screenshot --scale: 4x of a 1920x1080 window is already 7680x4320
+
+
+class _GuiParser(argparse.ArgumentParser):
+    """Argument errors exit 2 with one line (argparse would print the usage text as well)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _scale(text: str) -> float:
+    """An argparse type: a screenshot scale factor from SCALE_MIN to SCALE_MAX (nan, 0, negative refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and SCALE_MIN <= value <= SCALE_MAX):
+        raise argparse.ArgumentTypeError(f"{text} is outside the allowed range {SCALE_MIN:g} to {SCALE_MAX:g}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -24,11 +44,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from trinity_desktop.cli import run_cli
 
         return run_cli(argv)
-    parser = argparse.ArgumentParser(prog="trinity-desktop", description=__doc__,
+    parser = _GuiParser(prog="trinity-desktop", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", nargs="?", help="a session or deck file (.trinity.json) to open")
     parser.add_argument("--screenshot", metavar="PATH", help="render the main window to a PNG and exit")
-    parser.add_argument("--scale", type=float, default=1.0, help="scale factor for --screenshot (e.g. 2 for slides)")
+    parser.add_argument("--scale", type=_scale, default=1.0,
+                        help=f"scale factor for --screenshot, {SCALE_MIN:g} to {SCALE_MAX:g} (e.g. 2 for slides)")
     parser.add_argument("--present-to", metavar="DIR",
                         help="present FILE's deck and save one PNG per slide to DIR, then exit")
     parser.add_argument("--startup-time", action="store_true", help="print the time to the window's first paint")
