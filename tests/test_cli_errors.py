@@ -6,10 +6,6 @@ typed on the command line or put in a file (issue 16, items 14 and 15).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from trinity_desktop.__main__ import main

@@ -41,9 +41,7 @@ def _scale(text: str) -> float:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in CLI_COMMANDS:
-        from trinity_desktop.cli import run_cli
-
-        return run_cli(argv)
+        return _run_cli(argv)
     parser = _GuiParser(prog="trinity-desktop", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", nargs="?", help="a session or deck file (.trinity.json) to open")
@@ -66,6 +64,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.screenshot:
         return app.screenshot(args.screenshot, args.scale, args.file)
     return app.run(args.file)
+
+
+def _run_cli(argv: list[str]) -> int:
+    """The CLI, with output that cannot be written (a full disk, /dev/full) reported in one line, exit 2."""
+    from trinity_desktop.cli import run_cli
+
+    try:
+        code = run_cli(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
+        _detach_stdout()
+        return 0
+    except OSError as exc:
+        _detach_stdout()
+        print(f"trinity-desktop: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+def _detach_stdout() -> None:
+    """Point stdout at the null device so that the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _version() -> str:
