@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import ValidationError
+from .ranges import ARCHITECTURE_RULES, check_all
 
 ATTENTION_TYPES = ("mha", "gqa", "mqa", "mla")
 
@@ -69,6 +70,9 @@ class Architecture:
             raise ValidationError(f"{self.key}.norm", self.norm, "rmsnorm or layernorm")
         if self.position not in ("rope", "learned"):
             raise ValidationError(f"{self.key}.position", self.position, "rope or learned")
+        check_all(self, f"{self.key}.", ARCHITECTURE_RULES)
+        if self.dense_layers > self.layers:
+            raise ValidationError(f"{self.key}.dense_layers", self.dense_layers, f"at most layers ({self.layers})")
 
     # --- shapes -------------------------------------------------------------------------------
     @property

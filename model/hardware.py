@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from .errors import ValidationError
+from .ranges import HARDWARE_RULES, check_all
 
 LINKS = ("scale-up", "scale-out", "host", "hbm")
 
@@ -49,6 +50,7 @@ class Hardware:
                 raise ValidationError(f"{self.key}.{name}", getattr(self, name), "a positive number")
         if not self.peak_flops or min(self.peak_flops.values()) <= 0:
             raise ValidationError(f"{self.key}.peak_flops", dict(self.peak_flops), "positive dense FLOP/s per format")
+        check_all(self, f"{self.key}.", HARDWARE_RULES)
 
     def peak(self, dtype: str) -> float:
         """Dense peak FLOP/s for a format; fp16 and bf16 stand in for each other (same tensor-core rate)."""

@@ -6,6 +6,7 @@ key into references.toml. A bad file raises `PresetError` naming the file, the e
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -16,6 +17,7 @@ from typing import Any
 
 from .architecture import Architecture
 from .errors import ValidationError
+from .files import FileRefused, read_capped
 from .hardware import Hardware
 
 RESOURCE_PACKAGE = "trinity_desktop.resources"
@@ -62,21 +64,20 @@ class Reference:
 def _read_toml(source: Path | str, text: str | None = None) -> dict:
     name = str(source)
     if text is None:
-        path = Path(source)
         try:
-            size = path.stat().st_size
-        except OSError as exc:
-            raise PresetError(name, "file", f"cannot be read ({exc.strerror or exc})") from None
-        if size > MAX_FILE_BYTES:
-            raise PresetError(name, "file", f"is {size} bytes; the limit is {MAX_FILE_BYTES}")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise PresetError(name, "file", f"cannot be read as UTF-8 text ({exc})") from None
+            text = read_capped(source, MAX_FILE_BYTES).decode("utf-8")
+        except FileRefused as exc:
+            raise PresetError(name, "file", str(exc)) from None
+        except UnicodeDecodeError as exc:
+            raise PresetError(name, "file", f"cannot be read as UTF-8 text (byte {exc.start})") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise PresetError(name, "TOML", str(exc)) from None
+    except RecursionError:
+        raise PresetError(name, "TOML", "nested too deeply") from None
+    except ValueError:  # an integer of more than 4300 digits (int's string-conversion limit)
+        raise PresetError(name, "TOML", f"a number has more than {sys.get_int_max_str_digits()} digits") from None
 
 
 def _resource_text(filename: str) -> str:
@@ -129,11 +130,17 @@ def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
     if isinstance(gpn, bool) or not isinstance(gpn, int) or gpn < 1:
         raise PresetError(where, "gpus_per_node_default", f"must be a whole number >= 1, got {gpn!r}")
     text = {name: str(entry[name]) for name in HW_TEXT if name in entry}
+    text["key"] = key  # a table with a name but no key is keyed by its name
     text.setdefault("name", key)
     text.setdefault("vendor", "")
     text.setdefault("kind", "user")
-    return Hardware(**text, peak_flops=peaks, gpus_per_node_default=gpn, sources=sources, status=status,
-                    notes=notes, **values)
+    try:
+        return Hardware(**text, peak_flops=peaks, gpus_per_node_default=gpn, sources=sources, status=status,
+                        notes=notes, **values)
+    except ValidationError as exc:  # outside its physical range (model/ranges.py)
+        name = exc.field.removeprefix(f"{key}.")
+        name = {f"peak_flops.{dtype}": k for k, dtype in PEAK_KEYS.items()}.get(name, name)  # the file's own key
+        raise PresetError(where, name, f"{exc.value!r} is not allowed: {exc.allowed}") from None
 
 
 _ARCH_FIELDS = {f.name: f for f in fields(Architecture)}
@@ -175,7 +182,7 @@ def architecture_from_dict(entry: Mapping, where: str) -> Architecture:
     try:
         return Architecture(**args)
     except ValidationError as exc:
-        raise PresetError(where, exc.field.split(".")[-1], exc.allowed) from None
+        raise PresetError(where, exc.field.split(".")[-1], f"{exc.value!r} is not allowed: {exc.allowed}") from None
 
 
 def _entries(doc: dict, table: str, where: str) -> list[dict]:

@@ -72,7 +72,7 @@ def test_round_trip_is_exact(scenario, deck, good_text):
 
 def test_user_hardware_survives_with_sources_status_and_notes(scenario):
     user = Hardware(key="my-chip", name="My chip", vendor="Me", kind="user", peak_flops={"bf16": 123.456e12},
-                    hbm_bytes=48e9, hbm_bw=1.2345678901234567e12, scaleup_bw=0.1 + 0.2, host_link_bw=32e9,
+                    hbm_bytes=48e9, hbm_bw=1.2345678901234567e12, scaleup_bw=(0.1 + 0.2) * 1e12, host_link_bw=32e9,
                     sources={"hbm_bw": "modelling-assumption"}, status={"hbm_bw": "A"},
                     notes={"hbm_bw": "measured with STREAM, 90% of nominal"})
     sc = scenario.replace(hardware=user, gpus=8, tp=8, pp=1, global_batch=64,
@@ -81,7 +81,7 @@ def test_user_hardware_survives_with_sources_status_and_notes(scenario):
     loaded, _ = sf.loads(sf.dumps(sc))
     assert loaded == sc
     assert loaded.hardware.notes["hbm_bw"] == "measured with STREAM, 90% of nominal"
-    assert loaded.hardware.scaleup_bw == 0.1 + 0.2  # floats are written exactly (repr), not rounded
+    assert loaded.hardware.scaleup_bw == (0.1 + 0.2) * 1e12  # floats are written exactly (repr), not rounded
     assert loaded.efficiency.compute == 0.41 and loaded.techniques == ("recompute", "zero")
 
 

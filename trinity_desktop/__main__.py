@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -16,19 +17,37 @@ from collections.abc import Sequence
 START = time.perf_counter()  # program entry, before Qt and numpy are imported
 
 CLI_COMMANDS = ("calc", "presets")
+SCALE_MIN, SCALE_MAX = 1.0, 4.0  # --screenshot --scale: 4x of a 1920x1080 window is already 7680x4320
+
+
+class _GuiParser(argparse.ArgumentParser):
+    """Argument errors exit 2 with one line (argparse would print the usage text as well)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _scale(text: str) -> float:
+    """An argparse type: a screenshot scale factor from SCALE_MIN to SCALE_MAX (nan, 0, negative refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and SCALE_MIN <= value <= SCALE_MAX):
+        raise argparse.ArgumentTypeError(f"{text} is outside the allowed range {SCALE_MIN:g} to {SCALE_MAX:g}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in CLI_COMMANDS:
-        from trinity_desktop.cli import run_cli
-
-        return run_cli(argv)
-    parser = argparse.ArgumentParser(prog="trinity-desktop", description=__doc__,
+        return _run_cli(argv)
+    parser = _GuiParser(prog="trinity-desktop", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", nargs="?", help="a session or deck file (.trinity.json) to open")
     parser.add_argument("--screenshot", metavar="PATH", help="render the main window to a PNG and exit")
-    parser.add_argument("--scale", type=float, default=1.0, help="scale factor for --screenshot (e.g. 2 for slides)")
+    parser.add_argument("--scale", type=_scale, default=1.0,
+                        help=f"scale factor for --screenshot, {SCALE_MIN:g} to {SCALE_MAX:g} (e.g. 2 for slides)")
     parser.add_argument("--present-to", metavar="DIR",
                         help="present FILE's deck and save one PNG per slide to DIR, then exit")
     parser.add_argument("--startup-time", action="store_true", help="print the time to the window's first paint")
@@ -45,6 +64,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.screenshot:
         return app.screenshot(args.screenshot, args.scale, args.file)
     return app.run(args.file)
+
+
+def _run_cli(argv: list[str]) -> int:
+    """The CLI, with output that cannot be written (a full disk, /dev/full) reported in one line, exit 2."""
+    from trinity_desktop.cli import run_cli
+
+    try:
+        code = run_cli(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
+        _detach_stdout()
+        return 0
+    except OSError as exc:
+        _detach_stdout()
+        print(f"trinity-desktop: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+def _detach_stdout() -> None:
+    """Point stdout at the null device so that the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _version() -> str:

@@ -53,14 +53,23 @@ def screenshot(path: str | Path, scale: float = 1.0, file: str | None = None) ->
         pixmap = pixmap.scaled(pixmap.size() * scale, QtCore.Qt.AspectRatioMode.KeepAspectRatio,
                                QtCore.Qt.TransformationMode.SmoothTransformation)
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ok = pixmap.save(str(path), "PNG")
+    problem = _writable_folder(path.parent)
+    ok = not problem and pixmap.save(str(path), "PNG")
     window.close()
     if not ok:
-        print(f"trinity-desktop: error: could not write {path}", file=sys.stderr)
-        return 1
+        print(f"trinity-desktop: error: could not write {path}{': ' + problem if problem else ''}", file=sys.stderr)
+        return 2
     print(f"wrote {path} ({pixmap.width()}x{pixmap.height()})")
     return 0
+
+
+def _writable_folder(folder: Path) -> str:
+    """Create `folder` if needed; the reason it cannot be, or ""."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create the folder {folder} ({exc.strerror or exc})"
+    return ""
 
 
 class _FirstPaint(QtCore.QObject):
@@ -126,7 +135,10 @@ def present_slides(file: str, folder: str | Path) -> int:
         print(f"trinity-desktop: error: {file} holds no slides", file=sys.stderr)
         return 2
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    problem = _writable_folder(folder)
+    if problem:
+        print(f"trinity-desktop: error: --present-to: {problem}", file=sys.stderr)
+        return 2
     count = len(window.talk.deck.slides)
     for i in range(count):
         if i:

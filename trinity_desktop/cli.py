@@ -168,10 +168,13 @@ def _single(items: list, path: str, what: str):
 
 
 def _model_and_hardware(args):
-    model = (_single(load_model_file(args.model_file), args.model_file, "model") if args.model_file
+    for option, path in (("--model-file", args.model_file), ("--hardware-file", args.hardware_file)):
+        if path is not None and not path.strip():
+            raise CliError(f"{option} {path!r}: give the path of a TOML file")
+    model = (_single(load_model_file(args.model_file), args.model_file, "model") if args.model_file is not None
              else find(model_presets(), args.model, "--model"))
-    hardware = (_single(load_hardware_file(args.hardware_file), args.hardware_file, "hardware") if args.hardware_file
-                else find(hardware_presets(), args.hardware, "--hardware"))
+    hardware = (_single(load_hardware_file(args.hardware_file), args.hardware_file, "hardware")
+                if args.hardware_file is not None else find(hardware_presets(), args.hardware, "--hardware"))
     return model, hardware
 
 

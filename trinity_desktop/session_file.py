@@ -25,6 +25,7 @@ import binascii
 import json
 import math
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, fields
@@ -33,6 +34,7 @@ from typing import Any
 
 from trinity_desktop.deck import Deck, Slide
 from trinity_desktop.model import Architecture, Efficiency, Hardware, Scenario, ValidationError, evaluate
+from trinity_desktop.model.files import FileRefused, FileTooLarge, read_capped
 
 VERSION_KEY = "trinity_session"
 CURRENT_VERSION = 1
@@ -165,6 +167,8 @@ def _parse(text: str | bytes) -> dict:
         raise SessionFileError(f"malformed JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
     except RecursionError:
         raise SessionFileError("not a Trinity Desktop session file: its JSON is nested too deeply") from None
+    except ValueError:  # an integer of more than 4300 digits (int's string-conversion limit)
+        raise SessionFileError(f"a number has more than {sys.get_int_max_str_digits()} digits") from None
     if not isinstance(doc, dict):
         raise SessionFileError(f"not a Trinity Desktop session file: the top level is a JSON "
                                f"{type(doc).__name__}, not an object")
@@ -203,16 +207,11 @@ def load(path: str | os.PathLike) -> tuple[Scenario, Deck | None]:
     """Read a session file; the error message starts with the file's name and names the problem."""
     path = Path(path)
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)  # never read more than the limit
-    except OSError as exc:
-        raise SessionFileError(f"{path.name}: cannot be read ({exc.strerror or exc})") from None
-    if len(data) > MAX_BYTES:
-        try:
-            size = path.stat().st_size
-        except OSError:
-            size = len(data)
-        raise SessionFileError(f"{path.name}: {_oversize(max(size, len(data)))}")
+        data = read_capped(path, MAX_BYTES)  # regular files only, never more than the limit
+    except FileTooLarge as exc:
+        raise SessionFileError(f"{path.name}: {_oversize(exc.size)}") from None
+    except FileRefused as exc:
+        raise SessionFileError(f"{path.name or path}: {exc}") from None
     try:
         return loads(data)
     except SessionFileError as exc:
