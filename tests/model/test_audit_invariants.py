@@ -59,7 +59,7 @@ def extreme_hardware(draw):
     from trinity_desktop.model import Hardware
 
     link = st.one_of(st.just(0.0), _log_uniform(1e3, 1e15))
-    peak = draw(_log_uniform(1e6, 1e18))
+    peak = draw(_log_uniform(2e6, 5e17))  # fp32 = peak / 2 and fp8 = peak * 2 stay in range
     return Hardware(key="extreme", name="extreme", vendor="", kind="user",
                     peak_flops={"bf16": peak, "fp16": peak, "fp32": peak / 2, "fp8": peak * 2},
                     hbm_bytes=draw(_log_uniform(1e3, 1e15)), hbm_bw=draw(_log_uniform(1e3, 1e15)),
