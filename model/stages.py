@@ -32,9 +32,11 @@ host-link lanes show one GPU of stage 0, the stage the core's critical path ends
     prefetches); it adds no exposed time and its bytes are not part of the core's per-link totals.
 
 Inference request (lane "GPU (TP group)"): prefill, then the decode steps grouped into at most
-DECODE_GROUPS bars; decode step i attends to prompt + i + 1/2 tokens on average, so a group of steps
-[a, b) is timed by the core at context prompt + (a + b)/2 (`evaluate_grid(prompt_len=..., gen_len=0)`):
-for the full cache the sum equals gen_len x TPOT at the core's mean context prompt + gen/2 exactly.
+DECODE_GROUPS bars (`decode_groups`, the one computation behind both the bars and `request_s`). A group of
+steps [a, b) lasts the core's decode_s of b - a steps from context prompt + a (`evaluate_grid(prompt_len=
+prompt + a, gen_len=b - a)`): a step's attention is linear in the tokens kept, so the groups add up to the
+core's decode_s, for every KV policy and the model's own sliding window (kv_policy.mean_kept). The bars'
+FLOPs and bytes are the core's step at the group's mean context prompt + (a + b)/2, times its steps.
 
 KV offload and onload (model/residency.py; vllm §3 paging, pcie-spec host link, memory_tiers.toml tiers): when
 the request's KV cache does not fit in the HBM that weights and the runtime reserve leave (residency's "spill"
