@@ -200,3 +200,14 @@ def test_policy_request_time_is_where_its_stages_end(policy):
                   prompt_len=2000, gen_len=8000, kv_policy=policy, kv_window=1024)
     r = evaluate(sc)
     assert r.infer["request_s"] == pytest.approx(_end(sc, r), rel=1e-12)
+
+
+@pytest.mark.parametrize("policy", ["full", "window", "streaming", "h2o", "razor"])
+def test_kv_matrix_agrees_with_the_models_window(policy):
+    from trinity_desktop.model.kv_matrix import kv_matrix
+
+    sc = _decode(MODELS["mistral-7b"], 16000, gen_len=384, kv_policy=policy, kv_window=8192)
+    k, r = kv_matrix(sc), evaluate(sc)
+    assert k["kept_fraction"] == pytest.approx(k["kept_fraction_model"], rel=1e-3)
+    assert k["bytes_kept"] == pytest.approx(r.infer["kv_bytes"], rel=1e-3)
+    assert not k["grid"][:, : 16384 - 4096].any()  # nothing older than the rolling buffer
