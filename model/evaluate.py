@@ -139,6 +139,15 @@ def evaluate(scenario: Scenario) -> Results:
         # The offloaded share sits on its target tier: host DRAM, or the CXL pool.
         infer["kv_cxl_bytes"] = infer["kv_host_bytes"] if sc.kv_offload_tier == "cxl" else 0.0
         infer["kv_host_bytes"] -= infer["kv_cxl_bytes"]
+        # One request time: where the request's stages end. When the KV cache leaves HBM (it does not fit, or
+        # a share is offloaded) that is residency's timing with the tier transfers (model/stages.py).
+        if mem_total > capacity or sc.kv_offload_fraction > 0:
+            from .stages import kv_spills, request_time  # late: the stage model builds on evaluate
+
+            if kv_spills(sc):
+                infer["request_s"] = request_time(sc)
+                notes.append("KV cache beyond HBM: request_s moves the off-HBM KV over the host link each decode "
+                             "step (model/residency.py); the time per output token keeps the cache in HBM.")
         train = {}
     fits = mem_total <= capacity
     if not fits:
@@ -199,7 +208,9 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     in_network_aggregation, grad_comm_bytes (0 = the gradient format). Inference axes: tp, gpus_per_node,
     batch, prompt_len, gen_len, weight_bytes, kv_bytes, the KV-policy knobs, kv_offload_fraction,
     prefix_hit_fraction. Returns the raw arrays of `training_step` / `inference_step`, plus a
-    boolean `valid` mask (the layout and link rules of `Scenario`, vectorized).
+    boolean `valid` mask (the layout and link rules of `Scenario`, vectorized) and, for inference, `kv_in_hbm`:
+    where the KV cache stays in HBM, so that request_s is the request's time (elsewhere `evaluate` adds the
+    moves between memory tiers).
     """
     if scenario.kind == "train":
         unknown = set(axes) - set(TRAIN_AXES)
@@ -216,7 +227,12 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     inputs = {**_infer_inputs(scenario), **axes}
     out = inference_step(scenario.model, scenario.hardware, **inputs)
     valid = links_valid(scenario.hardware, inputs["tp"], inputs["gpus_per_node"])
-    out["valid"] = np.broadcast_to(valid, np.broadcast_shapes(valid.shape, np.shape(out["request_s"])))
+    shape = np.broadcast_shapes(valid.shape, np.shape(out["request_s"]))
+    out["valid"] = np.broadcast_to(valid, shape)
+    # request_s here keeps the whole KV cache in HBM; where it does not fit (or a share is offloaded) `evaluate`
+    # times the request by its stages, with the tier transfers (model/stages.py)
+    in_hbm = (out["memory_total"] <= scenario.hardware.hbm_bytes) & (np.asarray(inputs["kv_offload_fraction"]) <= 0)
+    out["kv_in_hbm"] = np.broadcast_to(in_hbm, shape)
     return out
 
 

@@ -29,7 +29,7 @@ from .dtypes import BYTES_PER_ELEMENT
 from .errors import ValidationError
 from .evaluate import evaluate_grid
 from .inference import kv_share_per_gpu
-from .kv_policy import KV_POLICY_CODE, kept_tokens
+from .kv_policy import KV_POLICY_CODE, arch_kept, kept_tokens
 from .numeric import safe_div
 from .scenario import MAX_CONTEXT_TOKENS, Scenario
 from .tiers import page_tokens, tier_map
@@ -184,11 +184,13 @@ def residency_json(scenario: Scenario, policy: str = "spill") -> dict:
 
 def kv_bytes_per_token_after_policy(scenario: Scenario, context) -> np.ndarray:
     """Average KV bytes per context token for the whole model after the scenario's policy and dtype:
-    kept_tokens(context) / context x kv_bytes_per_token (vllm §3; kv_policy's sources)."""
+    kept_tokens(context) / context x kv_bytes_per_token (vllm §3; kv_policy's sources), the kept tokens capped by
+    the architecture's sliding window on its windowed layers (kv_policy.arch_kept)."""
     sc = scenario
     c = _check_axis("context", context, MAX_CONTEXT)
     arch = sc.model
     per_tok = arch.kv_tensors * arch.layers * arch.kv_width * BYTES_PER_ELEMENT[sc.kv_dtype]
     kept = kept_tokens(KV_POLICY_CODE[sc.kv_policy], c, window=sc.kv_window, sinks=sc.kv_sinks,
                        heavy_ratio=sc.kv_heavy_ratio, retrieval_fraction=sc.razor_retrieval_fraction)
+    kept = arch_kept(kept, arch.sliding_window, arch.window_layer_share)  # the model's own sliding window
     return kept / c * per_tok

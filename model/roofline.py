@@ -465,8 +465,9 @@ def decode_terms(sc: Scenario, batch=None, prompt_len=None, gen_len=None) -> dic
     r = inference_step(arch, hw, **inputs)
     ctx = s + g / 2.0
     kv_tok_gpu = kv_bytes_per_token(arch, inputs["kv_bytes"]) * kv_share_per_gpu(arch, tp)
-    kv_read = b * ctx * kv_tok_gpu
-    attn_f = arch.layers * b * attention_core_flops_per_token(ctx, arch.heads, arch.qk_dim, arch.v_dim) / tp
+    # the core's KV reads and attention FLOPs: the tokens its KV policy and the model's sliding window keep
+    kv_read = np.asarray(r["decode_kv_read_bytes"], dtype=float)
+    attn_f = np.asarray(r["decode_attention_flops"], dtype=float) / tp
     total_f = np.asarray(r["decode_flops"], dtype=float) / tp
     weights_read = np.asarray(r["decode_bytes"]["hbm"], dtype=float) - kv_read
     # Weights streamed when every expert is touched (the large-batch limit; = weights_read for dense models):

@@ -32,9 +32,11 @@ host-link lanes show one GPU of stage 0, the stage the core's critical path ends
     prefetches); it adds no exposed time and its bytes are not part of the core's per-link totals.
 
 Inference request (lane "GPU (TP group)"): prefill, then the decode steps grouped into at most
-DECODE_GROUPS bars; decode step i attends to prompt + i + 1/2 tokens on average, so a group of steps
-[a, b) is timed by the core at context prompt + (a + b)/2 (`evaluate_grid(prompt_len=..., gen_len=0)`):
-for the full cache the sum equals gen_len x TPOT at the core's mean context prompt + gen/2 exactly.
+DECODE_GROUPS bars (`decode_groups`, the one computation behind both the bars and `request_s`). A group of
+steps [a, b) lasts the core's decode_s of b - a steps from context prompt + a (`evaluate_grid(prompt_len=
+prompt + a, gen_len=b - a)`): a step's attention is linear in the tokens kept, so the groups add up to the
+core's decode_s, for every KV policy and the model's own sliding window (kv_policy.mean_kept). The bars'
+FLOPs and bytes are the core's step at the group's mean context prompt + (a + b)/2, times its steps.
 
 KV offload and onload (model/residency.py; vllm §3 paging, pcie-spec host link, memory_tiers.toml tiers): when
 the request's KV cache does not fit in the HBM that weights and the runtime reserve leave (residency's "spill"
@@ -521,9 +523,13 @@ def _sum_links(*ds) -> dict:
 # inference
 
 
-def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> list[Stage]:
-    s, g, tp = sc.prompt_len, sc.gen_len, sc.gpus
-    capacity = r.capacity
+def decode_groups(sc: Scenario, kv_placement: str = "spill") -> dict:
+    """The request's timing, the one computation its stages and `request_s` share: prefill_s; the decode steps
+    in at most DECODE_GROUPS groups [lo, hi) with their seconds group_s (the core's decode_s of the group's
+    steps, or, when the KV cache spills, steps x residency's effective step at the group's mean context);
+    kv (`_kv_tiers`, None when the cache fits) and offload [(tier, bytes, seconds)] written after prefill;
+    request_s = prefill_s + Σ offload seconds + Σ group_s."""
+    s, g = sc.prompt_len, sc.gen_len
     full = evaluate_grid(sc)
     n = min(g, DECODE_GROUPS)
     edges = np.round(np.linspace(0.0, g, n + 1)).astype(int)
@@ -531,17 +537,35 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
     steps = (hi - lo).astype(float)
     mid = s + (lo + hi) / 2.0
     ctx_end = s + hi.astype(float)
-    grid = evaluate_grid(sc, prompt_len=np.concatenate([mid, ctx_end]), gen_len=0)
-    tpot = np.asarray(grid["time_per_output_token_s"], dtype=float)[:n]
+    kv = _kv_tiers(sc, np.concatenate([[float(s)], mid, ctx_end]), kv_placement)
+    if kv is None:  # the core's own sum over each group's steps: the groups add up to its decode_s exactly
+        group_s = np.asarray(evaluate_grid(sc, prompt_len=s + lo.astype(float), gen_len=steps)["decode_s"], dtype=float)
+        offload = []
+    else:  # the cache spills: residency's effective step (with the tier transfers) at each group's mean context
+        group_s = steps * kv["step_time_s"][1:n + 1]
+        offload = [(tier, float(kv["resident"][tier][0]), float(kv["transfer_s"][tier][0])) for tier in kv["used"]]
+    prefill = float(full["prefill_s"])
+    request = prefill + sum(d for _, b, d in offload if b > 0) + float(np.sum(group_s))
+    return {"full": full, "n": n, "lo": lo, "hi": hi, "steps": steps, "mid": mid, "ctx_end": ctx_end, "kv": kv,
+            "group_s": group_s, "offload": offload, "prefill_s": prefill, "request_s": request}
+
+
+def request_time(sc: Scenario, kv_placement: str = "spill") -> float:
+    """Seconds of one inference request: where its last stage ends (`decode_groups`)."""
+    return decode_groups(sc, kv_placement)["request_s"]
+
+
+def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> list[Stage]:
+    s, tp = sc.prompt_len, sc.gpus
+    capacity = r.capacity
+    plan = decode_groups(sc, kv_placement)
+    full, n, lo, hi, steps, kv = plan["full"], plan["n"], plan["lo"], plan["hi"], plan["steps"], plan["kv"]
+    grid = evaluate_grid(sc, prompt_len=np.concatenate([plan["mid"], plan["ctx_end"]]), gen_len=0)
     flops = np.asarray(grid["decode_flops"], dtype=float)[:n] / tp
     c_share, b_share = (np.asarray(x, dtype=float)[:n] for x in grid["decode_shares"])
     link_arr = {k: np.broadcast_to(np.asarray(v, dtype=float), (2 * n,))[:n] for k, v in grid["decode_bytes"].items()}
     mem_end = np.asarray(grid["memory_total"], dtype=float)[n:]
     prefill_mem = _f(evaluate_grid(sc, prompt_len=s, gen_len=0)["memory_total"])
-
-    kv = _kv_tiers(sc, np.concatenate([[float(s)], mid, ctx_end]), kv_placement)
-    if kv is not None:  # the cache spills: residency's effective step and the tier transfers
-        tpot = kv["step_time_s"][1:n + 1]
     hbm_limit = capacity * (1.0 + 1e-9) if kv is not None else capacity
 
     def live(i: int, core_mem: float) -> dict:
@@ -554,7 +578,7 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
         return out
 
     out: list[Stage] = []
-    prefill = float(full["prefill_s"])
+    prefill = plan["prefill_s"]
     pc, pb = (_f(x) for x in full["prefill_shares"])
     lm = live(0, prefill_mem)
     binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if pc >= pb else "bandwidth")
@@ -562,18 +586,15 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
                      _f(full["prefill_flops"]) / tp, {k: _f(v) for k, v in full["prefill_bytes"].items()}, lm,
                      binding, -1))
     t = prefill
-    if kv is not None:
-        for tier in kv["used"]:
-            nbytes, dur = float(kv["resident"][tier][0]), float(kv["transfer_s"][tier][0])
-            if nbytes > 0:
-                out.append(Stage(f"KV offload to {TIER_NAMES[tier]} ({nbytes / 1e9:,.1f} GB of the prompt's KV)",
-                                 "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm,
-                                 "bandwidth", -1))
-                t += dur
+    for tier, nbytes, dur in plan["offload"]:
+        if nbytes > 0:
+            out.append(Stage(f"KV offload to {TIER_NAMES[tier]} ({nbytes / 1e9:,.1f} GB of the prompt's KV)",
+                             "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm, "bandwidth", -1))
+            t += dur
     for i in range(n):
         lm = live(n + 1 + i, float(mem_end[i]))
         label = f"decode step {lo[i] + 1}" if steps[i] == 1 else f"decode steps {lo[i] + 1}-{hi[i]}"
-        dur = float(steps[i] * tpot[i])
+        dur = float(plan["group_s"][i])
         if kv is not None:
             for tier in kv["used"]:
                 nbytes, xfer = float(kv["resident"][tier][1 + i]), float(kv["transfer_s"][tier][1 + i])

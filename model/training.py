@@ -42,6 +42,7 @@ from .comms import (
 )
 from .flops import attention_core_flops_per_token, training_flops
 from .hardware import Hardware
+from .kv_policy import mean_min
 from .memory import activation_bytes_per_layer, in_flight_micro_batches, layers_per_stage, model_state_bytes
 from .numeric import safe_div
 
@@ -106,7 +107,14 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     # --- FLOPs ----------------------------------------------------------------------------------
     tokens = np.asarray(global_batch, dtype=float) * seq_len
     W = arch.matmul_params_active_per_layer()
-    attn_layer = attention_core_flops_per_token(seq_len, a, arch.qk_dim, arch.v_dim)
+    # Keys per query: the sequence (Korthikanti's convention), scaled on sliding-window layers by the causal
+    # mean of min(x, W) over the mean causal context s/2 (= 2W - W²/s for s > W; kv_policy.mean_min).
+    s_keys = np.asarray(seq_len, dtype=float)
+    share = arch.window_layer_share
+    if share > 0:
+        windowed = s_keys * mean_min(0.0, s_keys, float(arch.sliding_window)) / (s_keys / 2.0)
+        s_keys = share * windowed + (1.0 - share) * s_keys
+    attn_layer = attention_core_flops_per_token(s_keys, a, arch.qk_dim, arch.v_dim)
     layers_fwd = L * (2.0 * W + attn_layer)
     fwd = layers_fwd + 2.0 * h * arch.vocab
     model_flops, hw_flops = training_flops(tokens, fwd, L * attn_layer, layers_fwd, recompute, flash)

@@ -112,3 +112,10 @@ def test_roofline_json_names_each_ridge(capsys):
     gemm = next(p for p in roof["points"] if p["name"] == "decode GEMMs (weights)")
     assert roof["ridge_achievable_flop_per_byte"] < gemm["intensity"] < roof["ridge_flop_per_byte"]
     assert gemm["bound_by"] == "HBM" and gemm["bound_by_achievable"] != "HBM"
+
+
+@pytest.mark.parametrize("placement", ["spill", "evict"])
+def test_infer_request_s_is_where_the_stages_end(placement, capsys):
+    rep = run_json(capsys, "calc", "infer", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--gpus", "8",
+                   "--sessions", "2", "--context", "1048576", "--kv-placement", placement, "--json")
+    assert rep["request_s"] == pytest.approx(max(s["end_s"] for s in rep["stages"]), rel=1e-12)

@@ -49,7 +49,7 @@ from trinity_desktop.model.residency import PLACEMENT_POLICIES, residency_json
 from trinity_desktop.model.roofline import roofline_json
 from trinity_desktop.model.scenario import RECOMPUTE
 from trinity_desktop.model.split import OBJECTIVES, edge_devices, networks, split_json, split_summary
-from trinity_desktop.model.stages import stages_json
+from trinity_desktop.model.stages import request_time, stages_json
 from trinity_desktop.model.techniques import applicable, load_techniques
 from trinity_desktop.model.techniques import apply as apply_technique
 
@@ -268,7 +268,7 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         "kv_cache_bytes": i["kv_bytes"], "memory_per_gpu_bytes": {**decode.memory, "total": decode.memory_total},
         "memory_total_bytes": decode.memory_total * sc.gpus, "hbm_capacity_bytes": decode.capacity,
         "fits": decode.fits, "prefill_s": i["prefill_s"], "time_per_output_token_s": i["time_per_output_token_s"],
-        "tokens_per_s": i["tokens_per_s"], "request_s": i["request_s"],
+        "tokens_per_s": i["tokens_per_s"], "request_s": request_time(sc, placement),  # where the stages end
         "context_tokens": sc.prompt_len + sc.gen_len, "sessions": sc.batch,
         "kv_policy": {"policy": sc.kv_policy, "window": sc.kv_window, "sinks": sc.kv_sinks},
         **residency_json(sc, placement),

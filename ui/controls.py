@@ -1,8 +1,9 @@
 """Scenario controls: hardware, cluster, model, workload, parallelism, memory options, batch and lengths.
 
 The panel only reports edits (`edited`, a dict of Scenario field changes, with `hardware` and `model` given
-as preset keys; choosing hardware also sets `gpus_per_node` to its `gpus_per_node_default`) and shows the
-scenario it is handed; the app validates and applies.
+as preset keys; choosing hardware also sets `gpus_per_node` to its `gpus_per_node_default`; switching between
+training and inference brings back the GPU count last used for that kind of workload) and shows the scenario it
+is handed; the app validates and applies.
 """
 
 from __future__ import annotations
@@ -92,6 +93,8 @@ class ScenarioControls(QtWidgets.QWidget):
         super().__init__(parent)
         self._updating = False
         self._hardware: dict[str, Hardware] = {}
+        self._shown: Scenario | None = None
+        self._layouts: dict[str, dict] = {}  # "train" / "infer" -> the GPUs last used for that kind of workload
         self.widgets: dict[str, QtWidgets.QWidget] = {}
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(6, 6, 6, 6)
@@ -177,7 +180,20 @@ class ScenarioControls(QtWidgets.QWidget):
             hw = self._hardware.get(change.get("hardware"))
             if hw is not None:  # a new device brings its own node size (4 TPU v5p chips, 8 GPUs in a DGX)
                 change = {**change, "gpus_per_node": hw.gpus_per_node_default}
+            if "kind" in change:
+                change = {**change, **self._layout_for(change["kind"])}
             self.edited.emit(change)
+
+    def _layout_for(self, kind: str) -> dict:
+        """The GPU count a workload switch brings along: the one last used for that kind of workload (training,
+        or inference), else, going from training to inference, one tensor-parallel group of the training layout
+        (its TP degree, as residency.serving_scenario serves a training layout): never a 64-way TP decode."""
+        sc = self._shown
+        if sc is None or _group(kind) == _group(sc.kind):
+            return {}
+        if _group(kind) in self._layouts:
+            return dict(self._layouts[_group(kind)])
+        return {"gpus": sc.tp} if sc.kind == "train" else {}
 
     # --- shown state ----------------------------------------------------------------------------
     def set_choices(self, hardware: Mapping[str, Hardware], models: Mapping[str, Architecture]) -> None:
@@ -196,6 +212,8 @@ class ScenarioControls(QtWidgets.QWidget):
 
     def show_scenario(self, sc: Scenario) -> None:
         """Show `sc` in every control without emitting edits."""
+        self._shown = sc
+        self._layouts[_group(sc.kind)] = {"gpus": sc.gpus}
         self._updating = True
         try:
             self.hardware_combo.setCurrentIndex(max(self.hardware_combo.findData(sc.hardware.key), 0))
@@ -223,3 +241,8 @@ class ScenarioControls(QtWidgets.QWidget):
     def clear_error(self) -> None:
         self.error_label.clear()
         self.error_label.hide()
+
+
+def _group(kind: str) -> str:
+    """Training has its own layout; prefill and decode share the inference one (tensor parallel over all GPUs)."""
+    return "train" if kind == "train" else "infer"

@@ -122,3 +122,92 @@ def test_degenerate_hardware_number_is_a_validation_error():
     sc = Scenario(hardware=hw, model=MODELS["llama-3-8b"], kind="decode", gpus=1)
     with pytest.raises(ValidationError, match="tiny"):
         evaluate(sc)
+
+
+# --- item 2: the architecture's own sliding window ----------------------------------------------------------
+
+def _mistral(**changes):
+    import dataclasses
+
+    return dataclasses.replace(MODELS["mistral-7b"], **changes)
+
+
+def _decode(model, prompt_len, gen_len=512, **kw):
+    return Scenario(hardware=HW["h100-sxm"], model=model, kind="decode", gpus=1, prompt_len=prompt_len,
+                    gen_len=gen_len, **kw)
+
+
+def test_mistral_keeps_a_rolling_buffer_of_its_window():
+    """32k context: 4,096 tokens x 32 layers x 2 x 8 KV heads x 128 x 2 B = 0.537 GB, not 4.29 GB."""
+    per_token = 32 * 2 * 8 * 128 * 2
+    r = evaluate(_decode(MODELS["mistral-7b"], 32768 - 512))
+    assert r.infer["kv_bytes"] == 4096 * per_token == pytest.approx(0.537e9, rel=1e-3)
+    assert evaluate(_decode(_mistral(sliding_window=0), 32768 - 512)).infer["kv_bytes"] == 32768 * per_token
+    # a model mixing local and global layers keeps the window on its local half only
+    half = evaluate(_decode(_mistral(global_layers=16), 32768 - 512))
+    assert half.infer["kv_bytes"] == pytest.approx((16 * 4096 + 16 * 32768) * per_token / 32, rel=1e-12)
+    # within the window nothing changes
+    assert evaluate(_decode(MODELS["mistral-7b"], 2000)).infer["kv_bytes"] == 2512 * per_token
+
+
+def test_decode_reads_and_attention_flops_stop_growing_past_the_window():
+    from trinity_desktop.model import evaluate_grid
+
+    per_token = 32 * 2 * 8 * 128 * 2
+    short, long = (evaluate_grid(_decode(MODELS["mistral-7b"], p)) for p in (8192, 65536))
+    assert float(short["decode_kv_read_bytes"]) == float(long["decode_kv_read_bytes"]) == 4096 * per_token
+    assert float(short["decode_attention_flops"]) == float(long["decode_attention_flops"])
+    assert float(long["time_per_output_token_s"]) == pytest.approx(float(short["time_per_output_token_s"]))
+
+
+def test_prefill_queries_attend_to_at_most_the_window():
+    """Mean keys per prompt query: s/2 without a window; W - W²/(2s) with one (s > W)."""
+    from trinity_desktop.model import evaluate_grid
+
+    s, W = 32768, 4096
+    win, full = (evaluate_grid(_decode(m, s))["prefill_flops"] for m in (MODELS["mistral-7b"], _mistral(sliding_window=0)))
+    per_key = 32 * s * (2 * 32 * 128 + 2 * 32 * 128)  # layers x tokens x attention FLOPs per key
+    assert float(full - win) == pytest.approx(per_key * (s / 2 - (W - W * W / (2 * s))), rel=1e-9)
+
+
+def test_training_attention_flops_follow_the_window():
+    def flops(model, s):
+        sc = Scenario(hardware=HW["h100-sxm"], model=model, kind="train", gpus=8, global_batch=8, seq_len=s)
+        return evaluate(sc).train["model_flops"]
+
+    assert flops(MODELS["mistral-7b"], 4096) == flops(_mistral(sliding_window=0), 4096)
+    assert flops(MODELS["mistral-7b"], 32768) < 0.6 * flops(_mistral(sliding_window=0), 32768)
+
+
+# --- items 4 and 19: one request time, where the stages end ----------------------------------------------
+
+@pytest.mark.parametrize("model, hw, gpus, gpn, sessions, context", [
+    ("llama-3.1-70b", "h100-sxm", 8, 8, 2, 1_048_576),   # spills: stages 1218.9 s, request_s was 848.8 s
+    ("llama-3-70b", "tpu-v5p", 8, 4, 32, 131_584),        # spills: 6.8x apart before
+])
+def test_spilled_request_time_is_where_its_stages_end(model, hw, gpus, gpn, sessions, context):
+    sc = Scenario(hardware=HW[hw], model=MODELS[model], kind="decode", gpus=gpus, gpus_per_node=gpn, batch=sessions,
+                  prompt_len=context - 512, gen_len=512)
+    r = evaluate(sc)
+    assert r.infer["request_s"] == pytest.approx(_end(sc, r), rel=1e-12)
+    assert r.infer["request_s"] > 1.3 * (r.infer["prefill_s"] + 512 * r.infer["time_per_output_token_s"])
+    assert any("beyond HBM" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("policy", ["window", "streaming", "h2o", "razor"])
+def test_policy_request_time_is_where_its_stages_end(policy):
+    sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1, batch=8,
+                  prompt_len=2000, gen_len=8000, kv_policy=policy, kv_window=1024)
+    r = evaluate(sc)
+    assert r.infer["request_s"] == pytest.approx(_end(sc, r), rel=1e-12)
+
+
+@pytest.mark.parametrize("policy", ["full", "window", "streaming", "h2o", "razor"])
+def test_kv_matrix_agrees_with_the_models_window(policy):
+    from trinity_desktop.model.kv_matrix import kv_matrix
+
+    sc = _decode(MODELS["mistral-7b"], 16000, gen_len=384, kv_policy=policy, kv_window=8192)
+    k, r = kv_matrix(sc), evaluate(sc)
+    assert k["kept_fraction"] == pytest.approx(k["kept_fraction_model"], rel=1e-3)
+    assert k["bytes_kept"] == pytest.approx(r.infer["kv_bytes"], rel=1e-3)
+    assert not k["grid"][:, : 16384 - 4096].any()  # nothing older than the rolling buffer

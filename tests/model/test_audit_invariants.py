@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -102,3 +103,27 @@ def test_every_validated_input_gives_finite_non_negative_outputs(hw, model_key, 
     for st_ in stages(sc, r):
         nums = [st_.start_s, st_.end_s, st_.flops, *st_.bytes_by_link.values(), *st_.live_memory_by_tier.values()]
         assert all(math.isfinite(v) and v >= 0 for v in nums), st_
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model_key=st.sampled_from(["llama-3-8b", "llama-3-70b", "mistral-7b", "mixtral-8x7b", "deepseek-v3"]),
+       hw_key=st.sampled_from(["h100-sxm", "a100-80gb-sxm", "tpu-v5p", "mi300x"]), gpus=st.sampled_from([1, 2, 8]),
+       batch=st.sampled_from([1, 4, 32, 256]), prompt=st.sampled_from([1, 512, 8192, 131072, 1 << 20]),
+       gen=st.sampled_from([1, 7, 64, 2048]), policy=st.sampled_from(["full", "window", "streaming", "h2o", "razor"]),
+       window=st.sampled_from([64, 4096]), offload=st.sampled_from([0.0, 0.3]), kind=st.sampled_from(["decode",
+                                                                                                       "prefill"]))
+def test_a_requests_time_is_its_stages_end(model_key, hw_key, gpus, batch, prompt, gen, policy, window, offload, kind):
+    from trinity_desktop.model.stages import request_time, stages
+
+    hw = HARDWARE[hw_key]
+    try:
+        sc = Scenario(hardware=hw, model=MODELS[model_key], kind=kind, gpus=gpus, gpus_per_node=hw.gpus_per_node_default,
+                      batch=batch, prompt_len=prompt, gen_len=gen, kv_policy=policy, kv_window=window,
+                      kv_offload_fraction=offload)
+    except ValidationError:
+        return
+    r = evaluate(sc)
+    end = max(s.end_s for s in stages(sc, r))
+    assert r.infer["request_s"] == pytest.approx(end, rel=1e-9)
+    assert request_time(sc) == pytest.approx(end, rel=1e-9)
+    assert r.infer["request_s"] >= r.infer["prefill_s"]
