@@ -317,3 +317,11 @@ def test_memory_wall_deck_tells_the_story():
 
 def test_no_stray_files_in_deck_dir():
     assert all(p.suffix == ".json" for p in DECK_DIR.iterdir() if not p.name.startswith("__")), os.listdir(DECK_DIR)
+
+
+def test_virtual_stages_round_trip_and_old_files_default_to_plain_1f1b(scenario):
+    inter = scenario.replace(pp=4, virtual_stages=2)
+    assert sf.loads(sf.dumps(inter))[0] == inter
+    doc = json.loads(sf.dumps(scenario))
+    del doc["scenario"]["virtual_stages"]  # a file written before interleaving existed
+    assert sf.loads(json.dumps(doc))[0].virtual_stages == 1

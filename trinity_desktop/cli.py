@@ -46,7 +46,7 @@ from trinity_desktop.model.presets import (
 from trinity_desktop.model.pressure import barycentric
 from trinity_desktop.model.residency import PLACEMENT_POLICIES, residency_json
 from trinity_desktop.model.roofline import roofline_json
-from trinity_desktop.model.scenario import RECOMPUTE
+from trinity_desktop.model.scenario import OFFLOAD_MODES, RECOMPUTE
 from trinity_desktop.model.split import OBJECTIVES, edge_devices, networks, split_json, split_summary
 from trinity_desktop.model.stages import stages_json
 from trinity_desktop.model.techniques import applicable, load_techniques
@@ -109,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--gpus-per-node", type=_positive_int, default=8)
     for name in ("tp", "pp", "cp", "ep"):
         train.add_argument(f"--{name}", type=_positive_int, default=1)
+    train.add_argument("--virtual-stages", type=_positive_int, default=1,
+                       help="interleaved 1F1B: model chunks per pipeline stage (default 1, plain 1F1B)")
     train.add_argument("--dp", type=_positive_int, help="default: gpus / (tp x pp x cp)")
     train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1)
     train.add_argument("--recompute", choices=RECOMPUTE, default="selective")
@@ -119,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seq-len", type=_positive_int, default=4096)
     train.add_argument("--precision", choices=TRAIN_PRECISIONS, default="bf16")
     train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
+    train.add_argument("--offload", choices=OFFLOAD_MODES, default="none",
+                       help="optimizer (ZeRO-Offload), activations (vDNN) or nvme (ZeRO-Infinity); default none")
 
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
     _add_model_and_hardware(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
@@ -180,7 +184,8 @@ def train_scenario(args) -> Scenario:
     dp = args.gpus // model_parallel if args.gpus % model_parallel == 0 else 1
     sc = Scenario(hardware=hardware, model=model, kind="train", gpus=args.gpus,
                   gpus_per_node=args.gpus_per_node,
-                  tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, sequence_parallel=args.sequence_parallel,
+                  tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, virtual_stages=args.virtual_stages,
+                  sequence_parallel=args.sequence_parallel, offload=args.offload,
                   zero=args.zero, recompute=args.recompute, flash_attention=args.flash_attention,
                   micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
                   seq_len=args.seq_len, precision=args.precision, optimizer=args.optimizer)
@@ -234,7 +239,7 @@ def train_report(sc: Scenario) -> dict:
     return {
         "model": sc.model.name, "hardware": sc.hardware.name, "gpus": sc.gpus,
         "layout": {"tp": sc.tp, "pp": sc.pp, "cp": sc.cp, "ep": sc.ep, "dp": sc.dp,
-                   "micro_batches": sc.micro_batches},
+                   "virtual_stages": sc.virtual_stages, "micro_batches": sc.micro_batches},
         "params_total": r.params_total, "params_active": r.params_active,
         "memory_per_gpu_bytes": {**r.memory, "total": r.memory_total},
         "hbm_capacity_bytes": r.capacity, "fits": r.fits,
@@ -309,7 +314,8 @@ def _gb(x: float) -> str:
 def _text_train(rep: dict) -> str:
     mem, t = rep["memory_per_gpu_bytes"], rep["time_per_step_s"]
     lines = [f"{rep['model']} on {rep['gpus']} x {rep['hardware']}  (TP{rep['layout']['tp']} PP{rep['layout']['pp']} "
-             f"CP{rep['layout']['cp']} EP{rep['layout']['ep']} DP{rep['layout']['dp']}, "
+             f"CP{rep['layout']['cp']} EP{rep['layout']['ep']} DP{rep['layout']['dp']}"
+             + (f" v{rep['layout']['virtual_stages']}" if rep['layout']['virtual_stages'] > 1 else "") + ", "
              f"{rep['layout']['micro_batches']} micro-batches)",
              f"  parameters        {rep['params_total'] / 1e9:,.2f} B",
              "  memory per GPU    " + ", ".join(f"{k} {_gb(v)}" for k, v in mem.items()),

@@ -185,3 +185,15 @@ def test_help_explains_the_pressures_with_the_models_own_words(window):
     assert "busiest" in text and "90%" in text
     actions = {a.text().replace("&", "") for a in window.menuBar().actions()[-1].menu().actions()}
     assert "How pressures are computed" in actions
+
+
+def test_virtual_stages_spin_box_interleaves_the_pipeline(window):
+    spin = window.controls.widgets["virtual_stages"]
+    assert spin.toolTip() and spin.accessibleName()
+    spin.setValue(2)
+    assert window.store.scenario.virtual_stages == 2
+    assert window.breakdown.time_values()["pipeline_bubble"] == pytest.approx(
+        evaluate(default_scenario().replace(virtual_stages=2)).time["pipeline_bubble"], rel=1e-9)
+    spin.setValue(3)  # PP2 x 3 = 6 does not divide 80 layers (or 82)
+    assert "virtual_stages" in window.controls.error_label.text()
+    assert window.store.scenario.virtual_stages == 2
