@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .architecture import Architecture
 from .dtypes import (
     ACTIVATION_BYTES,
     BYTES_PER_ELEMENT,
@@ -200,17 +201,17 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
 
 def training_layout_valid(scenario: Scenario, inputs: Mapping) -> np.ndarray:
     """The divisibility rules of `Scenario._check_training_layout`, as one broadcast boolean mask."""
-    rules = training_layout_rules(scenario, inputs)
+    rules = training_layout_rules(scenario.model, inputs)
     ok = np.asarray(True)
     for mask in rules.values():
         ok = ok & mask
     return ok
 
 
-def training_layout_rules(scenario: Scenario, inputs: Mapping) -> dict[str, np.ndarray]:
-    """Each layout rule of `Scenario._check_training_layout` as a broadcast boolean mask (True = satisfied),
-    keyed by the field a `ValidationError` would name (the planner counts the most common reason)."""
-    m = scenario.model
+def training_layout_rules(m: Architecture, inputs: Mapping) -> dict[str, np.ndarray]:
+    """Each layout rule of `Scenario._check_training_layout` for model `m` as a broadcast boolean mask (True =
+    satisfied), keyed by the field a `ValidationError` would name, in the order the scenario checks them (the
+    planner counts the most common reason)."""
     g, tp, pp, cp, ep = (np.asarray(inputs[k]) for k in ("gpus", "tp", "pp", "cp", "ep"))
     mb, gb, s = (np.asarray(inputs[k]) for k in ("micro_batch", "global_batch", "seq_len"))
     v = np.asarray(inputs.get("virtual_stages", 1))
