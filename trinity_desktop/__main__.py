@@ -3,6 +3,7 @@
   trinity-desktop [FILE]               open the app (and a session or deck file)
   trinity-desktop --screenshot PATH    render the main window (default layout) to a PNG and exit
   trinity-desktop calc train|infer ... compute one scenario (add --json for machine-readable output)
+  trinity-desktop plan train|infer ... search every layout (fastest, Pareto front; --json)
   trinity-desktop presets [--json]     list hardware and model presets
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 START = time.perf_counter()  # program entry, before Qt and numpy are imported
 
-CLI_COMMANDS = ("calc", "presets")
+CLI_COMMANDS = ("calc", "plan", "presets")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -23,6 +23,7 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     the first k layers on the device; 0 = all cloud, last = all device), optimal_index,
                     all_device_s, all_cloud_s.
   presets           hardware, models, edge_devices, networks and split_models (keys for `calc split`).
+  plan train|infer  search every training layout or serving layout (trinity_desktop/cli_plan.py).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from trinity_desktop.cli_plan import add_plan_parser, run_plan
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
 from trinity_desktop.model.kv_policy import KV_POLICIES
@@ -80,6 +82,17 @@ def _int_at_least(minimum: int):
 
 
 _positive_int = _int_at_least(1)
+
+
+def _fraction(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} must be from 0 to 1")
+    return value
 _non_negative_int = _int_at_least(0)
 
 
@@ -145,6 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "h2o (heavy hitters + window), razor (retrieval heads full, others sinks + window)")
     infer.add_argument("--kv-window", type=_positive_int, default=4096, help="recent-window tokens (default 4096)")
     infer.add_argument("--kv-sinks", type=_non_negative_int, default=4, help="attention-sink tokens (default 4)")
+    infer.add_argument("--kv-offload-fraction", type=_fraction, default=0.0,
+                       help="share of the KV cache kept in host DRAM, fetched each step (FlexGen; default 0)")
     infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
 
@@ -156,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--objective", choices=OBJECTIVES, default="latency",
                        help="minimise end-to-end latency (default) or device energy")
     split.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    add_plan_parser(sub, _Parser)
 
     presets = sub.add_parser("presets", help="list hardware and model presets, edge devices and networks")
     presets.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -205,7 +222,7 @@ def infer_scenario(args) -> Scenario:
     sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus, gpus_per_node=args.gpus_per_node,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
-                  kv_window=args.kv_window, kv_sinks=args.kv_sinks)
+                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction)
     return apply_techniques(sc, args.technique)
 
 
@@ -373,6 +390,8 @@ def run_cli(argv: Sequence[str]) -> int:
         args = build_parser().parse_args(list(argv))
         if args.command == "presets":
             rep, text = presets_report(), _text_presets
+        elif args.command == "plan":
+            rep, text = run_plan(args, *_model_and_hardware(args))
         elif args.calc == "train":
             rep, text = train_report(train_scenario(args)), _text_train
         elif args.calc == "split":
