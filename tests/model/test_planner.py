@@ -123,3 +123,27 @@ def test_default_space_covers_mla_and_moe_presets():
 def test_bad_objective_names_the_field():
     with pytest.raises(ValidationError, match="objective"):
         plan_training(MODELS["llama-3-8b"], HW["h100-sxm"], 8, 8, 1024, objective="cost")
+
+
+def test_serving_planner_equals_a_brute_force_loop_of_evaluate():
+    from trinity_desktop.model.serving_planner import ServingSpace, plan_serving
+
+    model, hardware = MODELS["llama-3-70b"], HW["h100-sxm"]
+    space = ServingSpace(tp=(1, 2, 4, 8), batch=(1, 4, 16, 64, 256), weight_dtype=("bf16", "fp8", "int4"),
+                         kv_dtype=("bf16", "fp8"), kv_offload=(0.0, 0.5))
+    ttft, tpot = 1.0, 0.03
+    good = []
+    for tp, b, wd, kd, off in itertools.product(space.tp, space.batch, space.weight_dtype, space.kv_dtype,
+                                                space.kv_offload):
+        r = evaluate(Scenario(hardware=hardware, model=model, kind="decode", gpus=tp, batch=b, prompt_len=2048,
+                              gen_len=256, weight_dtype=wd, kv_dtype=kd, kv_offload_fraction=off))
+        if r.fits and r.infer["prefill_s"] <= ttft and r.infer["time_per_output_token_s"] <= tpot:
+            good.append((r.infer["tokens_per_s"] / tp, r.infer["time_per_output_token_s"]))
+    plan = plan_serving(model, hardware, 8, 2048, 256, ttft_slo=ttft, tpot_slo=tpot, space=space)
+    assert plan.feasible == len(good) and plan.configurations_evaluated == space.size
+    assert plan.best.tokens_per_s_per_gpu == max(g[0] for g in good)
+    assert plan.best.layout["replicas"] * plan.best.layout["tp"] <= 8
+    pts = np.array(good)
+    expected = {(thr, lat) for thr, lat in good if not np.any(
+        (pts[:, 0] >= thr) & (pts[:, 1] <= lat) & ((pts[:, 0] > thr) | (pts[:, 1] < lat)))}
+    assert {(c.tokens_per_s_per_gpu, c.tpot_s) for c in plan.pareto} == expected
