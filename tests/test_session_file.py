@@ -23,7 +23,7 @@ HW = hardware_presets()
 MODELS = model_presets()
 DOCKS = ("dock_controls", "dock_breakdown", "dock_heatmap", "dock_roofline", "dock_tiled_io", "dock_triangle",
          "dock_tradeoff", "dock_residency", "dock_matrix", "dock_flow", "dock_outcomes", "dock_split",
-         "dock_quantisation", "dock_references")
+         "dock_quantisation", "dock_references", "dock_planner")
 DECK_DIR = Path(str(resources.files("trinity_desktop.resources").joinpath("decks")))
 
 
