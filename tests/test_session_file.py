@@ -325,3 +325,14 @@ def test_virtual_stages_round_trip_and_old_files_default_to_plain_1f1b(scenario)
     doc = json.loads(sf.dumps(scenario))
     del doc["scenario"]["virtual_stages"]  # a file written before interleaving existed
     assert sf.loads(json.dumps(doc))[0].virtual_stages == 1
+
+
+def test_layout_planner_deck_ends_on_the_planners_fastest_layout():
+    from trinity_desktop.model.planner import plan_training
+
+    _, deck = sf.load(DECK_DIR / "layout_planner.json")
+    first, inter, _, fastest = (s.scenario for s in deck.slides)
+    assert not evaluate(first).fits and evaluate(inter).fits and inter.virtual_stages == 8
+    best = plan_training(first.model, first.hardware, first.gpus, first.global_batch, first.seq_len).best
+    assert evaluate(fastest).time_total == best.time_per_step_s
+    assert "dock_planner" in deck.slides[2].docks

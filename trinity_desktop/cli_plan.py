@@ -142,7 +142,8 @@ def run_plan(args, model, hardware):
 
 def _layout_text(layout: dict) -> str:
     return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']} "
-            f"v{layout['virtual_stages']} ZeRO-{layout['zero']} {layout['recompute']} recompute, "
+            f"v{layout['virtual_stages']} ZeRO-{layout['zero']} "
+            f"{'no' if layout['recompute'] == 'none' else layout['recompute']} recompute, "
             f"micro-batch {layout['micro_batch']}, offload {layout['offload']}")
 
 

@@ -46,7 +46,8 @@ def layout_text(layout: dict) -> str:
         return (f"TP{layout['tp']} x {layout['replicas']} replicas, batch {layout['batch']}, weights "
                 f"{layout['weight_dtype']}, KV {layout['kv_dtype']}, KV offload {layout['kv_offload']:g}")
     return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']}, "
-            f"v{layout['virtual_stages']}, ZeRO-{layout['zero']}, {layout['recompute']} recompute, "
+            f"v{layout['virtual_stages']}, ZeRO-{layout['zero']}, "
+            f"{'no' if layout['recompute'] == 'none' else layout['recompute']} recompute, "
             f"micro-batch {layout['micro_batch']}, offload {layout['offload']}")
 
 
