@@ -221,7 +221,8 @@ class FlowPanel(QtWidgets.QWidget):
         if kind == "train":
             bub = bubble_fraction(self._stages)
             title = (f"One training step: {fmt_seconds(self._total)} · {sc.gpus}× {sc.hardware.name} · "
-                     f"PP {sc.pp}, {int(results.train.get('micro_batches', 0))} micro-batches · bubble "
+                     f"PP {sc.pp}" + (f" × {sc.virtual_stages} virtual stages (interleaved)" if sc.virtual_stages > 1
+                                      else "") + f", {int(results.train.get('micro_batches', 0))} micro-batches · bubble "
                      f"{100 * bub:.1f}%")
         else:
             title = (f"One inference request: {fmt_seconds(self._total)} · prefill "
