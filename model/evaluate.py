@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .architecture import Architecture
 from .dtypes import (
     ACTIVATION_BYTES,
     BYTES_PER_ELEMENT,
@@ -59,6 +60,7 @@ def _train_inputs(sc: Scenario) -> dict:
     w, g, master = TRAIN_PRECISION_BYTES[sc.precision]
     eff = sc.efficiency
     return dict(gpus=sc.gpus, gpus_per_node=sc.gpus_per_node, tp=sc.tp, pp=sc.pp, cp=sc.cp, ep=sc.ep,
+                virtual_stages=sc.virtual_stages,
                 sp=sc.sequence_parallel, zero=sc.zero, recompute=RECOMPUTE_CODE[sc.recompute],
                 flash=sc.flash_attention, micro_batch=sc.micro_batch, global_batch=sc.global_batch,
                 seq_len=sc.seq_len, weight_bytes=w, grad_bytes=g, master_bytes=master,
@@ -193,8 +195,8 @@ def context_notes(sc: Scenario) -> list[str]:
     return [f"Beyond the model's limit: {what} {tokens:,} tokens > {arch.name} max_seq {arch.max_seq:,} ({why})."]
 
 
-TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "sp", "zero", "recompute", "flash", "micro_batch",
-              "global_batch", "seq_len", "offload", "grad_compression", "in_network_aggregation", "grad_comm_bytes")
+TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "virtual_stages", "sp", "zero", "recompute", "flash",
+              "micro_batch", "global_batch", "seq_len", "offload", "grad_compression", "in_network_aggregation", "grad_comm_bytes")
 INFER_AXES = ("tp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes", "kv_policy",
               "kv_window", "kv_sinks", "kv_heavy_ratio", "razor_retrieval_fraction", "kv_offload_fraction",
               "prefix_hit_fraction")
@@ -203,8 +205,8 @@ INFER_AXES = ("tp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_b
 def evaluate_grid(scenario: Scenario, **axes) -> dict:
     """Evaluate the scenario with some inputs replaced by arrays (broadcast together), in one call.
 
-    Training axes: gpus, gpus_per_node, tp, pp, cp, ep, sp, zero, recompute (0 none, 1 selective, 2 full),
-    flash, micro_batch, global_batch, seq_len, offload (codes of scenario.OFFLOAD_MODES), grad_compression,
+    Training axes: gpus, gpus_per_node, tp, pp, cp, ep, virtual_stages, sp, zero, recompute (0 none,
+    1 selective, 2 full), flash, micro_batch, global_batch, seq_len, offload (codes of scenario.OFFLOAD_MODES), grad_compression,
     in_network_aggregation, grad_comm_bytes (0 = the gradient format). Inference axes: tp, gpus_per_node,
     batch, prompt_len, gen_len, weight_bytes, kv_bytes, the KV-policy knobs, kv_offload_fraction,
     prefix_hit_fraction. Returns the raw arrays of `training_step` / `inference_step`, plus a
@@ -244,11 +246,28 @@ def links_valid(hw, gpus, gpus_per_node) -> np.ndarray:
 
 def training_layout_valid(scenario: Scenario, inputs: Mapping) -> np.ndarray:
     """The divisibility rules of `Scenario._check_training_layout`, as one broadcast boolean mask."""
-    m = scenario.model
+    rules = training_layout_rules(scenario.model, inputs)
+    ok = np.asarray(True)
+    for mask in rules.values():
+        ok = ok & mask
+    return ok & links_valid(scenario.hardware, inputs["gpus"], inputs["gpus_per_node"])
+
+
+def training_layout_rules(m: Architecture, inputs: Mapping) -> dict[str, np.ndarray]:
+    """Each layout rule of `Scenario._check_training_layout` for model `m` as a broadcast boolean mask (True =
+    satisfied), keyed by the field a `ValidationError` would name, in the order the scenario checks them (the
+    planner counts the most common reason)."""
     g, tp, pp, cp, ep = (np.asarray(inputs[k]) for k in ("gpus", "tp", "pp", "cp", "ep"))
     mb, gb, s = (np.asarray(inputs[k]) for k in ("micro_batch", "global_batch", "seq_len"))
+    v = np.asarray(inputs.get("virtual_stages", 1))
     mp = tp * pp * cp
-    ok = (g % mp == 0) & (m.heads % tp == 0) & (pp <= m.layers) & (s % cp == 0)
-    dp = np.where(ok, g // np.where(mp > 0, mp, 1), 1)
-    ok = ok & (dp % ep == 0) & (m.experts % ep == 0) & (gb % (mb * dp) == 0)
-    return ok & links_valid(scenario.hardware, g, inputs["gpus_per_node"])
+    shape_ok = g % mp == 0
+    dp = np.where(shape_ok, g // np.where(mp > 0, mp, 1), 1)
+    batch_ok = gb % (mb * dp) == 0
+    micro_batches = gb // np.where(batch_ok, mb * dp, 1)
+    chunks = pp * v
+    interleave_ok = (v == 1) | ((pp >= 2) & ((m.layers % chunks == 0) | ((m.layers + 2) % chunks == 0))
+                                & (micro_batches % pp == 0))
+    return {"tp": m.heads % tp == 0, "pp": pp <= m.layers, "cp": s % cp == 0, "gpus": shape_ok,
+            "ep": (dp % ep == 0) & (m.experts % ep == 0), "global_batch": batch_ok,
+            "virtual_stages": interleave_ok}

@@ -70,6 +70,7 @@ from .errors import ValidationError
 from .evaluate import Results, evaluate, evaluate_grid
 from .memory import in_flight_micro_batches
 from .numeric import safe_div
+from .pipeline_schedule import interleaved_timeline
 from .residency import PLACEMENT_POLICIES, RESIDENCY_TIERS, residency_curve, serving_scenario
 from .scenario import Scenario
 from .tiers import tier_map
@@ -220,7 +221,7 @@ def training_pieces(sc: Scenario) -> dict:
     return out
 
 
-PIECE_KEYS = ("m", "pp", "dp", "lps", "t_c", "t_bwd", "grad_overlap", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
+PIECE_KEYS = ("m", "pp", "v", "dp", "lps", "t_c", "t_bwd", "grad_overlap", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
               "n_ar", "t_tp", "t_cp", "t_ep", "t_pp", "b_tp", "b_cp", "b_ep", "b_pp", "link_tp", "link_cp", "link_ep",
               "link_pp", "link_dp", "link_edp", "t_grad", "b_grad_d", "b_grad_e", "t_gather", "gather_d", "gather_e",
               "t_compress", "compress_bytes", "grads_down", "params_up", "act_swap", "t_down", "t_up", "t_swap",
@@ -318,7 +319,8 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     act_mb = P["act_mb"]
     keep = min(P["lps"], 2.0) / P["lps"] if P["offload_activations"] else 1.0
     states_hbm = mem["weights"] + mem["gradients"] + mem["optimizer"]
-    in_flight_peak = _f(in_flight_micro_batches(p, m_true))
+    chunks = int(round(P["v"]))  # interleaved 1F1B: model chunks per stage
+    in_flight_peak = _f(in_flight_micro_batches(p, m_true, chunks))
     host_static = r.train.get("host_bytes", 0.0) - (act_mb * in_flight_peak * (1 - keep))
 
     def live(n_act: float) -> dict:
@@ -327,60 +329,113 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     def bind(kind_binding: str, live_mem: dict) -> str:
         return "memory" if live_mem["hbm"] > capacity else kind_binding
 
-    f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
-    if k_extra:
-        delta = k_extra * period
-        idx = np.arange(m_sim)
-        for s in range(p):
-            w = min(p - 1 - s, m_sim)
-            f_start[s, idx > cut + w] += delta
-            b_start[s, idx > cut] += delta
-    pipe_end = (m_true + p - 1) * period
-
     fl = P["flops_mb"]
-    out: list[Stage] = []
     rec_name = {2: "recompute (full layer forward)", 1: "recompute (selective: attention core)"}.get(
         P["recompute"], "recompute (FlashAttention backward)")
 
-    def mb_label(j: int, w: int = 0) -> int:
-        """True micro-batch index of simulated F (w = warm-up count) or B (w = 0) number j."""
-        return j + k_extra if j > cut + w else j
+    if chunks > 1:
+        tl = interleaved_timeline(p, chunks, m_true, t_f, t_b, MAX_SIMULATED_MICRO_BATCHES)
+        k_extra = tl.grouped
+        pipe_end = (m_true + (p - 1) / chunks) * period
+        out, stage0 = [], []
+        fwd_links, bwd_links = _links(hbm=weights_eff + act_mb), _links(hbm=2.0 * weights_eff + act_mb)
+        for s, stage_ops in enumerate(tl.ops):
+            lane, n_live = f"stage {s}", 0
+            for op in stage_ops:
+                t0, j, tag = op.start_s, op.micro_batch, f"mb {op.micro_batch} chunk {op.chunk}"
+                if op.op == "F":
+                    n_live += 1
+                    lm = live(n_live / chunks)
+                    out.append(Stage(f"forward {tag}", "compute", lane, t0, t0 + t_fc / chunks,
+                                     fl * (1 - P["bwd_share"]) / chunks, {k: x / chunks for k, x in fwd_links.items()},
+                                     lm, bind("compute", lm), j))
+                    if comm_f > 0:
+                        out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + t_fc / chunks,
+                                         op.end_s, 0.0, {k: x / chunks for k, x in comm_bytes_f.items()}, lm,
+                                         bind("bandwidth", lm), j))
+                    if s == 0:
+                        stage0.append(("fwd", t0, t_fc / t_c / chunks, j))
+                    continue
+                lm = live(n_live / chunks)
+                n_live -= 1
+                t1 = t0 + comm_b / chunks
+                if comm_b > 0:
+                    out.append(Stage(f"comm {comm_label} (bwd) {tag}", "communication", lane, t0, t1, 0.0,
+                                     {k: x / chunks for k, x in comm_bytes_b.items()}, lm, bind("bandwidth", lm), j))
+                if t_rc > 0:
+                    out.append(Stage(f"{rec_name} {tag}", "compute", lane, t1, t1 + t_rc / chunks,
+                                     fl * P["recompute_share"] / chunks, _links(), lm, bind("compute", lm), j))
+                out.append(Stage(f"backward {tag}", "compute", lane, t1 + t_rc / chunks, op.end_s,
+                                 fl * (P["bwd_share"] - P["recompute_share"]) / chunks,
+                                 {k: x / chunks for k, x in bwd_links.items()}, lm, bind("compute", lm), j))
+                if s == 0:
+                    stage0.append(("bwd", t1, t_bwd / t_c / chunks, j))
+            if tl.groups:
+                g0, g1 = tl.groups[s]
+                lm_g = live(in_flight_peak)
+                out.append(Stage(f"steady interleaved 1F1B x{k_extra} micro-batches (grouped)", "compute", lane, g0,
+                                 g1, k_extra * fl, {lk: k_extra * x for lk, x in _sum_links(
+                                     fwd_links, bwd_links, comm_bytes_f, comm_bytes_b).items()},
+                                 lm_g, bind("compute", lm_g), -1))
+        group0 = (tl.groups[0][0], f"{k_extra} micro-batches") if tl.groups else None
+    else:
+        f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
+        if k_extra:
+            delta = k_extra * period
+            idx = np.arange(m_sim)
+            for s in range(p):
+                w = min(p - 1 - s, m_sim)
+                f_start[s, idx > cut + w] += delta
+                b_start[s, idx > cut] += delta
+        pipe_end = (m_true + p - 1) * period
+        out: list[Stage] = []
 
-    for s in range(p):
-        lane = f"stage {s}"
-        w = min(p - 1 - s, m_sim)
-        for j in range(m_sim):
-            jj, jb = mb_label(j, w), mb_label(j)
-            # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
-            lm = live(j + 1 - max(0, j - w))
-            t0 = f_start[s, j]
-            out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P["bwd_share"]),
-                             _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj))
-            if comm_f > 0:
-                out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc, t0 + t_f,
-                                 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj))
-            # live at B(j): forwards done = min(m, j + 1 + w) (1F1B order), backwards done = j
-            lm_b = live(min(m_sim, j + 1 + w) - j)
-            t0 = b_start[s, j]
-            if comm_b > 0:
-                out.append(Stage(f"comm {comm_label} (bwd) mb {jb}", "communication", lane, t0, t0 + comm_b,
-                                 0.0, comm_bytes_b, lm_b, bind("bandwidth", lm_b), jb))
-            t1 = t0 + comm_b
-            if t_rc > 0:
-                out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc, fl * P["recompute_share"],
-                                 _links(), lm_b, bind("compute", lm_b), jb))
-            out.append(Stage(f"backward mb {jb}", "compute", lane, t1 + t_rc, t0 + t_b,
-                             fl * (P["bwd_share"] - P["recompute_share"]), _links(hbm=2.0 * weights_eff + act_mb),
-                             lm_b, bind("compute", lm_b), jb))
-            if k_extra and j == cut:
-                g0 = t0 + t_b
-                lm_g = live(min(p - s, m_true))
-                out.append(Stage(f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, backwards "
-                                 f"{cut + 1}-{cut + k_extra}, grouped)", "compute",
-                                 lane, g0, g0 + k_extra * period, k_extra * fl,
-                                 {lk: k_extra * v for lk, v in _sum_links(
-                                     _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f,
-                                     comm_bytes_b).items()}, lm_g, bind("compute", lm_g), -1))
+        def mb_label(j: int, w: int = 0) -> int:
+            """True micro-batch index of simulated F (w = warm-up count) or B (w = 0) number j."""
+            return j + k_extra if j > cut + w else j
+
+        for s in range(p):
+            lane = f"stage {s}"
+            w = min(p - 1 - s, m_sim)
+            for j in range(m_sim):
+                jj, jb = mb_label(j, w), mb_label(j)
+                # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
+                lm = live(j + 1 - max(0, j - w))
+                t0 = f_start[s, j]
+                out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P["bwd_share"]),
+                                 _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj))
+                if comm_f > 0:
+                    out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc,
+                                     t0 + t_f, 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj))
+                # live at B(j): forwards done = min(m, j + 1 + w) (1F1B order), backwards done = j
+                lm_b = live(min(m_sim, j + 1 + w) - j)
+                t0 = b_start[s, j]
+                if comm_b > 0:
+                    out.append(Stage(f"comm {comm_label} (bwd) mb {jb}", "communication", lane, t0, t0 + comm_b,
+                                     0.0, comm_bytes_b, lm_b, bind("bandwidth", lm_b), jb))
+                t1 = t0 + comm_b
+                if t_rc > 0:
+                    out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc,
+                                     fl * P["recompute_share"], _links(), lm_b, bind("compute", lm_b), jb))
+                out.append(Stage(f"backward mb {jb}", "compute", lane, t1 + t_rc, t0 + t_b,
+                                 fl * (P["bwd_share"] - P["recompute_share"]),
+                                 _links(hbm=2.0 * weights_eff + act_mb), lm_b, bind("compute", lm_b), jb))
+                if k_extra and j == cut:
+                    g0 = t0 + t_b
+                    lm_g = live(min(p - s, m_true))
+                    out.append(Stage(f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, "
+                                     f"backwards {cut + 1}-{cut + k_extra}, grouped)", "compute",
+                                     lane, g0, g0 + k_extra * period, k_extra * fl,
+                                     {lk: k_extra * v for lk, v in _sum_links(
+                                         _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f,
+                                         comm_bytes_b).items()}, lm_g, bind("compute", lm_g), -1))
+
+        # stage 0's forward and backward compute, where the DP and host-link lanes hide their transfers:
+        # (tag, start, share of t_c, micro-batch); group0 = (start, label) of the grouped steady block
+        w0 = min(p - 1, m_sim)
+        stage0 = [blk for j in range(m_sim) for blk in (("fwd", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
+                                                         ("bwd", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j)))]
+        group0 = (b_start[0, cut] + t_b, f"micro-batches {cut + 1}-{cut + k_extra}") if k_extra else None
 
     # --- DP network and host link, one GPU of stage 0 ------------------------------------------------
     grad_bytes = dict.fromkeys(LINKS, 0.0)
@@ -394,36 +449,27 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
 
     if zero == 3 and t_g > 0:  # two gathers per micro-batch prefetched behind compute
         hidden = min(2.0 * t_g, t_c)
-        w0 = min(p - 1, m_sim)
-        for j in range(m_sim):
-            for tag, t0, frac, jj in (("fwd", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
-                                      ("bwd", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j))):
-                dur = hidden * frac
-                lm = live(min(p, m_true))
-                out.append(Stage(f"ZeRO-3 all-gather ({tag}, prefetched) mb {jj}", "communication", DP_LANE, t0,
-                                 t0 + dur, 0.0, {k: v * 2.0 * dur / (2.0 * t_g) for k, v in gather_bytes.items()},
-                                 lm, "bandwidth", jj))
-        if k_extra:
-            g0 = b_start[0, cut] + t_b
-            out.append(Stage(f"ZeRO-3 all-gathers (prefetched), micro-batches {cut + 1}-{cut + k_extra}",
-                             "communication", DP_LANE, g0, g0 + k_extra * period, 0.0,
-                             {k: v * k_extra * hidden / t_g for k, v in gather_bytes.items()},
-                             live(min(p, m_true)), "bandwidth", -1))
+        for tag, t0, frac, jj in stage0:
+            dur = hidden * frac
+            out.append(Stage(f"ZeRO-3 all-gather ({tag}, prefetched) mb {jj}", "communication", DP_LANE, t0,
+                             t0 + dur, 0.0, {k: v * 2.0 * dur / (2.0 * t_g) for k, v in gather_bytes.items()},
+                             live(in_flight_peak), "bandwidth", jj))
+        if group0:
+            g0, what = group0
+            out.append(Stage(f"ZeRO-3 all-gathers (prefetched), {what}", "communication", DP_LANE, g0,
+                             g0 + k_extra * period, 0.0, {k: v * k_extra * hidden / t_g for k, v in gather_bytes.items()},
+                             live(in_flight_peak), "bandwidth", -1))
 
     if P["offload_activations"] and P["t_swap"] > 0:  # vDNN: out during forward, back in during backward
         hidden = min(P["t_swap"], t_c)
-        w0 = min(p - 1, m_sim)
-        for j in range(m_sim):
-            for tag, t0, frac, jj in (("out", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
-                                      ("in", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j))):
-                dur = hidden * frac
-                out.append(Stage(f"activations {tag} (host link) mb {jj}", "memory-transfer", HOST_LANE, t0,
-                                 t0 + dur, 0.0, _links(host=P["act_swap"] * dur / P["t_swap"]), live(1.0),
-                                 "bandwidth", jj))
-        if k_extra:
-            g0 = b_start[0, cut] + t_b
-            out.append(Stage(f"activation swaps, micro-batches {cut + 1}-{cut + k_extra}", "memory-transfer",
-                             HOST_LANE, g0, g0 + k_extra * period, 0.0,
+        for tag, t0, frac, jj in stage0:
+            dur = hidden * frac
+            out.append(Stage(f"activations {'out' if tag == 'fwd' else 'in'} (host link) mb {jj}", "memory-transfer",
+                             HOST_LANE, t0, t0 + dur, 0.0, _links(host=P["act_swap"] * dur / P["t_swap"]), live(1.0),
+                             "bandwidth", jj))
+        if group0:
+            g0, what = group0
+            out.append(Stage(f"activation swaps, {what}", "memory-transfer", HOST_LANE, g0, g0 + k_extra * period, 0.0,
                              _links(host=k_extra * P["act_swap"] * hidden / P["t_swap"]), live(1.0), "bandwidth", -1))
 
     g_start = pipe_end - P["grad_overlap"]  # after the last backward's ZeRO-3 gather, when there is one

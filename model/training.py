@@ -5,7 +5,10 @@ so the same call computes one scenario, a slider sweep, or a grid of configurati
 
 Time model (per GPU on the busiest pipeline stage, the critical path):
   t_mb     = compute + TP all-reduces + CP all-gathers + EP all-to-alls + PP sends, per micro-batch
-  pipeline = (m + p - 1) · t_mb          1F1B: bubble fraction (p-1)/(m+p-1) (Narayanan et al. 2021)
+  pipeline = (m + (p - 1)/v) · t_mb      1F1B (v = 1): bubble fraction (p-1)/(m+p-1) (Narayanan et al. 2021);
+                                         interleaved 1F1B with v chunks per stage (§2.2.2): the bubble is
+                                         (p-1)/(v·m) of the ideal time m·t_mb, and every micro-batch crosses
+                                         v stage boundaries per direction on each GPU (v x the PP sends)
   DP       = gradient sync overlapping the last micro-batch's backward; ZeRO-3 parameter all-gathers
              prefetched behind each micro-batch's compute, and the DP link they hold during the last
              backward is not free for the gradient sync; ZeRO-1/2 parameter all-gather after the step
@@ -79,8 +82,10 @@ def stage_params(arch: Architecture, tp, pp, ep):
 def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, pp, cp, ep, sp, zero,
                   recompute, flash, micro_batch, global_batch, seq_len, weight_bytes, grad_bytes,
                   master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
-                  offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0):
+                  offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0,
+                  virtual_stages=1):
     gpus, tp, pp, cp, ep = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
+    v = np.asarray(virtual_stages, dtype=float)
     zero, recompute = np.asarray(zero), np.asarray(recompute)
     dp = gpus / (tp * pp * cp)
     m = np.maximum(1.0, np.ceil(np.asarray(global_batch, dtype=float) / (micro_batch * dp)))
@@ -100,7 +105,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     per_layer_act = activation_bytes_per_layer(
         s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
         ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
-    activations = per_layer_act * lps * in_flight_micro_batches(pp, m)
+    activations = per_layer_act * lps * in_flight_micro_batches(pp, m, v)
     memory = {"weights": w_d + w_e, "gradients": g_d + g_e, "optimizer": o_d + o_e, "activations": activations}
     memory_total = sum(memory.values())
 
@@ -147,12 +152,12 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     bw_pp = np.where(in_pp, hw.scaleup_bw, hw.scaleout_bw) * eff_network
     al_pp = np.where(in_pp, hw.scaleup_latency_s, hw.scaleout_latency_s)
     pp_msg = micro_batch * s_local * h * act_bytes / np.where(sp, tp, 1.0)
-    t_pp = 2.0 * p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1)
-    b_pp = np.where(pp > 1, 2.0 * pp_msg, 0.0)
+    t_pp = 2.0 * v * p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1)  # a send forward + one backward per chunk
+    b_pp = np.where(pp > 1, 2.0 * v * pp_msg, 0.0)
 
     t_mb = t_c + t_tp + t_cp + t_ep + t_pp
-    pipeline = (m + pp - 1.0) * t_mb
-    bubble = (pp - 1.0) * t_mb
+    pipeline = (m + (pp - 1.0) / v) * t_mb
+    bubble = (pp - 1.0) / v * t_mb
 
     # --- data parallel: gradients and ZeRO parameter gathers ---------------------------------
     bw_dp, al_dp, in_dp = link_for_group(dp, tp * cp, gpus_per_node, hw, eff_network)
@@ -252,7 +257,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
 
     link = lambda intra: np.where(intra, "scale-up", "scale-out")  # noqa: E731
     pieces = {  # the per-micro-batch and per-step pieces the stage model (model/stages.py) draws
-        "m": m, "pp": pp, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd, "grad_overlap": grad_overlap,
+        "m": m, "pp": pp, "v": v, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd, "grad_overlap": grad_overlap,
         "t_recompute": t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, "flops_mb": per_gpu_mb,
         "bwd_share": bwd_share, "recompute_share": (hw_flops_kernels - model_flops) / hw_flops_kernels,
         "n_ar": n_ar, "t_tp": t_tp, "t_cp": t_cp, "t_ep": t_ep, "t_pp": t_pp,

@@ -356,3 +356,15 @@ def test_presets_json_lists_edge_devices_and_networks(capsys):
     assert nets["ethernet"]["uplink_bytes_per_s"] > nets["3g"]["uplink_bytes_per_s"]
     assert all(d["power_w"] > 0 and d["peak_bf16_flops"] > 0 for d in rep["edge_devices"])
     assert {"resnet-50", "llama-3.2-1b"} <= set(rep["split_models"])
+
+
+def test_virtual_stages_option(capsys):
+    argv = ["calc", "train", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "64", "--tp", "8",
+            "--pp", "4", "--global-batch", "64", "--seq-len", "4096", "--json"]
+    plain = run_json(capsys, *argv)
+    inter = run_json(capsys, *argv, "--virtual-stages", "4")
+    assert inter["layout"]["virtual_stages"] == 4 and plain["layout"]["virtual_stages"] == 1
+    assert inter["time_per_step_s"]["pipeline_bubble"] == pytest.approx(
+        plain["time_per_step_s"]["pipeline_bubble"] / 4, rel=0.05)  # (p-1)/v of a slightly longer micro-batch
+    assert main([*argv, "--virtual-stages", "3"]) == 2
+    assert "virtual_stages" in capsys.readouterr().err

@@ -3,6 +3,7 @@
   trinity-desktop [FILE]               open the app (and a session or deck file)
   trinity-desktop --screenshot PATH    render the main window (default layout) to a PNG and exit
   trinity-desktop calc train|infer ... compute one scenario (add --json for machine-readable output)
+  trinity-desktop plan train|infer ... search every layout (fastest, Pareto front; --json)
   trinity-desktop presets [--json]     list hardware and model presets
 """
 
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 
 START = time.perf_counter()  # program entry, before Qt and numpy are imported
 
-CLI_COMMANDS = ("calc", "presets")
+CLI_COMMANDS = ("calc", "plan", "presets")
 SCALE_MIN, SCALE_MAX = 1.0, 4.0  # --screenshot --scale: 4x of a 1920x1080 window is already 7680x4320
 
 

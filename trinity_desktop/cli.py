@@ -23,6 +23,7 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     the first k layers on the device; 0 = all cloud, last = all device), optimal_index,
                     all_device_s, all_cloud_s.
   presets           hardware, models, edge_devices, networks and split_models (keys for `calc split`).
+  plan train|infer  search every training layout or serving layout (trinity_desktop/cli_plan.py).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from trinity_desktop.cli_plan import add_plan_parser, run_plan
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
 from trinity_desktop.model.kv_policy import KV_POLICIES
@@ -47,7 +49,7 @@ from trinity_desktop.model.presets import (
 from trinity_desktop.model.pressure import barycentric
 from trinity_desktop.model.residency import PLACEMENT_POLICIES, residency_json
 from trinity_desktop.model.roofline import roofline_json
-from trinity_desktop.model.scenario import RECOMPUTE
+from trinity_desktop.model.scenario import OFFLOAD_MODES, RECOMPUTE
 from trinity_desktop.model.split import OBJECTIVES, edge_devices, networks, split_json, split_summary
 from trinity_desktop.model.stages import request_time, stages_json
 from trinity_desktop.model.techniques import applicable, load_techniques
@@ -83,6 +85,17 @@ def _int_at_least(minimum: int):
 
 
 _positive_int = _int_at_least(1)
+
+
+def _fraction(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} must be from 0 to 1")
+    return value
 _non_negative_int = _int_at_least(0)
 
 
@@ -112,6 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--gpus-per-node", type=_positive_int, help=GPN_HELP)
     for name in ("tp", "pp", "cp", "ep"):
         train.add_argument(f"--{name}", type=_positive_int, default=1)
+    train.add_argument("--virtual-stages", type=_positive_int, default=1,
+                       help="interleaved 1F1B: model chunks per pipeline stage (default 1, plain 1F1B)")
     train.add_argument("--dp", type=_positive_int, help="default: gpus / (tp x pp x cp)")
     train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1)
     train.add_argument("--recompute", choices=RECOMPUTE, default="selective")
@@ -122,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seq-len", type=_positive_int, default=4096)
     train.add_argument("--precision", choices=TRAIN_PRECISIONS, default="bf16")
     train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
+    train.add_argument("--offload", choices=OFFLOAD_MODES, default="none",
+                       help="optimizer (ZeRO-Offload), activations (vDNN) or nvme (ZeRO-Infinity); default none")
 
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
     _add_model_and_hardware(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
@@ -144,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "h2o (heavy hitters + window), razor (retrieval heads full, others sinks + window)")
     infer.add_argument("--kv-window", type=_positive_int, default=4096, help="recent-window tokens (default 4096)")
     infer.add_argument("--kv-sinks", type=_non_negative_int, default=4, help="attention-sink tokens (default 4)")
+    infer.add_argument("--kv-offload-fraction", type=_fraction, default=0.0,
+                       help="share of the KV cache kept in host DRAM, fetched each step (FlexGen; default 0)")
     infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
 
@@ -155,6 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--objective", choices=OBJECTIVES, default="latency",
                        help="minimise end-to-end latency (default) or device energy")
     split.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    add_plan_parser(sub, _Parser)
 
     presets = sub.add_parser("presets", help="list hardware and model presets, edge devices and networks")
     presets.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -186,7 +207,8 @@ def train_scenario(args) -> Scenario:
     dp = args.gpus // model_parallel if args.gpus % model_parallel == 0 else 1
     sc = Scenario(hardware=hardware, model=model, kind="train", gpus=args.gpus,
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
-                  tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, sequence_parallel=args.sequence_parallel,
+                  tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, virtual_stages=args.virtual_stages,
+                  sequence_parallel=args.sequence_parallel, offload=args.offload,
                   zero=args.zero, recompute=args.recompute, flash_attention=args.flash_attention,
                   micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
                   seq_len=args.seq_len, precision=args.precision, optimizer=args.optimizer)
@@ -207,7 +229,7 @@ def infer_scenario(args) -> Scenario:
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
-                  kv_window=args.kv_window, kv_sinks=args.kv_sinks)
+                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction)
     return apply_techniques(sc, args.technique)
 
 
@@ -241,7 +263,7 @@ def train_report(sc: Scenario) -> dict:
     return {
         "model": sc.model.name, "hardware": sc.hardware.name, "gpus": sc.gpus,
         "layout": {"tp": sc.tp, "pp": sc.pp, "cp": sc.cp, "ep": sc.ep, "dp": sc.dp,
-                   "micro_batches": sc.micro_batches},
+                   "virtual_stages": sc.virtual_stages, "micro_batches": sc.micro_batches},
         "params_total": r.params_total, "params_active": r.params_active,
         "memory_per_gpu_bytes": {**r.memory, "total": r.memory_total},
         "hbm_capacity_bytes": r.capacity, "fits": r.fits,
@@ -319,7 +341,8 @@ def _gb(x: float) -> str:
 def _text_train(rep: dict) -> str:
     mem, t = rep["memory_per_gpu_bytes"], rep["time_per_step_s"]
     lines = [f"{rep['model']} on {rep['gpus']} x {rep['hardware']}  (TP{rep['layout']['tp']} PP{rep['layout']['pp']} "
-             f"CP{rep['layout']['cp']} EP{rep['layout']['ep']} DP{rep['layout']['dp']}, "
+             f"CP{rep['layout']['cp']} EP{rep['layout']['ep']} DP{rep['layout']['dp']}"
+             + (f" v{rep['layout']['virtual_stages']}" if rep['layout']['virtual_stages'] > 1 else "") + ", "
              f"{rep['layout']['micro_batches']} micro-batches)",
              f"  parameters        {rep['params_total'] / 1e9:,.2f} B",
              "  memory per GPU    " + ", ".join(f"{k} {_gb(v)}" for k, v in mem.items()),
@@ -378,6 +401,8 @@ def run_cli(argv: Sequence[str]) -> int:
         args = build_parser().parse_args(list(argv))
         if args.command == "presets":
             rep, text = presets_report(), _text_presets
+        elif args.command == "plan":
+            rep, text = run_plan(args, *_model_and_hardware(args))
         elif args.calc == "train":
             rep, text = train_report(train_scenario(args)), _text_train
         elif args.calc == "split":

@@ -28,6 +28,10 @@ _SPINS = {
     "tp": ("Tensor parallel (TP)", 1, 1024, "Megatron-LM tensor parallelism: splits every layer; must divide the heads.",
            "train"),
     "pp": ("Pipeline parallel (PP)", 1, 1024, "Pipeline stages (1F1B schedule); the bubble is (p-1)/(m+p-1).", "train"),
+    "virtual_stages": ("Virtual stages (interleaved)", 1, 1024,
+                       "Interleaved 1F1B (Narayanan et al. 2021): model chunks per pipeline stage. The bubble shrinks "
+                       "to (p-1)/(v·m), the pipeline sends grow v-fold; needs PP >= 2, layers divisible by PP x v "
+                       "and micro-batches a multiple of PP.", "train"),
     "cp": ("Context parallel (CP)", 1, 1024, "Splits the sequence across devices (ring attention).", "train"),
     "ep": ("Expert parallel (EP)", 1, 1024, "Splits MoE experts across data-parallel ranks.", "train"),
     "seq_len": ("Sequence length", 1, 1 << 24, "Tokens per training sequence.", "train"),

@@ -223,7 +223,8 @@ class FlowPanel(QtWidgets.QWidget):
             bub = bubble_fraction(self._stages)
             of_step = results.time.get("pipeline_bubble", 0.0) / self._total if self._total > 0 else 0.0
             title = (f"One training step: {fmt_seconds(self._total)} · {sc.gpus}× {sc.hardware.name} · "
-                     f"PP {sc.pp}, {int(results.train.get('micro_batches', 0))} micro-batches · bubble "
+                     f"PP {sc.pp}" + (f" × {sc.virtual_stages} virtual stages (interleaved)" if sc.virtual_stages > 1
+                                      else "") + f", {int(results.train.get('micro_batches', 0))} micro-batches · bubble "
                      f"{100 * bub:.1f}% of the pipeline phase ({100 * of_step:.1f}% of the step)")
         else:
             title = (f"One inference request: {fmt_seconds(self._total)} · prefill "

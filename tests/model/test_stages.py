@@ -54,6 +54,10 @@ TRAIN_CASES = {
     "CP2": dict(cp=2, gpus=128),
     "single node, no pipeline": dict(gpus=8, pp=1, global_batch=8),
     "everything at once": dict(zero=3, offload="activations", pp=4, global_batch=800, grad_compression=300.0),
+    "interleaved PP4 v2": dict(pp=4, virtual_stages=2, global_batch=32),
+    "interleaved PP4 v5, 256 micro-batches (grouped)": dict(pp=4, virtual_stages=5, global_batch=512),
+    "interleaved PP8 v2, ZeRO-3, activation offload": dict(pp=8, virtual_stages=2, global_batch=16, zero=3,
+                                                           offload="activations"),
 }
 
 
