@@ -77,7 +77,8 @@ def stage_params(arch: Architecture, tp, pp, ep):
 def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, pp, cp, ep, sp, zero,
                   recompute, flash, micro_batch, global_batch, seq_len, weight_bytes, grad_bytes,
                   master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
-                  offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0):
+                  offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0,
+                  grad_overlap=1.0):
     gpus, tp, pp, cp, ep = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
     zero, recompute = np.asarray(zero), np.asarray(recompute)
     dp = gpus / (tp * pp * cp)
@@ -197,7 +198,8 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     memory["activations"] = np.where(off_act, activations * np.minimum(lps, 2.0) / lps, activations)
     memory_total = sum(memory.values())
 
-    grad_exposed = np.maximum(0.0, t_grad + t_down - t_bwd)
+    # grad_overlap: the share of the last backward pass the sync hides behind (an assumption: assumptions.toml)
+    grad_exposed = np.maximum(0.0, t_grad + t_down - grad_overlap * t_bwd)
     param_exposed = np.where(zero == 3, m * np.maximum(0.0, 2.0 * t_gather - t_c),
                              np.where((zero == 1) | (zero == 2), t_gather, 0.0))
     dp_exposed = grad_exposed + param_exposed
