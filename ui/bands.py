@@ -66,6 +66,7 @@ class BandService(QtCore.QObject):
         if any(sc == scenario for sc, _ in self._cache):
             self.bandsChanged.emit(self._cached(scenario))
             return
+        self.bandsChanged.emit(None)  # the shown bands belong to the previous scenario: hide them meanwhile
         if not self._busy:
             self._start(scenario)
 
@@ -198,3 +199,11 @@ def install(window) -> BandService:
     window.bands_action = action
     service.request(window.store.scenario)
     return service
+
+
+def headline_band(u: Uncertainty | None, kind: str):
+    """The band of the time a panel shows for a workload kind: step time, TTFT (prefill) or time per token."""
+    if u is None:
+        return None
+    key = {"train": "time_per_step_s", "prefill": "ttft_s", "decode": "time_per_output_token_s"}[kind]
+    return u.bands.get(key)

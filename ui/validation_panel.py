@@ -80,7 +80,7 @@ class ValidationPanel(QtWidgets.QWidget):
         self.identity = pg.PlotDataItem([], [], pen=pg.mkPen("#444444", width=1.5,
                                                              style=QtCore.Qt.PenStyle.DashLine))
         self.scatter_plot.addItem(self.identity)
-        self.legend = self.scatter_plot.addLegend(offset=(10, 10), labelTextSize="11pt",
+        self.legend = self.scatter_plot.addLegend(offset=(-10, -10), labelTextSize="11pt",
                                                   labelTextColor=theme.plot_foreground())
         self.band_lines: dict[str, pg.PlotDataItem] = {}
         self.points: dict[str, pg.PlotDataItem] = {}
@@ -104,8 +104,7 @@ class ValidationPanel(QtWidgets.QWidget):
         self.bar_plot.addItem(self.total_bars)
         self.bar_plot.addItem(self.first_bars)
         self.bar_plot.setXRange(0.0, 1.0, padding=0.02)
-        self.graphics.ci.layout.setColumnStretchFactor(0, 3)
-        self.graphics.ci.layout.setColumnStretchFactor(1, 2)
+        self._wide = True
         self.bar_note = QtWidgets.QLabel("Sensitivity appears once the bands of the current scenario are computed "
                                          "(View ▸ Uncertainty bands).")
         self.bar_note.setObjectName("SensitivityNote")
@@ -126,6 +125,17 @@ class ValidationPanel(QtWidgets.QWidget):
         layout.addLayout(top)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.bar_note)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Side by side when wide, the bars under the scatter when narrow (a dock in a 2 x 2 grid)."""
+        super().resizeEvent(event)
+        wide = self.width() >= 1000
+        if wide != self._wide:
+            self._wide = wide
+            self.graphics.ci.removeItem(self.bar_plot)
+            self.graphics.addItem(self.bar_plot, row=0 if wide else 1, col=1 if wide else 0)
+            self.graphics.ci.layout.setRowStretchFactor(0, 1)
+            self.graphics.ci.layout.setRowStretchFactor(1, 1)
 
     # --- the published runs ----------------------------------------------------------------------
     def update_results(self, _results: Results) -> None:
@@ -177,7 +187,7 @@ class ValidationPanel(QtWidgets.QWidget):
         inside = sum(r["in_band"] for r in rows)
         self.summary.setText(
             f"{len(rows)} runs ({name} set): median |error| {np.median(errors) * 100:.0f}%, worst "
-            f"{errors.max() * 100:.0f}% ({worst['name']}); {inside} of {len(rows)} measured inside p05–p95")
+            f"{errors.max() * 100:.0f}% ({worst['name'].split(' (')[0]}); {inside} inside p05–p95")
 
     def is_ready(self) -> bool:
         return bool(self.rows) and self._requested == self.set_name
@@ -206,7 +216,7 @@ class ValidationPanel(QtWidgets.QWidget):
             self.total_bars.setOpts(x0=[], y=[], width=[])
             self.first_bars.setOpts(x0=[], y=[], width=[])
             self.bar_plot.getAxis("left").setTicks([[]])
-            self.bar_note.setText("Bands are hidden or not computed yet (View ▸ Uncertainty bands).")
+            self.bar_note.setText("Computing the current scenario's bands… (or hidden: View ▸ Uncertainty bands)")
             return
         ranked = sorted(u.sensitivity, key=lambda k: u.sensitivity[k][1])  # largest at the top
         y = np.arange(len(ranked), dtype=float)

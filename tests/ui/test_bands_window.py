@@ -34,8 +34,11 @@ def test_status_bar_shows_the_range_and_the_view_toggle_hides_it(window, qtbot):
     qtbot.waitUntil(lambda: "p05–p95" in label.text(), timeout=120_000)
     band = window.bands.current.bands[window.bands.current.headline]
     assert band.p05 <= window.store.results.time_total <= band.p95
+    # the breakdown's time bar carries the same range as a whisker
+    assert window.breakdown.time_band() == pytest.approx((band.p05, band.p95), rel=1e-9)
     window.bands_action.setChecked(False)
     assert label.text() == "" and window.bands.current is None
+    assert window.breakdown.time_band() is None
     window.bands_action.setChecked(True)
     qtbot.waitUntil(lambda: "p05–p95" in label.text(), timeout=120_000)
 
