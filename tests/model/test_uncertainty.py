@@ -133,3 +133,20 @@ def test_a_scenario_efficiency_recentres_its_range():
     band = u.bands["time_per_step_s"]
     assert band.point == pytest.approx(evaluate(sc).time_total, rel=1e-12)
     assert band.p05 <= band.point <= band.p95
+
+
+def test_scipy_is_imported_only_where_used():
+    """Importing the model, the CLI and the validation modules loads no scipy; only the two modules that use it
+    name it, inside their functions."""
+    import pathlib
+    import subprocess
+    import sys
+
+    code = ("import sys, trinity_desktop.model, trinity_desktop.model.uncertainty, trinity_desktop.model.validation, "
+            "trinity_desktop.cli; print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+    root = pathlib.Path(__file__).resolve().parents[2]
+    users = sorted(p.relative_to(root).as_posix() for d in ("model", "ui", "trinity_desktop")
+                   for p in (root / d).rglob("*.py") if "from scipy" in p.read_text() or "import scipy" in p.read_text())
+    assert users == ["model/uncertainty.py", "model/validation.py"]
