@@ -26,7 +26,7 @@ from .assumptions import EFFICIENCY_FIELD, Assumption, assumptions
 from .dtypes import compute_dtype_for_weights
 from .errors import ValidationError
 from .evaluate import evaluate_grid
-from .scenario import Scenario
+from .scenario import Efficiency, Scenario
 
 DEFAULT_SAMPLES = 4096
 QUANTILES = (0.05, 0.5, 0.95)
@@ -178,3 +178,13 @@ def uncertainty_json(u: Uncertainty) -> dict:
 def dominant(u: Uncertainty) -> str:
     """The assumption with the largest total index (what matters most)."""
     return max(u.sensitivity, key=lambda k: u.sensitivity[k][1])
+
+
+def efficiency_extremes(scenario: Scenario, set_name: str = "default") -> tuple[Efficiency, Efficiency]:
+    """(all efficiencies at their range's low end, all at the high end), centred on the scenario's own values:
+    the envelope of any curve that falls with each efficiency (decode time, attainable FLOP/s)."""
+    ranges = assumptions(set_name)
+    ends = {name: _centred(ranges[name], scenario) for name in EFFICIENCY_FIELD}
+    low = Efficiency(**{EFFICIENCY_FIELD[n]: max(0.01, e[0]) for n, e in ends.items()})
+    high = Efficiency(**{EFFICIENCY_FIELD[n]: min(1.0, e[2]) for n, e in ends.items()})
+    return low, high

@@ -141,8 +141,9 @@ class FillBand:
     """A shaded region between a low and a high curve (x shared), e.g. the roofline's attainable range."""
 
     def __init__(self, plot: pg.PlotItem, color: str = "compute"):
-        self.low = pg.PlotDataItem([], [], pen=None)
-        self.high = pg.PlotDataItem([], [], pen=None)
+        edge = pg.mkPen(band_color(color, 2 * BAND_ALPHA), width=1)  # a curve with a path: FillBetweenItem needs one
+        self.low = pg.PlotCurveItem([], [], pen=edge)
+        self.high = pg.PlotCurveItem([], [], pen=edge)
         self.fill = pg.FillBetweenItem(self.low, self.high, brush=pg.mkBrush(band_color(color)))
         self.fill.setZValue(-5)
         for item in (self.low, self.high, self.fill):
@@ -151,10 +152,12 @@ class FillBand:
     def set(self, x, low, high) -> None:
         self.low.setData(np.asarray(x, float), np.asarray(low, float))
         self.high.setData(np.asarray(x, float), np.asarray(high, float))
-        self.fill.setVisible(True)
+        for item in (self.low, self.high, self.fill):
+            item.setVisible(True)
 
     def clear(self) -> None:
-        self.fill.setVisible(False)
+        for item in (self.low, self.high, self.fill):
+            item.setVisible(False)
 
 
 def range_text(u: Uncertainty | None) -> str:
@@ -207,3 +210,13 @@ def headline_band(u: Uncertainty | None, kind: str):
         return None
     key = {"train": "time_per_step_s", "prefill": "ttft_s", "decode": "time_per_output_token_s"}[kind]
     return u.bands.get(key)
+
+
+def attainable_range(intensity, peak: float, bandwidth: float, low, high) -> tuple[np.ndarray, np.ndarray]:
+    """The roofline's attainable FLOP/s, min(peak x compute_efficiency, bandwidth x hbm_efficiency x I), at the
+    low and at the high ends of the efficiency ranges (`low`, `high`: Efficiency, from
+    model.uncertainty.efficiency_extremes): the band a roofline panel shades between the two curves."""
+    i = np.asarray(intensity, dtype=float)
+    lo = np.minimum(peak * low.compute, bandwidth * low.hbm * i)
+    hi = np.minimum(peak * high.compute, bandwidth * high.hbm * i)
+    return lo, hi

@@ -85,3 +85,34 @@ def test_band_service_computes_off_thread_and_coalesces_edits(qtbot):
     with qtbot.waitSignal(service.bandsChanged, timeout=5_000, check_params_cb=lambda u: u is not None):
         service.set_enabled(True)  # cached: immediate
     service.shutdown()
+
+
+def test_residency_step_curve_band_brackets_the_curve(shown_panel):
+    from trinity_desktop.ui.residency_panel import ResidencyPanel
+
+    sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1, batch=8)
+    panel = shown_panel(ResidencyPanel, evaluate(sc))
+    assert panel.step_band_values() is None
+    panel.set_bands(propagate(sc, samples=64))
+    lo, hi = panel.step_band_values()
+    curve = panel._right_values()
+    assert np.all(lo <= curve * (1 + 1e-9)) and np.all(hi >= curve * (1 - 1e-9))
+    assert np.all(hi > lo)
+    panel.set_bands(None)
+    assert panel.step_band_values() is None
+
+
+def test_attainable_range_spans_the_point_roofline():
+    from trinity_desktop.model.scenario import Efficiency
+    from trinity_desktop.model.uncertainty import efficiency_extremes
+    from trinity_desktop.ui.bands import attainable_range
+
+    sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1)
+    low, high = efficiency_extremes(sc)
+    assert low == Efficiency(compute=0.35, hbm=0.6, network=0.5)
+    assert high == Efficiency(compute=0.62, hbm=0.92, network=0.92)
+    i = np.logspace(-1, 4, 50)
+    peak, bw = HW["h100-sxm"].peak("bf16"), HW["h100-sxm"].hbm_bw
+    lo, hi = attainable_range(i, peak, bw, low, high)
+    point = np.minimum(peak * 0.5, bw * 0.8 * i)
+    assert np.all(lo < point) and np.all(point < hi)
