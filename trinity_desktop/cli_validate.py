@@ -9,7 +9,7 @@
                    adds `uncertainty` {samples, evaluations, set, headline, time_per_step_s (train) or
                    time_per_output_token_s and ttft_s (infer), mfu, tokens_per_s: {p05, p50, p95},
                    sensitivity: {assumption: {first, total}}} (model/uncertainty.py).
-  validate [--json] [--fit] [--samples N]
+  validate [--json] [--fit] [--efficiency SET] [--samples N]
                    predicted against measured step time for every run of resources/published_runs.toml, with
                    the p05-p95 band; the JSON has runs [{name, source, measured, predicted, p05, p95,
                    rel_error, ...}], median_abs_rel_error, worst_abs_rel_error,
@@ -53,6 +53,8 @@ def add_validate_parser(sub) -> None:
     v.add_argument("--fit", action="store_true",
                    help="fit the efficiencies to the runs (scipy least_squares), report in-sample and "
                         "leave-one-out error, and write the calibrated set (--efficiency calibrated)")
+    v.add_argument("--efficiency", choices=SETS, default="default",
+                   help="efficiency set the runs are predicted with (calibrated: the set `--fit` wrote)")
     v.add_argument("--samples", type=_power_of_two, default=256,
                    help="Sobol samples per run for the p05-p95 bands (power of two, default 256)")
 
@@ -107,7 +109,7 @@ def wrap_text(text_fn):
 def validate_report(args) -> dict:
     from trinity_desktop.model.validation import validate
 
-    return validate(samples=args.samples, fit=args.fit)
+    return validate(set_name=args.efficiency, samples=args.samples, fit=args.fit)
 
 
 def validate_text(rep: dict) -> str:
