@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -200,6 +201,13 @@ TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "virtual_stages",
 INFER_AXES = ("tp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes", "kv_policy",
               "kv_window", "kv_sinks", "kv_heavy_ratio", "razor_retrieval_fraction", "kv_offload_fraction",
               "prefix_hit_fraction")
+# Modelling assumptions a grid may vary too (model/uncertainty.py samples them): the three efficiencies under
+# their output names, the links' alphas (replacing the hardware preset's), and per-workload assumptions.
+ASSUMPTION_AXES = {"compute_efficiency": "eff_compute", "hbm_efficiency": "eff_hbm",
+                   "network_efficiency": "eff_network"}
+LATENCY_AXES = ("scaleup_latency_s", "scaleout_latency_s")
+TRAIN_ASSUMPTION_AXES = ("grad_overlap_fraction",)
+INFER_ASSUMPTION_AXES = ("runtime_reserve_fraction",)
 
 
 def evaluate_grid(scenario: Scenario, **axes) -> dict:
@@ -209,25 +217,36 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     1 selective, 2 full), flash, micro_batch, global_batch, seq_len, offload (codes of scenario.OFFLOAD_MODES), grad_compression,
     in_network_aggregation, grad_comm_bytes (0 = the gradient format). Inference axes: tp, gpus_per_node,
     batch, prompt_len, gen_len, weight_bytes, kv_bytes, the KV-policy knobs, kv_offload_fraction,
-    prefix_hit_fraction. Returns the raw arrays of `training_step` / `inference_step`, plus a
+    prefix_hit_fraction. Assumption axes (both kinds): compute_efficiency, hbm_efficiency, network_efficiency,
+    scaleup_latency_s, scaleout_latency_s; training also grad_overlap_fraction, inference also
+    runtime_reserve_fraction. Returns the raw arrays of `training_step` / `inference_step`, plus a
     boolean `valid` mask (the layout and link rules of `Scenario`, vectorized) and, for inference, `kv_in_hbm`:
     where the KV cache stays in HBM, so that request_s is the request's time (elsewhere `evaluate` adds the
     moves between memory tiers).
     """
+    axes = dict(axes)
+    assumed = {ASSUMPTION_AXES[k]: axes.pop(k) for k in list(axes) if k in ASSUMPTION_AXES}
+    latencies = {k: axes.pop(k) for k in list(axes) if k in LATENCY_AXES}
+    # The same formulas read the alphas off the hardware; a copy carrying arrays broadcasts like any axis.
+    hw = dataclasses.replace(scenario.hardware, **latencies) if latencies else scenario.hardware
     if scenario.kind == "train":
+        if "grad_overlap_fraction" in axes:
+            assumed["grad_overlap"] = axes.pop("grad_overlap_fraction")
         unknown = set(axes) - set(TRAIN_AXES)
         if unknown:
             raise KeyError(f"not a training grid axis: {sorted(unknown)}")
-        inputs = {**_train_inputs(scenario), **axes}
-        out = training_step(scenario.model, scenario.hardware, **inputs)
+        inputs = {**_train_inputs(scenario), **axes, **assumed}
+        out = training_step(scenario.model, hw, **inputs)
         valid = training_layout_valid(scenario, inputs)
         out["valid"] = np.broadcast_to(valid, np.broadcast_shapes(valid.shape, np.shape(out["time_total"])))
         return out
+    if "runtime_reserve_fraction" in axes:
+        assumed["reserved_fraction"] = axes.pop("runtime_reserve_fraction")
     unknown = set(axes) - set(INFER_AXES)
     if unknown:
         raise KeyError(f"not an inference grid axis: {sorted(unknown)}")
     inputs = {**_infer_inputs(scenario), **axes}
-    out = inference_step(scenario.model, scenario.hardware, **inputs)
+    out = inference_step(scenario.model, hw, **inputs, **assumed)
     valid = links_valid(scenario.hardware, inputs["tp"], inputs["gpus_per_node"])
     shape = np.broadcast_shapes(valid.shape, np.shape(out["request_s"]))
     out["valid"] = np.broadcast_to(valid, shape)

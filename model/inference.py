@@ -69,7 +69,8 @@ def _roofline(flops, nbytes, peak_eff, bw_eff):
 def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch, prompt_len, gen_len,
                    weight_bytes, kv_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
                    kv_policy=0, kv_window=4096, kv_sinks=4, kv_heavy_ratio=0.2, razor_retrieval_fraction=0.15,
-                   kv_offload_fraction=0.0, prefix_hit_fraction=0.0, kv_offload_bw=None):
+                   kv_offload_fraction=0.0, prefix_hit_fraction=0.0, kv_offload_bw=None,
+                   reserved_fraction=RESERVED_FRACTION):
     tp = np.asarray(tp, dtype=float)
     b = np.asarray(batch, dtype=float)
     s = np.asarray(prompt_len, dtype=float)
@@ -97,7 +98,7 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     kv_all_gpu = b * kept_end * kv_tok_gpu
     kv_gpu = kv_all_gpu * (1.0 - f_off)
     kv_host = kv_all_gpu * f_off
-    reserved = RESERVED_FRACTION * hw.hbm_bytes * np.ones_like(kv_gpu)
+    reserved = reserved_fraction * hw.hbm_bytes * np.ones_like(kv_gpu)
     memory = {"weights": weights_gpu * np.ones_like(kv_gpu), "kv_cache": kv_gpu, "reserved": reserved}
     memory_total = weights_gpu + kv_gpu + reserved
     # The offload target's bandwidth: the host link (host DRAM) by default, or a CXL pool's link.

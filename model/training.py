@@ -83,7 +83,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
                   recompute, flash, micro_batch, global_batch, seq_len, weight_bytes, grad_bytes,
                   master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
                   offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0,
-                  virtual_stages=1):
+                  virtual_stages=1, grad_overlap=1.0):
     gpus, tp, pp, cp, ep = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
     v = np.asarray(virtual_stages, dtype=float)
     zero, recompute = np.asarray(zero), np.asarray(recompute)
@@ -216,8 +216,9 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     # t_c, the backward's share t_bwd/t_c of it), so only the rest of t_bwd is free for the gradients; the
     # backward compute cannot hide both at once (it did, and a longer sequence then shortened the step).
     zero3_link_busy = np.where(zero == 3, np.minimum(1.0, safe_div(2.0 * t_gather, t_c)), 0.0)
-    grad_overlap = t_bwd * (1.0 - zero3_link_busy)
-    grad_exposed = np.maximum(0.0, t_grad + t_down - grad_overlap)
+    # grad_overlap: the share of that free time the sync hides behind (an assumption: assumptions.toml)
+    overlap_s = t_bwd * grad_overlap * (1.0 - zero3_link_busy)
+    grad_exposed = np.maximum(0.0, t_grad + t_down - overlap_s)
     param_exposed = np.where(zero == 3, m * np.maximum(0.0, 2.0 * t_gather - t_c),
                              np.where((zero == 1) | (zero == 2), t_gather, 0.0))
     dp_exposed = grad_exposed + param_exposed
@@ -257,7 +258,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
 
     link = lambda intra: np.where(intra, "scale-up", "scale-out")  # noqa: E731
     pieces = {  # the per-micro-batch and per-step pieces the stage model (model/stages.py) draws
-        "m": m, "pp": pp, "v": v, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd, "grad_overlap": grad_overlap,
+        "m": m, "pp": pp, "v": v, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd, "grad_overlap": overlap_s,
         "t_recompute": t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, "flops_mb": per_gpu_mb,
         "bwd_share": bwd_share, "recompute_share": (hw_flops_kernels - model_flops) / hw_flops_kernels,
         "n_ar": n_ar, "t_tp": t_tp, "t_cp": t_cp, "t_ep": t_ep, "t_pp": t_pp,

@@ -5,6 +5,7 @@
   trinity-desktop calc train|infer ... compute one scenario (add --json for machine-readable output)
   trinity-desktop plan train|infer ... search every layout (fastest, Pareto front; --json)
   trinity-desktop presets [--json]     list hardware and model presets
+  trinity-desktop validate [--json] [--fit]  the model against published training runs
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 
 START = time.perf_counter()  # program entry, before Qt and numpy are imported
 
-CLI_COMMANDS = ("calc", "plan", "presets")
+CLI_COMMANDS = ("calc", "plan", "presets", "validate")
 SCALE_MIN, SCALE_MAX = 1.0, 4.0  # --screenshot --scale: 4x of a 1920x1080 window is already 7680x4320
 
 

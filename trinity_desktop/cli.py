@@ -24,6 +24,8 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     all_device_s, all_cloud_s.
   presets           hardware, models, edge_devices, networks and split_models (keys for `calc split`).
   plan train|infer  search every training layout or serving layout (trinity_desktop/cli_plan.py).
+  validate          predicted against measured published runs; `calc ... --uncertainty`, `--efficiency`:
+                    see trinity_desktop/cli_validate.py.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from trinity_desktop import cli_validate
 from trinity_desktop.cli_plan import add_plan_parser, run_plan
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
@@ -176,6 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
     add_plan_parser(sub, _Parser)
+    for p in (train, infer):
+        cli_validate.add_calc_options(p)
+    cli_validate.add_validate_parser(sub)
 
     presets = sub.add_parser("presets", help="list hardware and model presets, edge devices and networks")
     presets.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -403,14 +409,19 @@ def run_cli(argv: Sequence[str]) -> int:
             rep, text = presets_report(), _text_presets
         elif args.command == "plan":
             rep, text = run_plan(args, *_model_and_hardware(args))
+        elif args.command == "validate":
+            rep, text = cli_validate.validate_report(args), cli_validate.validate_text
         elif args.calc == "train":
-            rep, text = train_report(train_scenario(args)), _text_train
+            sc = cli_validate.with_efficiency(train_scenario(args), args)
+            rep, text = cli_validate.extend_report(train_report(sc), sc, args), cli_validate.wrap_text(_text_train)
         elif args.calc == "split":
             rep = split_report(args)
             summary = split_summary(args.model, args.device, args.network, args.objective)
             text = lambda _rep: summary  # noqa: E731
         else:
-            rep, text = infer_report(infer_scenario(args), args.kv_placement), _text_infer
+            sc = cli_validate.with_efficiency(infer_scenario(args), args)
+            rep = cli_validate.extend_report(infer_report(sc, args.kv_placement), sc, args)
+            text = cli_validate.wrap_text(_text_infer)
     except CliError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2

@@ -113,6 +113,12 @@ def _planner():
     return PlannerPanel()
 
 
+def _validation():
+    from trinity_desktop.ui.validation_panel import ValidationPanel
+
+    return ValidationPanel()
+
+
 def _deck():
     from trinity_desktop.ui.deck_panel import DeckPanel
 
@@ -137,6 +143,8 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("quantisation", "Quantisation", _quantisation, "top-left", citations=("gptq", "llm-int8")),
     DockSpec("planner", "Layout planner", _planner, "top-right",
              citations=("pipedream-1f1b", "korthikanti2022", "zero", "megatron-lm", "flexgen")),
+    DockSpec("validation", "Validation", _validation, "bottom-right",
+             citations=("pipedream-1f1b", "korthikanti2022", "mt-nlg", "llama3-herd", "saltelli2010")),
 )
 
 CENTRE_GROUPS = ("top-left", "top-right", "bottom-left", "bottom-right")

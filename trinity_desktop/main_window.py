@@ -21,6 +21,7 @@ from trinity_desktop.model.workloads import evaluate_library, workload_scenario
 from trinity_desktop.shortcuts import ShortcutsOverlay
 from trinity_desktop.store import ScenarioStore
 from trinity_desktop.talk import TalkController
+from trinity_desktop.ui.bands import install as install_bands
 from trinity_desktop.ui.controls import ScenarioControls
 from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, current_theme, restyle_plots
 from trinity_desktop.ui.units import fmt_percent, fmt_seconds
@@ -90,6 +91,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self._wire(panel)
         store.changed.connect(self._restyle_for_theme)
         self._on_results(store.results)
+        self.bands = install_bands(self)  # uncertainty bands: computed off the UI thread (ui/bands.py)
         for name, dock in self.docks.items():  # a panel hidden behind a tab catches up when it is shown
             dock.visibilityChanged.connect(lambda shown, n=name: shown and self._catch_up(n))
         # Panels draw the first results when they are first shown (visibilityChanged), not all at start-up.

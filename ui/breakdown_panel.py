@@ -469,3 +469,29 @@ class BreakdownPanel(QtWidgets.QWidget):
     def summary_text(self) -> str:
         """The summary line as plain text."""
         return self._summary_plain
+
+    # ------------------------------------------------------------------ uncertainty band (ui/bands.py)
+    def set_bands(self, u) -> None:
+        """A p05–p95 whisker at the top of the time bar; hidden for None or bands of another scenario."""
+        from trinity_desktop.ui.bands import Whisker, headline_band
+
+        if not hasattr(self, "time_whisker"):
+            self.time_whisker = Whisker(self.time_plot)
+        r = self._results
+        band = headline_band(u, r.kind) if r is not None else None
+        if band is None or not math.isclose(band.point, r.time_total, rel_tol=1e-9):
+            self.time_whisker.clear()
+            return
+        s = self._time_scale
+        self.time_whisker.set(0.0, band.point * s, band.p05 * s, band.p95 * s)
+        if band.p95 * s * 1.05 > self.time_plot.viewRange()[1][1]:
+            self.time_plot.setYRange(0, band.p95 * s * 1.05, padding=0)
+
+    def time_band(self) -> tuple[float, float] | None:
+        """The whisker's (p05, p95) in seconds as drawn, or None when hidden."""
+        w = getattr(self, "time_whisker", None)
+        if w is None or not w.item.isVisible():
+            return None
+        o = w.item.opts
+        centre = float(o["y"][0])
+        return ((centre - float(o["bottom"][0])) / self._time_scale, (centre + float(o["top"][0])) / self._time_scale)

@@ -12,7 +12,8 @@ from collections.abc import Mapping
 
 from PySide6 import QtCore, QtWidgets
 
-from trinity_desktop.model import Architecture, Hardware, Scenario
+from trinity_desktop.model import Architecture, Hardware, Scenario, ValidationError
+from trinity_desktop.model.assumptions import SETS, efficiency_of
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
 from trinity_desktop.model.kv_policy import KV_POLICIES
 from trinity_desktop.model.scenario import RECOMPUTE
@@ -99,6 +100,7 @@ class ScenarioControls(QtWidgets.QWidget):
         self._hardware: dict[str, Hardware] = {}
         self._shown: Scenario | None = None
         self._layouts: dict[str, dict] = {}  # "train" / "infer" -> the GPUs last used for that kind of workload
+        self._efficiency_index = 0
         self.widgets: dict[str, QtWidgets.QWidget] = {}
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(6, 6, 6, 6)
@@ -123,6 +125,7 @@ class ScenarioControls(QtWidgets.QWidget):
         forms["setup"].addRow("Hardware", self.hardware_combo)
         forms["setup"].addRow("Model", self.model_combo)
         forms["setup"].addRow("Workload", self.kind_combo)
+        forms["setup"].addRow("Efficiency set", self._efficiency_combo())
         for field, (label, lo, hi, tip, group) in _SPINS.items():
             spin = self._spin(QtWidgets.QSpinBox(), field, label, lo, hi, tip, int)
             spin.setAccelerated(True)
@@ -179,6 +182,43 @@ class ScenarioControls(QtWidgets.QWidget):
         self.widgets[field] = combo
         return combo
 
+    def _efficiency_combo(self) -> QtWidgets.QComboBox:
+        """The named efficiency sets (model/assumptions.py): default, or calibrated by `validate --fit`."""
+        combo = QtWidgets.QComboBox()
+        combo.setToolTip("compute_efficiency, hbm_efficiency and network_efficiency: the default assumptions "
+                         "(resources/assumptions.toml) or the set fitted to published runs by "
+                         "`trinity-desktop validate --fit`")
+        combo.setAccessibleName("Efficiency set")
+        for name in SETS:
+            combo.addItem(name, name)
+        combo.currentIndexChanged.connect(lambda _i: self._choose_efficiency(combo.currentData()))
+        self.efficiency_combo = combo
+        return combo
+
+    def _choose_efficiency(self, name: str | None) -> None:
+        if self._updating or name is None:
+            return
+        try:
+            self._emit({"efficiency": efficiency_of(name)})
+        except ValidationError as exc:  # no calibrated set yet: say so, keep the scenario
+            self.show_error(str(exc))
+            self._updating = True
+            self.efficiency_combo.setCurrentIndex(self._efficiency_index)
+            self._updating = False
+
+    def _show_efficiency(self, sc: Scenario) -> None:
+        """Select the set whose likely values the scenario uses (none selected for other values)."""
+        index = -1
+        for i in range(self.efficiency_combo.count()):
+            try:
+                if efficiency_of(self.efficiency_combo.itemData(i)) == sc.efficiency:
+                    index = i
+                    break
+            except ValidationError:
+                continue
+        self._efficiency_index = index
+        self.efficiency_combo.setCurrentIndex(index)
+
     def _emit(self, change: dict) -> None:
         if not self._updating:
             hw = self._hardware.get(change.get("hardware"))
@@ -232,6 +272,7 @@ class ScenarioControls(QtWidgets.QWidget):
                     widget.setChecked(value)
                 elif isinstance(widget, QtWidgets.QComboBox):
                     widget.setCurrentIndex(max(widget.findData(value), 0))
+            self._show_efficiency(sc)
             training = sc.kind == "train"
             self.groups["train"].setVisible(training)
             self.groups["infer"].setVisible(not training)

@@ -323,6 +323,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self._sync_views()
         self._update_caption()
         self.set_focus("tier", self._focus_tier)
+        self._refresh_band()
 
     def _right_values(self) -> np.ndarray:
         c = self._curve
@@ -481,3 +482,40 @@ class ResidencyPanel(QtWidgets.QWidget):
 
     def curve(self) -> dict | None:
         return self._curve
+
+    # ------------------------------------------------------------------ uncertainty band (ui/bands.py)
+    def set_bands(self, u) -> None:
+        """Shade the right-axis curve between its values at the efficiency ranges' low and high ends (the
+        envelope: decode time falls with each efficiency); None hides the band."""
+        self._bands = u
+        self._refresh_band()
+
+    def _refresh_band(self) -> None:
+        from trinity_desktop.model.uncertainty import efficiency_extremes
+        from trinity_desktop.ui.bands import FillBand
+
+        if not hasattr(self, "step_band"):
+            self.step_band = FillBand(self.vb2, "bandwidth")
+        u = getattr(self, "_bands", None)
+        if u is None or self._results is None or self._curve is None:
+            self.step_band.clear()
+            return
+        sc = serving_scenario(self._results.scenario)
+        ends = []
+        for eff in efficiency_extremes(sc, u.set_name):
+            s = sc.replace(efficiency=eff)
+            if self._axis == "context":
+                c = residency_curve(s, context=self._x, sessions=sc.batch, policy=self._policy)
+            else:
+                c = residency_curve(s, context=float(sc.prompt_len + sc.gen_len), sessions=self._x,
+                                    policy=self._policy)
+            ends.append(c["step_time_s"] if self._right == "step_time" else c["tokens_per_s"])
+        lo, hi = np.minimum(*ends), np.maximum(*ends)
+        self.step_band.set(np.log10(self._x), np.log10(np.maximum(lo, 1e-12)), np.log10(np.maximum(hi, 1e-12)))
+
+    def step_band_values(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The band's (low, high) right-axis values as drawn, or None when hidden."""
+        band = getattr(self, "step_band", None)
+        if band is None or not band.fill.isVisible():
+            return None
+        return 10.0 ** band.low.yData, 10.0 ** band.high.yData
