@@ -18,6 +18,7 @@ from trinity_desktop.model.split import edge_devices
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.wrap_layout import control_row
 
 STORAGE_COLOR = theme.RESOURCE_COLORS["memory"]
 RATE_COLOR = theme.RESOURCE_COLORS["bandwidth"]
@@ -57,13 +58,8 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.target_spin.setAccessibleName("Latency target")
         self.target_spin.setToolTip("Per-token latency target for decode (the seed's edge requirement: "
                                     "under 100 ms per token)")
-        controls = QtWidgets.QHBoxLayout()
-        for text, widget in (("Model", self.model_combo), ("Device", self.device_combo),
-                             ("Target", self.target_spin)):
-            label = QtWidgets.QLabel(text)
-            label.setFont(pw.font())
-            controls.addWidget(label)
-            controls.addWidget(widget, 1)
+        controls = control_row((("Model", self.model_combo), ("Device", self.device_combo),
+                                ("Target", self.target_spin)), pw.font())
 
         self.storage_widget = pg.PlotWidget(background="w")
         self.rate_widget = pg.PlotWidget(background="w")
@@ -115,10 +111,8 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.notes_label.setWordWrap(True)
         self.notes_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
         self.notes_label.setAccessibleName("Cited observations text")
-        self.notes_label.setMinimumWidth(220)
         box_layout = QtWidgets.QVBoxLayout(self.notes_box)
         box_layout.addWidget(self.notes_label)
-        box_layout.addStretch(1)
         self.notes_box.setStyleSheet("QGroupBox { border: 2px dashed #777777; margin-top: 14px; padding: 6px; }"
                                      "QGroupBox::title { subcontrol-origin: margin; left: 8px; }")
 
@@ -130,14 +124,14 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.summary_label.setToolTip("Model output: bytes read per token and speed-up against 16-bit weights.")
 
         plots = QtWidgets.QHBoxLayout()
-        plots.addWidget(self.storage_widget, 3)
-        plots.addWidget(self.rate_widget, 3)
-        plots.addWidget(self.notes_box, 2)
+        plots.addWidget(self.storage_widget, 1)
+        plots.addWidget(self.rate_widget, 1)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(controls)
         layout.addLayout(plots, 1)
         layout.addWidget(self.summary_label)
+        layout.addWidget(self.notes_box)
 
         self.model_combo.currentIndexChanged.connect(self._recompute)
         self.device_combo.currentIndexChanged.connect(self._recompute)

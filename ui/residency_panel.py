@@ -28,6 +28,7 @@ from trinity_desktop.model.tiers import TIER_LABELS, tiers_for
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_rate, fmt_seconds
+from trinity_desktop.ui.wrap_layout import control_row
 
 _CIVIDIS = pg.colormap.get("cividis")
 
@@ -120,16 +121,11 @@ class ResidencyPanel(QtWidgets.QWidget):
                                     "over all sessions")
         self.right_combo.setAccessibleName("Right axis quantity")
         self.right_combo.currentIndexChanged.connect(lambda i: self.set_right_axis(RIGHT_MODES[i]))
-        bar = QtWidgets.QHBoxLayout()
-        for text, w in (("x axis", self.axis_combo), ("When HBM is full", self.policy_combo),
-                        ("KV policy", self.kv_combo), ("Right axis", self.right_combo)):
-            label = QtWidgets.QLabel(text)
-            label.setFont(pw.font())
-            label.setBuddy(w)
+        pairs = (("x axis", self.axis_combo), ("When HBM is full", self.policy_combo),
+                 ("KV policy", self.kv_combo), ("Right axis", self.right_combo))
+        for _, w in pairs:
             w.setFont(pw.font())
-            bar.addWidget(label)
-            bar.addWidget(w)
-        bar.addStretch(1)
+        bar = control_row(pairs, pw.font())
 
         # ---------------------------------------------------------------- residency chart
         self.graphics = pg.GraphicsLayoutWidget()

@@ -35,6 +35,7 @@ from trinity_desktop.model.stages import refreshed_stage
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_rate, fmt_seconds
+from trinity_desktop.ui.wrap_layout import control_row
 
 COMPUTE = theme.RESOURCE_COLORS["compute"]
 BANDWIDTH = theme.RESOURCE_COLORS["bandwidth"]
@@ -245,16 +246,14 @@ class RooflinePanel(QtWidgets.QWidget):
         self.compare_button.setMenu(self.compare_menu)
         self.compare_actions: dict[str, QtGui.QAction] = {}
 
-        controls = QtWidgets.QHBoxLayout()
-        controls.setContentsMargins(0, 0, 0, 0)
-        sweep_label = QtWidgets.QLabel("Decode sweep:")
-        sweep_label.setFont(pw.font(12))
-        controls.addWidget(sweep_label)
-        controls.addWidget(self.mode_combo)
-        controls.addWidget(self.slider, 1)
-        controls.addWidget(self.slider_label)
-        controls.addSpacing(12)
-        controls.addWidget(self.compare_button)
+        slider_box = QtWidgets.QWidget()
+        slider_row = QtWidgets.QHBoxLayout(slider_box)
+        slider_row.setContentsMargins(0, 0, 0, 0)
+        slider_row.addWidget(self.slider, 1)
+        slider_row.addWidget(self.slider_label)
+        slider_box.setMinimumWidth(260)
+        slider_box.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Preferred)
+        controls = control_row((("Decode sweep:", self.mode_combo), slider_box, self.compare_button), pw.font(12))
 
         self.info_label = QtWidgets.QLabel("No scenario evaluated yet.")
         self.info_label.setObjectName("RooflineInfo")

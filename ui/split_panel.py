@@ -28,6 +28,7 @@ from trinity_desktop.model.split import (
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.wrap_layout import control_row
 
 PART_COLORS = {
     "device": theme.RESOURCE_COLORS["compute"],     # device compute
@@ -93,19 +94,10 @@ class SplitPanel(QtWidgets.QWidget):
         self.uplink_label = self._value_label("Uplink bandwidth value")
         self.speed_label = self._value_label("Device speed value")
 
-        grid = QtWidgets.QGridLayout()
-        grid.setContentsMargins(0, 0, 0, 0)
-        for col, (text, widget) in enumerate((("Model", self.model_combo), ("Device", self.device_combo),
-                                              ("Network", self.network_combo),
-                                              ("Objective", self.objective_combo))):
-            grid.addWidget(self._caption_label(text), 0, 2 * col)
-            grid.addWidget(widget, 0, 2 * col + 1)
-        grid.addWidget(self._caption_label("Uplink"), 1, 0)
-        grid.addWidget(self.uplink_slider, 1, 1, 1, 2)
-        grid.addWidget(self.uplink_label, 1, 3)
-        grid.addWidget(self._caption_label("Device speed"), 1, 4)
-        grid.addWidget(self.speed_slider, 1, 5, 1, 2)
-        grid.addWidget(self.speed_label, 1, 7)
+        grid = control_row((("Model", self.model_combo), ("Device", self.device_combo),
+                            ("Network", self.network_combo), ("Objective", self.objective_combo),
+                            ("Uplink", self._with_value(self.uplink_slider, self.uplink_label)),
+                            ("Device speed", self._with_value(self.speed_slider, self.speed_label))), pw.font())
 
         # ---------------------------------------------------------------- plots
         self.time_widget = pg.PlotWidget(background="w")
@@ -213,10 +205,15 @@ class SplitPanel(QtWidgets.QWidget):
         label.setMinimumWidth(90)
         return label
 
-    def _caption_label(self, text: str) -> QtWidgets.QLabel:
-        label = QtWidgets.QLabel(text)
-        label.setFont(pw.font())
-        return label
+    @staticmethod
+    def _with_value(slider: QtWidgets.QSlider, label: QtWidgets.QLabel) -> QtWidgets.QWidget:
+        box = QtWidgets.QWidget()
+        row = QtWidgets.QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(slider, 1)
+        row.addWidget(label)
+        return box
+
 
     # ------------------------------------------------------------------ state
     def uplink_mbps(self) -> float:
