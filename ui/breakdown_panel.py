@@ -350,8 +350,7 @@ class BreakdownPanel(QtWidgets.QWidget):
             self.need_text.setVisible(False)
             self.fit_label.setVisible(False)
             self.fit_label.setText("")
-            self.memory_plot.setTitle(f"Memory per GPU: {total_gb:.1f} of {cap_gb:.0f} GB",
-                                      size=pw.TITLE_SIZE, color="#222222")
+            pw.set_title(self.memory_plot, f"Memory per GPU: {total_gb:.1f} of {cap_gb:.0f} GB")
         else:
             self.need_line.setPos(total_gb)
             self.need_line.setVisible(True)
@@ -361,8 +360,7 @@ class BreakdownPanel(QtWidgets.QWidget):
             self.fit_label.setText(f"✗ Does not fit: needs {total_gb:.1f} GB per GPU, "
                                    f"{hw.name} has {cap_gb:.0f} GB HBM.")
             self.fit_label.setVisible(True)
-            self.memory_plot.setTitle(f"Memory per GPU: {total_gb:.1f} GB > {cap_gb:.0f} GB",
-                                      size=pw.TITLE_SIZE, color=BAD_COLOR)
+            pw.set_title(self.memory_plot, f"Memory per GPU: {total_gb:.1f} GB &gt; {cap_gb:.0f} GB", color=BAD_COLOR)
 
     def _update_time(self, r: Results) -> None:
         names = list(r.time)
@@ -377,8 +375,8 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.time_bar.update(names, vals, texts, y_max)
         title = TIME_TITLES.get(r.kind, "Time")
         self.time_plot.getAxis("bottom").setTicks([[(0.0, BAR_TICKS.get(r.kind, ""))]])
-        self.time_plot.setTitle(f"{title}: {fmt_seconds(total)}", size=pw.TITLE_SIZE, color="#222222")
-        self.time_plot.setLabel("left", f"{title.lower()} ({self._time_unit})", **{"font-size": pw.LABEL_SIZE})
+        pw.set_title(self.time_plot, f"{title}: {fmt_seconds(total)}")
+        pw.set_axis_label(self.time_plot, "left", f"{title.lower()} ({self._time_unit})")
 
     @staticmethod
     def _share(part: float, total: float) -> str:

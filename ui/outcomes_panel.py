@@ -230,7 +230,7 @@ class OutcomesPanel(QtWidgets.QWidget):
                     * self._time_scale, _stage_color, 0.6)
         kinds = {v.results.kind for v in ok}
         title = TIME_TITLE.get(next(iter(kinds)), "time") if len(kinds) == 1 else "time"
-        self.time_plot.setLabel("bottom", f"{title} ({self._time_unit})", **{"font-size": pw.LABEL_SIZE})
+        pw.set_axis_label(self.time_plot, "bottom", f"{title} ({self._time_unit})")
         self.time_plot.setXRange(0, max(t_max * self._time_scale, 1e-12) * 1.05, padding=0)
 
         # --- memory by component with HBM capacity marks --------------------------------------------

@@ -291,7 +291,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.plot.setXRange(lx[0], lx[-1], padding=0.01)
         self.plot.setYRange(0, y_top / 1e9, padding=0)
         self.plot.getAxis("bottom").setTicks([_log_ticks(x[0], x[-1], base2=True)])
-        self.plot.setLabel("bottom", AXIS_TITLES[self._axis], **{"font-size": pw.LABEL_SIZE})
+        pw.set_axis_label(self.plot, "bottom", AXIS_TITLES[self._axis])
 
         ry = self._right_values()
         ly = np.log10(np.maximum(ry, 1e-12))
@@ -307,15 +307,15 @@ class ResidencyPanel(QtWidgets.QWidget):
             ticks = [(e, fmt_rate(10.0 ** e, "tok/s")) for e in range(lo, hi + 1)]
             title = "tokens per second, all sessions (log scale)"
         self.plot.getAxis("right").setTicks([ticks])
-        self.plot.setLabel("right", title, **{"font-size": pw.LABEL_SIZE, "color": STEP_COLOR})
+        pw.set_axis_label(self.plot, "right", title, color=STEP_COLOR)
         self.marker.setPos(math.log10(self._current_x))
 
         hw = sc.hardware
         tp = sc.gpus
         what = f"{sc.model.name} on {tp}× {hw.name}" if tp > 1 else f"{sc.model.name} on {hw.name}"
         where = f"{sc.batch} sessions" if self._axis == "context" else f"{_count(current_ctx)} tokens per sequence"
-        self.plot.setTitle(f"KV-cache residency: {pw.html_escape(what)}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}",
-                           size="13pt", color="#222222")
+        pw.set_title(self.plot, f"KV-cache residency: {pw.html_escape(what)}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}",
+                     size="13pt")
         self._sync_views()
         self._update_caption()
         self.set_focus("tier", self._focus_tier)
@@ -375,7 +375,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.pyramid.setYRange(y0, y1, padding=0)
         self.pyramid.getAxis("bottom").setTicks([[(e, fmt_bytes(10.0 ** e)) for e in range(math.ceil(x0), math.floor(x1) + 1)]])
         self.pyramid.getAxis("left").setTicks([[(e, fmt_rate(10.0 ** e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]])
-        self.pyramid.setTitle(f"Memory hierarchy of {pw.html_escape(hw.name)} (per GPU)", size="13pt", color="#222222")
+        pw.set_title(self.pyramid, f"Memory hierarchy of {pw.html_escape(hw.name)} (per GPU)", size="13pt")
 
     def _pyramid_hover(self, x: float, y: float) -> str:
         if not self._tiers:

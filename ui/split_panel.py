@@ -263,7 +263,7 @@ class SplitPanel(QtWidgets.QWidget):
         y_max = float(bottom.max()) * 1.25 if bottom.max() > 0 else 1.0
         self.time_plot.setYRange(0, y_max, padding=0)
         self.time_plot.setXRange(-0.7, n + 0.7, padding=0)
-        self.time_plot.setLabel("left", f"latency ({self._time_unit})", **{"font-size": pw.LABEL_SIZE})
+        pw.set_axis_label(self.time_plot, "left", f"latency ({self._time_unit})")
         k = self._optimum
         top = bottom[k]
         self.optimum_marker.setData([float(k)], [top + 0.05 * y_max])
@@ -279,8 +279,7 @@ class SplitPanel(QtWidgets.QWidget):
         ticks = self._ticks(prof)
         self.time_plot.getAxis("bottom").setTicks([ticks, []])
         self.energy_plot.getAxis("bottom").setTicks([ticks, []])
-        self.time_plot.setTitle(f"{prof.name}: latency per split point ({objective} optimum marked ▼)",
-                                size=pw.TITLE_SIZE, color="#222222")
+        pw.set_title(self.time_plot, f"{pw.html_escape(prof.name)}: latency per split point ({objective} optimum marked ▼)")
         total, dev_all, cloud_all = t["total_s"][k], t["total_s"][-1], t["total_s"][0]
         self.summary_label.setText(
             f"<b>Optimum ({objective}): {pw.html_escape(where)}</b> (split point {k} of {n}) — latency "

@@ -105,7 +105,7 @@ class TrianglePanel(QtWidgets.QWidget):
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
         self.plot.setAspectLocked(True)
-        self.plot.setTitle("Where workloads sit: computed pressure", size=pw.TITLE_SIZE, color="#222222")
+        pw.set_title(self.plot, "Where workloads sit: computed pressure")
         self._build_triangle()
 
         self.markers = pg.ScatterPlotItem(pxMode=True)
@@ -286,8 +286,7 @@ class TrianglePanel(QtWidgets.QWidget):
                 self.marker_labels[row.key] = item
             item.setText(_short(row.name))
         self._place_labels()
-        self.plot.setTitle(f"Where workloads sit on {pw.html_escape(hardware_name)}", size=pw.TITLE_SIZE,
-                           color="#222222")
+        pw.set_title(self.plot, f"Where workloads sit on {pw.html_escape(hardware_name)}")
 
     def _place_labels(self, *_) -> None:
         """Greedy label placement in pixels: each label goes right, left, above or below its marker,
