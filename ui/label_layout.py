@@ -17,6 +17,7 @@ the cached placement without testing anything. All geometry is in scene pixels (
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -90,6 +91,27 @@ def around(x: float, y: float, w: float, h: float, gap: float,
                  "below-left": (x - gap * 0.7 - w - dx, y + gap * 0.7 + dy)}
         out += [spots[s] for s in sides]
     return tuple(out)
+
+
+def strip(x0: float, y0: float, x1: float, y1: float, thickness: float) -> list[Box]:
+    """Boxes covering a band of `thickness` pixels along the segment (x0, y0)-(x1, y1): an obstacle for a
+    line or a rotated text (one box per `thickness` of length, so a diagonal does not block its whole
+    bounding box)."""
+    length = math.hypot(x1 - x0, y1 - y0)
+    n = max(int(length // max(thickness, 1.0)) + 1, 1)
+    half = thickness / 2
+    out = []
+    for k in range(n + 1):
+        cx, cy = x0 + (x1 - x0) * k / n, y0 + (y1 - y0) * k / n
+        out.append((cx - half, cy - half, cx + half, cy + half))
+    return out
+
+
+def rotated_text(cx: float, cy: float, w: float, h: float, degrees: float) -> list[Box]:
+    """Obstacle boxes for a w × h text centred on (cx, cy) and turned `degrees` counter-clockwise on screen."""
+    a = math.radians(degrees)
+    dx, dy = math.cos(a) * (w - h) / 2, -math.sin(a) * (w - h) / 2
+    return strip(cx - dx, cy - dy, cx + dx, cy + dy, h)
 
 
 def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = 0.5,
