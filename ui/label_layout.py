@@ -27,6 +27,7 @@ from PySide6 import QtCore, QtGui
 Box = tuple[float, float, float, float]   # (left, top, right, bottom) in pixels, y down
 
 SIDES = ("right", "left", "above", "below")
+PAD = 3.0   # boxes may share this many pixels: a TextItem's box has a 4 px margin round its glyphs
 
 
 def box_of(x: float, y: float, w: float, h: float) -> Box:
@@ -114,7 +115,7 @@ def rotated_text(cx: float, cy: float, w: float, h: float, degrees: float) -> li
     return strip(cx - dx, cy - dy, cx + dx, cy + dy, h)
 
 
-def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = 0.5,
+def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = PAD,
           margin: float = 1.0, cell: float = 64.0) -> dict[str, Box | None]:
     """Greedy placement (see the module docstring): key → the box taken, or None (hide; hover instead)."""
     index = SpatialIndex(cell)
@@ -135,7 +136,7 @@ def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), p
 class LabelLayout:
     """`place` with a memory: the same labels, bounds and obstacles give the cached boxes at no cost."""
 
-    def __init__(self, pad: float = 0.5, margin: float = 1.0):
+    def __init__(self, pad: float = PAD, margin: float = 1.0):
         self.pad, self.margin = pad, margin
         self._key: tuple | None = None
         self._boxes: dict[str, Box | None] = {}

@@ -115,7 +115,7 @@ class RooflineLabels:
             index.add((sx - MARK_PX, sy - MARK_PX, sx + MARK_PX, sy + MARK_PX))
 
     def _take(self, index: ll.SpatialIndex, bounds: ll.Box, boxes: list[ll.Box]) -> bool:
-        if all(ll.inside(b, bounds, 1.0) for b in boxes) and not any(index.hits(b, 0.5) for b in boxes):
+        if all(ll.inside(b, bounds, 1.0) for b in boxes) and not any(index.hits(b, ll.PAD) for b in boxes):
             for b in boxes:
                 index.add(b)
             return True
