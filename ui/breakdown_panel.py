@@ -19,6 +19,7 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
+STACK_BELOW_PX = 640   # a panel narrower than this stacks the memory bar above the time bar
 BAD_COLOR = "#C0392B"  # the "does not fit" red (text and line), distinct from the component colours
 TIME_TITLES = {"train": "Step time", "prefill": "Prefill time", "decode": "Time per output token"}
 BAR_TICKS = {"train": "one step", "prefill": "one prompt", "decode": "one token"}
@@ -174,7 +175,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.stage_label.setVisible(False)
         self._stage_plain = ""
 
-        plots = QtWidgets.QHBoxLayout()
+        self.plots_layout = plots = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         plots.setContentsMargins(0, 0, 0, 0)
         plots.addWidget(self.memory_widget, 1)
         plots.addWidget(self.time_widget, 1)
@@ -302,6 +303,14 @@ class BreakdownPanel(QtWidgets.QWidget):
             html += f" &nbsp;·&nbsp; <b><span style='color:{BAD_COLOR}'>✗ does not fit</span></b>"
         self.stage_label.setText(html)
         self.stage_label.setVisible(True)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Stack the two bars on a narrow panel: each then has the width its side labels need."""
+        direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if event.size().width() < STACK_BELOW_PX
+                     else QtWidgets.QBoxLayout.Direction.LeftToRight)
+        if self.plots_layout.direction() != direction:
+            self.plots_layout.setDirection(direction)
+        super().resizeEvent(event)
 
     def _live_label_y(self, live: float) -> float:
         """y of the live label's centre: at the line, or moved just clear of the capacity / needs labels."""

@@ -78,7 +78,7 @@ class HeatmapPanel(QtWidgets.QWidget):
         self.plot.addItem(self.image_item)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=22)
         self.colorbar.axis.setStyle(tickFont=pw.font())
-        self.colorbar.axis.setLabel(COLORBAR_LABEL, **{"font-size": pw.LABEL_SIZE})
+        pw.fit_axis_label(self.colorbar.axis, COLORBAR_LABEL)
         self.graphics.addItem(self.colorbar, row=0, col=1)
 
         # Bottleneck outlines: black under white, visible on every cividis colour.
