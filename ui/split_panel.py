@@ -271,6 +271,11 @@ class SplitPanel(QtWidgets.QWidget):
         self.optimum_text.setText(f"optimum: {where}")
         self.optimum_text.setAnchor((0.0 if k < n / 3 else 1.0 if k > 2 * n / 3 else 0.5, 1))
         self.optimum_text.setPos(float(k), top + 0.09 * y_max)
+        # The legend takes the top corner away from the optimum, so the two never cover each other.
+        if k > n / 2:
+            self.legend.anchor((0, 0), (0, 0), offset=(10, 10))
+        else:
+            self.legend.anchor((1, 0), (1, 0), offset=(-10, 10))
         energy_mj = t["energy_j"] * 1e3
         self.energy_bars.setOpts(x=x, height=energy_mj, width=0.7)
         e_max = float(energy_mj.max()) * 1.25 if energy_mj.max() > 0 else 1.0
