@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.docks import DOCKS
+from trinity_desktop.layout_plan import FORM_DOCKS, available_geometry, keep_on_screen, plan_for
 from trinity_desktop.model import Results, ValidationError
 from trinity_desktop.model.presets import (
     PresetError,
@@ -28,8 +29,6 @@ from trinity_desktop.ui.units import fmt_percent, fmt_seconds
 from trinity_desktop.workspace import Workspace
 
 LAYOUT_VERSION = 2
-CONTROLS_WIDTH = 330
-DEFAULT_SIZE = QtCore.QSize(1600, 1000)
 
 
 class _DockScroll(QtWidgets.QScrollArea):
@@ -62,7 +61,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.settings = settings
         self.setWindowTitle("Trinity Desktop — compute · bandwidth · memory")
         self.setObjectName("MainWindow")
-        self.resize(DEFAULT_SIZE)
+        self.layout_plan = plan_for(available_geometry())   # window size and tab groups for this screen
+        self.resize(self.layout_plan.size)
         self.setDockOptions(QtWidgets.QMainWindow.DockOption.AnimatedDocks
                             | QtWidgets.QMainWindow.DockOption.AllowTabbedDocks)
         self.hardware = dict(hardware_presets())
@@ -121,32 +121,41 @@ class MainWindow(QtWidgets.QMainWindow):
             panel = spec.factory()
             dock = QtWidgets.QDockWidget(spec.title, self)
             dock.setObjectName(f"dock_{spec.name}")
-            dock.setWidget(_DockScroll(panel, CONTROLS_WIDTH if spec.position == "left" else None))
+            # Forms and lists scroll; chart panels shrink to their dock.
+            dock.setWidget(_DockScroll(panel, self.layout_plan.controls_width if spec.position == "left" else None)
+                           if spec.name in FORM_DOCKS else panel)
             dock.setAccessibleName(f"{spec.title} panel")
             self.panels[spec.name], self.docks[spec.name] = panel, dock
-            if spec.position == "left" and "left" not in leaders:
+            position = self.layout_plan.group(spec.position)
+            if position == "left" and "left" not in leaders:
                 self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, dock)
                 leaders["left"] = dock
-            elif spec.position in leaders:
-                followers.append((spec.position, dock))
+            elif position in leaders:
+                followers.append((position, dock))
             else:
-                self._place_leader(spec.position, dock, leaders)
-                leaders[spec.position] = dock
+                self._place_leader(position, dock, leaders)
+                leaders[position] = dock
         for position, dock in followers:
             self.tabifyDockWidget(leaders[position], dock)
         for dock in leaders.values():
             dock.raise_()
+        self._group_leaders = leaders
 
     def showEvent(self, event: QtGui.QShowEvent) -> None:
         super().showEvent(event)
         if not self._shown_once:
             self._shown_once = True
+            keep_on_screen(self)
             if not self._restored:  # the default layout: controls narrow, the four centre groups equal
                 QtCore.QTimer.singleShot(0, self._settle_default_layout)
         QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)
 
     def _settle_default_layout(self) -> None:
-        self.resizeDocks([self.docks["controls"]], [CONTROLS_WIDTH], QtCore.Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["controls"]], [self.layout_plan.controls_width], QtCore.Qt.Orientation.Horizontal)
+        columns = [self._group_leaders[g] for g in ("top-left", "top-right") if g in self._group_leaders]
+        if len(columns) == 2:   # the centre columns equally wide
+            half = (self.width() - self.layout_plan.controls_width) // 2
+            self.resizeDocks(columns, [half, half], QtCore.Qt.Orientation.Horizontal)
         self._default_state = self.saveState(LAYOUT_VERSION)
 
     def hide_stale_tab_bars(self) -> None:

@@ -78,7 +78,7 @@ class HeatmapPanel(QtWidgets.QWidget):
         self.plot.addItem(self.image_item)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=22)
         self.colorbar.axis.setStyle(tickFont=pw.font())
-        self.colorbar.axis.setLabel(COLORBAR_LABEL, **{"font-size": pw.LABEL_SIZE})
+        pw.fit_axis_label(self.colorbar.axis, COLORBAR_LABEL)
         self.graphics.addItem(self.colorbar, row=0, col=1)
 
         # Bottleneck outlines: black under white, visible on every cividis colour.
@@ -166,10 +166,7 @@ class HeatmapPanel(QtWidgets.QWidget):
         gy = [float(i) for i in range(n + 1) for _ in (0, 1)] + [v for _ in range(4) for v in (0.0, float(n))]
         self.grid_item.setData(np.asarray(gx), np.asarray(gy))
         self.plot.getAxis("left").setTicks([[(i + 0.5, _tick_name(r.name)) for i, r in enumerate(self._rows)]])
-        title = f"Workload pressure on {pw.html_escape(hardware_name)}"
-        if len(title) > 48:  # a long hardware name goes on its own line so the colour bar keeps its room
-            title = f"Workload pressure on<br>{pw.html_escape(hardware_name)}"
-        self.plot.setTitle(title, size=pw.TITLE_SIZE, color="#222222")
+        pw.set_title(self.plot, f"Workload pressure on {pw.html_escape(hardware_name)}")
         self.plot.setXRange(0, 3, padding=0)
         self.plot.setYRange(0, max(n, 1), padding=0)
         self.set_focus(self._focus_key)
