@@ -111,7 +111,8 @@ class Presenter(QtCore.QObject):
         top.addWidget(self.counter_label, 0, QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignTop)
         layout.addLayout(top)
         layout.addWidget(self.caption_label)
-        box.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Preferred)
+        box.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Maximum)
+        layout.setSpacing(4)
         self.caption_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
                                          QtWidgets.QSizePolicy.Policy.Preferred)
         bar.addWidget(box)

@@ -1,8 +1,8 @@
 """Heatmap panel: the workload library (rows) x compute, bandwidth, memory pressure (columns) on one hardware.
 
 Values are `row.results.pressure` (model/pressure.py): the fraction of each resource's limit the workload
-uses, 1.0 = at the limit (peak FLOP/s all step, busiest link saturated all step, HBM full; memory > 1: does
-not fit). The binding resource is the highest pressure, so the outlined cell is the hottest one of its row. One long-lived ImageItem is updated with setImage; cell labels
+uses, 1.0 = at the limit (compute or the busiest link busy all step at its achievable rate, HBM full; memory
+> 1: does not fit). The binding resource is the highest pressure, so the outlined cell is the hottest one of its row. One long-lived ImageItem is updated with setImage; cell labels
 are reused unless the number of rows changes.
 """
 
@@ -102,13 +102,13 @@ class HeatmapPanel(QtWidgets.QWidget):
 
         self.caption = QtWidgets.QLabel(
             "Hot = constrained: each row's hottest cell is its binding resource (outlined). 1.0 = the resource "
-            "at its limit: peak FLOP/s, the busiest link saturated, or HBM full (✗: above 1, does not fit). "
-            "n/a: this hardware cannot run the workload. Click a row to load it.")
+            "at its limit: compute or the busiest link busy for the whole step, or HBM full (✗: above 1, does "
+            "not fit). n/a: this hardware cannot run the workload. Click a row to load it.")
         self.caption.setFont(pw.font())
         self.caption.setWordWrap(True)
         self.caption.setAccessibleName("Heatmap legend")
-        self.caption.setToolTip("Compute: FLOPs / (time x peak FLOP/s). Bandwidth: bytes / (time x link "
-                                "bandwidth), the busiest link. Memory: bytes held per device / HBM capacity; "
+        self.caption.setToolTip("Compute: FLOPs / (time x achievable FLOP/s). Bandwidth: bytes / (time x "
+                                "achievable link bandwidth), the busiest link. Memory: bytes held per device / HBM capacity; "
                                 "above 1 it does not fit (✗). Help > How pressures are computed.")
 
         layout = QtWidgets.QVBoxLayout(self)
