@@ -25,7 +25,7 @@ from .errors import ValidationError
 from .inference import inference_step
 from .kv_policy import KV_POLICY_CODE
 from .numeric import as_float
-from .pressure import Pressure, binding_resource, utilisation_pressures
+from .pressure import Pressure, achievable_rates, binding_resource, utilisation_pressures
 from .scenario import OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
 from .training import training_step
 
@@ -167,6 +167,7 @@ def evaluate(scenario: Scenario) -> Results:
     loads, link_bw = dict(links), link_bandwidths(hw)
     if train.get("nvme_traffic_bytes", 0.0) > 0:
         loads["nvme"], link_bw["nvme"] = train["nvme_traffic_bytes"], hw.nvme_bw
+    peak, link_bw = achievable_rates(peak, link_bw, sc.efficiency)  # 1.0 = busy all step (model/pressure.py)
     pressure = Pressure(*(float(x) for x in utilisation_pressures(
         flops, t_total, devices, peak, loads, link_bw, mem_total, capacity)))
     values = [*memory.values(), *time.values(), *links.values(), mem_total, t_total, flops,

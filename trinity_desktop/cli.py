@@ -6,9 +6,11 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     resources/techniques.toml in order, as scenario transforms (model/techniques.py).
                     `--json` keys include memory_per_gpu_bytes, time_per_step_s (train) or prefill_s /
                     time_per_output_token_s (infer), bytes_by_link_per_gpu (train), bottleneck, roofline,
-                    `pressure` {compute, bandwidth, memory}: the normalised (barycentric) weights the triangle
-                    places the workload by, summing to 1 (model/pressure.py `barycentric`), `pressure_raw`:
-                    the utilisations they are normalised from, `techniques_applied` [catalogue keys], and
+                    `pressure` {compute, bandwidth, memory}: the heatmap's numbers, the share of each
+                    resource's limit used (1.0 = at the limit; memory > 1: does not fit; the highest one is
+                    the bottleneck; model/pressure.py), `triangle_weights`: the same clipped to [0, 1] and
+                    normalised to sum to 1 (where the triangle places the workload),
+                    `techniques_applied` [catalogue keys], and
                     `stages` [{name, kind, lane, start_s, end_s, duration_s, flops, bytes_by_link,
                     live_memory_by_tier, binding, micro_batch}] (model/stages.py; the last stage ends at the
                     step time, or at request_s for infer).
@@ -113,8 +115,8 @@ def _add_model_and_hardware(p: argparse.ArgumentParser, json_keys: str = "") -> 
                    help="apply a technique of resources/techniques.toml (key or name) after the other options; "
                         "repeatable, applied in order; one that does not apply is an error")
     p.add_argument("--json", action="store_true",
-                   help="print machine-readable JSON (pressure: the triangle's normalised weights, "
-                        "pressure_raw: utilisations, techniques_applied, stages, roofline" + json_keys + ")")
+                   help="print machine-readable JSON (pressure: share of each resource's limit used, as the "
+                        "heatmap shows it; triangle_weights: pressure normalised to sum to 1; techniques_applied, stages, roofline" + json_keys + ")")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -254,12 +256,13 @@ def apply_techniques(sc: Scenario, names: Sequence[str]) -> Scenario:
     return sc
 
 
-def _pressure_raw(r) -> dict:
+def _pressure(r) -> dict:
+    """The pressures as the heatmap shows them: share of each resource's limit used (model/pressure.py)."""
     return {"compute": r.pressure.compute, "bandwidth": r.pressure.bandwidth, "memory": r.pressure.memory}
 
 
-def _pressure(r) -> dict:
-    """The triangle's weights: the raw pressures clipped to [0, 1] and normalised to sum to 1."""
+def _triangle_weights(r) -> dict:
+    """Where the triangle places the workload: the pressures clipped to [0, 1] and normalised to sum to 1."""
     c, b, m = barycentric(*r.pressure.as_tuple())
     return {"compute": float(c), "bandwidth": float(b), "memory": float(m)}
 
@@ -279,7 +282,7 @@ def train_report(sc: Scenario) -> dict:
         # idle share of the pipeline phase ((p-1)/(m+p-1) for 1F1B), and of the whole step
         "pipeline_bubble_fraction": r.train["pipeline_bubble_fraction"],
         "pipeline_bubble_share_of_step": r.time["pipeline_bubble"] / r.time_total if r.time_total > 0 else 0.0,
-        "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "pressure_raw": _pressure_raw(r),
+        "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "triangle_weights": _triangle_weights(r),
         "bottleneck": r.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, r), "notes": list(r.notes),
     }
@@ -300,8 +303,8 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         "context_tokens": sc.prompt_len + sc.gen_len, "sessions": sc.batch,
         "kv_policy": {"policy": sc.kv_policy, "window": sc.kv_window, "sinks": sc.kv_sinks},
         **residency_json(sc, placement),
-        "pressure": _pressure(decode), "pressure_raw": _pressure_raw(decode), "bottleneck": decode.bottleneck,
-        "prefill_pressure": _pressure(prefill), "prefill_pressure_raw": _pressure_raw(prefill),
+        "pressure": _pressure(decode), "triangle_weights": _triangle_weights(decode), "bottleneck": decode.bottleneck,
+        "prefill_pressure": _pressure(prefill), "prefill_triangle_weights": _triangle_weights(prefill),
         "prefill_bottleneck": prefill.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, decode, kv_placement=placement), "notes": list(decode.notes),
     }
@@ -360,8 +363,9 @@ def _text_train(rep: dict) -> str:
 
 
 def _text_pressure(rep: dict) -> str:
-    p, raw = rep["pressure"], rep["pressure_raw"]
-    return "  pressure          " + ", ".join(f"{k} {p[k] * 100:.0f}% (utilisation {raw[k] * 100:.0f}%)" for k in p)
+    p, w = rep["pressure"], rep["triangle_weights"]
+    return ("  pressure          " + ", ".join(f"{k} {p[k]:.2f}" for k in p) + "  (1.0 = at its limit)\n"
+            "  triangle weights  " + ", ".join(f"{k} {w[k]:.2f}" for k in w) + "  (pressure normalised to sum 1)")
 
 
 def _text_techniques(rep: dict) -> list[str]:

@@ -25,7 +25,7 @@ from trinity_desktop.talk import TalkController
 from trinity_desktop.ui.bands import install as install_bands
 from trinity_desktop.ui.controls import ScenarioControls
 from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, current_theme, restyle_plots
-from trinity_desktop.ui.units import fmt_percent, fmt_seconds
+from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.workspace import Workspace
 
 LAYOUT_VERSION = 2
@@ -482,6 +482,8 @@ class MainWindow(QtWidgets.QMainWindow):
         what = {"train": "training step", "prefill": "prefill", "decode": "decode"}[r.kind]
         fit = "fits" if r.fits else "DOES NOT FIT"
         notes = "".join(f" · {n}" for n in r.notes if not n.startswith("Does not fit"))  # max_seq, host memory
+        pressures = ", ".join(f"{name} {value:.2f}" for name, value in
+                              zip(("compute", "bandwidth", "memory"), r.pressure.as_tuple(), strict=True))
         return (f"{sc.model.name} · {sc.gpus} × {sc.hardware.name} · {what}: {fmt_seconds(r.time_total)} · "
-                f"memory {r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device ({fit}, "
-                f"{fmt_percent(r.pressure.memory)}) · binding resource: {r.bottleneck}{notes}")
+                f"memory {r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device ({fit}) · "
+                f"pressure {pressures} (1.0 = at its limit; binding: {r.bottleneck}){notes}")

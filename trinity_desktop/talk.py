@@ -7,7 +7,7 @@ import base64
 from PySide6 import QtCore, QtGui
 
 from trinity_desktop.deck import Deck, Slide
-from trinity_desktop.presentation import Presenter
+from trinity_desktop.presentation import Presenter, reset_transient_state
 
 
 class TalkController(QtCore.QObject):
@@ -69,11 +69,12 @@ class TalkController(QtCore.QObject):
         self.set_deck(self.deck.replace_slide(i, new), i)
 
     def show_slide(self, i: int) -> None:
+        """Show slide i for editing: its layout, scenario and focus, and nothing left from before."""
         slide = self.deck.slides[i]
+        reset_transient_state(self.window)
         self.window.show_slide_layout(slide)
         self.window.store.set_scenario(slide.scenario, f"Show slide {i + 1}")
-        if slide.focus != ("", ""):
-            self.window.store.set_focus(*slide.focus)
+        self.window.store.set_focus(*slide.focus)
 
     def present(self, index: int = 0) -> bool:
         if self.deck is None or not self.deck.slides:

@@ -183,6 +183,8 @@ class OutcomesPanel(QtWidgets.QWidget):
         self._redraw()
 
     def clear_added(self) -> None:
+        if not self._added:
+            return
         self._added = []
         self._redraw()
 

@@ -316,11 +316,18 @@ class SplitPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ main-window interface
     def update_results(self, results: Results) -> None:
-        """The current scenario's accelerator is the cloud side when it is a datacenter GPU or TPU."""
-        hw = results.scenario.hardware
+        """The current scenario's accelerator is the cloud side when it is a datacenter GPU or TPU; when the
+        scenario runs on an edge device, the panel splits that model (if it has a layer profile) on that
+        device, so a slide about a model on a laptop shows that model on that laptop."""
+        sc = results.scenario
+        hw = sc.hardware
         if hw.kind in ("datacenter-gpu", "tpu") and hw is not self._cloud:
             self._cloud = hw
             self._recompute()
+        elif self.device_combo.findData(hw.key) >= 0:
+            self.device_combo.setCurrentIndex(self.device_combo.findData(hw.key))
+            if self.model_combo.findData(sc.model.key) >= 0:
+                self.model_combo.setCurrentIndex(self.model_combo.findData(sc.model.key))
 
     def set_focus(self, what: str, key: str) -> None:
         if what in ("model", "profile"):

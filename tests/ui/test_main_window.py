@@ -182,7 +182,7 @@ def test_help_explains_the_pressures_with_the_models_own_words(window):
 
     text = window.pressure_help_text()
     assert text == pressure.__doc__.strip()
-    assert "busiest" in text and "90%" in text
+    assert "busiest" in text and "1.0 means" in text and "Hot = constrained" in text
     actions = {a.text().replace("&", "") for a in window.menuBar().actions()[-1].menu().actions()}
     assert "How pressures are computed" in actions
 
