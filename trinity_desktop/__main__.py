@@ -4,6 +4,7 @@
   trinity-desktop --screenshot PATH    render the main window (default layout) to a PNG and exit
   trinity-desktop calc train|infer ... compute one scenario (add --json for machine-readable output)
   trinity-desktop presets [--json]     list hardware and model presets
+  trinity-desktop bench [--json]       measure start-up, edit->repaint, memory and model speed against baselines
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 START = time.perf_counter()  # program entry, before Qt and numpy are imported
 
-CLI_COMMANDS = ("calc", "presets")
+CLI_COMMANDS = ("calc", "presets", "bench")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

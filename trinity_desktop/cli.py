@@ -23,6 +23,7 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     the first k layers on the device; 0 = all cloud, last = all device), optimal_index,
                     all_device_s, all_cloud_s.
   presets           hardware, models, edge_devices, networks and split_models (keys for `calc split`).
+  bench             start-up, edit->repaint, peak RSS and model speed against baselines (trinity_desktop/bench.py).
 """
 
 from __future__ import annotations
@@ -155,6 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     presets = sub.add_parser("presets", help="list hardware and model presets, edge devices and networks")
     presets.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    bench = sub.add_parser("bench", help="measure start-up, edit->repaint, peak memory and model speed on this "
+                                         "machine, each against its baseline (trinity_desktop/bench.py)")
+    bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    bench.add_argument("--starts", type=_positive_int, default=5, help="start-ups of each window (default 5)")
+    bench.add_argument("--edits", type=_positive_int, default=40, help="edits of each window (default 40)")
     return parser
 
 
@@ -365,6 +372,10 @@ def _text_presets(rep: dict) -> str:
 def run_cli(argv: Sequence[str]) -> int:
     try:
         args = build_parser().parse_args(list(argv))
+        if args.command == "bench":
+            from trinity_desktop.bench import run_bench
+
+            return run_bench(args.json, args.starts, args.edits)
         if args.command == "presets":
             rep, text = presets_report(), _text_presets
         elif args.calc == "train":
