@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -98,14 +99,30 @@ def _floats(d: Mapping) -> dict:
     return {k: as_float(v) for k, v in d.items()}
 
 
+def _run_step(step, arch, hw, inputs: dict) -> dict:
+    """A core step on plain numbers, the fast path (model/fastnp.py). Plain arithmetic raises where numpy's
+    gives inf (a division by zero); then the step runs again on numpy scalars, which follow numpy's rules."""
+    try:
+        return step(arch, hw, **inputs)
+    except ZeroDivisionError:
+        return step(arch, hw, **numpy_scalars(inputs))
+
+
+def numpy_scalars(inputs: Mapping) -> dict:
+    """The inputs with each plain number as a numpy scalar (np.float64, np.bool_)."""
+    return {k: np.bool_(v) if type(v) is bool else np.float64(v) if type(v) in (int, float) else v
+            for k, v in inputs.items()}
+
+
 def evaluate(scenario: Scenario) -> Results:
     """Compute memory, time, FLOPs, bytes per link, pressures and the bottleneck for one scenario."""
     sc = scenario
     arch, hw = sc.model, sc.hardware
     capacity = hw.hbm_bytes
     notes: list[str] = []
+    inputs = _train_inputs(sc) if sc.kind == "train" else _infer_inputs(sc)
     if sc.kind == "train":
-        r = training_step(arch, hw, **_train_inputs(sc))
+        r = _run_step(training_step, arch, hw, inputs)
         memory, time = _floats(r["memory"]), _floats(r["time"])
         grad_bytes = TRAIN_PRECISION_BYTES[sc.precision][1]
         if sc.grad_compression == 1.0 and not 0.0 < sc.grad_comm_bytes < grad_bytes:
@@ -123,7 +140,7 @@ def evaluate(scenario: Scenario) -> Results:
                  "backward_time_last_micro_batch": as_float(r["backward_time_last_micro_batch"])}
         infer = {}
     else:
-        r = inference_step(arch, hw, **_infer_inputs(sc))
+        r = _run_step(inference_step, arch, hw, inputs)
         memory = _floats(r["memory"])
         mem_total = as_float(r["memory_total"])
         phase = "prefill" if sc.kind == "prefill" else "decode"
@@ -147,7 +164,7 @@ def evaluate(scenario: Scenario) -> Results:
         notes.append(f"Host memory short: offload keeps {host_held / 1e9:.1f} GB per device in host DRAM, "
                      f"{hw.name}'s host has {hw.host_dram_bytes / 1e9:.0f} GB per device.")
     devices = sc.gpus
-    peak = _train_inputs(sc)["peak"] if sc.kind == "train" else _infer_inputs(sc)["peak"]
+    peak = inputs["peak"]
     # ZeRO-Infinity's NVMe traffic counts as one more link in the bandwidth pressure (storage bandwidth).
     loads, link_bw = dict(links), link_bandwidths(hw)
     if train.get("nvme_traffic_bytes", 0.0) > 0:
@@ -156,7 +173,7 @@ def evaluate(scenario: Scenario) -> Results:
         flops, t_total, devices, peak, loads, link_bw, mem_total, capacity)))
     values = [*memory.values(), *time.values(), *links.values(), mem_total, t_total, flops,
               *pressure.as_tuple(), *train.values(), *infer.values()]
-    if not np.all(np.isfinite(values)):
+    if not all(map(math.isfinite, values)):
         raise ArithmeticError(f"non-finite result for {sc.model.name} on {hw.name}")  # a model bug, never input
     return Results(scenario=sc, kind=sc.kind, params_total=float(arch.params_total()),
                    params_active=float(arch.params_active()), memory=memory, memory_total=mem_total,

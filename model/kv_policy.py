@@ -13,7 +13,7 @@ follow the papers' settings and are stated assumptions where the paper gives a r
 
 from __future__ import annotations
 
-import numpy as np
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 
 KV_POLICIES = ("full", "window", "streaming", "h2o", "razor")
 KV_POLICY_CODE = {name: i for i, name in enumerate(KV_POLICIES)}

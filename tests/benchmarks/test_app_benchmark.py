@@ -97,8 +97,14 @@ def test_scalar_evaluate(benchmark):
 
 def test_scalar_evaluate_baseline_llm_analysis(benchmark):
     pytest.importorskip("llm_analysis")
-    rate = benchmark.pedantic(bench.llm_analysis_rate, kwargs={"count": 20}, rounds=3)
-    assert rate > 0
+    calls = bench.llm_analysis_calls()
+    assert len(calls) >= 10  # the 70B layouts llm-analysis accepts on 64 GPUs
+
+    def run():
+        return [call() for call in calls]
+
+    results = benchmark(run)
+    assert all(r["total_training_latency"] > 0 for r in results)
 
 
 def test_grid_evaluate_a_million_configurations(benchmark):
