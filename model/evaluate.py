@@ -108,6 +108,24 @@ def _run_step(step, arch, hw, inputs: dict) -> dict:
         return step(arch, hw, **numpy_scalars(inputs))
 
 
+# The raw step output of the last few scenarios `evaluate` computed: `evaluate_grid(scenario)` without axes
+# (the roofline's and the stage timeline's pieces) reuses it, so one edit runs the training step once.
+_RECENT_STEPS: list[tuple[Scenario, dict]] = []
+RECENT_STEPS = 4
+
+
+def _remember_step(scenario: Scenario, out: dict) -> None:
+    _RECENT_STEPS.insert(0, (scenario, out))
+    del _RECENT_STEPS[RECENT_STEPS:]
+
+
+def _recent_step(scenario: Scenario) -> dict | None:
+    for sc, out in _RECENT_STEPS:
+        if sc is scenario or sc == scenario:
+            return out
+    return None
+
+
 def numpy_scalars(inputs: Mapping) -> dict:
     """The inputs with each plain number as a numpy scalar (np.float64, np.bool_)."""
     return {k: np.bool_(v) if type(v) is bool else np.float64(v) if type(v) in (int, float) else v
@@ -123,6 +141,7 @@ def evaluate(scenario: Scenario) -> Results:
     inputs = _train_inputs(sc) if sc.kind == "train" else _infer_inputs(sc)
     if sc.kind == "train":
         r = _run_step(training_step, arch, hw, inputs)
+        _remember_step(sc, r)
         memory, time = _floats(r["memory"]), _floats(r["time"])
         grad_bytes = TRAIN_PRECISION_BYTES[sc.precision][1]
         if sc.grad_compression == 1.0 and not 0.0 < sc.grad_comm_bytes < grad_bytes:
@@ -141,6 +160,7 @@ def evaluate(scenario: Scenario) -> Results:
         infer = {}
     else:
         r = _run_step(inference_step, arch, hw, inputs)
+        _remember_step(sc, r)
         memory = _floats(r["memory"])
         mem_total = as_float(r["memory_total"])
         phase = "prefill" if sc.kind == "prefill" else "decode"
@@ -199,18 +219,21 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     prefix_hit_fraction. Returns the raw arrays of `training_step` / `inference_step`, plus a
     boolean `valid` mask for training grids (the layout rules of `Scenario`, vectorized).
     """
+    known = None if axes else _recent_step(scenario)  # one scenario, already evaluated: its step output
     if scenario.kind == "train":
         unknown = set(axes) - set(TRAIN_AXES)
         if unknown:
             raise KeyError(f"not a training grid axis: {sorted(unknown)}")
         inputs = {**_train_inputs(scenario), **axes}
-        out = training_step(scenario.model, scenario.hardware, **inputs)
+        out = dict(known) if known is not None else training_step(scenario.model, scenario.hardware, **inputs)
         valid = training_layout_valid(scenario, inputs)
         out["valid"] = np.broadcast_to(valid, np.broadcast_shapes(valid.shape, np.shape(out["time_total"])))
         return out
     unknown = set(axes) - set(INFER_AXES)
     if unknown:
         raise KeyError(f"not an inference grid axis: {sorted(unknown)}")
+    if known is not None:
+        return dict(known)
     return inference_step(scenario.model, scenario.hardware, **{**_infer_inputs(scenario), **axes})
 
 

@@ -98,6 +98,7 @@ class MainWindow(QtWidgets.QMainWindow):
             if name not in self.EDITING_DOCKS:
                 store.changed.connect(lambda results, n=name: self._deliver(n, results))
         store.changed.connect(self._restyle_for_theme)
+        store.changed.connect(self._settle_layouts)  # last: after every panel has drawn the new results
         self._on_results(store.results)
         for name, dock in self.docks.items():  # a panel hidden behind a tab catches up when it is shown
             dock.visibilityChanged.connect(lambda shown, n=name: shown and self._catch_up(n))
@@ -304,6 +305,13 @@ class MainWindow(QtWidgets.QMainWindow):
         """Bring every panel, hidden, unbuilt or not, up to date (exports and tests that read hidden panels)."""
         for name in list(self._stale):
             self._catch_up(name)
+
+    @staticmethod
+    def _settle_layouts(_results=None) -> None:
+        """Activate the layouts the new results invalidated (titles, legends, axis widths) before anything
+        paints, so that a view paints once per edit instead of once before and once after its re-layout."""
+        for _ in range(3):  # a layout that changes a parent's size posts one more request
+            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
 
     def _restyle_for_theme(self, _results=None) -> None:
         if current_theme() != "light":  # the light theme's colours are the panels' own defaults

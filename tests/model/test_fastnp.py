@@ -101,3 +101,23 @@ def test_a_division_by_zero_on_plain_numbers_reruns_on_numpy_scalars(monkeypatch
     monkeypatch.setattr(evaluate_module, "training_step", plain_numbers_divide_by_zero)
     again = evaluate(default_scenario())
     assert again.time_total == expected.time_total and dict(again.memory) == dict(expected.memory)
+
+
+def test_one_evaluation_per_scenario_serves_the_roofline_and_the_stage_pieces(monkeypatch):
+    import importlib
+
+    from trinity_desktop.model.roofline import roofline
+    from trinity_desktop.model.stages import training_pieces
+
+    evaluate_module = importlib.import_module("trinity_desktop.model.evaluate")
+    sc = default_scenario().replace(seq_len=6144)
+    results = evaluate(sc)
+    expected_points = roofline(sc).points
+    calls = []
+    real = evaluate_module.training_step
+    monkeypatch.setattr(evaluate_module, "training_step", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert roofline(sc).points == expected_points
+    assert training_pieces(sc)["t_opt"] == results.time["optimizer"]
+    assert calls == []  # both reused the step `evaluate` computed
+    evaluate_grid(sc.replace(seq_len=2048))  # another scenario is computed
+    assert calls == [1]
