@@ -104,7 +104,7 @@ def test_scalar_evaluate_baseline_llm_analysis(benchmark):
         return [call() for call in calls]
 
     results = benchmark(run)
-    assert all(r["total_training_latency"] > 0 for r in results)
+    assert all(isinstance(r, dict) and r.get("num_params_total", 0) > 0 for r in results)
 
 
 def test_grid_evaluate_a_million_configurations(benchmark):
