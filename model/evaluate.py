@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -102,14 +103,49 @@ def _floats(d: Mapping) -> dict:
     return {k: as_float(v) for k, v in d.items()}
 
 
+def _run_step(step, arch, hw, inputs: dict) -> dict:
+    """A core step on plain numbers, the fast path (model/fastnp.py). Plain arithmetic raises where numpy's
+    gives inf (a division by zero); then the step runs again on numpy scalars, which follow numpy's rules."""
+    try:
+        return step(arch, hw, **inputs)
+    except ZeroDivisionError:
+        return step(arch, hw, **numpy_scalars(inputs))
+
+
+# The raw step output of the last few scenarios `evaluate` computed: `evaluate_grid(scenario)` without axes
+# (the roofline's and the stage timeline's pieces) reuses it, so one edit runs the training step once.
+_RECENT_STEPS: list[tuple[Scenario, dict]] = []
+RECENT_STEPS = 4
+
+
+def _remember_step(scenario: Scenario, out: dict) -> None:
+    _RECENT_STEPS.insert(0, (scenario, out))
+    del _RECENT_STEPS[RECENT_STEPS:]
+
+
+def _recent_step(scenario: Scenario) -> dict | None:
+    for sc, out in _RECENT_STEPS:
+        if sc is scenario or sc == scenario:
+            return out
+    return None
+
+
+def numpy_scalars(inputs: Mapping) -> dict:
+    """The inputs with each plain number as a numpy scalar (np.float64, np.bool_)."""
+    return {k: np.bool_(v) if type(v) is bool else np.float64(v) if type(v) in (int, float) else v
+            for k, v in inputs.items()}
+
+
 def evaluate(scenario: Scenario) -> Results:
     """Compute memory, time, FLOPs, bytes per link, pressures and the bottleneck for one scenario."""
     sc = scenario
     arch, hw = sc.model, sc.hardware
     capacity = hw.hbm_bytes
     notes: list[str] = []
+    inputs = _train_inputs(sc) if sc.kind == "train" else _infer_inputs(sc)
     if sc.kind == "train":
-        r = training_step(arch, hw, **_train_inputs(sc))
+        r = _run_step(training_step, arch, hw, inputs)
+        _remember_step(sc, r)
         memory, time = _floats(r["memory"]), _floats(r["time"])
         grad_bytes = TRAIN_PRECISION_BYTES[sc.precision][1]
         if sc.grad_compression == 1.0 and not 0.0 < sc.grad_comm_bytes < grad_bytes:
@@ -128,7 +164,8 @@ def evaluate(scenario: Scenario) -> Results:
                  "pipeline_bubble_fraction": as_float(r["pipeline_bubble_fraction"])}
         infer = {}
     else:
-        r = inference_step(arch, hw, **_infer_inputs(sc))
+        r = _run_step(inference_step, arch, hw, inputs)
+        _remember_step(sc, r)
         memory = _floats(r["memory"])
         mem_total = as_float(r["memory_total"])
         phase = "prefill" if sc.kind == "prefill" else "decode"
@@ -162,7 +199,7 @@ def evaluate(scenario: Scenario) -> Results:
         notes.append(f"Host memory short: offload keeps {host_held / 1e9:.1f} GB per device in host DRAM, "
                      f"{hw.name}'s host has {hw.host_dram_bytes / 1e9:.0f} GB per device.")
     devices = sc.gpus
-    peak = _train_inputs(sc)["peak"] if sc.kind == "train" else _infer_inputs(sc)["peak"]
+    peak = inputs["peak"]
     # ZeRO-Infinity's NVMe traffic counts as one more link in the bandwidth pressure (storage bandwidth).
     loads, link_bw = dict(links), link_bandwidths(hw)
     if train.get("nvme_traffic_bytes", 0.0) > 0:
@@ -172,7 +209,7 @@ def evaluate(scenario: Scenario) -> Results:
         flops, t_total, devices, peak, loads, link_bw, mem_total, capacity)))
     values = [*memory.values(), *time.values(), *links.values(), mem_total, t_total, flops,
               *pressure.as_tuple(), *train.values(), *infer.values()]
-    if not np.all(np.isfinite(values)):
+    if not all(map(math.isfinite, values)):
         # Values inside the physical ranges keep every result finite (tests/model/test_audit_invariants.py);
         # a degenerate number (hbm_bw = 1e-300) that slipped past them is refused here as input, in one line.
         raise ValidationError(f"hardware {hw.key} with model {sc.model.key}", "values whose results overflow",
@@ -225,6 +262,7 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     where the KV cache stays in HBM, so that request_s is the request's time (elsewhere `evaluate` adds the
     moves between memory tiers).
     """
+    known = None if axes else _recent_step(scenario)  # one scenario, already evaluated: its step output
     axes = dict(axes)
     assumed = {ASSUMPTION_AXES[k]: axes.pop(k) for k in list(axes) if k in ASSUMPTION_AXES}
     latencies = {k: axes.pop(k) for k in list(axes) if k in LATENCY_AXES}
@@ -237,7 +275,7 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
         if unknown:
             raise KeyError(f"not a training grid axis: {sorted(unknown)}")
         inputs = {**_train_inputs(scenario), **axes, **assumed}
-        out = training_step(scenario.model, hw, **inputs)
+        out = dict(known) if known is not None else training_step(scenario.model, hw, **inputs)
         valid = training_layout_valid(scenario, inputs)
         out["valid"] = np.broadcast_to(valid, np.broadcast_shapes(valid.shape, np.shape(out["time_total"])))
         return out
@@ -247,7 +285,7 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     if unknown:
         raise KeyError(f"not an inference grid axis: {sorted(unknown)}")
     inputs = {**_infer_inputs(scenario), **axes}
-    out = inference_step(scenario.model, hw, **inputs, **assumed)
+    out = dict(known) if known is not None else inference_step(scenario.model, hw, **inputs, **assumed)
     valid = links_valid(scenario.hardware, inputs["tp"], inputs["gpus_per_node"])
     shape = np.broadcast_shapes(valid.shape, np.shape(out["request_s"]))
     out["valid"] = np.broadcast_to(valid, shape)

@@ -30,8 +30,7 @@ the technique spends; sharing one copy between the batch's sequences is not cred
 
 from __future__ import annotations
 
-import numpy as np
-
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 from .architecture import Architecture
 from .comms import allreduce_time, link_for_group
 from .flops import attention_core_flops_per_token

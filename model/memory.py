@@ -5,7 +5,7 @@ All functions broadcast over numpy arrays in any argument.
 
 from __future__ import annotations
 
-import numpy as np
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 
 RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL = 0, 1, 2
 

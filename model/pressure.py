@@ -31,9 +31,10 @@ The triangle places a workload by these three numbers clipped to [0, 1] and norm
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-import numpy as np
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 
 RESOURCES = ("compute", "bandwidth", "memory")
 
@@ -77,7 +78,7 @@ def utilisation_pressures(flops, time_total, devices, peak, bytes_by_link, link_
     compute = np.asarray(flops, dtype=float) / (np.asarray(time_total, dtype=float) * devices * peak)
     loads = [np.asarray(bytes_by_link[k], dtype=float) / (np.asarray(time_total, dtype=float) * bw)
              for k, bw in link_bandwidth.items() if bw > 0 and k in bytes_by_link]
-    bandwidth = np.max(np.stack(np.broadcast_arrays(*loads)), axis=0) if loads else np.zeros_like(compute)
+    bandwidth = functools.reduce(np.maximum, loads) if loads else np.zeros_like(compute)
     memory = np.asarray(memory_total, dtype=float) / capacity
     return np.clip(compute, 0.0, 1.0), np.clip(bandwidth, 0.0, 1.0), memory
 

@@ -30,8 +30,7 @@ micro-batch's backward pass, the writes stream behind the CPU's update; what doe
 
 from __future__ import annotations
 
-import numpy as np
-
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 from .architecture import Architecture
 from .comms import (
     allreduce_bus_factor,

@@ -7,6 +7,7 @@
   trinity-desktop plan train|infer ... search every layout (fastest, Pareto front; --json)
   trinity-desktop presets [--json]     list hardware and model presets
   trinity-desktop validate [--json] [--fit]  the model against published training runs
+  trinity-desktop bench [--json]       measure start-up, edit->repaint, memory and model speed against baselines
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 
 START = time.perf_counter()  # program entry, before Qt and numpy are imported
 
-CLI_COMMANDS = ("calc", "plan", "presets", "validate")
+CLI_COMMANDS = ("calc", "plan", "presets", "validate", "bench")
 SCALE_MIN, SCALE_MAX = 1.0, 4.0  # --screenshot --scale: 4x of a 1920x1080 window is already 7680x4320
 
 

@@ -28,6 +28,7 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
   plan train|infer  search every training layout or serving layout (trinity_desktop/cli_plan.py).
   validate          predicted against measured published runs; `calc ... --uncertainty`, `--efficiency`:
                     see trinity_desktop/cli_validate.py.
+  bench             start-up, edit->repaint, peak RSS and model speed against baselines (trinity_desktop/bench.py).
 """
 
 from __future__ import annotations
@@ -187,6 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     presets = sub.add_parser("presets", help="list hardware and model presets, edge devices and networks")
     presets.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    bench = sub.add_parser("bench", help="measure start-up, edit->repaint, peak memory and model speed on this "
+                                         "machine, each against its baseline (trinity_desktop/bench.py)")
+    bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    bench.add_argument("--starts", type=_positive_int, default=5, help="start-ups of each window (default 5)")
+    bench.add_argument("--edits", type=_positive_int, default=40, help="edits of each window (default 40)")
     return parser
 
 
@@ -409,6 +416,10 @@ def run_cli(argv: Sequence[str]) -> int:
     args = None
     try:
         args = build_parser().parse_args(list(argv))
+        if args.command == "bench":
+            from trinity_desktop.bench import run_bench
+
+            return run_bench(args.json, args.starts, args.edits)
         if args.command == "presets":
             rep, text = presets_report(), _text_presets
         elif args.command == "plan":

@@ -260,7 +260,7 @@ def reset_transient_state(window) -> None:
     focused = QtWidgets.QApplication.focusWidget()
     if focused is not None:
         focused.clearFocus()
-    for panel in window.panels.values():
+    for panel in window.panels.built().values():  # a panel not built yet holds no such state
         if hasattr(panel, "show_path"):
             panel.show_path(())
         if hasattr(panel, "clear_added"):
@@ -269,7 +269,7 @@ def reset_transient_state(window) -> None:
             panel.timer.stop()
             panel.set_detailed(False)
             panel.select(0)
-    for panel in window.panels.values():  # ... and no panel follows a flow stage (as at start-up)
+    for panel in window.panels.built().values():  # ... and no panel follows a flow stage (as at start-up)
         if hasattr(panel, "show_stage"):
             panel.show_stage("", {})
     window.store.set_focus("", "")

@@ -13,11 +13,19 @@ from trinity_desktop.presentation import Presenter, reset_transient_state
 class TalkController(QtCore.QObject):
     deckChanged = QtCore.Signal(object)  # the Deck (or None)
 
-    def __init__(self, window, panel):
+    def __init__(self, window):
         super().__init__(window)
-        self.window, self.panel = window, panel
+        self.window = window
         self.deck: Deck | None = None
         self.presenter = Presenter(window)
+
+    @property
+    def panel(self):
+        """The Slides panel: the window builds it when its dock is first shown (or at this first use)."""
+        return self.window.panels["deck"]
+
+    def attach(self, panel) -> None:
+        """Connect the Slides panel once it is built (the main window calls this)."""
         panel.addRequested.connect(self.add_slide)
         panel.updateRequested.connect(self.update_slide)
         panel.removeRequested.connect(lambda i: self.set_deck(self.deck.remove_slide(i), max(i - 1, 0)))
@@ -27,6 +35,8 @@ class TalkController(QtCore.QObject):
         panel.slideActivated.connect(self.show_slide)
         panel.presentRequested.connect(self.present)
         self.presenter.slideChanged.connect(panel.list.setCurrentRow)
+        if self.deck is not None:
+            panel.show_deck(self.deck, -1)
 
     def actions(self) -> list[QtGui.QAction]:
         win = self.window

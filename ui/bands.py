@@ -195,9 +195,12 @@ def install(window) -> BandService:
         service.request(results.scenario)
 
     service.bandsChanged.connect(lambda u: label.setText(range_text(u)))
-    for panel in window.panels.values():
-        if hasattr(panel, "set_bands"):
-            service.bandsChanged.connect(panel.set_bands)
+    def deliver(u) -> None:  # to the panels built so far; a panel built later gets `current` (main window)
+        for panel in window.panels.built().values():
+            if hasattr(panel, "set_bands"):
+                panel.set_bands(u)
+
+    service.bandsChanged.connect(deliver)
     window.store.changed.connect(changed)
     window.bands_action = action
     service.request(window.store.scenario)
