@@ -21,6 +21,10 @@ def ensure_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
         QtCore.QCoreApplication.setOrganizationName(ORGANIZATION)
         QtCore.QCoreApplication.setApplicationName(APPLICATION)
         app = QtWidgets.QApplication(argv or [sys.argv[0]])
+        from trinity_desktop.about import app_icon
+
+        app.setWindowIcon(app_icon())
+        app.setDesktopFileName("trinity-desktop")  # matches the installed trinity-desktop.desktop entry
     from trinity_desktop.ui.theme import configure_pyqtgraph
 
     configure_pyqtgraph()

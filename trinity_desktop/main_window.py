@@ -7,6 +7,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.about import show_about
 from trinity_desktop.docks import DOCKS
 from trinity_desktop.layout_plan import FORM_DOCKS, available_geometry, keep_on_screen, plan_for
 from trinity_desktop.lazy_panels import LazyPanels
@@ -456,6 +457,9 @@ class MainWindow(QtWidgets.QMainWindow):
         keys = help_menu.addAction("&Keyboard shortcuts", self.show_shortcuts)
         keys.setShortcuts([QtGui.QKeySequence("F1"), QtGui.QKeySequence("?")])
         help_menu.addAction("How &pressures are computed", self.show_pressure_help)
+        help_menu.addSeparator()
+        about = help_menu.addAction("&About Trinity Desktop", lambda: show_about(self))
+        about.setToolTip("Version, and the licences of the libraries the app ships with")
 
     # --- files ----------------------------------------------------------------------------------
     def _ask_hardware_file(self) -> None:
