@@ -111,6 +111,16 @@ def _offer_recovery(window, directory) -> None:
         Autosaver.discard(directory)
 
 
+def settle_background_work(window, app) -> None:
+    """Let panels that compute in a worker thread (the planner's search) finish and draw before a grab."""
+    waiting = [p for p in window.panels.values() if hasattr(p, "wait_idle")]
+    for panel in waiting:
+        panel.wait_idle()
+    if waiting:
+        for _ in range(5):
+            app.processEvents()
+
+
 def present_slides(file: str, folder: str | Path) -> int:
     """Open a deck, present it, and save one PNG per slide to `folder` (for checking a talk before giving it)."""
     app = ensure_application()
@@ -135,6 +145,7 @@ def present_slides(file: str, folder: str | Path) -> int:
         while time.monotonic() < deadline:
             app.processEvents()
             QtCore.QThread.msleep(20)
+        settle_background_work(window, app)
         window.grab().save(str(folder / f"slide_{i + 1:02d}.png"), "PNG")
     window.talk.presenter.stop()
     print(f"wrote {count} slides to {folder}")

@@ -203,6 +203,7 @@ class PlannerPanel(QtWidgets.QWidget):
                                        f"<span style='color:{CURRENT_COLOR}'>◆</span> scenario in force &nbsp; "
                                        f"<span style='color:{HATCH_COLOR}'>▨</span> nothing fits")
         self.legend.setFont(pw.font())
+        self.legend.setWordWrap(True)
         self.legend.setAccessibleName("Planner legend")
         self.legend.setToolTip("Dot colour: the resource that binds the layout; ring: the best layout (training: the "
                                "fastest that fits; inference: the most tokens/s per GPU)")
@@ -212,6 +213,22 @@ class PlannerPanel(QtWidgets.QWidget):
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.legend)
         layout.addWidget(self.status)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Side by side when the panel is wide, the map under the front when it is narrow (a half-width dock)."""
+        super().resizeEvent(event)
+        self._arrange(self.width() >= 1.5 * max(self.height(), 1))
+
+    def _arrange(self, wide: bool) -> None:
+        if getattr(self, "_wide", None) == wide:
+            return
+        self._wide = wide
+        layout = self.graphics.ci
+        for item in (self.map_plot, self.colorbar):
+            layout.removeItem(item)
+        row, col = (0, 1) if wide else (1, 0)
+        layout.addItem(self.map_plot, row=row, col=col)
+        layout.addItem(self.colorbar, row=row, col=col + 1)
 
     # ------------------------------------------------------------------ search
     def update_results(self, results: Results) -> None:
@@ -273,7 +290,7 @@ class PlannerPanel(QtWidgets.QWidget):
     def cancel(self) -> None:
         self._stop.set()
 
-    def wait(self, msecs: int = 60000) -> bool:
+    def wait_idle(self, msecs: int = 60000) -> bool:
         """Block until the worker is idle (tests and exports)."""
         return self.pool.waitForDone(msecs)
 
@@ -417,6 +434,7 @@ class PlannerPanel(QtWidgets.QWidget):
             if len(seg):
                 top = seg.reshape(-1, 2)[np.argmax(seg.reshape(-1, 2)[:, 1])]
                 self.contour_labels[k].setText(fmt_seconds(10 ** level))
+                self.contour_labels[k].setAnchor((0.5, 0.0) if top[1] > ny - 0.7 else (0.5, 1.0))  # inside the map
                 self.contour_labels[k].setPos(float(top[0]), float(top[1]))
                 self.contour_labels[k].setVisible(True)
         self.contours.setData(np.asarray(xs, float), np.asarray(ys, float))

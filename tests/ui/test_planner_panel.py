@@ -74,7 +74,7 @@ def test_a_new_job_cancels_the_stale_search(shown_panel, qtbot):
     p.update_results(evaluate(base.replace(global_batch=512)))
     p.update_results(evaluate(base))  # before the first finished: the first is cancelled and ignored
     plan = _done(qtbot, p)
-    p.wait()
+    p.wait_idle()
     assert plan.configurations_evaluated > 0
     ref = plan_training(base.model, base.hardware, base.gpus, base.global_batch, base.seq_len)
     assert plan.best.layout == ref.best.layout
