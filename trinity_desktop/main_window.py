@@ -203,9 +203,12 @@ class MainWindow(QtWidgets.QMainWindow):
             return (dock is not None and dock.isVisible() and abs(bar.geometry().top() - dock.geometry().bottom()) <= 8
                     and abs(bar.geometry().left() - dock.geometry().left()) <= 8)
 
+        def names_a_hidden_dock(bar):  # Qt drops the tab of a hidden dock from a live bar
+            return any(by_title[t].isHidden() for t in tabs(bar) if t in by_title)
+
         live_bars = [b for b in bars if live(b)]
         for bar in bars:
-            if bar not in live_bars and any(tabs(bar) <= tabs(other) for other in live_bars):
+            if bar not in live_bars and (names_a_hidden_dock(bar) or any(tabs(bar) <= tabs(o) for o in live_bars)):
                 bar.hide()
 
     def _place_leader(self, position: str, dock, leaders: dict) -> None:

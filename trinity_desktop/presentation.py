@@ -284,6 +284,16 @@ def settle(seconds: float) -> None:
         QtCore.QThread.msleep(20)
 
 
+def settle_background_work(window) -> None:
+    """Let panels that compute in a worker thread (the planner's search) finish and draw before a grab."""
+    waiting = [p for p in window.panels.built().values() if hasattr(p, "wait_idle")]
+    for panel in waiting:
+        panel.wait_idle()
+    if waiting:
+        for _ in range(5):
+            QtWidgets.QApplication.processEvents()
+
+
 def render_slides(window, scale: int = 1, settle_s: float = 0.6):
     """Present the window's deck and yield (index, QImage) for every slide as the audience sees it: the
     banner with title, caption and number, and the slide's panels; no menus, status bar, dock buttons or tab
@@ -302,6 +312,7 @@ def render_slides(window, scale: int = 1, settle_s: float = 0.6):
             else:
                 presenter.go(i, animate=False)
             settle(settle_s)
+            settle_background_work(window)
             presenter.hide_tab_bars()
             QtWidgets.QApplication.processEvents()
             yield i, render_widget(window, scale)

@@ -183,6 +183,10 @@ class Workspace(QtCore.QObject):
     def _target(self, name: str | None) -> QtWidgets.QWidget:
         name = name or self.current_panel_name()
         self.window.refresh_all()
+        panels = self.window.panels.values() if name == "window" else [self.window.panels[name]]
+        for panel in panels:  # worker-thread panels (the planner) finish and draw before an export
+            if hasattr(panel, "wait_idle") and panel.wait_idle():
+                QtCore.QCoreApplication.processEvents()
         return self.window if name == "window" else self.window.panels[name]
 
     def export_png(self, name: str | None, path: str | Path, scale: int = 2) -> QtCore.QSize:

@@ -36,7 +36,7 @@ VALUE_TEXT = {"recompute": ("none", "selective", "full"), "offload": ("off", "on
 HATCH_COLOR = "#9A9A9A"
 CURRENT_COLOR = "#D55E00"
 DOT_PX, HOVER_PX = 13.0, 16.0
-JOB_FIELDS = ("model", "hardware", "kind", "gpus", "gpus_per_node", "global_batch", "seq_len", "precision",
+JOB_FIELDS = ("model", "hardware", "kind", "gpus_per_node", "global_batch", "seq_len", "precision",
               "optimizer", "sequence_parallel", "flash_attention", "efficiency", "prompt_len", "gen_len",
               "kv_policy", "kv_window", "kv_sinks")
 
@@ -108,6 +108,7 @@ class PlannerPanel(QtWidgets.QWidget):
         self._xy = np.zeros((0, 2))
         self._log_y = False
         self._current_xy = None
+        self._loaded_tp = None
         self.pool = QtCore.QThreadPool(self)
         self.pool.setMaxThreadCount(1)
         self.signals = _Signals(self)
@@ -202,6 +203,7 @@ class PlannerPanel(QtWidgets.QWidget):
                                        f"<span style='color:{CURRENT_COLOR}'>◆</span> scenario in force &nbsp; "
                                        f"<span style='color:{HATCH_COLOR}'>▨</span> nothing fits")
         self.legend.setFont(pw.font())
+        self.legend.setWordWrap(True)
         self.legend.setAccessibleName("Planner legend")
         self.legend.setToolTip("Dot colour: the resource that binds the layout; ring: the best layout (training: the "
                                "fastest that fits; inference: the most tokens/s per GPU)")
@@ -212,15 +214,39 @@ class PlannerPanel(QtWidgets.QWidget):
         layout.addWidget(self.legend)
         layout.addWidget(self.status)
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Side by side when the panel is wide, the map under the front when it is narrow (a half-width dock)."""
+        super().resizeEvent(event)
+        self._arrange(self.width() >= 1.5 * max(self.height(), 1))
+
+    def _arrange(self, wide: bool) -> None:
+        if getattr(self, "_wide", None) == wide:
+            return
+        self._wide = wide
+        layout = self.graphics.ci
+        for item in (self.map_plot, self.colorbar):
+            layout.removeItem(item)
+        row, col = (0, 1) if wide else (1, 0)
+        layout.addItem(self.map_plot, row=row, col=col)
+        layout.addItem(self.colorbar, row=row, col=col + 1)
+
     # ------------------------------------------------------------------ search
     def update_results(self, results: Results) -> None:
         sc = results.scenario
         self._scenario = sc
-        key = (tuple(getattr(sc, f) for f in JOB_FIELDS), self.map_axes())
+        key = self._job(sc)
         self._show_current(results)
         if key != self._job_key:
             self._job_key = key
             self.start_search(sc)
+
+    def _job(self, sc: Scenario) -> tuple:
+        """What the search depends on. The GPU count is the training job's size; for serving it is the budget,
+        kept when the scenario's GPUs (the TP degree) change because a dot of this panel was loaded."""
+        budget = sc.gpus
+        if sc.kind != "train" and self._job_key is not None and sc.gpus == self._loaded_tp:
+            budget = self._job_key[1]
+        return tuple(getattr(sc, f) for f in JOB_FIELDS), budget, self.map_axes()
 
     def map_axes(self) -> tuple[str, str]:
         return self.x_combo.currentData(), self.y_combo.currentData()
@@ -229,7 +255,7 @@ class PlannerPanel(QtWidgets.QWidget):
         """Search again for the scenario shown (the map axes changed)."""
         sc = self._scenario
         if sc is not None:
-            self._job_key = (tuple(getattr(sc, f) for f in JOB_FIELDS), self.map_axes())
+            self._job_key = self._job(sc)
             self.start_search(sc)
 
     def start_search(self, sc: Scenario) -> None:
@@ -238,6 +264,7 @@ class PlannerPanel(QtWidgets.QWidget):
         self._stop = threading.Event()
         self._generation += 1
         axes = self.map_axes()
+        budget = self._job_key[1] if self._job_key is not None else sc.gpus
         if sc.kind == "train":
             if axes[0] == axes[1]:
                 self.status.setText("Choose two different map axes.")
@@ -247,14 +274,14 @@ class PlannerPanel(QtWidgets.QWidget):
                          efficiency=sc.efficiency)
 
             def fn(**kw):
-                return plan_training(sc.model, sc.hardware, sc.gpus, sc.global_batch, sc.seq_len, map_axes=axes,
+                return plan_training(sc.model, sc.hardware, budget, sc.global_batch, sc.seq_len, map_axes=axes,
                                      **fixed, **kw)
         else:
             fixed = dict(gpus_per_node=sc.gpus_per_node, efficiency=sc.efficiency, kv_policy=sc.kv_policy,
                          kv_window=sc.kv_window, kv_sinks=sc.kv_sinks)
 
             def fn(**kw):
-                return plan_serving(sc.model, sc.hardware, sc.gpus, sc.prompt_len, sc.gen_len, **fixed, **kw)
+                return plan_serving(sc.model, sc.hardware, budget, sc.prompt_len, sc.gen_len, **fixed, **kw)
         self.progress.setValue(0)
         self.cancel_button.setEnabled(True)
         self.status.setText("Searching every layout …")
@@ -263,7 +290,7 @@ class PlannerPanel(QtWidgets.QWidget):
     def cancel(self) -> None:
         self._stop.set()
 
-    def wait(self, msecs: int = 60000) -> bool:
+    def wait_idle(self, msecs: int = 60000) -> bool:
         """Block until the worker is idle (tests and exports)."""
         return self.pool.waitForDone(msecs)
 
@@ -407,6 +434,7 @@ class PlannerPanel(QtWidgets.QWidget):
             if len(seg):
                 top = seg.reshape(-1, 2)[np.argmax(seg.reshape(-1, 2)[:, 1])]
                 self.contour_labels[k].setText(fmt_seconds(10 ** level))
+                self.contour_labels[k].setAnchor((0.5, 0.0) if top[1] > ny - 0.7 else (0.5, 1.0))  # inside the map
                 self.contour_labels[k].setPos(float(top[0]), float(top[1]))
                 self.contour_labels[k].setVisible(True)
         self.contours.setData(np.asarray(xs, float), np.asarray(ys, float))
@@ -460,7 +488,9 @@ class PlannerPanel(QtWidgets.QWidget):
     def click_point(self, i: int) -> None:
         """Load Pareto point i as the scenario (one undoable edit)."""
         if 0 <= i < len(self._points):
-            self.editRequested.emit(edit_for(dict(self._points[i].layout)))
+            layout = dict(self._points[i].layout)
+            self._loaded_tp = layout["tp"] if "replicas" in layout else None
+            self.editRequested.emit(edit_for(layout))
 
     def _clicked(self, event) -> None:
         p = pw.clicked_view_point(self.front_plot, event)

@@ -74,7 +74,7 @@ def test_a_new_job_cancels_the_stale_search(shown_panel, qtbot):
     p.update_results(evaluate(base.replace(global_batch=512)))
     p.update_results(evaluate(base))  # before the first finished: the first is cancelled and ignored
     plan = _done(qtbot, p)
-    p.wait()
+    p.wait_idle()
     assert plan.configurations_evaluated > 0
     ref = plan_training(base.model, base.hardware, base.gpus, base.global_batch, base.seq_len)
     assert plan.best.layout == ref.best.layout
@@ -103,6 +103,13 @@ def test_map_axes_and_inference(shown_panel, qtbot):
     plan = _done(qtbot, p)
     assert not p.map_plot.isVisible() and plan.best is not None
     assert edit_for(plan.best.layout)["gpus"] == plan.best.layout["tp"]
+    # loading a serving dot sets the scenario's GPUs to its TP degree; the budget of the search stays 8
+    small = next(i for i, c in enumerate(p._points) if c.layout["tp"] < 8)
+    generation = p._generation
+    with qtbot.waitSignal(p.editRequested) as sig:
+        p.click_point(small)
+    p.update_results(evaluate(default_scenario().replace(kind="decode", **sig.args[0])))
+    assert p._generation == generation
 
 
 def test_controls_are_accessible(panel):
