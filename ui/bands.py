@@ -2,9 +2,9 @@
 
 `BandService` owns the current scenario's `Uncertainty` (model/uncertainty.py: 4,096 Sobol samples with
 Sobol indices in one evaluate_grid call). An edit repaints every panel from the point estimate first; the
-service then computes the bands on one worker thread and emits `bandsChanged` when they are ready, so the
-edit->repaint budget is untouched. Edits that arrive while a computation runs are coalesced: only the latest
-scenario is computed next. The last few results are kept, so undo/redo and switching back are instant.
+service then computes the bands on one worker thread, DEBOUNCE_MS after the last edit of a burst, and emits
+`bandsChanged` when they are ready, so the edit->repaint budget is untouched (stale bands are hidden at once).
+Edits that arrive while a computation runs are coalesced: only the latest scenario is computed next. The last few results are kept, so undo/redo and switching back are instant.
 `set_enabled(False)` (View > Uncertainty bands) hides every band: it emits None and computes nothing.
 
 Drawing helpers: `Whisker` (a p05-p95 error bar), `FillBand` (a shaded region between two curves) and
@@ -13,7 +13,6 @@ Drawing helpers: `Whisker` (a p05-p95 error bar), `FillBand` (a shaded region be
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -26,6 +25,7 @@ from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_seconds
 
 CACHE_SIZE = 16
+DEBOUNCE_MS = 150  # a burst of edits (dragging a spin box, replaying slides) computes its last scenario only
 BAND_ALPHA = 60  # of 255: a band reads as a range, never hides what is under it
 
 
@@ -40,10 +40,12 @@ class BandService(QtCore.QObject):
         self._latest: Scenario | None = None
         self._cache: list[tuple[Scenario, Uncertainty | None]] = []
         self._busy = False
-        self._idle = threading.Event()
-        self._idle.set()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bands")
         self._computed.connect(self._on_computed, QtCore.Qt.ConnectionType.QueuedConnection)
+        self._timer = QtCore.QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self._start_latest)
 
     @property
     def current(self) -> Uncertainty | None:
@@ -67,12 +69,14 @@ class BandService(QtCore.QObject):
             self.bandsChanged.emit(self._cached(scenario))
             return
         self.bandsChanged.emit(None)  # the shown bands belong to the previous scenario: hide them meanwhile
-        if not self._busy:
-            self._start(scenario)
+        self._timer.start()
+
+    def _start_latest(self) -> None:
+        if not self._busy and self.enabled and self._latest is not None:
+            self._start(self._latest)
 
     def _start(self, scenario: Scenario) -> None:
         self._busy = True
-        self._idle.clear()
         self._executor.submit(self._work, scenario)
 
     def _work(self, scenario: Scenario) -> None:
@@ -80,15 +84,18 @@ class BandService(QtCore.QObject):
             u = propagate(scenario, samples=self.samples)
         except (ValueError, ArithmeticError):  # ValidationError is a ValueError; the bands stay hidden
             u = None
-        self._computed.emit(scenario, u)
+        try:
+            self._computed.emit(scenario, u)
+        except RuntimeError:  # the service (its window) was deleted meanwhile: nobody to tell
+            pass
 
     def _on_computed(self, scenario: Scenario, u: Uncertainty | None) -> None:
         self._busy = False
         self._cache = [(scenario, u)] + [(s, v) for s, v in self._cache if s != scenario][:CACHE_SIZE - 1]
         if self._latest is not None and self._latest != scenario and self.enabled:
-            self._start(self._latest)  # edits arrived meanwhile: compute the newest only
+            if not self._timer.isActive() and not any(sc == self._latest for sc, _ in self._cache):
+                self._start(self._latest)  # edits arrived meanwhile: compute the newest only
             return
-        self._idle.set()
         if self.enabled and scenario == self._latest:
             self.bandsChanged.emit(u)
 
@@ -99,12 +106,9 @@ class BandService(QtCore.QObject):
         elif self._latest is not None:
             self.request(self._latest)
 
-    def wait_idle(self, timeout_s: float = 30.0) -> bool:
-        """Block until no computation is pending (tests, exports). The result is delivered by the event loop."""
-        return self._idle.wait(timeout_s)
-
-    def shutdown(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
+    def shutdown(self, wait: bool = True) -> None:
+        self._timer.stop()
+        self._executor.shutdown(wait=wait, cancel_futures=True)
 
 
 def band_color(name: str = "compute", alpha: int = BAND_ALPHA) -> QtGui.QColor:
@@ -202,6 +206,8 @@ def install(window) -> BandService:
 
     service.bandsChanged.connect(deliver)
     window.store.changed.connect(changed)
+    executor = service._executor  # a plain Python object: safe to reach once the window's C++ side is gone
+    window.destroyed.connect(lambda *_: executor.shutdown(wait=False, cancel_futures=True))
     window.bands_action = action
     service.request(window.store.scenario)
     return service
