@@ -327,5 +327,20 @@ class MatrixPanel(QtWidgets.QWidget):
     def summary_texts(self) -> tuple[str, str]:
         return self.kv_summary.text(), self.sync_summary.text()
 
+    def export_rows(self) -> list[dict]:
+        """The values behind both matrix views for CSV export: the KV keep grid (value 0 evicted, 1 kept,
+        2 kept quantised; x = token position, y = KV head) and the bytes each GPU sends each other per step
+        (x = receiver, y = sender)."""
+        rows = []
+        grid = self.kv_grid()
+        for head, token in zip(*np.nonzero(np.ones_like(grid, dtype=bool)), strict=True):
+            rows.append({"plot": "Compressed KV cache", "series": "KV state (0 evicted, 1 kept, 2 quantised)",
+                         "kind": "cell", "x": int(token), "y": int(head), "value": int(grid[head, token])})
+        sync = self.sync_matrix()
+        for sender, receiver in zip(*np.nonzero(np.ones_like(sync, dtype=bool)), strict=True):
+            rows.append({"plot": "Dense gradient sync", "series": "bytes sent per step", "kind": "cell",
+                         "x": int(receiver), "y": int(sender), "value": float(sync[sender, receiver])})
+        return rows
+
 
 _ = QtGui  # QtGui kept for subclasses that style the labels
