@@ -1,6 +1,6 @@
 """Quantisation panel: what narrower weights save (storage, bytes per token) and what they buy (decode
-tokens/s against a latency target) for a small LLM on an edge device; beside it, the quality notes the project's
-seed cites, labelled as cited observations, not model output.
+tokens/s against a latency target) for a small LLM on an edge device; beside it, what is assumed about quality
+(not modelled), stated as assumptions next to the paper they lean on (GPTQ, reference "gptq").
 
 All numbers come from `trinity_desktop.model.on_device` (the core decode roofline).
 """
@@ -23,10 +23,11 @@ STORAGE_COLOR = theme.RESOURCE_COLORS["memory"]
 RATE_COLOR = theme.RESOURCE_COLORS["bandwidth"]
 MISS_COLOR = "#BBBBBB"   # bars that miss the latency target (also marked ✗ in text)
 CORE_DTYPE = {16: "bf16", 8: "int8", 4: "int4"}  # widths the Scenario can take as weight_dtype
-SEED_SOURCE = "seeds/003 (ai-infrastructure-and-optimization — Synthesis)"
-CITED_NOTES = (
-    ("4-bit", "generally holds production-grade output, including structured JSON."),
-    ("2-bit", "often breaks structured output formats, despite offering a “43% storage reduction”."),
+QUALITY_ASSUMPTIONS = (
+    ("4-bit", "assumed to keep output quality, structured output (JSON) included. GPTQ (Frantar et al. 2023) "
+              "quantises 175B-parameter GPT models to 3–4 bits with negligible accuracy loss."),
+    ("2-bit", "assumed to degrade output, structured formats first; small models lose more than the large "
+              "ones GPTQ reports on."),
 )
 
 
@@ -55,8 +56,8 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.target_spin.setValue(int(round(DEFAULT_TARGET_S * 1e3)))
         self.target_spin.setFont(pw.font())
         self.target_spin.setAccessibleName("Latency target")
-        self.target_spin.setToolTip("Per-token latency target for decode (the seed's edge requirement: "
-                                    "under 100 ms per token)")
+        self.target_spin.setToolTip("Per-token latency target for decode (assumed interactive edge "
+                                    "requirement: under 100 ms per token)")
         controls = QtWidgets.QHBoxLayout()
         for text, widget in (("Model", self.model_combo), ("Device", self.device_combo),
                              ("Target", self.target_spin)):
@@ -104,17 +105,17 @@ class QuantisationPanel(QtWidgets.QWidget):
         pw.LeaveFilter(self.rate_widget, self.rate_hover.leave)
         self.rate_widget.scene().sigMouseClicked.connect(self._clicked)
 
-        self.notes_box = QtWidgets.QGroupBox("Cited observations — not model output")
+        self.notes_box = QtWidgets.QGroupBox("Quality: stated assumptions — not model output")
         self.notes_box.setFont(pw.font(bold=True))
-        self.notes_box.setAccessibleName("Cited quality observations")
-        self.notes_box.setToolTip("Quality is not modelled. These notes are observations quoted from the "
-                                  "project's seed notes, not results of this application and not a paper.")
+        self.notes_box.setAccessibleName("Quality assumptions")
+        self.notes_box.setToolTip("Quality is not modelled. These are stated assumptions, with the paper they "
+                                  "lean on; they are not results of this application.")
         self.notes_label = QtWidgets.QLabel(self._notes_html())
         self.notes_label.setObjectName("QuantisationCitedNotes")
         self.notes_label.setFont(pw.font(11))
         self.notes_label.setWordWrap(True)
         self.notes_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.notes_label.setAccessibleName("Cited observations text")
+        self.notes_label.setAccessibleName("Quality assumptions text")
         self.notes_label.setMinimumWidth(220)
         box_layout = QtWidgets.QVBoxLayout(self.notes_box)
         box_layout.addWidget(self.notes_label)
@@ -159,12 +160,10 @@ class QuantisationPanel(QtWidgets.QWidget):
 
     @staticmethod
     def _notes_html() -> str:
-        items = "".join(f"<p><b>{pw.html_escape(w)}:</b> {pw.html_escape(t)}</p>" for w, t in CITED_NOTES)
-        return (f"{items}<p><i>Source: the project's seed notes, {pw.html_escape(SEED_SOURCE)}. An observation "
-                "from those notes, not a paper and not computed here.</i></p>"
-                "<p><i>For comparison, the nominal weight arithmetic in the charts gives 50% less storage from "
-                "4 to 2 bits and 87.5% from 16 to 2 bits (no scales or outliers); the seed's 43% has no "
-                "stated basis.</i></p>")
+        items = "".join(f"<p><b>{pw.html_escape(w)}:</b> {pw.html_escape(t)}</p>" for w, t in QUALITY_ASSUMPTIONS)
+        return (f"{items}<p><i>Assumptions, not computed here: this app models bytes and time, not accuracy."
+                "</i></p><p><i>Storage in the charts is the nominal weight arithmetic: 50% less from 4 to 2 "
+                "bits, 87.5% from 16 to 2 bits (no scales or outliers).</i></p>")
 
     # ------------------------------------------------------------------ state
     def target_s(self) -> float:
