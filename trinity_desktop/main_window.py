@@ -26,7 +26,13 @@ from trinity_desktop.store import ScenarioStore
 from trinity_desktop.talk import TalkController
 from trinity_desktop.ui.bands import install as install_bands
 from trinity_desktop.ui.controls import ScenarioControls
-from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, current_theme, restyle_plots
+from trinity_desktop.ui.theme import (
+    THEME_NAMES,
+    apply_theme,
+    current_theme,
+    restyle_plots,
+    restyle_widget_text,
+)
 from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.workspace import Workspace
 
@@ -335,6 +341,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self._stale.discard(name)
             if hasattr(panel, "update_results"):
                 panel.update_results(self.store.results)
+            self._restyle_for_theme(root=panel)
 
     def refresh_all(self) -> None:
         """Bring every panel, hidden, unbuilt or not, up to date (exports and tests that read hidden panels)."""
@@ -348,9 +355,14 @@ class MainWindow(QtWidgets.QMainWindow):
         for _ in range(3):  # a layout that changes a parent's size posts one more request
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
 
-    def _restyle_for_theme(self, _results=None) -> None:
-        if current_theme() != "light":  # the light theme's colours are the panels' own defaults
-            restyle_plots(self)
+    def _restyle_for_theme(self, _results=None, root=None) -> None:
+        """After a redraw: the theme's colours, and every text colour readable on its background (WCAG 4.5:1).
+        The light theme's plot colours are the panels' own, so only their rich-text and list colours are
+        checked there (a cheap walk)."""
+        if current_theme() != "light":
+            restyle_plots(root or self)
+        else:
+            restyle_widget_text(root or self)
 
     def set_theme(self, name: str) -> str:
         used = apply_theme(name, self)

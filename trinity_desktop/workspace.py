@@ -193,23 +193,35 @@ class Workspace(QtCore.QObject):
         return export.export_widget_png(self._target(name), path, scale)
 
     def export_svg(self, name: str | None, path: str | Path) -> Path:
-        plots = panel_plots(self._target(name))
-        if not plots:
+        """The whole panel as SVG: every plot of a multi-plot panel, with its labels and legends as drawn."""
+        target = self._target(name)
+        if not panel_plots(target):
             raise ValueError("this panel has no plot to export as SVG")
-        return export.export_plot_svg(plots[0], path)
+        return export.export_widget_svg(target, path)
 
     def export_csv(self, name: str | None, path: str | Path) -> int:
-        """The data behind every plot of the panel in one CSV (a 'plot' column says which)."""
+        """The data behind every plot of the panel in one CSV (a 'plot' column says which; series are named
+        after what they are). A panel that draws images of values offers them as `export_rows()`; a panel
+        without plots (the references) writes its table."""
         import csv
 
-        plots = panel_plots(self._target(name))
+        target = self._target(name)
+        plots = panel_plots(target)
+        extra = target.export_rows() if hasattr(target, "export_rows") else []
+        tables = target.findChildren(QtWidgets.QTableView)
+        if not plots and not extra and tables:
+            return export.table_csv(tables[0], path)
+        names = export.item_names(target)
         rows = 0
         with open(path, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f)
             writer.writerow(("plot", *export.CSV_COLUMNS))
+            for row in extra:
+                writer.writerow([row.get("plot", ""), *(export._cell(row.get(c)) for c in export.CSV_COLUMNS)])
+                rows += 1
             for index, plot in enumerate(plots):
-                title = plot.titleLabel.text or f"plot {index + 1}"
-                for row in export.plot_rows(plot):
+                title = export.plain_text(plot.titleLabel.text) or f"plot {index + 1}"
+                for row in export.plot_rows(plot, names):
                     writer.writerow([title, *(export._cell(row.get(c)) for c in export.CSV_COLUMNS)])
                     rows += 1
         return rows

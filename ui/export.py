@@ -1,5 +1,11 @@
-"""Export helpers: a widget to PNG at 2-3x (crisp text), a plot to SVG, a plot's data to CSV, an image to the
-clipboard, images to a PDF (one page each). Qt and pyqtgraph only; knows nothing about the app or a panel.
+"""Export helpers: a widget to PNG at 2-3x (crisp text), a widget or a plot to SVG, a plot's data or a table
+to CSV, an image to the clipboard, images to a PDF (one page each). Qt and pyqtgraph only; knows nothing about
+the app or a particular panel.
+
+`export_widget_svg` draws the whole panel (every plot of a multi-plot panel, with axes, labels and legends as
+they are laid out) through QSvgGenerator, so nothing is cut at a plot's bounds. CSV series are named after what
+they are: the plot's legend entry, else the item's name, else the attribute of the panel holding the item
+(`item_names`), never after the item's class.
 
 pyqtgraph's ImageExporter renders at the logical size; `export_widget_png` instead renders the widget into a
 QImage whose device pixel ratio is the scale, so Qt draws text and lines at full resolution.
@@ -111,7 +117,90 @@ def export_plot_svg(plot, path: str | os.PathLike) -> Path:
 # plot data -> rows
 # ---------------------------------------------------------------------------------------------------------
 
-def _name(item, index: int) -> str:
+def export_widget_svg(widget: QtWidgets.QWidget, path: str | os.PathLike, title: str = "") -> Path:
+    """Save the whole widget as SVG (vector paths and text), every child plot included."""
+    from PySide6.QtSvg import QSvgGenerator
+
+    size = widget.size()
+    if size.width() < 1 or size.height() < 1:
+        raise ValueError(f"the widget has no area to export ({size.width()} x {size.height()} px)")
+    generator = QSvgGenerator()
+    generator.setFileName(str(path))
+    generator.setSize(size)
+    generator.setViewBox(QtCore.QRect(0, 0, size.width(), size.height()))
+    generator.setTitle(title or widget.accessibleName() or "Trinity Desktop panel")
+    generator.setDescription("Exported by Trinity Desktop")
+    painter = QtGui.QPainter()
+    if not painter.begin(generator):
+        raise OSError(f"could not write the SVG {path}")
+    try:
+        widget.render(painter, QtCore.QPoint(0, 0), QtGui.QRegion(),
+                      QtWidgets.QWidget.RenderFlag.DrawChildren | QtWidgets.QWidget.RenderFlag.DrawWindowBackground)
+    finally:
+        painter.end()
+    return Path(path)
+
+
+def _label(attribute: str) -> str:
+    return attribute.strip("_").replace("_item", "").replace("_", " ").strip()
+
+
+def item_names(owner, depth: int = 0) -> dict[int, str]:
+    """id(item) -> a readable series name for the pyqtgraph items `owner` (a panel) holds: legend entries of
+    its plots first, then the attribute (or dict key / list position) it keeps the item under."""
+    names: dict[int, str] = {}
+    for attribute, value in vars(owner).items():
+        helper = not isinstance(value, (QtCore.QObject, type)) and hasattr(value, "__dict__") and depth < 1
+        if helper:  # a drawing helper (e.g. a stacked bar) holding items: "<helper> <item>"
+            for key, name in item_names(value, depth + 1).items():
+                inner = name if name not in ("bar", "bars") else ""
+                names.setdefault(key, f"{_label(attribute)} {inner}".strip())
+        elif isinstance(value, pg.GraphicsObject):
+            names.setdefault(id(value), _label(attribute))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, pg.GraphicsObject):
+                    names.setdefault(id(item), f"{_label(attribute)} {key}".strip())
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                if isinstance(item, pg.GraphicsObject):
+                    names.setdefault(id(item), f"{_label(attribute)} {i + 1}".strip())
+    if isinstance(owner, QtWidgets.QWidget):
+        for view in owner.findChildren(pg.GraphicsView):
+            scene = view.scene()
+            for legend in [it for it in (scene.items() if scene is not None else [])
+                           if isinstance(it, pg.LegendItem)]:
+                for sample, label in legend.items:
+                    if getattr(sample, "item", None) is not None and label.text:
+                        names[id(sample.item)] = label.text
+    return names
+
+
+def plain_text(html: str) -> str:
+    """A plot title without its HTML markup (line breaks become spaces)."""
+    import re
+
+    text = re.sub(r"<br\s*/?>", " ", html or "")
+    text = re.sub(r"<[^>]+>", "", text)
+    return text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">").strip()
+
+
+def table_csv(view: QtWidgets.QAbstractItemView, path: str | os.PathLike) -> int:
+    """Write what a table view shows (its header and rows, as displayed) to CSV; returns the data rows."""
+    model = view.model()
+    columns = range(model.columnCount())
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow([model.headerData(c, QtCore.Qt.Orientation.Horizontal) or f"column {c + 1}"
+                         for c in columns])
+        for r in range(model.rowCount()):
+            writer.writerow([model.index(r, c).data() or "" for c in columns])
+    return model.rowCount()
+
+
+def _name(item, index: int, names: dict[int, str] | None = None) -> str:
+    if names and id(item) in names:
+        return names[id(item)]
     name = None
     getter = getattr(item, "name", None)
     if callable(getter):
@@ -123,7 +212,11 @@ def _name(item, index: int) -> str:
         name = item.opts.get("name")
     if not name and hasattr(item, "objectName"):
         name = item.objectName()
-    return str(name) if name else f"{type(item).__name__} {index}"
+    if name:
+        return str(name)
+    kind = {pg.BarGraphItem: "bars", pg.ImageItem: "image", pg.ScatterPlotItem: "points",
+            pg.InfiniteLine: "line"}.get(type(item), "curve")
+    return f"{kind} {index + 1}"
 
 
 def _arr(values) -> np.ndarray:
@@ -131,16 +224,20 @@ def _arr(values) -> np.ndarray:
 
 
 def _bar_rows(item: pg.BarGraphItem, name: str) -> list[dict]:
+    """One row per bar; a bar item whose bars are named segments (`segment_names`) names each row after its
+    segment."""
     x0, y0, x1, y1 = (np.ravel(a) for a in item._getNormalizedCoords())
     x0, y0, x1, y1 = np.broadcast_arrays(x0, y0, x1, y1)
+    segments = list(getattr(item, "segment_names", []) or [])
     rows = []
-    for a, b, c, d in zip(x0, y0, x1, y1, strict=True):
-        rows.append({"series": name, "kind": "bar", "x": (a + c) / 2, "y": d, "x0": a, "x1": c, "y0": b,
+    for i, (a, b, c, d) in enumerate(zip(x0, y0, x1, y1, strict=True)):
+        series = f"{name}: {segments[i]}" if i < len(segments) else name
+        rows.append({"series": series, "kind": "bar", "x": (a + c) / 2, "y": d, "x0": a, "x1": c, "y0": b,
                      "y1": d, "width": c - a, "height": d - b})
     return rows
 
 
-def plot_rows(plot) -> list[dict]:
+def plot_rows(plot, names: dict[int, str] | None = None) -> list[dict]:
     """The data of every visible data item of a plot, as rows with the columns of CSV_COLUMNS.
 
     PlotDataItem (its original data, before log transforms), PlotCurveItem and ScatterPlotItem give x, y;
@@ -150,7 +247,7 @@ def plot_rows(plot) -> list[dict]:
     item_list = [it for it in _plot_item(plot).items if it.isVisible()]
     rows: list[dict] = []
     for index, item in enumerate(item_list):
-        name = _name(item, index)
+        name = _name(item, index, names)
         if isinstance(item, pg.PlotDataItem):
             x, y = item.getOriginalDataset() if hasattr(item, "getOriginalDataset") else (item.xData, item.yData)
             kind = "line" if item.opts.get("pen") is not None else "points"

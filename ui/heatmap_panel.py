@@ -282,3 +282,11 @@ class HeatmapPanel(QtWidgets.QWidget):
 
     def hardware_name(self) -> str:
         return self._hardware_name
+
+    def export_rows(self) -> list[dict]:
+        """The pressures as drawn, for CSV export: one row per workload and resource (y = row, x = column)."""
+        title = f"Workload pressure on {self._hardware_name}"
+        return [{"plot": title, "series": f"{self._rows[i].name}: {resource} pressure", "kind": "cell",
+                 "x": j, "y": i, "value": None if v == NA_VALUE else v}
+                for i, row_values in enumerate(self._values) for j, (resource, v) in
+                enumerate(zip(RESOURCES, row_values, strict=True))]

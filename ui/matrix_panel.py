@@ -3,6 +3,12 @@ and dense gradient sync (GPU x GPU bytes sent per step for ring, tree, hierarchi
 
 Numbers come from `model.kv_matrix.kv_matrix` and `model.grad_sync_matrix.sync_matrix`. One ImageItem per
 view, updated with setImage; the sync heatmap uses cividis with a colour bar in GB.
+
+The KV view compares the policies on one colour scale: a band of up to BAND_ROWS heads per policy (full,
+sliding window, StreamingLLM, H2O, RazorAttention with its retrieval heads first), the scenario's own policy
+marked ▶, so even a full cache opens beside what the others would keep. A few attention-sink tokens cover
+well under a pixel of a long context; they are drawn as a line at least SINK_PX pixels wide at the left
+edge of the rows that keep them, so they stay visible.
 """
 
 from __future__ import annotations
@@ -28,6 +34,11 @@ ALGORITHM_LABELS = {"ring": "Ring all-reduce", "tree": "Binary tree (reduce + br
                     "hierarchical": "Hierarchical (intra-node, then inter-node)",
                     "in-network": "In-network aggregation (switch)"}
 MAX_COLUMNS = 1024
+COMPARED_POLICIES = ("full", "window", "streaming", "h2o", "razor")
+POLICY_NAMES = {"full": "full cache", "window": "sliding window", "streaming": "StreamingLLM",
+                "h2o": "H2O (synthetic scores)", "razor": "RazorAttention"}
+BAND_ROWS = 4      # heads shown per policy band
+SINK_PX = 4        # attention sinks: drawn at least this many pixels wide
 
 
 class MatrixPanel(QtWidgets.QWidget):
@@ -61,6 +72,13 @@ class MatrixPanel(QtWidgets.QWidget):
         self.kv_plot.getViewBox().invertY(True)
         self.kv_image = pg.ImageItem()
         self.kv_plot.addItem(self.kv_image)
+        self.band_lines = pg.PlotCurveItem(pen=pg.mkPen("w", width=3), connect="pairs")
+        self.sink_lines = pg.PlotCurveItem(pen=pg.mkPen(KV_STATE_COLORS["kept"], width=SINK_PX), connect="pairs")
+        for z, item in enumerate((self.band_lines, self.sink_lines)):
+            item.setZValue(5 + z)
+            self.kv_plot.addItem(item, ignoreBounds=True)
+        self._bands: list[tuple[str, int, dict, np.ndarray]] = []  # (policy, first row, kv, head indices)
+        self.kv_plot.getViewBox().sigResized.connect(lambda *_: self._kv and self._draw_sinks(self._kv["context"]))
         self.kv_hover = pw.HoverReadout(self.kv_plot, self._kv_hover)
         pw.LeaveFilter(self.kv_graphics, self.kv_hover.leave)
         self.kv_legend = QtWidgets.QLabel(self._legend_html())
@@ -160,40 +178,86 @@ class MatrixPanel(QtWidgets.QWidget):
         self._refresh_kv()
         self._refresh_sync()
 
+    def _band(self, sc, policy: str, own: dict) -> tuple[dict, np.ndarray] | None:
+        """The keep grid of `policy` for the scenario and the heads its band shows (retrieval heads first)."""
+        try:
+            kv = own if policy == own["policy"] else kv_matrix(sc.replace(kv_policy=policy))
+        except ValidationError:
+            return None
+        ret = [int(i) for i in kv["retrieval_heads"]]
+        order = ret + [h for h in range(kv["heads_shown"]) if h not in set(ret)]
+        return kv, np.asarray(order[:BAND_ROWS], dtype=int)
+
     def _refresh_kv(self) -> None:
         sc = self._results.scenario
         kv = kv_matrix(sc)
         self._kv = kv
-        frac, edges = binned_fraction(kv["grid"], MAX_COLUMNS)
+        self._bands, fracs, row = [], [], 0
+        for policy in COMPARED_POLICIES:
+            band = self._band(sc, policy, kv)
+            if band is None:
+                continue
+            kvp, heads = band
+            frac, edges = binned_fraction(kvp["grid"][heads], MAX_COLUMNS)
+            self._bands.append((policy, row, kvp, heads))
+            fracs.append(frac)
+            row += len(heads)
+        frac = np.vstack(fracs)
         self._kv_frac, self._kv_edges = frac, edges
         kept = np.array(KV_STATE_COLORS["quantised" if kv["quantised"] else "kept"], float)
         ev = np.array(KV_STATE_COLORS["evicted"], float)
         rgb = ev[None, None, :] + frac[:, :, None] * (kept - ev)[None, None, :]
         rgba = np.concatenate([rgb, np.full(frac.shape + (1,), 255.0)], axis=2).astype(np.uint8)
         self.kv_image.setImage(np.ascontiguousarray(rgba.transpose(1, 0, 2)), autoLevels=False, levels=(0, 255))
-        c, h = kv["context"], kv["heads_shown"]
+        c, h = kv["context"], row
         self.kv_image.setRect(QtCore.QRectF(0, 0, c, h))
         self.kv_plot.setXRange(0, c, padding=0)
         self.kv_plot.setYRange(0, h, padding=0)
-        step = max(1, int(math.ceil(h / 16)))
-        ret = set(int(i) for i in kv["retrieval_heads"])
-        self.kv_plot.getAxis("left").setTicks([[(i + 0.5, f"{i}{' R' if i in ret else ''}")
-                                                for i in range(0, h, step)]])
+        ticks = [(first + len(heads) / 2, ("▶ " if p == kv["policy"] else "") + POLICY_NAMES[p])
+                 for p, first, _, heads in self._bands]
+        self.kv_plot.getAxis("left").setTicks([ticks])
+        self.kv_plot.getAxis("left").setLabel("policy (first heads)", **{"font-size": pw.LABEL_SIZE})
         self.kv_plot.getAxis("bottom").setTicks(None)
+        ys = [float(first) for _, first, _, _ in self._bands[1:]]
+        self.band_lines.setData(np.tile([0.0, float(c)], len(ys)), np.repeat(np.asarray(ys, float), 2))
+        self._draw_sinks(c)
+        self.sink_lines.setPen(pg.mkPen(KV_STATE_COLORS["quantised" if kv["quantised"] else "kept"],
+                                        width=SINK_PX))
         name = {"full": "full cache", "window": f"sliding window W = {kv['window']:,}",
                 "streaming": f"StreamingLLM: {kv['sinks']} sinks + window {kv['window']:,}",
                 "h2o": f"H2O: {sc.kv_heavy_ratio:.0%} budget (heavy hitters + recent)",
-                "razor": f"RazorAttention, retrieval heads (R) keep all {c:,}"}[kv["policy"]]
-        self.kv_plot.setTitle(f"Tokens kept at {c:,} tokens: {pw.html_escape(name)}", size="13pt", color="#222222")
+                "razor": f"RazorAttention, retrieval heads keep all {c:,}"}[kv["policy"]]
+        self.kv_plot.setTitle(f"Tokens kept at {c:,} tokens, by KV policy", size="13pt", color="#222222")
         shown = "" if kv["heads_shown"] == kv["heads_total"] else \
             f" Showing {kv['heads_shown']} of {kv['heads_total']} heads."
         self.kv_summary.setText(
-            f"Kept {kv['kept_fraction']:.1%} of tokens (model: {kv['kept_fraction_model']:.1%}); KV cache per "
-            f"sequence {fmt_bytes(kv['bytes_kept'])} of {fmt_bytes(kv['bytes_full'])} in {kv['kv_dtype']} "
-            f"({fmt_bytes(kv['bytes_full_16bit'])} uncompressed at 16 bits), whole model.{shown}")
-        self.synthetic_label.setText("Synthetic attention scores (seeded): heavy hitters chosen from a stated "
-                                     "model, not from a real run." if kv["synthetic"] else "")
+            f"▶ This scenario, {name}: kept {kv['kept_fraction']:.1%} of tokens (model: "
+            f"{kv['kept_fraction_model']:.1%}); KV cache per sequence {fmt_bytes(kv['bytes_kept'])} of "
+            f"{fmt_bytes(kv['bytes_full'])} in {kv['kv_dtype']} ({fmt_bytes(kv['bytes_full_16bit'])} "
+            f"uncompressed at 16 bits), whole model.{shown} Each band shows up to {BAND_ROWS} heads.")
+        synthetic = any(b[2]["synthetic"] for b in self._bands)
+        self.synthetic_label.setText("H2O: synthetic attention scores (seeded generator): heavy hitters chosen "
+                                     "from a stated model, not from a real run." if kv["synthetic"] else "")
         self.synthetic_label.setVisible(bool(kv["synthetic"]))
+        self.kv_legend.setToolTip("Colour of a cell: the fraction of its tokens kept (a cell covers several "
+                                  "tokens when the context is long); attention sinks are drawn at least "
+                                  f"{SINK_PX} px wide." + (" H2O's band uses synthetic scores." if synthetic
+                                                          else ""))
+
+    def _draw_sinks(self, context: int) -> None:
+        """A line at least SINK_PX wide at the left edge of every row that keeps sink tokens too few to fill a
+        pixel (the first tokens kept, the rest of the first cell not)."""
+        xs, ys = [], []
+        vb_width = max(self.kv_plot.getViewBox().width(), 100.0)
+        x = (SINK_PX / 2 + 1) * context / vb_width   # just inside the left edge
+        for _, first, kvp, heads in self._bands:
+            sinks = int(kvp.get("sinks", 0) or 0)
+            for i, head in enumerate(heads):
+                row = kvp["grid"][head]
+                if 0 < sinks < len(row) and row[:sinks].all() and self._kv_frac[first + i, 0] < 1.0:
+                    xs += [x, x]
+                    ys += [first + i + 0.1, first + i + 0.9]
+        self.sink_lines.setData(np.asarray(xs, float), np.asarray(ys, float))
 
     def _refresh_sync(self) -> None:
         try:
@@ -252,19 +316,20 @@ class MatrixPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ hover
     def _kv_hover(self, x: float, y: float) -> str:
-        kv = self._kv
-        if kv is None or not (0 <= x < kv["context"] and 0 <= y < kv["heads_shown"]):
+        if self._kv is None or not (0 <= x < self._kv["context"] and 0 <= y < self._kv_frac.shape[0]):
             return ""
-        head = int(y)
+        row = int(y)
+        policy, first, kv, heads = next(b for b in self._bands if b[1] <= row < b[1] + len(b[3]))
+        head = int(heads[row - first])
         col = int(np.searchsorted(self._kv_edges, x, side="right") - 1)
         col = min(max(col, 0), self._kv_frac.shape[1] - 1)
         a, b = int(self._kv_edges[col]), int(self._kv_edges[col + 1])
-        f = self._kv_frac[head, col]
+        f = self._kv_frac[row, col]
         what = "tokens" if b - a > 1 else "token"
         rng = f"{a:,}–{b - 1:,}" if b - a > 1 else f"{a:,}"
         role = " (retrieval head)" if head in set(int(i) for i in kv["retrieval_heads"]) else ""
         state = "quantised" if kv["quantised"] else "kept"
-        return (f"head {head}{role}, {what} {rng}\n{f:.0%} {state}, {1 - f:.0%} evicted\n"
+        return (f"{POLICY_NAMES[policy]}: head {head}{role}, {what} {rng}\n{f:.0%} {state}, {1 - f:.0%} evicted\n"
                 f"head keeps {int(kv['kept_tokens'][head]):,} of {kv['context']:,} tokens")
 
     def _sync_hover(self, x: float, y: float) -> str:
@@ -326,6 +391,21 @@ class MatrixPanel(QtWidgets.QWidget):
 
     def summary_texts(self) -> tuple[str, str]:
         return self.kv_summary.text(), self.sync_summary.text()
+
+    def export_rows(self) -> list[dict]:
+        """The values behind both matrix views for CSV export: the KV keep grid (value 0 evicted, 1 kept,
+        2 kept quantised; x = token position, y = KV head) and the bytes each GPU sends each other per step
+        (x = receiver, y = sender)."""
+        rows = []
+        grid = self.kv_grid()
+        for head, token in zip(*np.nonzero(np.ones_like(grid, dtype=bool)), strict=True):
+            rows.append({"plot": "Compressed KV cache", "series": "KV state (0 evicted, 1 kept, 2 quantised)",
+                         "kind": "cell", "x": int(token), "y": int(head), "value": int(grid[head, token])})
+        sync = self.sync_matrix()
+        for sender, receiver in zip(*np.nonzero(np.ones_like(sync, dtype=bool)), strict=True):
+            rows.append({"plot": "Dense gradient sync", "series": "bytes sent per step", "kind": "cell",
+                         "x": int(receiver), "y": int(sender), "value": float(sync[sender, receiver])})
+        return rows
 
 
 _ = QtGui  # QtGui kept for subclasses that style the labels

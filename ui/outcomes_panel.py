@@ -29,7 +29,7 @@ LINK_LABELS = {"hbm": "HBM", "scale-up": "scale-up (NVLink)", "scale-out": "scal
 EXTRA_STAGE_COLORS = {"gradient_compression": "#CC79A7", "offload_transfer": "#009E73"}
 STAGE_ORDER = ("compute", "communication_exposed", "pipeline_bubble", "optimizer", "gradient_compression",
                "offload_transfer", "GEMMs (weights)", "attention", "attention (KV reads)", "TP communication")
-NA_COLOR = "#8A8A8A"
+NA_COLOR = "#6E6E6E"
 LOG_FLOOR_GB = 1e-3   # bytes below 1 MB per GPU are drawn at the floor of the log axis
 MAX_ADDED = 4
 TIME_TITLE = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}

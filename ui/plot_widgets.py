@@ -245,6 +245,7 @@ class StackedBar:
         brushes = [pg.mkBrush(theme.color_for(name)) for name in self.names]
         self.bar.setOpts(x=np.full(n, self.x), height=self.values, y0=self.bottoms, width=self.width,
                          brushes=brushes, pens=[pg.mkPen("w", width=1)] * n)
+        self.bar.segment_names = [t.split("\n")[0] for t in label_texts]  # CSV export names each bar as shown
         while len(self.labels) < n:
             item = label_item(anchor=(0, 0.5))
             self.plot.addItem(item)

@@ -1,7 +1,7 @@
 """Quantisation panel: what narrower weights save (storage, bytes per token) and what they buy (decode
-tokens/s against a latency target) for a small LLM on an edge device; beside it, the quality notes the project's
-practice reports, labelled as reported observations, not model output. On a narrow panel the two charts stack;
-every bar value and line label is placed by the shared placer (ui/label_layout.py) or left to the hover.
+tokens/s against a latency target) for a small LLM on an edge device; beside it, what is assumed about quality
+(not modelled), stated as assumptions next to the paper they lean on (GPTQ, reference "gptq"). On a narrow
+panel the two charts stack; every bar value and line label is placed by the shared placer (ui/label_layout.py) or left to the hover.
 
 All numbers come from `trinity_desktop.model.on_device` (the core decode roofline).
 """
@@ -28,9 +28,11 @@ MISS_COLOR = "#BBBBBB"   # bars that miss the latency target (also marked ✗ in
 CORE_DTYPE = {16: "bf16", 8: "int8", 4: "int4"}  # widths the Scenario can take as weight_dtype
 STACK_BELOW_PX = 700   # a panel narrower than this stacks the two charts
 NOTES_FROM_PX = 900    # ... and shows the quality notes in full only when at least this tall
-CITED_NOTES = (
-    ("4-bit", "generally holds production-grade output, including structured JSON."),
-    ("2-bit", "often breaks structured output formats, despite offering a “43% storage reduction”."),
+QUALITY_ASSUMPTIONS = (
+    ("4-bit", "assumed to keep output quality, structured output (JSON) included. GPTQ (Frantar et al. 2023) "
+              "quantises 175B-parameter GPT models to 3–4 bits with negligible accuracy loss."),
+    ("2-bit", "assumed to degrade output, structured formats first; small models lose more than the large "
+              "ones GPTQ reports on."),
 )
 
 
@@ -59,8 +61,8 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.target_spin.setValue(int(round(DEFAULT_TARGET_S * 1e3)))
         self.target_spin.setFont(pw.font())
         self.target_spin.setAccessibleName("Latency target")
-        self.target_spin.setToolTip("Per-token latency target for decode (an interactive edge assistant: "
-                                    "under 100 ms per token, the default)")
+        self.target_spin.setToolTip("Per-token latency target for decode (assumed interactive edge "
+                                    "requirement: under 100 ms per token)")
         controls = control_row((("Model", self.model_combo), ("Device", self.device_combo),
                                 ("Target", self.target_spin)), pw.font())
 
@@ -105,18 +107,18 @@ class QuantisationPanel(QtWidgets.QWidget):
         for plot in (self.storage_plot, self.rate_plot):
             plot.getViewBox().sigResized.connect(self._place_labels)
 
-        self.notes_box = QtWidgets.QGroupBox("Reported observations — not model output")
+        self.notes_box = QtWidgets.QGroupBox("Quality: stated assumptions — not model output")
         self.notes_box.setFont(pw.font(bold=True))
-        self.notes_box.setAccessibleName("Cited quality observations")
-        self.notes_box.setToolTip("Quality is not modelled. These notes are reported practice, not results of "
-                                  "this application and not a paper's measurement.\n\n"
-                                  + "\n".join(f"{w}: {t}" for w, t in CITED_NOTES))
+        self.notes_box.setAccessibleName("Quality assumptions")
+        self.notes_box.setToolTip("Quality is not modelled. These are stated assumptions, with the paper they "
+                                  "lean on; they are not results of this application.")
         self.notes_label = QtWidgets.QLabel(self._notes_html())
         self.notes_label.setObjectName("QuantisationCitedNotes")
         self.notes_label.setFont(pw.font(11))
         self.notes_label.setWordWrap(True)
         self.notes_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
-        self.notes_label.setAccessibleName("Cited observations text")
+        self.notes_label.setAccessibleName("Quality assumptions text")
+        self.notes_label.setMinimumWidth(220)
         box_layout = QtWidgets.QVBoxLayout(self.notes_box)
         box_layout.addWidget(self.notes_label)
         self.notes_box.setStyleSheet("QGroupBox { border: 2px dashed #777777; margin-top: 14px; padding: 6px; }"
@@ -209,10 +211,10 @@ class QuantisationPanel(QtWidgets.QWidget):
 
     @staticmethod
     def _notes_html() -> str:
-        items = "".join(f"<p><b>{pw.html_escape(w)}:</b> {pw.html_escape(t)}</p>" for w, t in CITED_NOTES)
-        return (f"{items}<p><i>Reported practice, not a paper and not computed here. The charts' nominal "
-                "arithmetic gives 50% less storage from 4 to 2 bits and 87.5% from 16 to 2 bits; the quoted 43% "
-                "has no stated basis.</i></p>")
+        items = "".join(f"<p><b>{pw.html_escape(w)}:</b> {pw.html_escape(t)}</p>" for w, t in QUALITY_ASSUMPTIONS)
+        return (f"{items}<p><i>Assumptions, not computed here: this app models bytes and time, not accuracy."
+                "</i></p><p><i>Storage in the charts is the nominal weight arithmetic: 50% less from 4 to 2 "
+                "bits, 87.5% from 16 to 2 bits (no scales or outliers).</i></p>")
 
     # ------------------------------------------------------------------ state
     def target_s(self) -> float:

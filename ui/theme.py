@@ -5,8 +5,10 @@ Resource colours come from the Okabe-Ito colour-blind-safe palette; heatmaps use
 
 from __future__ import annotations
 
+import re
+
 import pyqtgraph as pg
-from PySide6 import QtGui
+from PySide6 import QtCore, QtGui
 
 # Okabe & Ito (2008) palette: distinguishable under the common colour-vision deficiencies.
 RESOURCE_COLORS = {
@@ -77,11 +79,13 @@ def axis_font(point_size: int | None = None) -> QtGui.QFont:
 
 # --- colour themes ----------------------------------------------------------------------------
 # Light is the default look; dark and high-contrast recolour the Qt palette and every plot's background,
-# axes, titles and default-coloured labels. "system" follows the OS colour scheme (Qt >= 6.5).
+# axes, titles and default-coloured labels, and make every text colour readable on what it is drawn on
+# (`readable`, WCAG 4.5:1). Dark's base (fields, lists, check boxes) is lighter than its window, so an
+# unchecked box stands out from the panel. "system" follows the OS colour scheme (Qt >= 6.5).
 THEMES = {
     "light": {"window": "#F5F5F5", "base": "#FFFFFF", "text": "#222222", "plot_bg": "#FFFFFF",
               "plot_fg": "#222222", "highlight": "#0072B2"},
-    "dark": {"window": "#2B2B2B", "base": "#1E1E1E", "text": "#E8E8E8", "plot_bg": "#1E1E1E",
+    "dark": {"window": "#2B2B2B", "base": "#3A3A3A", "text": "#E8E8E8", "plot_bg": "#1E1E1E",
              "plot_fg": "#E8E8E8", "highlight": "#56B4E9"},
     "high-contrast": {"window": "#000000", "base": "#000000", "text": "#FFFFFF", "plot_bg": "#000000",
                       "plot_fg": "#FAFAFA", "highlight": "#F0E442"},
@@ -137,12 +141,40 @@ def apply_theme(name: str, root=None) -> str:
     return _current
 
 
+def _has_fill(item) -> bool:
+    fill = getattr(item, "fill", None)
+    return fill is not None and fill.style() != QtCore.Qt.BrushStyle.NoBrush
+
+
+def restyle_widget_text(root) -> None:
+    """Rich-text labels and list items under `root` whose own colours would not read on the current theme's
+    window / base colour are recoloured (same hue, darker or lighter); swatches and palette text are left."""
+    from PySide6 import QtWidgets
+
+    colors = THEMES[_current]
+    for label in root.findChildren(QtWidgets.QLabel):
+        text = label.text()
+        if "color" in text and text_colors_in_html(text):
+            fixed = readable_html(text, colors["window"])
+            if fixed != text:
+                label.setText(fixed)
+    for lst in root.findChildren(QtWidgets.QListWidget):
+        for i in range(lst.count()):
+            item = lst.item(i)
+            brush = item.foreground()
+            if brush.style() != QtCore.Qt.BrushStyle.NoBrush:
+                color = readable(brush.color(), colors["base"])
+                if color != brush.color().name():
+                    item.setForeground(QtGui.QColor(color))
+
+
 def restyle_plots(root) -> None:
     """Recolour every pyqtgraph view under `root` for the current theme: backgrounds, axes, titles and
     labels drawn in a default text colour (colours chosen for contrast with data, e.g. heatmap cell labels,
     are left alone)."""
     colors = THEMES[_current]
     fg = QtGui.QColor(colors["plot_fg"])
+    restyle_widget_text(root)
     for view in root.findChildren(pg.GraphicsView):
         view.setBackground(colors["plot_bg"])
         scene = view.scene()
@@ -153,13 +185,72 @@ def restyle_plots(root) -> None:
                 item.setPen(pg.mkPen(fg))
                 item.setTextPen(pg.mkPen(fg))
             elif isinstance(item, pg.LabelItem):
-                if item.opts.get("color") is None or str(item.opts.get("color")).lower() in DEFAULT_LABEL_COLORS:
+                color = item.opts.get("color")
+                if color is None or str(color).lower() in DEFAULT_LABEL_COLORS:
                     item.setText(item.text, color=colors["plot_fg"])
+                else:
+                    better = readable(pg.mkColor(color), colors["plot_bg"])
+                    if better != pg.mkColor(color).name():
+                        item.setText(item.text, color=better)
             elif isinstance(item, pg.TextItem):
+                against = item.fill.color() if _has_fill(item) else QtGui.QColor(colors["plot_bg"])
                 if item.color.name().lower() in DEFAULT_LABEL_COLORS:
-                    item.setColor(fg)
+                    item.setColor(QtGui.QColor(readable(fg, against)))
+                elif item.color.name().lower() not in CONTRAST_COLORS:
+                    item.setColor(QtGui.QColor(readable(item.color, against)))
             elif isinstance(item, (pg.InfiniteLine, pg.PlotCurveItem)):
                 pen = QtGui.QPen(item.pen if isinstance(item, pg.InfiniteLine) else item.opts["pen"])
                 if pen.color().name().lower() in DEFAULT_LABEL_COLORS | {"#444444"}:
                     pen.setColor(fg)
                     item.setPen(pen)
+
+
+# --- text contrast (WCAG 2.1: 4.5:1 for text) ---------------------------------------------------------
+MIN_TEXT_CONTRAST = 4.5
+_COLOR_IN_HTML = re.compile(r"color\s*:\s*(#[0-9a-fA-F]{6})")
+_SWATCH_SPAN = re.compile(r"<span style='color:\s*#[0-9a-fA-F]{6}'>\s*[■▨●▲◆★]\s*</span>")
+CONTRAST_COLORS = {"#000000", "#ffffff"}  # black or white chosen against data (heatmap cells): not recoloured
+
+
+def _luminance(color: QtGui.QColor) -> float:
+    def lin(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * lin(color.redF()) + 0.7152 * lin(color.greenF()) + 0.0722 * lin(color.blueF())
+
+
+def contrast_ratio(a, b) -> float:
+    """WCAG contrast ratio of two colours (QColor or '#rrggbb')."""
+    la, lb = sorted((_luminance(QtGui.QColor(a)), _luminance(QtGui.QColor(b))), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def readable(color, background, minimum: float = MIN_TEXT_CONTRAST) -> str:
+    """`color` if it reads on `background` at `minimum` contrast, else the same hue made darker (on a light
+    background) or lighter (on a dark one) until it does."""
+    c, bg = QtGui.QColor(color), QtGui.QColor(background)
+    if contrast_ratio(c, bg) >= minimum:
+        return c.name()
+    dark_bg = _luminance(bg) < 0.18
+    h, s, v, _ = c.getHsvF()
+    h = max(h, 0.0)
+    for step in range(1, 21):
+        t = step / 20
+        candidate = QtGui.QColor.fromHsvF(h, s * (1 - t) if dark_bg else s, v + (1 - v) * t if dark_bg
+                                          else v * (1 - t))
+        if contrast_ratio(candidate, bg) >= minimum:
+            return candidate.name()
+    return "#FFFFFF" if dark_bg else "#000000"
+
+
+def readable_html(html: str, background) -> str:
+    """Rich text with every inline text colour made readable on `background` (legend swatches are left)."""
+    swatches = {m.group(0) for m in _SWATCH_SPAN.finditer(html)}
+    parts = re.split("(" + "|".join(re.escape(s) for s in swatches) + ")", html) if swatches else [html]
+    return "".join(p if p in swatches else _COLOR_IN_HTML.sub(lambda m: "color:" + readable(m.group(1), background),
+                                                               p) for p in parts)
+
+
+def text_colors_in_html(html: str) -> list[str]:
+    """Inline text colours of rich text, legend swatches excluded."""
+    return _COLOR_IN_HTML.findall(_SWATCH_SPAN.sub("", html))
