@@ -153,7 +153,10 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self._shown_once:
             self._shown_once = True
             if not self._restored:  # the default layout: controls narrow, the four centre groups equal
-                QtCore.QTimer.singleShot(0, self._settle_default_layout)
+                # Settled now, before the first paint (a timer would paint the window twice at start-up).
+                self.layout().activate()
+                self._settle_default_layout()
+                self._settle_layouts()
         QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)
 
     def _settle_default_layout(self) -> None:
