@@ -43,8 +43,8 @@ def asarray(x, dtype=None):
             return float(x)
         if dtype is bool:
             return _bool(x)  # a numpy bool: `~` is logical not (on a Python bool it is -1 or -2)
-        if dtype is None:
-            return _bool(x) if t is bool else _np.int64(x) if t is int else _f64(x)
+        if dtype is None:  # plain numbers stay plain; a bool becomes numpy's (see dtype=bool)
+            return _bool(x) if t is bool else x
     elif t is _f64 and (dtype is float or dtype is None):
         return x
     elif isinstance(x, _np.generic) and dtype in (float, bool, None) and not isinstance(x, str):
