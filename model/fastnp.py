@@ -2,11 +2,12 @@
 
 Every formula is written once, over numpy arrays, so `evaluate_grid` runs a million configurations in one call.
 `evaluate` runs the same code on plain numbers, where numpy's array machinery dominates: `np.asarray` of a
-number makes a 0-d array, and each later operation on it is a full ufunc call (~1 µs), `np.where` builds three
-arrays for three numbers. The modules of the core import this module as `np`; for array arguments each
-function below is numpy's own, and for scalars it returns the numpy scalar numpy would (np.float64, np.bool_)
-without building arrays, so scalar arithmetic stays IEEE-754 float64 with numpy's rules (a division by zero
-gives inf with a RuntimeWarning, never a ZeroDivisionError). Anything not defined here is numpy's.
+number makes a 0-d array, each later operation on it is a full ufunc call (~1 µs), and `np.where` builds three
+arrays for three numbers. The core's modules import this module as `np`. For arrays each function below is
+numpy's own; for plain Python numbers it stays on plain numbers (IEEE-754 float64, the same results bit for
+bit, tests/model/test_fastnp.py), except that booleans become numpy's (`~` is then a logical not). Plain
+arithmetic raises ZeroDivisionError where numpy gives inf: `evaluate` then reruns the step on numpy scalars,
+which keep numpy's rules (`evaluate._run_step`). Anything not defined here is numpy's.
 """
 
 from __future__ import annotations
