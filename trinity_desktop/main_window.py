@@ -317,9 +317,9 @@ class MainWindow(QtWidgets.QMainWindow):
         items then ask for a second paint)."""
         for _ in range(3):  # a layout that changes a parent's size posts one more request
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
-            for view in self.findChildren(pg.GraphicsView):
-                if view.isVisible():
-                    view.scene().prepareForPaint()
+        for view in self.findChildren(pg.GraphicsView):
+            if view.isVisible():
+                view.scene().prepareForPaint()
 
     def _restyle_for_theme(self, _results=None) -> None:
         if current_theme() != "light":  # the light theme's colours are the panels' own defaults
