@@ -53,7 +53,7 @@ def p2p_time(nbytes, bw, alpha, active=True):
 def is_intra_node(n, stride, gpus_per_node):
     """A group of n ranks spaced `stride` apart stays in one node when n x stride <= GPUs per node
     (ranks are laid out TP innermost, then CP, then DP, then PP, as Megatron-LM does)."""
-    return np.asarray(n) * np.asarray(stride) <= np.asarray(gpus_per_node)
+    return np.asarray(np.asarray(n) * np.asarray(stride) <= np.asarray(gpus_per_node), dtype=bool)
 
 
 def link_for_group(n, stride, gpus_per_node, hw, efficiency):

@@ -2,11 +2,12 @@
 
 Every formula is written once, over numpy arrays, so `evaluate_grid` runs a million configurations in one call.
 `evaluate` runs the same code on plain numbers, where numpy's array machinery dominates: `np.asarray` of a
-number makes a 0-d array, and each later operation on it is a full ufunc call (~1 µs), `np.where` builds three
-arrays for three numbers. The modules of the core import this module as `np`; for array arguments each
-function below is numpy's own, and for scalars it returns the numpy scalar numpy would (np.float64, np.bool_)
-without building arrays, so scalar arithmetic stays IEEE-754 float64 with numpy's rules (a division by zero
-gives inf with a RuntimeWarning, never a ZeroDivisionError). Anything not defined here is numpy's.
+number makes a 0-d array, each later operation on it is a full ufunc call (~1 µs), and `np.where` builds three
+arrays for three numbers. The core's modules import this module as `np`. For arrays each function below is
+numpy's own; for plain Python numbers it stays on plain numbers (IEEE-754 float64, the same results bit for
+bit, tests/model/test_fastnp.py), except that booleans become numpy's (`~` is then a logical not). Plain
+arithmetic raises ZeroDivisionError where numpy gives inf: `evaluate` then reruns the step on numpy scalars,
+which keep numpy's rules (`evaluate._run_step`). Anything not defined here is numpy's.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ def asarray(x, dtype=None):
             return float(x)
         if dtype is bool:
             return _bool(x)  # a numpy bool: `~` is logical not (on a Python bool it is -1 or -2)
-        if dtype is None:
-            return _bool(x) if t is bool else _np.int64(x) if t is int else _f64(x)
+        if dtype is None:  # plain numbers stay plain; a bool becomes numpy's (see dtype=bool)
+            return _bool(x) if t is bool else x
     elif t is _f64 and (dtype is float or dtype is None):
         return x
     elif isinstance(x, _np.generic) and dtype in (float, bool, None) and not isinstance(x, str):

@@ -564,14 +564,21 @@ def decode_sweep(scenario: Scenario, batch=None, context=None) -> dict:
     }
 
 
+def _rounded_stops(lo: float, hi: float, n: int) -> np.ndarray:
+    """Log-spaced whole numbers lo ... hi without repeats (ascending: dropping repeats is `np.unique`, without
+    the numpy.ma import `np.unique` costs at start-up)."""
+    x = np.round(np.geomspace(lo, hi, n))
+    return x[np.concatenate(([True], np.diff(x) > 0))]
+
+
 def batch_values(n: int = 97) -> np.ndarray:
     """Log-spaced whole batch sizes 1 ... 4096 (the sweep slider's stops)."""
-    return np.unique(np.round(np.geomspace(1, 4096, n)))
+    return _rounded_stops(1, 4096, n)
 
 
 def context_values(n: int = 97) -> np.ndarray:
     """Log-spaced context lengths 1k ... 1M tokens (2^10 ... 2^20)."""
-    return np.unique(np.round(np.geomspace(1024, 1 << 20, n)))
+    return _rounded_stops(1024, 1 << 20, n)
 
 
 # --- which operating point a step-through stage is (the flow panel drives the roofline with it) -------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.about import show_about
@@ -183,7 +184,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self._shown_once = True
             keep_on_screen(self)
             if not self._restored:  # the default layout: controls narrow, the four centre groups equal
-                QtCore.QTimer.singleShot(0, self._settle_default_layout)
+                # Settled now, before the first paint (a timer would paint the window twice at start-up).
+                self.layout().activate()
+                self._settle_default_layout()
+                self._settle_layouts()
         QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)
 
     def _settle_default_layout(self) -> None:
@@ -348,12 +352,16 @@ class MainWindow(QtWidgets.QMainWindow):
         for name in list(self._stale):
             self._catch_up(name)
 
-    @staticmethod
-    def _settle_layouts(_results=None) -> None:
-        """Activate the layouts the new results invalidated (titles, legends, axis widths) before anything
-        paints, so that a view paints once per edit instead of once before and once after its re-layout."""
+    def _settle_layouts(self, _results=None) -> None:
+        """Settle what the new results changed before anything paints, so that each view paints once per edit:
+        activate the invalidated layouts (titles, legends, labels resize the plots), then let each visible
+        pyqtgraph view apply its deferred range (pyqtgraph does that at the start of a paint, and the moved
+        items then ask for a second paint)."""
         for _ in range(3):  # a layout that changes a parent's size posts one more request
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
+        for view in self.findChildren(pg.GraphicsView):
+            if view.isVisible():
+                view.scene().prepareForPaint()
 
     def _restyle_for_theme(self, _results=None, root=None) -> None:
         """After a redraw: the theme's colours, and every text colour readable on its background (WCAG 4.5:1).

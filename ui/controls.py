@@ -267,7 +267,8 @@ class ScenarioControls(QtWidgets.QWidget):
                     continue
                 value = getattr(sc, field)
                 if isinstance(widget, (QtWidgets.QSpinBox, QtWidgets.QDoubleSpinBox)):
-                    widget.setValue(value)
+                    if widget.value() != value:  # an unchanged spin box is not repainted
+                        widget.setValue(value)
                 elif isinstance(widget, QtWidgets.QCheckBox):
                     widget.setChecked(value)
                 elif isinstance(widget, QtWidgets.QComboBox):

@@ -54,3 +54,5 @@ def test_training_grid_throughput(benchmark):
     valid = np.broadcast_to(out["valid"], axes["tp"].shape)
     assert valid.any()
     assert np.all(np.isfinite(out["time_total"][valid])) and np.all(out["time_total"][valid] > 0)
+    # The speed itself is the benchmark's figure (--benchmark-enable, `trinity-desktop bench`), never a timed
+    # assertion: on a loaded machine one call took 1.6 s and the old "> 1e5 configurations/s" check failed.
