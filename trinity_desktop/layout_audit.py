@@ -2,7 +2,7 @@
 
 `audit(window)` brings each centre dock to the front in turn, lets it draw, and walks the text items of
 its plots (every visible, non-empty QGraphicsTextItem: on-plot labels, titles, legend entries, axis
-labels). Two texts *overlap* when their drawn glyph boxes (the text without the document margin, rotated
+labels) and every axis's tick labels (drawn by the axis itself). Two texts *overlap* when their drawn glyph boxes (the text without the document margin, rotated
 as drawn) share more than `TOLERANCE_PX` in both directions; a text is *clipped* when it reaches outside
 the area that shows it: its ViewBox (which clips its children) or the visible part of its GraphicsView.
 A chart dock *scrolls* when a scroll area between the dock and its panel has a scroll bar with range.
@@ -61,6 +61,30 @@ def _texts(view):
                 break
             parent = parent.parentItem()
         out.append((text.replace("\n", " / ")[:60], polygon, clip))
+    out += _tick_texts(scene, visible)
+    return out
+
+
+def _tick_texts(scene, visible):
+    """(text, polygon, clip) for the tick labels every visible axis draws (AxisItem.generateDrawSpecs)."""
+    import pyqtgraph as pg
+    from PySide6 import QtGui
+
+    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    out = []
+    try:
+        for item in scene.items():
+            if not isinstance(item, pg.AxisItem) or not item.isVisible() or item.style.get("showValues") is False:
+                continue
+            specs = item.generateDrawSpecs(painter)
+            if not specs:
+                continue
+            for rect, _flags, text in specs[2]:
+                if text.strip():
+                    out.append((f"tick {text.strip()[:40]}", item.mapToScene(rect), visible))
+    finally:
+        painter.end()
     return out
 
 

@@ -86,6 +86,7 @@ def _watch_size(plot: pg.PlotItem) -> None:
         return
     plot._fits_text = True
     plot.geometryChanged.connect(lambda: fit_plot_text(plot))
+    plot.getViewBox().sigResized.connect(lambda *_: fit_plot_text(plot))   # axes can narrow the view alone
     label = plot.titleLabel
     measured = label.updateMin
 
@@ -139,6 +140,13 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
         plot.titleLabel.setMaximumHeight(height)
         plot.layout.setRowFixedHeight(0, height)
         plot.titleLabel.setToolTip(plain if cut else "")
+    for side in ("left", "right"):   # tick labels of a short axis never touch
+        axis = plot.getAxis(side) if side in plot.axes else None
+        height = axis.geometry().height() if axis is not None else 0.0
+        short = axis is not None and height < 160
+        if axis is not None and (short or getattr(axis, "_short", False)):
+            axis._short = short
+            axis.setStyle(maxTextLevel=0 if short else 2)   # a short axis labels its major ticks only
     label_font = font(int(float(LABEL_SIZE.rstrip("pt"))))
     metrics = QtGui.QFontMetrics(label_font)
     for side, (text, style) in getattr(plot, "_full_labels", {}).items():
