@@ -38,10 +38,11 @@ def _tick_name(name: str, two_lines: bool = True, width_px: int = 0) -> str:
         if width_px:
             return QtGui.QFontMetrics(pw.font()).elidedText(name, QtCore.Qt.TextElideMode.ElideRight, width_px)
         return textwrap.shorten(name, MAX_TICK_CHARS, placeholder="…")
-    lines = textwrap.wrap(name, MAX_TICK_CHARS)
+    chars = min(MAX_TICK_CHARS, width_px // 8) if width_px else MAX_TICK_CHARS   # ~8 px a character
+    lines = textwrap.wrap(name, chars)
     if len(lines) <= 2:
         return "\n".join(lines)
-    return lines[0] + "\n" + textwrap.shorten(" ".join(lines[1:]), MAX_TICK_CHARS, placeholder="…")
+    return lines[0] + "\n" + textwrap.shorten(" ".join(lines[1:]), chars, placeholder="…")
 
 
 class HeatmapPanel(QtWidgets.QWidget):
@@ -180,12 +181,12 @@ class HeatmapPanel(QtWidgets.QWidget):
 
     def _set_row_ticks(self, *_) -> None:
         """Row names on two lines where a row is tall enough for them, else on one elided line, so that no
-        two names overlap; a name never takes more than 40% of the plot's width."""
+        two names overlap; a name takes at most 30% of the plot's width."""
         n = max(len(self._rows), 1)
         row_px = self.plot.getViewBox().height() / n
         line_px = QtGui.QFontMetrics(pw.font()).lineSpacing()
         two = row_px >= 2 * line_px + 2
-        width_px = int(max(self.graphics.width() * 0.4, 80))
+        width_px = int(max(self.graphics.width() * 0.3, 80))
         ticks = [(i + 0.5, _tick_name(r.name, two, width_px)) for i, r in enumerate(self._rows)]
         if ticks != getattr(self, "_ticks", None):
             self._ticks = ticks
