@@ -47,7 +47,7 @@ def inside(box: Box, bounds: Box, margin: float = 0.0) -> bool:
 class SpatialIndex:
     """Boxes filed in square bins of `cell` pixels; `hits` tests only the boxes in the bins a box touches."""
 
-    def __init__(self, cell: float = 64.0):
+    def __init__(self, cell: float = 96.0):
         self.cell = float(cell)
         self._bins: dict[tuple[int, int], list[Box]] = {}
 
@@ -62,7 +62,14 @@ class SpatialIndex:
             self._bins.setdefault(cell, []).append(box)
 
     def hits(self, box: Box, pad: float = 0.0) -> bool:
-        return any(overlaps(box, other, pad) for cell in self._cells(box) for other in self._bins.get(cell, ()))
+        c, bins = self.cell, self._bins
+        x0, y0, x1, y1 = box
+        for i in range(int(x0 // c), int(x1 // c) + 1):
+            for j in range(int(y0 // c), int(y1 // c) + 1):
+                for o in bins.get((i, j), ()):
+                    if min(x1, o[2]) - max(x0, o[0]) > pad and min(y1, o[3]) - max(y0, o[1]) > pad:
+                        return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -116,7 +123,7 @@ def rotated_text(cx: float, cy: float, w: float, h: float, degrees: float) -> li
 
 
 def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = PAD,
-          margin: float = 1.0, cell: float = 64.0) -> dict[str, Box | None]:
+          margin: float = 1.0, cell: float = 96.0) -> dict[str, Box | None]:
     """Greedy placement (see the module docstring): key → the box taken, or None (hide; hover instead)."""
     index = SpatialIndex(cell)
     for box in obstacles:
