@@ -17,8 +17,8 @@ def _labels(n: int = 40, seed: int = 3) -> tuple[list[Label], list[tuple[float, 
     """n labels (a busy roofline or triangle) around random markers, and the markers as obstacles."""
     rng = np.random.default_rng(seed)
     xs, ys = rng.uniform(0, 800, n), rng.uniform(0, 500, n)
-    labels = [Label(str(i), 110.0, 26.0, around(x, y, 110.0, 26.0, 9.0, steps=1)) for i, (x, y) in enumerate(zip(xs, ys))]
-    marks = [(x - 8, y - 8, x + 8, y + 8) for x, y in zip(xs, ys)]
+    labels = [Label(str(i), 110.0, 26.0, around(x, y, 110.0, 26.0, 9.0, steps=1)) for i, (x, y) in enumerate(zip(xs, ys, strict=True))]
+    marks = [(x - 8, y - 8, x + 8, y + 8) for x, y in zip(xs, ys, strict=True)]
     return labels, marks
 
 
