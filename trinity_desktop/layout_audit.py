@@ -127,6 +127,24 @@ def settle(app, rounds: int = 6) -> None:
         QtCore.QThread.msleep(15)
 
 
+def _each_tab(panel, app):
+    """Yield once per tab of each QTabWidget in the panel (once if it has none), that tab in front; the
+    panel's tabs are put back as they were."""
+    from PySide6 import QtWidgets
+
+    tabs = [t for t in panel.findChildren(QtWidgets.QTabWidget) if t.isVisible()]
+    yield None
+    for widget in tabs:
+        current = widget.currentIndex()
+        for index in range(widget.count()):
+            if index != current:
+                widget.setCurrentIndex(index)
+                settle(app)
+                yield index
+        widget.setCurrentIndex(current)
+        settle(app)
+
+
 def audit(window, names=None) -> list[DockReport]:
     """Bring each centre dock (or each of `names`) to the front and report its texts and scrolling."""
     import pyqtgraph as pg
@@ -143,12 +161,13 @@ def audit(window, names=None) -> list[DockReport]:
         report = DockReport(name, size=(dock.width(), dock.height()))
         if name not in FORM_DOCKS:
             report.scrolls = dock_scrolls(dock, panel)
-        for view in panel.findChildren(pg.GraphicsView):
-            if not view.isVisible():
-                continue
-            overlaps, clipped = scene_report(view)
-            report.overlaps += overlaps
-            report.clipped += clipped
+        for _ in _each_tab(panel, app):   # a panel's own tabs (e.g. residency: curve, hierarchy) in turn
+            for view in panel.findChildren(pg.GraphicsView):
+                if not view.isVisible():
+                    continue
+                overlaps, clipped = scene_report(view)
+                report.overlaps += [pair for pair in overlaps if pair not in report.overlaps]
+                report.clipped += [text for text in clipped if text not in report.clipped]
         reports.append(report)
     return reports
 

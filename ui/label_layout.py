@@ -13,6 +13,7 @@ item instead ("behind a hover"). Collisions are found with a uniform grid of bin
 placement costs O(labels × candidates) box tests against the few boxes in the touched bins, and
 `LabelLayout` keeps the last answer: when nothing changed (same texts, anchors and plot size) it returns
 the cached placement without testing anything. All geometry is in scene pixels (x right, y down).
+`spread_positions` is the one-dimensional case (labels in a column beside a bar or a list of points).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
@@ -120,6 +122,26 @@ def rotated_text(cx: float, cy: float, w: float, h: float, degrees: float) -> li
     a = math.radians(degrees)
     dx, dy = math.cos(a) * (w - h) / 2, -math.sin(a) * (w - h) / 2
     return strip(cx - dx, cy - dy, cx + dx, cy + dy, h)
+
+
+def spread_positions(ys: np.ndarray, gap: float, lo: float, hi: float) -> np.ndarray:
+    """Move sorted label positions apart to at least `gap`, staying inside [lo, hi] where possible."""
+    ys = np.asarray(ys, dtype=float)
+    if ys.size == 0:
+        return ys
+    order = np.argsort(ys)
+    s = ys[order].copy()
+    s[0] = max(s[0], lo)
+    for i in range(1, s.size):
+        s[i] = max(s[i], s[i - 1] + gap)
+    overflow = s[-1] - hi
+    if overflow > 0:
+        s[-1] = hi
+        for i in range(s.size - 2, -1, -1):
+            s[i] = min(s[i], s[i + 1] - gap)
+    out = np.empty_like(s)
+    out[order] = s
+    return out
 
 
 def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = PAD,

@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.ui import theme
+from trinity_desktop.ui import label_layout, theme
 
 TITLE_SIZE = "14pt"
 LABEL_SIZE = "12pt"
@@ -276,7 +276,7 @@ class StackedBar:
             lines = 1
         self._full_texts = list(label_texts)
         gap = max(0.06, (lines * line_px + 4) / vb_h) * y_max
-        ys = spread_positions(mids, gap=gap, lo=0.5 * gap, hi=y_max - 0.5 * gap)
+        ys = label_layout.spread_positions(mids, gap=gap, lo=0.5 * gap, hi=y_max - 0.5 * gap)
         leader_x, leader_y = [], []
         for i, item in enumerate(self.labels):
             if i < n:
@@ -319,26 +319,6 @@ class StackedBar:
             if b <= y < b + h:
                 return i
         return -1
-
-
-def spread_positions(ys: np.ndarray, gap: float, lo: float, hi: float) -> np.ndarray:
-    """Move sorted label positions apart to at least `gap`, staying inside [lo, hi] where possible."""
-    ys = np.asarray(ys, dtype=float)
-    if ys.size == 0:
-        return ys
-    order = np.argsort(ys)
-    s = ys[order].copy()
-    s[0] = max(s[0], lo)
-    for i in range(1, s.size):
-        s[i] = max(s[i], s[i - 1] + gap)
-    overflow = s[-1] - hi
-    if overflow > 0:
-        s[-1] = hi
-        for i in range(s.size - 2, -1, -1):
-            s[i] = min(s[i], s[i + 1] - gap)
-    out = np.empty_like(s)
-    out[order] = s
-    return out
 
 
 class HoverReadout:

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.evaluate import Results
 from trinity_desktop.model.kv_policy import KV_POLICIES
@@ -197,6 +197,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             "Each memory tier of the device as a point: capacity per GPU (x, log) against bandwidth (y, log), "
             "labelled with its latency.")
         self.pyramid: pg.PlotItem = self.pyramid_graphics.addPlot()
+        self.pyramid.getViewBox().sigResized.connect(lambda *_: self._results is not None and self._refresh_pyramid())
         pw.style_plot(self.pyramid, "Memory hierarchy", left="bandwidth seen from the GPU (B/s, log scale)",
                       bottom="capacity per GPU (bytes, log scale)")
         pw.freeze_view(self.pyramid)
@@ -393,26 +394,44 @@ class ResidencyPanel(QtWidgets.QWidget):
             item = pw.label_item(anchor=(0, 0.5))
             self.pyramid.addItem(item)
             self.pyramid_labels.append(item)
-        x0, x1 = math.floor(lx.min()) - 0.5, math.ceil(lx.max()) + 5.0
+        # Labels (name, then the numbers) right of the points: the x range leaves them the room, in pixels.
+        texts = []
+        for t in self._tiers:
+            lat = _time_label(t.latency_s) if t.latency_s > 0 else "latency n/a"
+            texts.append(f"{t.label}\n{fmt_bytes(t.capacity_bytes)} · {fmt_rate(t.bandwidth)} · {lat}")
+        metrics = QtGui.QFontMetrics(pw.font())
+        vb = self.pyramid.getViewBox()
+        width, height = max(vb.width(), 200.0), max(vb.height(), 150.0)
+        lines = 2 if len(texts) * (2 * metrics.lineSpacing() + 10) <= 0.95 * height else 1
+        if lines == 1:   # too low for two lines a label: name and numbers on one line
+            texts = [text.replace("\n", ": ") for text in texts]
+        room = min(max(metrics.horizontalAdvance(line) for text in texts for line in text.split("\n")) + 40.0,
+                   0.5 * width)   # a narrow plot: the lines are elided (the hover gives them in full)
+        texts = ["\n".join(metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, int(room - 40.0))
+                           for line in text.split("\n")) for text in texts]
+        x0 = math.floor(lx.min()) - 0.5
+        x1 = max(math.ceil(lx.max()) + 1.0, (float(lx.max()) * width - room * x0) / (width - room) + 0.3)
         y0, y1 = math.floor(ly.min()) - 0.5, math.ceil(ly.max()) + 0.5
-        label_x = float(lx.max()) + 0.8
-        label_y = pw.spread_positions(ly, gap=0.1 * (y1 - y0), lo=y0 + 0.3, hi=y1 - 0.3)
+        px_x = width / (x1 - x0)
+        label_x = float(lx.max()) + 24.0 / px_x
+        line_gap = (lines * metrics.lineSpacing() + 10) * (y1 - y0) / height
+        label_y = ll.spread_positions(ly, gap=line_gap, lo=y0 + line_gap / 2, hi=y1 - line_gap / 2)
         leaders_x, leaders_y = [], []
         for i, item in enumerate(self.pyramid_labels):
             if i < len(self._tiers):
-                t = self._tiers[i]
-                lat = _time_label(t.latency_s) if t.latency_s > 0 else "latency n/a"
-                item.setText(f"{t.label}: {fmt_bytes(t.capacity_bytes)}, {fmt_rate(t.bandwidth)}, {lat}")
+                item.setText(texts[i])
                 item.setPos(label_x, label_y[i])
                 item.setVisible(True)
-                leaders_x += [lx[i] + 0.12, label_x - 0.05]
+                leaders_x += [lx[i] + 12.0 / px_x, label_x - 2.0 / px_x]
                 leaders_y += [ly[i], label_y[i]]
             else:
                 item.setVisible(False)
         self.pyramid_leaders.setData(np.asarray(leaders_x, float), np.asarray(leaders_y, float))
         self.pyramid.setXRange(x0, x1, padding=0)
         self.pyramid.setYRange(y0, y1, padding=0)
-        self.pyramid.getAxis("bottom").setTicks([[(e, fmt_bytes(10.0 ** e)) for e in range(math.ceil(x0), math.floor(x1) + 1)]])
+        step = max(1, math.ceil((x1 - x0) * 80.0 / width))   # a decade label every ~80 px at most
+        self.pyramid.getAxis("bottom").setTicks([[(e, fmt_bytes(10.0 ** e))
+                                                  for e in range(math.ceil(x0), math.floor(x1) + 1, step)]])
         self.pyramid.getAxis("left").setTicks([[(e, fmt_rate(10.0 ** e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]])
         pw.set_title(self.pyramid, f"Memory hierarchy of {pw.html_escape(hw.name)} (per GPU)", size="13pt")
 
