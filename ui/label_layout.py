@@ -47,16 +47,28 @@ def inside(box: Box, bounds: Box, margin: float = 0.0) -> bool:
 
 
 class SpatialIndex:
-    """Boxes filed in square bins of `cell` pixels; `hits` tests only the boxes in the bins a box touches."""
+    """Boxes filed in square bins of `cell` pixels; `hits` tests only the boxes in the bins a box touches.
+    Only the bins inside `area` (the plot) are kept: a box reaching far outside it (a marker off the view, a
+    line to infinity) costs no more than the plot's own bins."""
 
-    def __init__(self, cell: float = 96.0):
+    def __init__(self, cell: float = 96.0, area: Box = (-4096.0, -4096.0, 8192.0, 8192.0)):
         self.cell = float(cell)
+        c = self.cell
+        self._limits = (int(area[0] // c) - 1, int(area[1] // c) - 1, int(area[2] // c) + 1, int(area[3] // c) + 1)
         self._bins: dict[tuple[int, int], list[Box]] = {}
 
+    def _range(self, box: Box) -> tuple[range, range]:
+        """The bins a box touches, within the area; none for a box with a NaN or infinite side."""
+        if not all(math.isfinite(v) for v in box):
+            return range(0), range(0)
+        c, (i0, j0, i1, j1) = self.cell, self._limits
+        return (range(max(int(box[0] // c), i0), min(int(box[2] // c), i1) + 1),
+                range(max(int(box[1] // c), j0), min(int(box[3] // c), j1) + 1))
+
     def _cells(self, box: Box):
-        c = self.cell
-        for i in range(int(box[0] // c), int(box[2] // c) + 1):
-            for j in range(int(box[1] // c), int(box[3] // c) + 1):
+        columns, rows = self._range(box)
+        for i in columns:
+            for j in rows:
                 yield i, j
 
     def add(self, box: Box) -> None:
@@ -64,10 +76,11 @@ class SpatialIndex:
             self._bins.setdefault(cell, []).append(box)
 
     def hits(self, box: Box, pad: float = 0.0) -> bool:
-        c, bins = self.cell, self._bins
+        bins = self._bins
         x0, y0, x1, y1 = box
-        for i in range(int(x0 // c), int(x1 // c) + 1):
-            for j in range(int(y0 // c), int(y1 // c) + 1):
+        columns, rows = self._range(box)
+        for i in columns:
+            for j in rows:
                 for o in bins.get((i, j), ()):
                     if min(x1, o[2]) - max(x0, o[0]) > pad and min(y1, o[3]) - max(y0, o[1]) > pad:
                         return True
@@ -147,7 +160,7 @@ def spread_positions(ys: np.ndarray, gap: float, lo: float, hi: float) -> np.nda
 def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = PAD,
           margin: float = 1.0, cell: float = 96.0) -> dict[str, Box | None]:
     """Greedy placement (see the module docstring): key → the box taken, or None (hide; hover instead)."""
-    index = SpatialIndex(cell)
+    index = SpatialIndex(cell, bounds)
     for box in obstacles:
         index.add(box)
     out: dict[str, Box | None] = {}

@@ -313,7 +313,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             return
         vb = self.plot.getViewBox()
         bounds = ll.view_bounds(vb)
-        index = ll.SpatialIndex()
+        index = ll.SpatialIndex(area=bounds)
         r = self.legend.sceneBoundingRect()
         if self.legend.isVisible() and r.width() > 0:
             index.add((r.left(), r.top(), r.right(), r.bottom()))
