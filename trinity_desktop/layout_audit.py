@@ -2,7 +2,7 @@
 
 `audit(window)` brings each centre dock to the front in turn, lets it draw, and walks the text items of
 its plots (every visible, non-empty QGraphicsTextItem: on-plot labels, titles, legend entries, axis
-labels). Two texts *overlap* when their drawn glyph boxes (the text without the document margin, rotated
+labels) and every axis's tick labels (drawn by the axis itself). Two texts *overlap* when their drawn glyph boxes (the text without the document margin, rotated
 as drawn) share more than `TOLERANCE_PX` in both directions; a text is *clipped* when it reaches outside
 the area that shows it: its ViewBox (which clips its children) or the visible part of its GraphicsView.
 A chart dock *scrolls* when a scroll area between the dock and its panel has a scroll bar with range.
@@ -61,6 +61,30 @@ def _texts(view):
                 break
             parent = parent.parentItem()
         out.append((text.replace("\n", " / ")[:60], polygon, clip))
+    out += _tick_texts(scene, visible)
+    return out
+
+
+def _tick_texts(scene, visible):
+    """(text, polygon, clip) for the tick labels every visible axis draws (AxisItem.generateDrawSpecs)."""
+    import pyqtgraph as pg
+    from PySide6 import QtGui
+
+    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    out = []
+    try:
+        for item in scene.items():
+            if not isinstance(item, pg.AxisItem) or not item.isVisible() or item.style.get("showValues") is False:
+                continue
+            specs = item.generateDrawSpecs(painter)
+            if not specs:
+                continue
+            for rect, _flags, text in specs[2]:
+                if text.strip():
+                    out.append((f"tick {text.strip()[:40]}", item.mapToScene(rect), visible))
+    finally:
+        painter.end()
     return out
 
 
@@ -103,6 +127,24 @@ def settle(app, rounds: int = 6) -> None:
         QtCore.QThread.msleep(15)
 
 
+def _each_tab(panel, app):
+    """Yield once per tab of each QTabWidget in the panel (once if it has none), that tab in front; the
+    panel's tabs are put back as they were."""
+    from PySide6 import QtWidgets
+
+    tabs = [t for t in panel.findChildren(QtWidgets.QTabWidget) if t.isVisible()]
+    yield None
+    for widget in tabs:
+        current = widget.currentIndex()
+        for index in range(widget.count()):
+            if index != current:
+                widget.setCurrentIndex(index)
+                settle(app)
+                yield index
+        widget.setCurrentIndex(current)
+        settle(app)
+
+
 def audit(window, names=None) -> list[DockReport]:
     """Bring each centre dock (or each of `names`) to the front and report its texts and scrolling."""
     import pyqtgraph as pg
@@ -119,12 +161,13 @@ def audit(window, names=None) -> list[DockReport]:
         report = DockReport(name, size=(dock.width(), dock.height()))
         if name not in FORM_DOCKS:
             report.scrolls = dock_scrolls(dock, panel)
-        for view in panel.findChildren(pg.GraphicsView):
-            if not view.isVisible():
-                continue
-            overlaps, clipped = scene_report(view)
-            report.overlaps += overlaps
-            report.clipped += clipped
+        for _ in _each_tab(panel, app):   # a panel's own tabs (e.g. residency: curve, hierarchy) in turn
+            for view in panel.findChildren(pg.GraphicsView):
+                if not view.isVisible():
+                    continue
+                overlaps, clipped = scene_report(view)
+                report.overlaps += [pair for pair in overlaps if pair not in report.overlaps]
+                report.clipped += [text for text in clipped if text not in report.clipped]
         reports.append(report)
     return reports
 

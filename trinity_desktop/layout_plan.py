@@ -21,7 +21,7 @@ PREFERRED = QtCore.QSize(1920, 1200)
 VIRTUAL_SCREEN = (1920, 1080)          # the offscreen platform's screen unless told otherwise
 MIN_PANEL = QtCore.QSize(500, 420)     # the smallest centre panel the default layout makes
 CONTROLS_WIDTH = 330                   # the scenario controls column on a wide screen
-CONTROLS_NARROW = 290                  # ... and on a laptop
+CONTROLS_NARROW = 310                  # ... and on a laptop
 CHROME_HEIGHT = 90                     # menu bar, status bar, dock title and tab bars
 FORM_DOCKS = ("controls", "deck", "references")   # long forms and lists scroll; every chart shrinks to its dock
 

@@ -191,11 +191,12 @@ class MainWindow(QtWidgets.QMainWindow):
         QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)
 
     def _settle_default_layout(self) -> None:
-        self.resizeDocks([self.docks["controls"]], [self.layout_plan.controls_width], QtCore.Qt.Orientation.Horizontal)
         columns = [self._group_leaders[g] for g in ("top-left", "top-right") if g in self._group_leaders]
-        if len(columns) == 2:   # the centre columns equally wide
-            half = (self.width() - self.layout_plan.controls_width) // 2
+        if len(columns) == 2:   # the centre columns equally wide (before the controls take their width)
+            sep = self.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_DockWidgetSeparatorExtent)
+            half = (self.width() - self.layout_plan.controls_width - 3 * sep) // 2
             self.resizeDocks(columns, [half, half], QtCore.Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["controls"]], [self.layout_plan.controls_width], QtCore.Qt.Orientation.Horizontal)
         self._default_state = self.saveState(LAYOUT_VERSION)
 
     def hide_stale_tab_bars(self) -> None:

@@ -13,7 +13,7 @@ import textwrap
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.pressure import RESOURCES
 from trinity_desktop.model.workloads import WorkloadRow
@@ -32,12 +32,18 @@ TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time p
 MAX_TICK_CHARS = 28
 
 
-def _tick_name(name: str) -> str:
-    """A workload name wrapped onto at most two lines for the row axis (the hover shows it in full)."""
-    lines = textwrap.wrap(name, MAX_TICK_CHARS)
+def _tick_name(name: str, two_lines: bool = True, width_px: int = 0) -> str:
+    """A workload name for the row axis (the hover shows it in full): wrapped onto at most two lines where a
+    row is tall enough, else one line elided to `width_px` pixels (or MAX_TICK_CHARS characters)."""
+    if not two_lines:
+        if width_px:
+            return QtGui.QFontMetrics(pw.font()).elidedText(name, QtCore.Qt.TextElideMode.ElideRight, width_px)
+        return textwrap.shorten(name, MAX_TICK_CHARS, placeholder="…")
+    chars = min(MAX_TICK_CHARS, width_px // 8) if width_px else MAX_TICK_CHARS   # ~8 px a character
+    lines = textwrap.wrap(name, chars)
     if len(lines) <= 2:
         return "\n".join(lines)
-    return lines[0] + "\n" + textwrap.shorten(" ".join(lines[1:]), MAX_TICK_CHARS, placeholder="…")
+    return lines[0] + "\n" + textwrap.shorten(" ".join(lines[1:]), chars, placeholder="…")
 
 
 class HeatmapPanel(QtWidgets.QWidget):
@@ -68,6 +74,7 @@ class HeatmapPanel(QtWidgets.QWidget):
         pw.style_plot(self.plot, "Workload pressure")
         pw.freeze_view(self.plot)
         vb = self.plot.getViewBox()
+        vb.sigResized.connect(self._set_row_ticks)
         vb.invertY(True)
         vb.setDefaultPadding(0.0)
         self.plot.getAxis("bottom").setTicks([[(i + 0.5, theme.RESOURCE_LABELS[r])
@@ -79,6 +86,7 @@ class HeatmapPanel(QtWidgets.QWidget):
         self.plot.addItem(self.image_item)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=22)
         self.colorbar.axis.setStyle(tickFont=pw.font())
+        self.colorbar.axis.setStyle(tickTextOffset=2)   # room between the tick values and the label
         pw.fit_axis_label(self.colorbar.axis, COLORBAR_LABEL)
         self.graphics.addItem(self.colorbar, row=0, col=1)
 
@@ -168,11 +176,24 @@ class HeatmapPanel(QtWidgets.QWidget):
         gx = [0.0, 3.0] * (n + 1) + [v for j in range(4) for v in (float(j), float(j))]
         gy = [float(i) for i in range(n + 1) for _ in (0, 1)] + [v for _ in range(4) for v in (0.0, float(n))]
         self.grid_item.setData(np.asarray(gx), np.asarray(gy))
-        self.plot.getAxis("left").setTicks([[(i + 0.5, _tick_name(r.name)) for i, r in enumerate(self._rows)]])
+        self._set_row_ticks()
         pw.set_title(self.plot, f"Workload pressure on {pw.html_escape(hardware_name)}")
         self.plot.setXRange(0, 3, padding=0)
         self.plot.setYRange(0, max(n, 1), padding=0)
         self.set_focus(self._focus_key)
+
+    def _set_row_ticks(self, *_) -> None:
+        """Row names on two lines where a row is tall enough for them, else on one elided line, so that no
+        two names overlap; a name takes at most 30% of the plot's width."""
+        n = max(len(self._rows), 1)
+        row_px = self.plot.getViewBox().height() / n
+        line_px = QtGui.QFontMetrics(pw.font()).lineSpacing()
+        two = row_px >= 2 * line_px + 2
+        width_px = int(max(self.graphics.width() * 0.3, 80))
+        ticks = [(i + 0.5, _tick_name(r.name, two, width_px)) for i, r in enumerate(self._rows)]
+        if ticks != getattr(self, "_ticks", None):
+            self._ticks = ticks
+            self.plot.getAxis("left").setTicks([ticks])
 
     # ------------------------------------------------------------------ focus, hover, click
     def set_focus(self, key: str) -> None:

@@ -13,6 +13,7 @@ item instead ("behind a hover"). Collisions are found with a uniform grid of bin
 placement costs O(labels × candidates) box tests against the few boxes in the touched bins, and
 `LabelLayout` keeps the last answer: when nothing changed (same texts, anchors and plot size) it returns
 the cached placement without testing anything. All geometry is in scene pixels (x right, y down).
+`spread_positions` is the one-dimensional case (labels in a column beside a bar or a list of points).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
@@ -45,16 +47,28 @@ def inside(box: Box, bounds: Box, margin: float = 0.0) -> bool:
 
 
 class SpatialIndex:
-    """Boxes filed in square bins of `cell` pixels; `hits` tests only the boxes in the bins a box touches."""
+    """Boxes filed in square bins of `cell` pixels; `hits` tests only the boxes in the bins a box touches.
+    Only the bins inside `area` (the plot) are kept: a box reaching far outside it (a marker off the view, a
+    line to infinity) costs no more than the plot's own bins."""
 
-    def __init__(self, cell: float = 64.0):
+    def __init__(self, cell: float = 96.0, area: Box = (-4096.0, -4096.0, 8192.0, 8192.0)):
         self.cell = float(cell)
+        c = self.cell
+        self._limits = (int(area[0] // c) - 1, int(area[1] // c) - 1, int(area[2] // c) + 1, int(area[3] // c) + 1)
         self._bins: dict[tuple[int, int], list[Box]] = {}
 
+    def _range(self, box: Box) -> tuple[range, range]:
+        """The bins a box touches, within the area; none for a box with a NaN or infinite side."""
+        if not all(math.isfinite(v) for v in box):
+            return range(0), range(0)
+        c, (i0, j0, i1, j1) = self.cell, self._limits
+        return (range(max(int(box[0] // c), i0), min(int(box[2] // c), i1) + 1),
+                range(max(int(box[1] // c), j0), min(int(box[3] // c), j1) + 1))
+
     def _cells(self, box: Box):
-        c = self.cell
-        for i in range(int(box[0] // c), int(box[2] // c) + 1):
-            for j in range(int(box[1] // c), int(box[3] // c) + 1):
+        columns, rows = self._range(box)
+        for i in columns:
+            for j in rows:
                 yield i, j
 
     def add(self, box: Box) -> None:
@@ -62,7 +76,15 @@ class SpatialIndex:
             self._bins.setdefault(cell, []).append(box)
 
     def hits(self, box: Box, pad: float = 0.0) -> bool:
-        return any(overlaps(box, other, pad) for cell in self._cells(box) for other in self._bins.get(cell, ()))
+        bins = self._bins
+        x0, y0, x1, y1 = box
+        columns, rows = self._range(box)
+        for i in columns:
+            for j in rows:
+                for o in bins.get((i, j), ()):
+                    if min(x1, o[2]) - max(x0, o[0]) > pad and min(y1, o[3]) - max(y0, o[1]) > pad:
+                        return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -115,10 +137,30 @@ def rotated_text(cx: float, cy: float, w: float, h: float, degrees: float) -> li
     return strip(cx - dx, cy - dy, cx + dx, cy + dy, h)
 
 
+def spread_positions(ys: np.ndarray, gap: float, lo: float, hi: float) -> np.ndarray:
+    """Move sorted label positions apart to at least `gap`, staying inside [lo, hi] where possible."""
+    ys = np.asarray(ys, dtype=float)
+    if ys.size == 0:
+        return ys
+    order = np.argsort(ys)
+    s = ys[order].copy()
+    s[0] = max(s[0], lo)
+    for i in range(1, s.size):
+        s[i] = max(s[i], s[i - 1] + gap)
+    overflow = s[-1] - hi
+    if overflow > 0:
+        s[-1] = hi
+        for i in range(s.size - 2, -1, -1):
+            s[i] = min(s[i], s[i + 1] - gap)
+    out = np.empty_like(s)
+    out[order] = s
+    return out
+
+
 def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = PAD,
-          margin: float = 1.0, cell: float = 64.0) -> dict[str, Box | None]:
+          margin: float = 1.0, cell: float = 96.0) -> dict[str, Box | None]:
     """Greedy placement (see the module docstring): key → the box taken, or None (hide; hover instead)."""
-    index = SpatialIndex(cell)
+    index = SpatialIndex(cell, bounds)
     for box in obstacles:
         index.add(box)
     out: dict[str, Box | None] = {}

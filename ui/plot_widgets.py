@@ -12,7 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.ui import theme
+from trinity_desktop.ui import label_layout, theme
 
 TITLE_SIZE = "14pt"
 LABEL_SIZE = "12pt"
@@ -86,6 +86,7 @@ def _watch_size(plot: pg.PlotItem) -> None:
         return
     plot._fits_text = True
     plot.geometryChanged.connect(lambda: fit_plot_text(plot))
+    plot.getViewBox().sigResized.connect(lambda *_: fit_plot_text(plot))   # axes can narrow the view alone
     label = plot.titleLabel
     measured = label.updateMin
 
@@ -139,6 +140,13 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
         plot.titleLabel.setMaximumHeight(height)
         plot.layout.setRowFixedHeight(0, height)
         plot.titleLabel.setToolTip(plain if cut else "")
+    for side in ("left", "right"):   # tick labels of a short axis never touch
+        axis = plot.getAxis(side) if side in plot.axes else None
+        height = axis.geometry().height() if axis is not None else 0.0
+        short = axis is not None and height < 160
+        if axis is not None and (short or getattr(axis, "_short", False)):
+            axis._short = short
+            axis.setStyle(maxTextLevel=0 if short else 2)   # a short axis labels its major ticks only
     label_font = font(int(float(LABEL_SIZE.rstrip("pt"))))
     metrics = QtGui.QFontMetrics(label_font)
     for side, (text, style) in getattr(plot, "_full_labels", {}).items():
@@ -269,7 +277,7 @@ class StackedBar:
             lines = 1
         self._full_texts = list(label_texts)
         gap = max(0.06, (lines * line_px + 4) / vb_h) * y_max
-        ys = spread_positions(mids, gap=gap, lo=0.5 * gap, hi=y_max - 0.5 * gap)
+        ys = label_layout.spread_positions(mids, gap=gap, lo=0.5 * gap, hi=y_max - 0.5 * gap)
         leader_x, leader_y = [], []
         for i, item in enumerate(self.labels):
             if i < n:
@@ -312,26 +320,6 @@ class StackedBar:
             if b <= y < b + h:
                 return i
         return -1
-
-
-def spread_positions(ys: np.ndarray, gap: float, lo: float, hi: float) -> np.ndarray:
-    """Move sorted label positions apart to at least `gap`, staying inside [lo, hi] where possible."""
-    ys = np.asarray(ys, dtype=float)
-    if ys.size == 0:
-        return ys
-    order = np.argsort(ys)
-    s = ys[order].copy()
-    s[0] = max(s[0], lo)
-    for i in range(1, s.size):
-        s[i] = max(s[i], s[i - 1] + gap)
-    overflow = s[-1] - hi
-    if overflow > 0:
-        s[-1] = hi
-        for i in range(s.size - 2, -1, -1):
-            s[i] = min(s[i], s[i + 1] - gap)
-    out = np.empty_like(s)
-    out[order] = s
-    return out
 
 
 class HoverReadout:

@@ -1,5 +1,5 @@
 """KV-cache residency panel: where the cache lives as context (or concurrent sessions) grows, and what the
-decode step costs; plus a pyramid of the device's memory tiers (capacity vs bandwidth, log-log).
+decode step costs; plus the memory hierarchy chart (ui/hierarchy_chart.py) of the device's tiers.
 
 Numbers come from `model.residency.residency_curve` (placement, step time) and `model.tiers.tiers_for`. The
 x axis is log10 of context tokens (or sessions), drawn in log10 coordinates with explicit ticks; the right
@@ -24,10 +24,11 @@ from trinity_desktop.model.residency import (
     residency_curve,
     serving_scenario,
 )
-from trinity_desktop.model.tiers import TIER_LABELS, tiers_for
+from trinity_desktop.model.tiers import TIER_LABELS
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.hierarchy_chart import HierarchyChart
 from trinity_desktop.ui.units import fmt_bytes, fmt_rate, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
@@ -190,26 +191,8 @@ class ResidencyPanel(QtWidgets.QWidget):
         pw.LeaveFilter(self.graphics, self.hover.leave)
 
         # ---------------------------------------------------------------- hierarchy (pyramid)
-        self.pyramid_graphics = pg.GraphicsLayoutWidget()
-        self.pyramid_graphics.setBackground("w")
-        self.pyramid_graphics.setAccessibleName("Memory hierarchy chart")
-        self.pyramid_graphics.setAccessibleDescription(
-            "Each memory tier of the device as a point: capacity per GPU (x, log) against bandwidth (y, log), "
-            "labelled with its latency.")
-        self.pyramid: pg.PlotItem = self.pyramid_graphics.addPlot()
-        pw.style_plot(self.pyramid, "Memory hierarchy", left="bandwidth seen from the GPU (B/s, log scale)",
-                      bottom="capacity per GPU (bytes, log scale)")
-        pw.freeze_view(self.pyramid)
-        self.pyramid_line = pg.PlotCurveItem(pen=pg.mkPen("#999999", width=2, style=QtCore.Qt.PenStyle.DashLine))
-        self.pyramid.addItem(self.pyramid_line)
-        self.pyramid_points = pg.ScatterPlotItem(size=22, pen=pg.mkPen("#222222", width=1.5))
-        self.pyramid.addItem(self.pyramid_points)
-        self.pyramid_labels: list[pg.TextItem] = []
-        self.pyramid_leaders = pg.PlotCurveItem(pen=pg.mkPen("#888888", width=1), connect="pairs")
-        self.pyramid.addItem(self.pyramid_leaders)
-        self._tiers = ()
-        self.pyramid_hover = pw.HoverReadout(self.pyramid, self._pyramid_hover)
-        pw.LeaveFilter(self.pyramid_graphics, self.pyramid_hover.leave)
+        self.pyramid_graphics = HierarchyChart(TIER_COLORS, _time_label)
+        self.pyramid, self.pyramid_labels = self.pyramid_graphics.plot, self.pyramid_graphics.labels
 
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setAccessibleName("Residency views")
@@ -245,7 +228,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             self.kv_combo.setCurrentIndex(idx)
             self.kv_combo.blockSignals(False)
         self._refresh()
-        self._refresh_pyramid()
+        self.pyramid_graphics.show_tiers(results.scenario.hardware)
 
     def _refresh(self) -> None:
         if self._results is None:
@@ -331,7 +314,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             return
         vb = self.plot.getViewBox()
         bounds = ll.view_bounds(vb)
-        index = ll.SpatialIndex()
+        index = ll.SpatialIndex(area=bounds)
         r = self.legend.sceneBoundingRect()
         if self.legend.isVisible() and r.width() > 0:
             index.add((r.left(), r.top(), r.right(), r.bottom()))
@@ -379,56 +362,6 @@ class ResidencyPanel(QtWidgets.QWidget):
         if c["unplaced_bytes"][i] > 0:
             parts.append(f"Does not fit in any tier: {fmt_bytes(c['unplaced_bytes'][i])} unplaced.")
         self.caption.setText(" ".join(parts))
-
-    # ------------------------------------------------------------------ pyramid
-    def _refresh_pyramid(self) -> None:
-        hw = self._results.scenario.hardware
-        self._tiers = tiers_for(hw)
-        cap = np.array([t.capacity_bytes for t in self._tiers])
-        bw = np.array([t.bandwidth for t in self._tiers])
-        lx, ly = np.log10(cap), np.log10(bw)
-        brushes = [pg.mkBrush(TIER_COLORS.get(t.name, theme.FALLBACK_COLOR)) for t in self._tiers]
-        self.pyramid_points.setData(lx, ly, brush=brushes, symbol="s")
-        self.pyramid_line.setData(lx, ly)
-        while len(self.pyramid_labels) < len(self._tiers):
-            item = pw.label_item(anchor=(0, 0.5))
-            self.pyramid.addItem(item)
-            self.pyramid_labels.append(item)
-        x0, x1 = math.floor(lx.min()) - 0.5, math.ceil(lx.max()) + 5.0
-        y0, y1 = math.floor(ly.min()) - 0.5, math.ceil(ly.max()) + 0.5
-        label_x = float(lx.max()) + 0.8
-        label_y = pw.spread_positions(ly, gap=0.1 * (y1 - y0), lo=y0 + 0.3, hi=y1 - 0.3)
-        leaders_x, leaders_y = [], []
-        for i, item in enumerate(self.pyramid_labels):
-            if i < len(self._tiers):
-                t = self._tiers[i]
-                lat = _time_label(t.latency_s) if t.latency_s > 0 else "latency n/a"
-                item.setText(f"{t.label}: {fmt_bytes(t.capacity_bytes)}, {fmt_rate(t.bandwidth)}, {lat}")
-                item.setPos(label_x, label_y[i])
-                item.setVisible(True)
-                leaders_x += [lx[i] + 0.12, label_x - 0.05]
-                leaders_y += [ly[i], label_y[i]]
-            else:
-                item.setVisible(False)
-        self.pyramid_leaders.setData(np.asarray(leaders_x, float), np.asarray(leaders_y, float))
-        self.pyramid.setXRange(x0, x1, padding=0)
-        self.pyramid.setYRange(y0, y1, padding=0)
-        self.pyramid.getAxis("bottom").setTicks([[(e, fmt_bytes(10.0 ** e)) for e in range(math.ceil(x0), math.floor(x1) + 1)]])
-        self.pyramid.getAxis("left").setTicks([[(e, fmt_rate(10.0 ** e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]])
-        pw.set_title(self.pyramid, f"Memory hierarchy of {pw.html_escape(hw.name)} (per GPU)", size="13pt")
-
-    def _pyramid_hover(self, x: float, y: float) -> str:
-        if not self._tiers:
-            return ""
-        pts = np.array([(math.log10(t.capacity_bytes), math.log10(t.bandwidth)) for t in self._tiers])
-        d = np.hypot(pts[:, 0] - x, pts[:, 1] - y)
-        i = int(np.argmin(d))
-        if d[i] > 0.6:
-            return ""
-        t = self._tiers[i]
-        src = ", ".join(f"{k}: {v}" for k, v in t.source.items() if v)
-        return (f"{t.label}\ncapacity {fmt_bytes(t.capacity_bytes)} per GPU\nbandwidth {fmt_rate(t.bandwidth)}\n"
-                f"latency {_time_label(t.latency_s)}\nsources: {src}")
 
     # ------------------------------------------------------------------ hover
     def _index_of(self, value: float) -> int:

@@ -92,8 +92,8 @@ class RooflineLabels:
             return
         self._label_key = key
         self.hidden_labels = set()
-        index = ll.SpatialIndex()
         bounds = ll.view_bounds(vb)
+        index = ll.SpatialIndex(area=bounds)
         self._marks(index, vb)
         self._place_compute_labels(index, bounds, vb)
         self._place_bandwidth_labels(index, bounds, vb)

@@ -280,6 +280,9 @@ class SplitPanel(QtWidgets.QWidget):
         self.energy_bars.setOpts(x=x, height=energy_mj, width=0.7)
         e_max = float(energy_mj.max()) * 1.25 if energy_mj.max() > 0 else 1.0
         self.energy_plot.setYRange(0, e_max, padding=0)
+        step = 10.0 ** math.floor(math.log10(e_max))   # a low strip: two labelled ticks, 0 and a round top
+        top = step * math.floor(e_max / step)
+        self.energy_plot.getAxis("left").setTicks([[(0.0, "0"), (top, f"{top:g}")], []])
         self.energy_marker.setData([float(k)], [energy_mj[k] + 0.08 * e_max])
         ticks = self._ticks(prof)
         self.time_plot.getAxis("bottom").setTicks([ticks, []])

@@ -67,3 +67,14 @@ def test_a_control_row_wraps_instead_of_widening_its_panel(qtbot):
     widest = max(row.itemAt(i).minimumSize().width() for i in range(row.count()))
     assert row.minimumSize().width() == widest
     assert row.heightForWidth(widest + 10) >= 3 * row.heightForWidth(10_000)
+
+
+def test_obstacles_far_outside_or_not_finite_cost_nothing():
+    """A box reaching far off the plot (presentation zoom maps markers to huge pixel values) or a NaN box
+    is filed only in the plot's own bins: placement stays immediate and still right."""
+    far = (-1e12, 150.0, 1e12, 160.0)               # a line across the plot, to infinity both ways
+    nan = (float("nan"), 0.0, 10.0, 10.0)
+    boxes = place([Label("a", 50, 20, around(100, 100, 50, 20, gap=8))], BOUNDS, [far, nan])
+    assert boxes["a"] == (108.0, 90.0, 158.0, 110.0)
+    blocked = place([Label("b", 50, 20, ((100.0, 145.0),))], BOUNDS, [far])
+    assert blocked["b"] is None
