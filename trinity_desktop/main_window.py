@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.docks import DOCKS
+from trinity_desktop.layout_state import check_layout
 from trinity_desktop.model import Results, ValidationError
 from trinity_desktop.model.presets import (
     PresetError,
@@ -222,8 +223,7 @@ class MainWindow(QtWidgets.QMainWindow):
         panels side by side, one to four of them; otherwise the layout the slide recorded."""
         presenting = self.talk.presenter.active
         if slide.layout and not presenting:
-            if not self.restoreState(QtCore.QByteArray(base64.b64decode(slide.layout)), LAYOUT_VERSION):
-                self.restoreState(self._default_state, LAYOUT_VERSION)
+            self.restore_checked(base64.b64decode(slide.layout), f"The layout of slide “{slide.title}”")
         else:
             names = [n for n in self.docks if f"dock_{n}" in slide.docks and n not in self.EDITING_DOCKS]
             self.arrange(names or ["breakdown"], keep_editing=not presenting)
@@ -316,12 +316,25 @@ class MainWindow(QtWidgets.QMainWindow):
         version = self.settings.value("window/layout_version")
         if state is None or str(version) != str(LAYOUT_VERSION):
             return False
-        if geometry is not None:
+        if isinstance(geometry, QtCore.QByteArray):
             self.restoreGeometry(geometry)
-        if not self.restoreState(state, LAYOUT_VERSION):
+        if not self.restore_checked(state, "The saved window layout"):
             self.reset_layout()
             return False
         return True
+
+    def restore_checked(self, state, where: str) -> bool:
+        """Restore a saved layout only when layout_state finds it well formed (Qt's restoreState can crash on a
+        damaged one); otherwise the default layout and a status-bar message saying why."""
+        data = bytes(state) if isinstance(state, (QtCore.QByteArray, bytes, bytearray)) else b""
+        toolbars = [bar.objectName() for bar in self.findChildren(QtWidgets.QToolBar)]
+        problem = check_layout(data, LAYOUT_VERSION, [d.objectName() for d in self.docks.values()], toolbars)
+        if not problem and self.restoreState(QtCore.QByteArray(data), LAYOUT_VERSION):
+            return True
+        self.restoreState(self._default_state, LAYOUT_VERSION)
+        self.statusBar().showMessage(f"{where} was not used ({problem or 'Qt refused it'}); "
+                                     "showing the default layout", 15000)
+        return False
 
     def save_layout(self) -> None:
         if self.settings is None:
