@@ -114,8 +114,7 @@ def _offer_recovery(window, directory) -> None:
         window, "Restore unsaved work?",
         "Trinity Desktop did not close normally last time. Restore the scenario and deck it autosaved?")
     if answer == QtWidgets.QMessageBox.StandardButton.Yes:
-        window.workspace.open_path(path)
-        window.workspace.path = None
+        window.workspace.recover(path)
     else:
         Autosaver.discard(directory)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -105,3 +106,104 @@ def test_random_single_byte_flips_never_crash(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]  # a segfault is -11
     restored, refused = (int(w) for w in out.stdout.split()[1::2])
     assert restored + refused == 60 and restored > 0 and refused > 0
+
+
+# --- item 13: autosave keeps work ------------------------------------------------------------------------
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_steady_editing_is_saved_while_it_goes_on(qtbot, tmp_path):
+    from trinity_desktop.autosave import Autosaver
+    from trinity_desktop.defaults import default_scenario
+
+    saver = Autosaver(tmp_path, delay_ms=300)
+    writes = []
+    saver.saved.connect(writes.append)
+    base = default_scenario()
+    for i in range(10):  # an edit every 150 ms, each before the 300 ms delay would end
+        saver.schedule(base.replace(seq_len=1024 * (i + 1)), None)
+        qtbot.wait(150)
+    written_while_editing = len(writes)
+    saver.clean_exit()
+    assert written_while_editing >= 1  # a restarting timer wrote nothing until the edits stopped
+
+
+def test_a_pid_reused_by_another_process_does_not_block_recovery(tmp_path):
+    from trinity_desktop import session_file
+    from trinity_desktop.autosave import AUTOSAVE_NAME, LOCK_NAME, Autosaver, pid_alive
+    from trinity_desktop.defaults import default_scenario
+
+    session_file.save(tmp_path / AUTOSAVE_NAME, default_scenario())
+    if not (pid_alive(1) and Path("/proc/1/cmdline").exists()):
+        pytest.skip("needs a running PID 1 and /proc")
+    (tmp_path / LOCK_NAME).write_text("1\n")           # PID 1 is init, not this app
+    assert Autosaver.recoverable(tmp_path) == tmp_path / AUTOSAVE_NAME
+    (tmp_path / LOCK_NAME).write_text(f"{os.getpid()} 1\n")  # our PID, but not our start time
+    assert Autosaver.recoverable(tmp_path) == tmp_path / AUTOSAVE_NAME
+
+
+OTHER_INSTANCE = """
+import os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from pathlib import Path
+from PySide6 import QtCore
+from trinity_desktop.autosave import Autosaver
+from trinity_desktop.defaults import default_scenario
+
+app = QtCore.QCoreApplication([])
+saver = Autosaver(Path(sys.argv[1]), delay_ms=10)
+saver.saved.connect(lambda path: print("saved", flush=True))
+saver.schedule(default_scenario().replace(zero=3), None)
+app.exec()  # runs until killed
+"""
+
+
+def test_a_second_instance_leaves_the_first_ones_autosave_alone(qtbot, tmp_path):
+    from trinity_desktop import session_file
+    from trinity_desktop.autosave import AUTOSAVE_NAME, Autosaver
+    from trinity_desktop.defaults import default_scenario
+
+    first = subprocess.Popen([sys.executable, "-c", OTHER_INSTANCE, str(tmp_path)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline().strip() == "saved", first.stderr.read()
+        second = Autosaver(tmp_path, delay_ms=10)          # instance B: starts, edits, quits normally
+        second.schedule(default_scenario().replace(zero=1), None)
+        assert second.flush()
+        assert second.autosave_path != tmp_path / AUTOSAVE_NAME
+        second.clean_exit()
+        assert not second.autosave_path.exists()
+    finally:
+        first.kill()                                       # A is killed later
+        first.wait(timeout=30)
+        first.stdout.close()
+        first.stderr.close()
+    path = Autosaver.recoverable(tmp_path)
+    assert path == tmp_path / AUTOSAVE_NAME
+    assert session_file.load(path)[0] == default_scenario().replace(zero=3)
+
+
+def test_recovered_work_is_untitled_and_not_a_recent_file(qtbot, tmp_path):
+    from trinity_desktop import session_file
+    from trinity_desktop.app import build_window
+    from trinity_desktop.autosave import AUTOSAVE_NAME, LOCK_NAME, Autosaver
+    from trinity_desktop.defaults import default_scenario
+
+    data = tmp_path / "data"
+    data.mkdir()
+    session_file.save(data / AUTOSAVE_NAME, default_scenario().replace(zero=3))
+    (data / LOCK_NAME).write_text(f"{_dead_pid()}\n")
+    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    window = build_window(settings, autosave_dir=data)
+    qtbot.addWidget(window)
+    path = Autosaver.recoverable(data)
+    assert window.workspace.recover(path) == ""
+    assert window.store.scenario.zero == 3
+    assert "autosave" not in window.windowTitle() and "recovered" in window.windowTitle()
+    assert window.workspace.recent_files() == []
+    assert Autosaver.recoverable(data) is None  # now this instance's own autosave, under its live lock
+    window.workspace.clean_exit()
