@@ -23,6 +23,7 @@ from trinity_desktop.shortcuts import ShortcutsOverlay
 from trinity_desktop.store import ScenarioStore
 from trinity_desktop.talk import TalkController
 from trinity_desktop.ui.controls import ScenarioControls
+from trinity_desktop.ui.panel_problem import update_or_explain
 from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, current_theme, restyle_plots
 from trinity_desktop.ui.units import fmt_percent, fmt_seconds
 from trinity_desktop.workspace import Workspace
@@ -261,7 +262,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """Redraw a panel the user can see now; remember that a hidden one is out of date."""
         dock = self.docks[name]
         if dock.isVisible() and not dock.visibleRegion().isEmpty():  # not hidden, not behind another tab
-            self.panels[name].update_results(results)
+            update_or_explain(self.panels[name], results)  # a panel that cannot draw says so in place
             self._stale.discard(name)
         else:
             self._stale.add(name)
@@ -269,7 +270,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _catch_up(self, name: str) -> None:
         if name in self._stale:
             self._stale.discard(name)
-            self.panels[name].update_results(self.store.results)
+            update_or_explain(self.panels[name], self.store.results)
 
     def refresh_all(self) -> None:
         """Bring every panel, hidden or not, up to date (exports and tests that read hidden panels)."""

@@ -11,6 +11,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.transitions import DURATION_MS, CurveTween, interpolate
+from trinity_desktop.ui.panel_problem import update_or_explain
 
 PRESENTATION_FONT_PT = 18     # widget text in presentation mode
 PLOT_ZOOM = 1.5               # plots drawn at up to 1.5x: fonts, markers and pens grow together
@@ -202,7 +203,7 @@ class Presenter(QtCore.QObject):
         frame = interpolate(before, target, float(t))
         for panel in self.window.result_panels():
             if panel.isVisible():  # only what the audience sees is redrawn frame by frame
-                panel.update_results(frame)
+                update_or_explain(panel, frame)
         if self._curves is not None:
             self._curves.apply(float(t))
         if float(t) >= 1.0:

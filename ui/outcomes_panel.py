@@ -170,6 +170,8 @@ class OutcomesPanel(QtWidgets.QWidget):
 
     def _redraw(self) -> None:
         rows = self._variants + self._added
+        if not rows:  # nothing to show yet (no results, nothing added): pyqtgraph cannot draw zero bars
+            return
         self._rows = rows
         n = len(rows)
         ys = np.arange(n, dtype=float)

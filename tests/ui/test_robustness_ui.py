@@ -207,3 +207,48 @@ def test_recovered_work_is_untitled_and_not_a_recent_file(qtbot, tmp_path):
     assert window.workspace.recent_files() == []
     assert Autosaver.recoverable(data) is None  # now this instance's own autosave, under its live lock
     window.workspace.clean_exit()
+
+
+# --- item 17: panels never raise on scenarios the app accepts ------------------------------------------
+
+def test_a_panel_that_cannot_draw_says_so_in_place(window, qtbot):
+    from trinity_desktop.ui.panel_problem import problem_text
+
+    good = window.store.scenario
+    long = good.replace(kind="decode", gpus=1, tp=1, pp=1, prompt_len=1 << 24, gen_len=16)
+    assert window.store.set_scenario(long)  # accepted by the model: prompt and generated each within range
+    window.refresh_all()                     # every panel, hidden or not: none raises
+    assert "cannot show this scenario" in problem_text(window.panels["matrix"])
+    window.store.set_scenario(good)
+    window.refresh_all()
+    assert problem_text(window.panels["matrix"]) == ""
+
+
+def test_prompt_and_generated_spin_boxes_share_the_context_limit(window):
+    controls = window.panels["controls"]
+    sc = window.store.scenario
+    assert controls.widgets["gen_len"].maximum() == (1 << 24) - sc.prompt_len
+    assert controls.widgets["prompt_len"].maximum() == (1 << 24) - sc.gen_len
+
+
+def test_cxl_target_falls_back_to_host_on_hardware_without_cxl(window):
+    from trinity_desktop.ui.panel_problem import problem_text
+
+    store = window.store
+    assert store.edit(kind="decode", gpus=1, tp=1, pp=1, kv_offload_fraction=0.5, kv_offload_tier="cxl")
+    assert store.edit(kind="train", gpus=8, tp=8, kv_offload_fraction=0.0)
+    assert store.edit(hardware=window.hardware["a100-80gb-sxm"])
+    assert store.scenario.kv_offload_tier == "host"
+    window.refresh_all()
+    assert problem_text(window.panels["roofline"]) == ""
+    assert store.edit(kind="decode", gpus=1, tp=1)  # was refused: the CXL target had no pool on the A100
+
+
+def test_clear_added_with_nothing_added(qtbot):
+    from trinity_desktop.ui.outcomes_panel import OutcomesPanel
+
+    panel = OutcomesPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.clear_added()  # raised UnboundLocalError inside pyqtgraph
+    panel.clear_button.click()
