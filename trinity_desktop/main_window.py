@@ -82,6 +82,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_menus()
         self.status = QtWidgets.QLabel()
         self.status.setAccessibleName("Scenario summary")
+        self.status.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names are shown as typed, never as HTML
         self.statusBar().addPermanentWidget(self.status, 1)
 
         self.controls.edited.connect(self._on_controls_edited)

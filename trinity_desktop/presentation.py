@@ -95,6 +95,8 @@ class Presenter(QtCore.QObject):
         self.caption_label.setWordWrap(True)
         self.caption_label.setAccessibleName("Slide caption")
         self.counter_label = QtWidgets.QLabel()
+        for label in (self.title_label, self.caption_label):
+            label.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # slide text is shown as typed, never as HTML
         layout.addWidget(self.title_label)
         layout.addWidget(self.caption_label)
         layout.addWidget(self.counter_label, alignment=QtCore.Qt.AlignmentFlag.AlignRight)

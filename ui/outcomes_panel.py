@@ -73,6 +73,7 @@ class OutcomesPanel(QtWidgets.QWidget):
         self.headline.setFont(pw.font(13, bold=True))
         self.headline.setWordWrap(True)
         self.headline.setAccessibleName("Outcomes summary")
+        self.headline.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names are shown as typed, never as HTML
         self.headline.setToolTip("Baseline: no recomputation, ZeRO-1, FlashAttention off, no offload, no "
                                  "compression (training); 16-bit full KV cache (inference). Each row adds one "
                                  "technique to the baseline.")

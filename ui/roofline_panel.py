@@ -958,7 +958,7 @@ class RooflinePanel(QtWidgets.QWidget):
                    else f"never (step intensity → {s['step_intensity_limit']:.3g} FLOP/B &lt; ridge)")
         i = self.slider.value()
         parts = [
-            f"<b>Decode</b> ({sc.model.name}, {s['dtype'].upper()}, {sc.weight_dtype} weights): GEMMs turn "
+            f"<b>Decode</b> ({pw.html_escape(sc.model.name)}, {s['dtype'].upper()}, {sc.weight_dtype} weights): GEMMs turn "
             f"compute-bound at batch ≈ <b>{math.ceil(s['ridge_batch']):,}</b> (R·S/2W); including KV reads at "
             f"{fmt_count(ctx)} context: {with_kv}.",
             f"KV cache fits up to batch {s['kv_fit_limit_batch']:,.0f} at this context, up to "
@@ -968,7 +968,7 @@ class RooflinePanel(QtWidgets.QWidget):
         ]
         notes = ["SRAM/L2 roofs omitted: no published on-chip bandwidth in the presets.",
                  "Offload transfers are not points yet (no offload in the scenario)."]
-        errors = [f"{self._hardware[k].name}: n/a ({pw.html_escape(e)})" for k, roof, e in self._compare_roofs
+        errors = [f"{pw.html_escape(self._hardware[k].name)}: n/a ({pw.html_escape(e)})" for k, roof, e in self._compare_roofs
                   if roof is None]
         self.info_label.setText(" ".join(parts) + "<br><span style='color:#555555'>" + " ".join(notes + errors)
                                 + "</span>")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui
 
 from trinity_desktop.layout_state import check_layout
 from trinity_desktop.main_window import LAYOUT_VERSION
@@ -150,7 +150,7 @@ OTHER_INSTANCE = """
 import os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from pathlib import Path
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui
 from trinity_desktop.autosave import Autosaver
 from trinity_desktop.defaults import default_scenario
 
@@ -252,3 +252,106 @@ def test_clear_added_with_nothing_added(qtbot):
     panel.show()
     panel.clear_added()  # raised UnboundLocalError inside pyqtgraph
     panel.clear_button.click()
+
+
+# --- item 20: low severity -------------------------------------------------------------------------------
+
+HTML_NAME = "<img src='/nonexistent/x.png' width='3000' height='2000'>Evil"
+
+
+def _labels_rendering_html(window) -> list[str]:
+    """Labels (and pyqtgraph text) that would render the HTML name as rich text instead of showing it."""
+    import pyqtgraph as pg
+    from PySide6 import QtWidgets
+
+    bad = []
+    for label in window.findChildren(QtWidgets.QLabel):
+        text = label.text()
+        if "<img" not in text:
+            continue
+        fmt = label.textFormat()
+        rich = fmt == QtCore.Qt.TextFormat.RichText or (fmt == QtCore.Qt.TextFormat.AutoText
+                                                         and QtGui.Qt.mightBeRichText(text))
+        if rich:
+            bad.append(f"{label.objectName() or label.accessibleName() or type(label.parent()).__name__}: {text[:60]}")
+    for view in window.findChildren(pg.GraphicsView):
+        for item in view.scene().items():
+            html = item.toHtml() if hasattr(item, "toHtml") else ""
+            if "<img" in html:
+                bad.append(f"{type(item).__name__}: {html[:60]}")
+    return bad
+
+
+def test_names_and_titles_show_as_plain_text(window, qtbot):
+    import dataclasses
+
+    from trinity_desktop.deck import Deck, Slide
+
+    sc = window.store.scenario
+    evil = sc.replace(model=dataclasses.replace(sc.model, name=HTML_NAME),
+                      hardware=dataclasses.replace(sc.hardware, name=HTML_NAME))
+    assert window.store.set_scenario(evil)
+    window.refresh_all()
+    deck = Deck(HTML_NAME, (Slide(HTML_NAME, HTML_NAME, evil, ("dock_breakdown", "dock_roofline")),))
+    window.talk.set_deck(deck, 0)
+    assert window.talk.present(0)
+    qtbot.wait(50)
+    bad = _labels_rendering_html(window)
+    assert bad == [], "\n".join(bad)
+    window.talk.presenter.stop()
+
+
+def test_ctrl_c_in_the_terminal_quits_the_gui(qtbot):
+    import signal
+
+    from PySide6 import QtWidgets
+
+    from trinity_desktop.app import quit_on_interrupt
+
+    quits = []
+    previous = signal.getsignal(signal.SIGINT)
+    timer = quit_on_interrupt(QtWidgets.QApplication.instance(), lambda: quits.append(True))
+    try:
+        signal.raise_signal(signal.SIGINT)  # what the terminal sends for Ctrl+C
+        qtbot.waitUntil(lambda: quits == [True], timeout=5000)
+    finally:
+        timer.stop()
+        timer.deleteLater()
+        signal.signal(signal.SIGINT, previous)
+
+
+# --- item 15 through the GUI entry: --screenshot and File > Open -------------------------------------------
+
+def _huge_number_session(tmp_path) -> Path:
+    import json
+
+    from trinity_desktop import session_file
+    from trinity_desktop.defaults import default_scenario
+
+    doc = json.loads(session_file.dumps(default_scenario()))
+    doc["scenario"]["gpus"] = "@"
+    path = tmp_path / "huge-number.trinity.json"
+    path.write_text(json.dumps(doc).replace('"@"', "7" * 5000))
+    return path
+
+
+def test_screenshot_into_a_folder_that_cannot_be_made_is_one_line(qtbot, tmp_path, capsys):
+    from trinity_desktop.__main__ import main
+
+    QtCore.QCoreApplication.instance().setProperty("trinity_quiet", True)
+    (tmp_path / "a-file").write_text("x")
+    assert main(["--screenshot", str(tmp_path / "a-file" / "sub" / "x.png")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("trinity-desktop: error: could not write") and "folder" in err[0]
+
+
+def test_a_5000_digit_number_is_refused_by_file_open_and_screenshot(window, tmp_path, capsys):
+    from trinity_desktop.__main__ import main
+
+    path = _huge_number_session(tmp_path)
+    before = window.store.scenario
+    assert "4300 digits" in window.workspace.open_path(path)
+    assert window.store.scenario is before
+    assert main([str(path), "--screenshot", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "4300 digits" in err[0]
