@@ -36,6 +36,9 @@ class Architecture:
     position: str = "rope"
     max_seq: int = 4096
     sliding_window: int = 0
+    # Layers that attend to the whole context in a model with a sliding window (Gemma-2 alternates local and
+    # global layers); 0 = every layer uses the window (Mistral 7B).
+    global_layers: int = 0
     moe_ffn_hidden: int = 0
     shared_experts: int = 0
     dense_layers: int = 0
@@ -56,6 +59,12 @@ class Architecture:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValidationError(f"{self.key}.{name}", value, "a whole number >= 1")
+        for name in ("sliding_window", "global_layers"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValidationError(f"{self.key}.{name}", value, "a whole number >= 0")
+        if self.global_layers > self.layers:
+            raise ValidationError(f"{self.key}.global_layers", self.global_layers, f"at most layers ({self.layers})")
         if self.attention not in ATTENTION_TYPES:
             raise ValidationError(f"{self.key}.attention", self.attention, "one of " + ", ".join(ATTENTION_TYPES))
         if self.heads % self.kv_heads:
@@ -105,6 +114,14 @@ class Architecture:
     def kv_tensors(self) -> int:
         """Tensors cached per layer: K and V are two (vLLM §3); MLA caches one compressed latent."""
         return 1 if self.attention == "mla" else 2
+
+    @property
+    def window_layer_share(self) -> float:
+        """Share of the layers whose attention and KV cache are limited to `sliding_window` tokens (0 without
+        a window): (layers - global_layers) / layers."""
+        if self.sliding_window <= 0:
+            return 0.0
+        return (self.layers - self.global_layers) / self.layers
 
     # --- parameter counts ---------------------------------------------------------------------
     def _norm_params(self) -> int:

@@ -9,8 +9,7 @@ broadcasts over arrays.
 
 from __future__ import annotations
 
-import numpy as np
-
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 from .numeric import safe_div
 
 BUS_FACTOR_SOURCE = "nccl-tests-performance"

@@ -8,7 +8,7 @@ generalised to GQA, gated MLPs and MoE by counting the weights actually multipli
 
 from __future__ import annotations
 
-import numpy as np
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 
 
 def attention_core_flops_per_token(context, heads, qk_dim, v_dim):

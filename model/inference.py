@@ -5,6 +5,14 @@ MLA caches one latent of kv_lora_rank + rope dims per layer (DeepSeek-V2/V3). Ea
 timed with the roofline, max(FLOPs / achievable peak, bytes / achievable HBM bandwidth) (Williams et al.
 2009), so decode at small batch is bound by reading the weights and the KV cache.
 
+Sliding-window attention (the architecture's own `sliding_window`, Mistral 7B §2: a rolling buffer of W tokens;
+`global_layers` full-attention layers where a model mixes them): a windowed layer keeps and reads at most W
+tokens and a prefill query attends to at most W keys (kv_policy.arch_kept, kv_policy.mean_min), on top of the
+KV policy. Mistral-7B at 32k context keeps 4,096 tokens: 0.54 GB of bf16 KV per sequence instead of 4.29 GB.
+
+A request lasts prefill_s + decode_s, decode_s = Σ over its g steps; each step's attention is linear in the
+tokens kept, so decode_s = g · (weights + TP + attention at the mean kept over contexts s ... s + g).
+
 KV-cache offload (FlexGen, Sheng et al. 2023): a share f = `kv_offload_fraction` of the KV cache lives in host
 DRAM. HBM holds (1 - f) of it; each decode step fetches the offloaded share over the host link,
 f · KV read / (host-link bandwidth · η_net), not overlapped with the attention that needs it (the convention
@@ -22,13 +30,12 @@ the technique spends; sharing one copy between the batch's sequences is not cred
 
 from __future__ import annotations
 
-import numpy as np
-
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 from .architecture import Architecture
 from .comms import allreduce_time, link_for_group
 from .flops import attention_core_flops_per_token
 from .hardware import Hardware
-from .kv_policy import kept_tokens
+from .kv_policy import arch_kept, kept_terms, kept_tokens, mean_kept, mean_min
 from .numeric import safe_div
 
 # vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
@@ -61,7 +68,8 @@ def _roofline(flops, nbytes, peak_eff, bw_eff):
 def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch, prompt_len, gen_len,
                    weight_bytes, kv_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
                    kv_policy=0, kv_window=4096, kv_sinks=4, kv_heavy_ratio=0.2, razor_retrieval_fraction=0.15,
-                   kv_offload_fraction=0.0, prefix_hit_fraction=0.0, kv_offload_bw=None):
+                   kv_offload_fraction=0.0, prefix_hit_fraction=0.0, kv_offload_bw=None,
+                   reserved_fraction=RESERVED_FRACTION):
     tp = np.asarray(tp, dtype=float)
     b = np.asarray(batch, dtype=float)
     s = np.asarray(prompt_len, dtype=float)
@@ -78,13 +86,18 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     kv_tok_gpu = kv_tok * kv_share_per_gpu(arch, tp)
     policy = dict(policy=kv_policy, window=kv_window, sinks=kv_sinks, heavy_ratio=kv_heavy_ratio,
                   retrieval_fraction=razor_retrieval_fraction)
-    kept_end = kept_tokens(context=s + g, **policy)
+    arch_window, window_share = arch.sliding_window, arch.window_layer_share
+
+    def kept_at(context):  # tokens kept per sequence: the policy, capped by the architecture's own window
+        return arch_kept(kept_tokens(context=context, **policy), arch_window, window_share)
+
+    kept_end = kept_at(s + g)
     kv_total = b * kept_end * kv_tok
     f_off = np.asarray(kv_offload_fraction, dtype=float)
     kv_all_gpu = b * kept_end * kv_tok_gpu
     kv_gpu = kv_all_gpu * (1.0 - f_off)
     kv_host = kv_all_gpu * f_off
-    reserved = RESERVED_FRACTION * hw.hbm_bytes * np.ones_like(kv_gpu)
+    reserved = reserved_fraction * hw.hbm_bytes * np.ones_like(kv_gpu)
     memory = {"weights": weights_gpu * np.ones_like(kv_gpu), "kv_cache": kv_gpu, "reserved": reserved}
     memory_total = weights_gpu + kv_gpu + reserved
     # The offload target's bandwidth: the host link (host DRAM) by default, or a CXL pool's link.
@@ -101,10 +114,13 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     s_cached = s - s_new
     tokens = b * s_new
     gemm_f = 2.0 * W_tok * tokens / tp
-    attn_f = L * tokens * attention_core_flops_per_token((s + s_cached) / 2.0, arch.heads, arch.qk_dim,
-                                                          arch.v_dim) / tp
-    kept_prefix = kept_tokens(context=np.maximum(s_cached, 1.0), **policy) * (s_cached > 0)
-    kv_write = b * np.maximum(kept_tokens(context=s, **policy) - kept_prefix, 0.0) * kv_tok_gpu
+    # keys per new query: the mean causal context (s + s_cached)/2, on windowed layers the mean of min(x, W)
+    keys = mean_min(s_cached, s, np.inf)
+    if window_share > 0:
+        keys = window_share * mean_min(s_cached, s, float(arch_window)) + (1.0 - window_share) * keys
+    attn_f = L * tokens * attention_core_flops_per_token(keys, arch.heads, arch.qk_dim, arch.v_dim) / tp
+    kept_prefix = kept_at(np.maximum(s_cached, 1.0)) * (s_cached > 0)
+    kv_write = b * np.maximum(kept_at(s) - kept_prefix, 0.0) * kv_tok_gpu
     kv_prefix_read = b * kept_prefix * kv_tok_gpu
     pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, peak_eff, bw_eff)
     pa, pa_c, pa_b = _roofline(attn_f, kv_write + kv_prefix_read, peak_eff, bw_eff)
@@ -123,18 +139,31 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     else:
         weights_read = streamed_gpu * np.ones_like(b)
     d_gemm_f = 2.0 * W_tok * b / tp
-    kept = kept_tokens(context=ctx, **policy)
-    kv_read = b * kept * kv_tok_gpu
-    d_host_bytes = f_off * kv_read  # the offloaded share, fetched each step
-    d_off = safe_div(d_host_bytes, host_bw)
-    # KV formats narrower than 16 bits are converted back before the attention GEMMs: ~2 FLOPs (scale,
-    # shift) per element read.
-    dequant_f = np.where(np.asarray(kv_bytes) < 1.0 + 1e-9, 2.0 * kv_read / np.asarray(kv_bytes, dtype=float), 0.0)
-    d_attn_f = L * b * attention_core_flops_per_token(kept, arch.heads, arch.qk_dim, arch.v_dim) / tp + dequant_f
+
+    def attention(kept):
+        """(time, compute part, bandwidth part, host fetch time, KV bytes read, host bytes, FLOPs) of one decode
+        step's attention with `kept` tokens per sequence: every term is proportional to `kept`."""
+        kv_read = b * kept * kv_tok_gpu
+        d_host_bytes = f_off * kv_read  # the offloaded share, fetched each step
+        d_off = safe_div(d_host_bytes, host_bw)
+        # KV formats narrower than 16 bits are converted back before the attention GEMMs: ~2 FLOPs (scale,
+        # shift) per element read.
+        dequant_f = np.where(np.asarray(kv_bytes) < 1.0 + 1e-9, 2.0 * kv_read / np.asarray(kv_bytes, dtype=float),
+                             0.0)
+        d_attn_f = L * b * attention_core_flops_per_token(kept, arch.heads, arch.qk_dim, arch.v_dim) / tp + dequant_f
+        return (*_roofline(d_attn_f, kv_read, peak_eff, bw_eff), d_off, kv_read, d_host_bytes, d_attn_f)
+
+    da, da_c, da_b, d_off, kv_read, d_host_bytes, d_attn_f = attention(kept_at(ctx))
     dg, dg_c, dg_b = _roofline(d_gemm_f, weights_read, peak_eff, bw_eff)
-    da, da_c, da_b = _roofline(d_attn_f, kv_read, peak_eff, bw_eff)
     d_tp = L * 2.0 * allreduce_time(tp, b * h * act_bytes, bw_tp, al_tp)
     tpot = dg + da + d_tp + d_off
+    # The request's g decode steps attend to contexts s ... s + g: their attention time is linear in the tokens
+    # kept, so the sum is g steps at the mean kept over that range (kv_policy.mean_kept; = kept at s + g/2 for
+    # the full cache). One home for the request time: model/stages.py draws its decode groups the same way.
+    terms = kept_terms(kv_policy, kv_window, kv_sinks, kv_heavy_ratio, razor_retrieval_fraction, arch_window,
+                       window_share)
+    da_mean, _, _, d_off_mean, _, _, _ = attention(mean_kept(terms, s, s + g))
+    decode_s = g * (dg + d_tp + da_mean + d_off_mean)
 
     tp_bytes_prefill = L * 2.0 * 2.0 * (tp - 1.0) / tp * tokens * h * act_bytes
     tp_bytes_decode = L * 2.0 * 2.0 * (tp - 1.0) / tp * b * h * act_bytes
@@ -148,7 +177,8 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
         "kv_host_bytes": kv_host, "prefill_tokens_computed": tokens,
         "memory": memory, "memory_total": memory_total,
         "prefill_s": prefill, "time_per_output_token_s": tpot, "tokens_per_s": b / tpot,
-        "request_s": prefill + g * tpot,
+        "decode_s": decode_s, "request_s": prefill + decode_s,
+        "decode_kv_read_bytes": kv_read, "decode_attention_flops": d_attn_f * tp,
         "prefill_time": prefill_time, "decode_time": decode_time,
         "prefill_flops": (gemm_f + attn_f) * tp, "decode_flops": (d_gemm_f + d_attn_f) * tp,
         "prefill_shares": ((pg_c + pa_c) / prefill, (pg_b + pa_b + p_tp + p_off) / prefill),

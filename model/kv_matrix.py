@@ -16,6 +16,10 @@ more (the H2O observation); each token gets a per-head log-normal factor exp(ÏƒÂ
 effect, streamingllm). Retrieval heads for razor are drawn with the same generator.
 
 Kept-quantised (2) marks kept tokens when the KV dtype is narrower than 16 bits (fp8, int8, int4).
+
+A model whose every layer has a sliding window (Mistral 7B, W = 4096) keeps only its last W tokens whatever the
+policy (a rolling buffer): the grid drops everything older. kept_fraction_model is `kv_policy.arch_kept` / c,
+the layer average, also for models that mix local and global layers (their grid rows are heads, not layers).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import numpy as np
 from .dtypes import BYTES_PER_ELEMENT
 from .errors import ValidationError
 from .inference import kv_bytes_per_token
-from .kv_policy import KV_POLICIES, KV_POLICY_CODE, kept_tokens
+from .kv_policy import KV_POLICIES, KV_POLICY_CODE, arch_kept, kept_tokens
 from .scenario import Scenario
 
 EVICTED, KEPT, KEPT_QUANTISED = 0, 1, 2
@@ -102,20 +106,29 @@ def kv_matrix(scenario: Scenario, context: int | None = None, heads: int | None 
         keep = np.broadcast_to(recent(n_recent), (shown, c)).copy()
         if n_heavy > 0:
             scores = synthetic_scores(shown, c, S)
+            if arch.sliding_window and arch.window_layer_share >= 1.0:  # only the rolling buffer can be kept
+                scores[:, :max(c - int(arch.sliding_window), 0)] = -np.inf
             older = c - n_recent
             top = np.argpartition(-scores[:, :older], n_heavy - 1, axis=1)[:, :n_heavy]
             keep[np.arange(shown)[:, None], top] = True
             scores_used = True
     else:  # pragma: no cover - Scenario validates kv_policy
         raise ValidationError("kv_policy", policy, "one of " + ", ".join(KV_POLICIES))
+    arch_window = int(arch.sliding_window) if arch.window_layer_share >= 1.0 else 0
+    if arch_window:  # every layer attends to its last W tokens only (Mistral's rolling buffer): nothing older stays
+        keep &= recent(min(arch_window, c))
     quantised = BYTES_PER_ELEMENT[sc.kv_dtype] < 2.0
     grid = np.where(keep, KEPT_QUANTISED if quantised else KEPT, EVICTED).astype(np.uint8)
     kept_per_head = keep.sum(axis=1)
     kept_fraction = float(kept_per_head.mean() / c)
     if policy == "razor":  # rows beyond `shown` still count when the grid shows fewer heads
-        kept_fraction = float((len(ret) * c + (heads_total - len(ret)) * stream.sum()) / (heads_total * c))
-    model_fraction = float(kept_tokens(KV_POLICY_CODE[policy], c, window=W, sinks=S, heavy_ratio=sc.kv_heavy_ratio,
-                                       retrieval_fraction=sc.razor_retrieval_fraction) / c)
+        full_row = min(c, arch_window) if arch_window else c
+        stream_row = (stream & recent(min(arch_window, c))).sum() if arch_window else stream.sum()
+        kept_fraction = float((len(ret) * full_row + (heads_total - len(ret)) * stream_row) / (heads_total * c))
+    model_fraction = float(arch_kept(kept_tokens(KV_POLICY_CODE[policy], c, window=W, sinks=S,
+                                                 heavy_ratio=sc.kv_heavy_ratio,
+                                                 retrieval_fraction=sc.razor_retrieval_fraction),
+                                     arch.sliding_window, arch.window_layer_share) / c)
     per_tok = float(kv_bytes_per_token(arch, BYTES_PER_ELEMENT[sc.kv_dtype]))
     return {
         "grid": grid, "context": c, "heads_total": heads_total, "heads_shown": shown, "policy": policy,

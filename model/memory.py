@@ -5,7 +5,7 @@ All functions broadcast over numpy arrays in any argument.
 
 from __future__ import annotations
 
-import numpy as np
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 
 RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL = 0, 1, 2
 
@@ -66,10 +66,16 @@ def activation_bytes_per_layer(s, b, h, a, tp=1, sp=False, recompute=RECOMPUTE_N
     return per_layer * (np.asarray(act_bytes, dtype=float) / 2.0)
 
 
-def in_flight_micro_batches(pp, micro_batches):
-    """Micro-batches whose activations the first pipeline stage holds under 1F1B: min(p, m)
-    (Narayanan et al. 2021; Korthikanti et al. Eq. 5 makes the first-stage total independent of p)."""
-    return np.minimum(np.asarray(pp, dtype=float), np.asarray(micro_batches, dtype=float))
+def in_flight_micro_batches(pp, micro_batches, virtual_stages=1):
+    """Micro-batches' worth of a stage's layers whose activations the first pipeline stage holds.
+
+    1F1B: min(p, m) (Narayanan et al. 2021; Korthikanti et al. Eq. 5 makes the first-stage total independent
+    of p). Interleaved 1F1B with v > 1 chunks per stage: Megatron-LM's warm-up keeps 2(p-1) + (v-1)p + 1 chunks
+    of L/(pv) layers in flight on the first stage, p(1 + (p-1)/(vp)) = p + (p-1)/v stage-loads (Korthikanti
+    et al. 2022 §4.2.3: the factor 1 + (p-1)/(vp)); at most all m·v chunks, i.e. min(p + (p-1)/v, m)."""
+    p, m = np.asarray(pp, dtype=float), np.asarray(micro_batches, dtype=float)
+    v = np.asarray(virtual_stages, dtype=float)
+    return np.where(v > 1, np.minimum(p + (p - 1.0) / v, m), np.minimum(p, m))
 
 
 def layers_per_stage(layers, pp):

@@ -22,7 +22,8 @@ FORMULAS: dict[str, Formula] = {
     "memory.optimizer": Formula("K·Ψ / (Nd if ZeRO ≥ 1); K = 12 B for mixed-precision AdamW "
                                 "(fp32 master, momentum, variance)", "zero"),
     "memory.activations": Formula("per layer sbh(10/t_sp + 24/t + 5as/(ht)) (Korthikanti Eq. 1–4), "
-                                  "2sbh with full recompute; × layers per stage × min(p, m) in-flight micro-batches",
+                                  "2sbh with full recompute; × layers per stage × min(p, m) in-flight micro-batches "
+                                  "(interleaved: × min(p + (p−1)/v, m), Korthikanti §4.2.3)",
                                   "korthikanti2022"),
     "memory.kv_cache": Formula("2 (K and V) · L · n_kv · d_head · bytes · tokens · batch / TP", "vllm"),
     "memory.reserved": Formula("10% of device memory (vLLM gpu_memory_utilization = 0.9)", "vllm"),
@@ -31,7 +32,8 @@ FORMULAS: dict[str, Formula] = {
     "time.communication_exposed": Formula("alpha-beta collectives: TP all-reduce 2(n−1)/n·S/B, gathers "
                                           "(n−1)/n·S/B, PP sends; DP sync beyond the last backward",
                                           "nccl-tests-performance"),
-    "time.pipeline_bubble": Formula("(p − 1) · t_micro-batch; fraction (p−1)/(m+p−1) under 1F1B", "pipedream-1f1b"),
+    "time.pipeline_bubble": Formula("(p − 1)/v · t_micro-batch; fraction (p−1)/(m+p−1) under 1F1B, (p−1)/(v·m) "
+                                     "of the ideal time with v interleaved chunks per stage", "pipedream-1f1b"),
     "time.optimizer": Formula("local state bytes streamed through HBM: Ψ_local·(2K + g + w) / (HBM B/s × eff)",
                               "zero"),
     "time.GEMMs (weights)": Formula("roofline: max(2·W·tokens / peak, weight bytes / HBM B/s)", "scaling-book"),

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
+
 from .errors import ValidationError
 
 Rule = tuple[float, float, bool]
@@ -57,6 +59,7 @@ ARCHITECTURE_RULES: Mapping[str, Rule] = {
     "moe_ffn_hidden": (1, _WIDTH, True),      # 0 = the dense FFN width
     "shared_experts": (1, _COUNT, True),
     "dense_layers": (1, _COUNT, True),        # at most `layers`: checked by Architecture
+    "global_layers": (1, _COUNT, True),       # full-attention layers among sliding-window ones (0 = all alike)
     "q_lora_rank": (1, _WIDTH, True),
     "kv_lora_rank": (1, _WIDTH, True),
     "qk_nope_head_dim": (1, _WIDTH, True),
@@ -82,6 +85,11 @@ def describe(rule: Rule) -> str:
 def check(prefix: str, name: str, value: object, rule: Rule) -> None:
     """Raise ValidationError(f"{prefix}{name}", value, allowed) when `value` is outside `rule`."""
     lo, hi, zero = rule
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":  # an axis of evaluate_grid (sampled alphas)
+        if not np.all(((value == 0) & zero) | ((lo <= value) & (value <= hi))):
+            raise ValidationError(f"{prefix}{name}", f"array with values {value.min():g} to {value.max():g}",
+                                  describe(rule))
+        return
     kinds = (int,) if is_whole(rule) else (int, float)
     ok = isinstance(value, kinds) and not isinstance(value, bool)
     if ok:  # comparisons, not float(): an int of any size compares exactly; NaN and inf fail them

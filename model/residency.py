@@ -29,14 +29,14 @@ from .dtypes import BYTES_PER_ELEMENT
 from .errors import ValidationError
 from .evaluate import evaluate_grid
 from .inference import kv_share_per_gpu
-from .kv_policy import KV_POLICY_CODE, kept_tokens
+from .kv_policy import KV_POLICY_CODE, arch_kept, kept_tokens
 from .numeric import safe_div
-from .scenario import Scenario
+from .scenario import MAX_CONTEXT_TOKENS, Scenario
 from .tiers import page_tokens, tier_map
 
 RESIDENCY_TIERS = ("hbm", "host", "cxl", "ssd")
 PLACEMENT_POLICIES = ("spill", "evict")
-MAX_CONTEXT = 1 << 24
+MAX_CONTEXT = MAX_CONTEXT_TOKENS
 MAX_SESSIONS = 1 << 20
 
 
@@ -64,7 +64,7 @@ def _check_axis(name: str, values, upper: int) -> np.ndarray:
     a = np.asarray(values, dtype=float)
     if a.size == 0 or not np.all(np.isfinite(a)) or np.any(a < 1) or np.any(a > upper):
         bad = a[~(np.isfinite(a) & (a >= 1) & (a <= upper))] if a.size else a
-        raise ValidationError(name, bad.ravel()[:1].tolist() if bad.size else values, f"numbers from 1 to {upper}")
+        raise ValidationError(name, float(bad.ravel()[0]) if bad.size else values, f"numbers from 1 to {upper}")
     return a
 
 
@@ -184,11 +184,13 @@ def residency_json(scenario: Scenario, policy: str = "spill") -> dict:
 
 def kv_bytes_per_token_after_policy(scenario: Scenario, context) -> np.ndarray:
     """Average KV bytes per context token for the whole model after the scenario's policy and dtype:
-    kept_tokens(context) / context x kv_bytes_per_token (vllm §3; kv_policy's sources)."""
+    kept_tokens(context) / context x kv_bytes_per_token (vllm §3; kv_policy's sources), the kept tokens capped by
+    the architecture's sliding window on its windowed layers (kv_policy.arch_kept)."""
     sc = scenario
     c = _check_axis("context", context, MAX_CONTEXT)
     arch = sc.model
     per_tok = arch.kv_tensors * arch.layers * arch.kv_width * BYTES_PER_ELEMENT[sc.kv_dtype]
     kept = kept_tokens(KV_POLICY_CODE[sc.kv_policy], c, window=sc.kv_window, sinks=sc.kv_sinks,
                        heavy_ratio=sc.kv_heavy_ratio, retrieval_fraction=sc.razor_retrieval_fraction)
+    kept = arch_kept(kept, arch.sliding_window, arch.window_layer_share)  # the model's own sliding window
     return kept / c * per_tok

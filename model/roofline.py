@@ -397,16 +397,56 @@ def _finite(x: float) -> float:
     return x if math.isfinite(x) else 0.0
 
 
+RIDGE_DEFINITIONS = {
+    "ridge_flop_per_byte": "datasheet ridge: peak FLOP/s / HBM bandwidth (Williams et al. 2009); each point's "
+                           "bound_by compares it with the datasheet ceilings",
+    "ridge_achievable_flop_per_byte": "achievable ridge: (peak x efficiency.compute) / (HBM bandwidth x "
+                                      "efficiency.hbm); where the model's kernel times turn from bandwidth- to "
+                                      "compute-bound; each point's bound_by_achievable uses these ceilings",
+    "bottleneck": "the whole step's binding resource (model/pressure.py): memory at >= 90% of HBM, else the "
+                  "larger of the FLOP utilisation and the busiest link's utilisation, both against datasheet "
+                  "peaks, counting every byte of the step (KV reads and collectives too)",
+}
+
+
+def link_efficiency(sc: Scenario, link: str) -> float:
+    """The share of a ceiling the model's times assume: efficiency.hbm for HBM, efficiency.network for the
+    device links, 1 for on-chip SRAM and L2 (not derated by the model)."""
+    eff = sc.efficiency
+    if link == "hbm":
+        return eff.hbm
+    return eff.network if link in ("scale-up", "scale-out", "host", "nvme") else 1.0
+
+
+def achievable_ridge(sc: Scenario, dtype: str | None = None) -> float:
+    """FLOP per HBM byte where the model's roofline time max(F / (P·η_c), B / (BW·η_hbm)) turns."""
+    hw = sc.hardware
+    return hw.peak(dtype or scenario_dtype(sc)) * sc.efficiency.compute / (hw.hbm_bw * sc.efficiency.hbm)
+
+
+def bound_by_achievable(sc: Scenario, p: OperatingPoint, ceils: tuple[Ceiling, ...]) -> str:
+    """The ceiling that binds the point once every ceiling is derated by the efficiency the model uses."""
+    comp, roof = compute_ceiling(ceils, p.dtype), link_ceiling(ceils, p.link)
+    t_c = p.flops / (comp.value * sc.efficiency.compute)
+    t_b = p.bytes / (roof.value * link_efficiency(sc, p.link))
+    return comp.name if t_c >= t_b else roof.name
+
+
 def roofline_json(scenario: Scenario) -> dict:
-    """The CLI's `roofline` key: ridge, ceilings [{name, kind, value}], points [{name, flops, bytes,
-    intensity, attainable_flops_per_s, bound_by}]. SI units; every number finite."""
+    """The CLI's `roofline` key: the datasheet and the achievable ridge, what each ridge and the bottleneck
+    mean (`ridge_definitions`), ceilings [{name, kind, value}], points [{name, flops, bytes, intensity,
+    attainable_flops_per_s, bound_by (datasheet ceilings), bound_by_achievable (derated ceilings)}].
+    SI units; every number finite."""
     r = roofline(scenario)
     return {
         "ridge_flop_per_byte": _finite(r.ridge_flop_per_byte),
+        "ridge_achievable_flop_per_byte": _finite(achievable_ridge(scenario, r.dtype)),
+        "ridge_definitions": dict(RIDGE_DEFINITIONS),
         "ceilings": [{"name": c.name, "kind": c.kind, "value": _finite(c.value)} for c in r.ceilings],
         "points": [{"name": p.name, "flops": _finite(p.flops), "bytes": _finite(p.bytes),
                     "intensity": _finite(p.intensity), "attainable_flops_per_s": _finite(p.attainable_flops_per_s),
-                    "bound_by": p.bound_by} for p in r.points],
+                    "bound_by": p.bound_by, "bound_by_achievable": bound_by_achievable(scenario, p, r.ceilings)}
+                   for p in r.points],
     }
 
 
@@ -425,8 +465,9 @@ def decode_terms(sc: Scenario, batch=None, prompt_len=None, gen_len=None) -> dic
     r = inference_step(arch, hw, **inputs)
     ctx = s + g / 2.0
     kv_tok_gpu = kv_bytes_per_token(arch, inputs["kv_bytes"]) * kv_share_per_gpu(arch, tp)
-    kv_read = b * ctx * kv_tok_gpu
-    attn_f = arch.layers * b * attention_core_flops_per_token(ctx, arch.heads, arch.qk_dim, arch.v_dim) / tp
+    # the core's KV reads and attention FLOPs: the tokens its KV policy and the model's sliding window keep
+    kv_read = np.asarray(r["decode_kv_read_bytes"], dtype=float)
+    attn_f = np.asarray(r["decode_attention_flops"], dtype=float) / tp
     total_f = np.asarray(r["decode_flops"], dtype=float) / tp
     weights_read = np.asarray(r["decode_bytes"]["hbm"], dtype=float) - kv_read
     # Weights streamed when every expert is touched (the large-batch limit; = weights_read for dense models):
@@ -454,6 +495,9 @@ def decode_sweep(scenario: Scenario, batch=None, context=None) -> dict:
     - "ridge_batch": closed form for the GEMMs. With W FLOP-weights per token (2·W FLOPs per sequence) and
       S weight bytes streamed per step, I(b) = 2·W·b / S, which reaches the ridge R = P/BW at
       b* = R·S / (2·W) (≈ R·bytes-per-weight/2 for a dense model: 295 for H100 bf16);
+    - "ridge_batch_achievable": the same at the achievable ridge R·η_c/η_hbm (`achievable_ridge`): the batch
+      where the model's decode GEMM time turns from weight streaming to compute (≈ 185 for H100 bf16 at the
+      default efficiencies 0.5 and 0.8);
     - "ridge_batch_with_kv": the same with the KV reads included, I(b) = (2W + A)·b / (S + K·b) with A the
       attention FLOPs and K the KV bytes read per sequence: b* = R·S / (2W + A − R·K) where 2W + A > R·K;
       0.0 when the step never crosses (its intensity tends to "step_intensity_limit" = (2W + A)/K < R);
@@ -491,6 +535,7 @@ def decode_sweep(scenario: Scenario, batch=None, context=None) -> dict:
     k_per_seq = float(base["kv_read"]) / b0
     S = base["weights_streamed_all_experts"]
     ridge_batch = ridge * S / w_per_seq
+    ridge_batch_achievable = achievable_ridge(sc, dtype) * S / w_per_seq  # where the model's step turns
     denom = w_per_seq + a_per_seq - ridge * k_per_seq
     ridge_batch_kv = ridge * S / denom if denom > 0 else 0.0
     limit = (w_per_seq + a_per_seq) / k_per_seq if k_per_seq > 0 else INTENSITY_CAP
@@ -513,6 +558,7 @@ def decode_sweep(scenario: Scenario, batch=None, context=None) -> dict:
         "kv_bytes": full(t["kv_gpu"]), "kv_read_bytes": full(kv_read), "memory_bytes": full(memory),
         "fits": full(memory <= usable).astype(bool),
         "ridge_batch": float(ridge_batch), "ridge_batch_with_kv": float(ridge_batch_kv),
+        "ridge_batch_achievable": float(ridge_batch_achievable),
         "step_intensity_limit": float(min(limit, INTENSITY_CAP)),
         "kv_fit_limit_context": float(kv_fit_context), "kv_fit_limit_batch": float(kv_fit_batch),
     }

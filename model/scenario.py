@@ -29,6 +29,7 @@ OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 # Where offloaded KV cache lives: host DRAM over the host link (FlexGen), or a CXL memory pool (Pond).
 KV_OFFLOAD_TIERS = ("host", "cxl")
 GRAD_COMM_BYTES_MIN, GRAD_COMM_BYTES_MAX = 0.125, 4.0
+MAX_CONTEXT_TOKENS = 1 << 24  # prompt + generated tokens per sequence (the residency and matrix panels' axis)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ class Scenario:
     pp: int = 1
     cp: int = 1
     ep: int = 1
+    # interleaved 1F1B: model chunks per pipeline stage (Narayanan et al. 2021 §2.2.2); 1 = plain 1F1B
+    virtual_stages: int = 1
     sequence_parallel: bool = True
     # training
     zero: int = 1
@@ -118,12 +121,16 @@ class Scenario:
             raise ValidationError("grad_comm_bytes", gcb, f"0 (the gradient format) or a byte width from "
                                   f"{GRAD_COMM_BYTES_MIN} (1 bit) to {GRAD_COMM_BYTES_MAX} (fp32)")
         limits = {"gpus": 1 << 20, "gpus_per_node": 1024, "tp": 1024, "pp": 1024, "cp": 1024, "ep": 1024,
+                  "virtual_stages": 1024,
                   "micro_batch": 1 << 16, "global_batch": 1 << 24, "seq_len": 1 << 24, "batch": 1 << 20,
                   "prompt_len": 1 << 24, "gen_len": 1 << 24, "kv_window": 1 << 24}
         for name, upper in limits.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= upper:
                 raise ValidationError(name, value, f"a whole number from 1 to {upper}")
+        if self.prompt_len + self.gen_len > MAX_CONTEXT_TOKENS:
+            raise ValidationError("prompt_len + gen_len", self.prompt_len + self.gen_len,
+                                  f"at most {MAX_CONTEXT_TOKENS} tokens per sequence (prompt plus generated)")
         if isinstance(self.kv_sinks, bool) or not isinstance(self.kv_sinks, int) or not 0 <= self.kv_sinks <= 1 << 20:
             raise ValidationError("kv_sinks", self.kv_sinks, "a whole number from 0 to 1048576")
         if not isinstance(self.zero, int) or not 0 <= self.zero <= 3:
@@ -165,6 +172,7 @@ class Scenario:
         if self.global_batch % (self.micro_batch * self.dp):
             raise ValidationError("global_batch", self.global_batch,
                                   f"a multiple of micro-batch x DP = {self.micro_batch * self.dp}")
+        self._check_virtual_stages()
         self._check_links()
         if self.offload == "nvme" and not self.hardware.nvme_bw > 0:
             raise ValidationError("offload", self.offload,
@@ -174,9 +182,32 @@ class Scenario:
                                   f"none ({self.hardware.name} has no host link)")
         self.hardware.peak(self.precision)  # the hardware must publish a peak for the training format
 
+    def _check_virtual_stages(self):
+        """Interleaved 1F1B (Megatron-LM): PP >= 2, every stage holds v equal chunks of layers (L divisible
+        by p·v, or L + 2 when the first and the last stage hold one layer fewer, as Llama 3 §3.3.2 balances its
+        126 layers over PP16), and the micro-batches come in groups of p (m a multiple of p)."""
+        v, p, layers = self.virtual_stages, self.pp, self.model.layers
+        if v == 1:
+            return
+        if p < 2:
+            raise ValidationError("virtual_stages", v, "1 (interleaving needs pipeline parallelism PP >= 2)")
+        if layers % (p * v) and (layers + 2) % (p * v):
+            raise ValidationError("virtual_stages", v, f"a count such that PP x v (here {p * v}) divides the model's "
+                                  f"{layers} layers (or {layers + 2}: one fewer on the first and the last stage)")
+        if self.micro_batches % p:
+            raise ValidationError("virtual_stages", v, f"1 unless the {self.micro_batches} micro-batches per step "
+                                  f"are a multiple of PP = {p} (Megatron-LM's interleaved schedule)")
+
     def _check_links(self):
-        if self.gpus > 1 and self.hardware.scaleup_bw <= 0 and self.hardware.scaleout_bw <= 0:
-            raise ValidationError("gpus", self.gpus, f"1 ({self.hardware.name} has no device-to-device link)")
+        """Every group of devices must have a link to talk over: a layout that needs a link the hardware lacks is
+        refused (an absent link would otherwise move its bytes in no time). Groups stay in one node while the
+        GPUs fit in one (`comms.is_intra_node`); more GPUs than a node holds need the scale-out network."""
+        hw = self.hardware
+        if self.gpus > 1 and hw.scaleup_bw <= 0 and hw.scaleout_bw <= 0:
+            raise ValidationError("gpus", self.gpus, f"1 ({hw.name} has no device-to-device link)")
+        if self.gpus > self.gpus_per_node and hw.scaleout_bw <= 0:
+            raise ValidationError("gpus", self.gpus, f"at most one node of {self.gpus_per_node} (gpus_per_node): "
+                                  f"{hw.name} has no scale-out link (scaleout_bw = 0) between nodes")
 
     def _check_inference_layout(self):
         if self.model.heads % self.gpus:

@@ -17,8 +17,10 @@ host-link lanes show one GPU of stage 0, the stage the core's critical path ends
     The collectives inside a block are drawn after its compute (in Megatron-LM they interleave with the
     layers; the core adds their time to the block, so the block length is the same).
   - DP gradient reduce-scatter (ZeRO >= 1) or all-reduce (ZeRO-0), drawn as GRAD_BUCKETS equal buckets on
-    the DP network lane starting t_bwd before the pipeline ends (the core overlaps it with the last
-    micro-batch's backward; reference "zero" §7, "megatron-lm"); the part longer than t_bwd is exposed.
+    the DP network lane starting grad_overlap before the pipeline ends (the core overlaps it with the last
+    micro-batch's backward, t_bwd, less the part of it the ZeRO-3 backward all-gather holds the DP link:
+    grad_overlap = t_bwd·(1 - min(1, 2·t_gather/t_c)); reference "zero" §7, "megatron-lm"); the part longer
+    than grad_overlap is exposed.
   - ZeRO-3 parameter all-gathers: two per micro-batch, prefetched behind the micro-batch's compute; what
     does not fit behind t_c is drawn after the pipeline (core: m·max(0, 2·t_gather - t_c)). ZeRO-1/2: one
     parameter all-gather after the optimizer step.
@@ -30,9 +32,11 @@ host-link lanes show one GPU of stage 0, the stage the core's critical path ends
     prefetches); it adds no exposed time and its bytes are not part of the core's per-link totals.
 
 Inference request (lane "GPU (TP group)"): prefill, then the decode steps grouped into at most
-DECODE_GROUPS bars; decode step i attends to prompt + i + 1/2 tokens on average, so a group of steps
-[a, b) is timed by the core at context prompt + (a + b)/2 (`evaluate_grid(prompt_len=..., gen_len=0)`):
-for the full cache the sum equals gen_len x TPOT at the core's mean context prompt + gen/2 exactly.
+DECODE_GROUPS bars (`decode_groups`, the one computation behind both the bars and `request_s`). A group of
+steps [a, b) lasts the core's decode_s of b - a steps from context prompt + a (`evaluate_grid(prompt_len=
+prompt + a, gen_len=b - a)`): a step's attention is linear in the tokens kept, so the groups add up to the
+core's decode_s, for every KV policy and the model's own sliding window (kv_policy.mean_kept). The bars'
+FLOPs and bytes are the core's step at the group's mean context prompt + (a + b)/2, times its steps.
 
 KV offload and onload (model/residency.py; vllm §3 paging, pcie-spec host link, memory_tiers.toml tiers): when
 the request's KV cache does not fit in the HBM that weights and the runtime reserve leave (residency's "spill"
@@ -66,6 +70,7 @@ from .errors import ValidationError
 from .evaluate import Results, evaluate, evaluate_grid
 from .memory import in_flight_micro_batches
 from .numeric import safe_div
+from .pipeline_schedule import interleaved_timeline
 from .residency import PLACEMENT_POLICIES, RESIDENCY_TIERS, residency_curve, serving_scenario
 from .scenario import Scenario
 from .tiers import tier_map
@@ -216,7 +221,7 @@ def training_pieces(sc: Scenario) -> dict:
     return out
 
 
-PIECE_KEYS = ("m", "pp", "dp", "lps", "t_c", "t_bwd", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
+PIECE_KEYS = ("m", "pp", "v", "dp", "lps", "t_c", "t_bwd", "grad_overlap", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
               "n_ar", "t_tp", "t_cp", "t_ep", "t_pp", "b_tp", "b_cp", "b_ep", "b_pp", "link_tp", "link_cp", "link_ep",
               "link_pp", "link_dp", "link_edp", "t_grad", "b_grad_d", "b_grad_e", "t_gather", "gather_d", "gather_e",
               "t_compress", "compress_bytes", "grads_down", "params_up", "act_swap", "t_down", "t_up", "t_swap",
@@ -314,7 +319,8 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     act_mb = P["act_mb"]
     keep = min(P["lps"], 2.0) / P["lps"] if P["offload_activations"] else 1.0
     states_hbm = mem["weights"] + mem["gradients"] + mem["optimizer"]
-    in_flight_peak = _f(in_flight_micro_batches(p, m_true))
+    chunks = int(round(P["v"]))  # interleaved 1F1B: model chunks per stage
+    in_flight_peak = _f(in_flight_micro_batches(p, m_true, chunks))
     host_static = r.train.get("host_bytes", 0.0) - (act_mb * in_flight_peak * (1 - keep))
 
     def live(n_act: float) -> dict:
@@ -323,60 +329,113 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     def bind(kind_binding: str, live_mem: dict) -> str:
         return "memory" if live_mem["hbm"] > capacity else kind_binding
 
-    f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
-    if k_extra:
-        delta = k_extra * period
-        idx = np.arange(m_sim)
-        for s in range(p):
-            w = min(p - 1 - s, m_sim)
-            f_start[s, idx > cut + w] += delta
-            b_start[s, idx > cut] += delta
-    pipe_end = (m_true + p - 1) * period
-
     fl = P["flops_mb"]
-    out: list[Stage] = []
     rec_name = {2: "recompute (full layer forward)", 1: "recompute (selective: attention core)"}.get(
         P["recompute"], "recompute (FlashAttention backward)")
 
-    def mb_label(j: int, w: int = 0) -> int:
-        """True micro-batch index of simulated F (w = warm-up count) or B (w = 0) number j."""
-        return j + k_extra if j > cut + w else j
+    if chunks > 1:
+        tl = interleaved_timeline(p, chunks, m_true, t_f, t_b, MAX_SIMULATED_MICRO_BATCHES)
+        k_extra = tl.grouped
+        pipe_end = (m_true + (p - 1) / chunks) * period
+        out, stage0 = [], []
+        fwd_links, bwd_links = _links(hbm=weights_eff + act_mb), _links(hbm=2.0 * weights_eff + act_mb)
+        for s, stage_ops in enumerate(tl.ops):
+            lane, n_live = f"stage {s}", 0
+            for op in stage_ops:
+                t0, j, tag = op.start_s, op.micro_batch, f"mb {op.micro_batch} chunk {op.chunk}"
+                if op.op == "F":
+                    n_live += 1
+                    lm = live(n_live / chunks)
+                    out.append(Stage(f"forward {tag}", "compute", lane, t0, t0 + t_fc / chunks,
+                                     fl * (1 - P["bwd_share"]) / chunks, {k: x / chunks for k, x in fwd_links.items()},
+                                     lm, bind("compute", lm), j))
+                    if comm_f > 0:
+                        out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + t_fc / chunks,
+                                         op.end_s, 0.0, {k: x / chunks for k, x in comm_bytes_f.items()}, lm,
+                                         bind("bandwidth", lm), j))
+                    if s == 0:
+                        stage0.append(("fwd", t0, t_fc / t_c / chunks, j))
+                    continue
+                lm = live(n_live / chunks)
+                n_live -= 1
+                t1 = t0 + comm_b / chunks
+                if comm_b > 0:
+                    out.append(Stage(f"comm {comm_label} (bwd) {tag}", "communication", lane, t0, t1, 0.0,
+                                     {k: x / chunks for k, x in comm_bytes_b.items()}, lm, bind("bandwidth", lm), j))
+                if t_rc > 0:
+                    out.append(Stage(f"{rec_name} {tag}", "compute", lane, t1, t1 + t_rc / chunks,
+                                     fl * P["recompute_share"] / chunks, _links(), lm, bind("compute", lm), j))
+                out.append(Stage(f"backward {tag}", "compute", lane, t1 + t_rc / chunks, op.end_s,
+                                 fl * (P["bwd_share"] - P["recompute_share"]) / chunks,
+                                 {k: x / chunks for k, x in bwd_links.items()}, lm, bind("compute", lm), j))
+                if s == 0:
+                    stage0.append(("bwd", t1, t_bwd / t_c / chunks, j))
+            if tl.groups:
+                g0, g1 = tl.groups[s]
+                lm_g = live(in_flight_peak)
+                out.append(Stage(f"steady interleaved 1F1B x{k_extra} micro-batches (grouped)", "compute", lane, g0,
+                                 g1, k_extra * fl, {lk: k_extra * x for lk, x in _sum_links(
+                                     fwd_links, bwd_links, comm_bytes_f, comm_bytes_b).items()},
+                                 lm_g, bind("compute", lm_g), -1))
+        group0 = (tl.groups[0][0], f"{k_extra} micro-batches") if tl.groups else None
+    else:
+        f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
+        if k_extra:
+            delta = k_extra * period
+            idx = np.arange(m_sim)
+            for s in range(p):
+                w = min(p - 1 - s, m_sim)
+                f_start[s, idx > cut + w] += delta
+                b_start[s, idx > cut] += delta
+        pipe_end = (m_true + p - 1) * period
+        out: list[Stage] = []
 
-    for s in range(p):
-        lane = f"stage {s}"
-        w = min(p - 1 - s, m_sim)
-        for j in range(m_sim):
-            jj, jb = mb_label(j, w), mb_label(j)
-            # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
-            lm = live(j + 1 - max(0, j - w))
-            t0 = f_start[s, j]
-            out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P["bwd_share"]),
-                             _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj))
-            if comm_f > 0:
-                out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc, t0 + t_f,
-                                 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj))
-            # live at B(j): forwards done = min(m, j + 1 + w) (1F1B order), backwards done = j
-            lm_b = live(min(m_sim, j + 1 + w) - j)
-            t0 = b_start[s, j]
-            if comm_b > 0:
-                out.append(Stage(f"comm {comm_label} (bwd) mb {jb}", "communication", lane, t0, t0 + comm_b,
-                                 0.0, comm_bytes_b, lm_b, bind("bandwidth", lm_b), jb))
-            t1 = t0 + comm_b
-            if t_rc > 0:
-                out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc, fl * P["recompute_share"],
-                                 _links(), lm_b, bind("compute", lm_b), jb))
-            out.append(Stage(f"backward mb {jb}", "compute", lane, t1 + t_rc, t0 + t_b,
-                             fl * (P["bwd_share"] - P["recompute_share"]), _links(hbm=2.0 * weights_eff + act_mb),
-                             lm_b, bind("compute", lm_b), jb))
-            if k_extra and j == cut:
-                g0 = t0 + t_b
-                lm_g = live(min(p - s, m_true))
-                out.append(Stage(f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, backwards "
-                                 f"{cut + 1}-{cut + k_extra}, grouped)", "compute",
-                                 lane, g0, g0 + k_extra * period, k_extra * fl,
-                                 {lk: k_extra * v for lk, v in _sum_links(
-                                     _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f,
-                                     comm_bytes_b).items()}, lm_g, bind("compute", lm_g), -1))
+        def mb_label(j: int, w: int = 0) -> int:
+            """True micro-batch index of simulated F (w = warm-up count) or B (w = 0) number j."""
+            return j + k_extra if j > cut + w else j
+
+        for s in range(p):
+            lane = f"stage {s}"
+            w = min(p - 1 - s, m_sim)
+            for j in range(m_sim):
+                jj, jb = mb_label(j, w), mb_label(j)
+                # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
+                lm = live(j + 1 - max(0, j - w))
+                t0 = f_start[s, j]
+                out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P["bwd_share"]),
+                                 _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj))
+                if comm_f > 0:
+                    out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc,
+                                     t0 + t_f, 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj))
+                # live at B(j): forwards done = min(m, j + 1 + w) (1F1B order), backwards done = j
+                lm_b = live(min(m_sim, j + 1 + w) - j)
+                t0 = b_start[s, j]
+                if comm_b > 0:
+                    out.append(Stage(f"comm {comm_label} (bwd) mb {jb}", "communication", lane, t0, t0 + comm_b,
+                                     0.0, comm_bytes_b, lm_b, bind("bandwidth", lm_b), jb))
+                t1 = t0 + comm_b
+                if t_rc > 0:
+                    out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc,
+                                     fl * P["recompute_share"], _links(), lm_b, bind("compute", lm_b), jb))
+                out.append(Stage(f"backward mb {jb}", "compute", lane, t1 + t_rc, t0 + t_b,
+                                 fl * (P["bwd_share"] - P["recompute_share"]),
+                                 _links(hbm=2.0 * weights_eff + act_mb), lm_b, bind("compute", lm_b), jb))
+                if k_extra and j == cut:
+                    g0 = t0 + t_b
+                    lm_g = live(min(p - s, m_true))
+                    out.append(Stage(f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, "
+                                     f"backwards {cut + 1}-{cut + k_extra}, grouped)", "compute",
+                                     lane, g0, g0 + k_extra * period, k_extra * fl,
+                                     {lk: k_extra * v for lk, v in _sum_links(
+                                         _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f,
+                                         comm_bytes_b).items()}, lm_g, bind("compute", lm_g), -1))
+
+        # stage 0's forward and backward compute, where the DP and host-link lanes hide their transfers:
+        # (tag, start, share of t_c, micro-batch); group0 = (start, label) of the grouped steady block
+        w0 = min(p - 1, m_sim)
+        stage0 = [blk for j in range(m_sim) for blk in (("fwd", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
+                                                         ("bwd", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j)))]
+        group0 = (b_start[0, cut] + t_b, f"micro-batches {cut + 1}-{cut + k_extra}") if k_extra else None
 
     # --- DP network and host link, one GPU of stage 0 ------------------------------------------------
     grad_bytes = dict.fromkeys(LINKS, 0.0)
@@ -390,39 +449,30 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
 
     if zero == 3 and t_g > 0:  # two gathers per micro-batch prefetched behind compute
         hidden = min(2.0 * t_g, t_c)
-        w0 = min(p - 1, m_sim)
-        for j in range(m_sim):
-            for tag, t0, frac, jj in (("fwd", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
-                                      ("bwd", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j))):
-                dur = hidden * frac
-                lm = live(min(p, m_true))
-                out.append(Stage(f"ZeRO-3 all-gather ({tag}, prefetched) mb {jj}", "communication", DP_LANE, t0,
-                                 t0 + dur, 0.0, {k: v * 2.0 * dur / (2.0 * t_g) for k, v in gather_bytes.items()},
-                                 lm, "bandwidth", jj))
-        if k_extra:
-            g0 = b_start[0, cut] + t_b
-            out.append(Stage(f"ZeRO-3 all-gathers (prefetched), micro-batches {cut + 1}-{cut + k_extra}",
-                             "communication", DP_LANE, g0, g0 + k_extra * period, 0.0,
-                             {k: v * k_extra * hidden / t_g for k, v in gather_bytes.items()},
-                             live(min(p, m_true)), "bandwidth", -1))
+        for tag, t0, frac, jj in stage0:
+            dur = hidden * frac
+            out.append(Stage(f"ZeRO-3 all-gather ({tag}, prefetched) mb {jj}", "communication", DP_LANE, t0,
+                             t0 + dur, 0.0, {k: v * 2.0 * dur / (2.0 * t_g) for k, v in gather_bytes.items()},
+                             live(in_flight_peak), "bandwidth", jj))
+        if group0:
+            g0, what = group0
+            out.append(Stage(f"ZeRO-3 all-gathers (prefetched), {what}", "communication", DP_LANE, g0,
+                             g0 + k_extra * period, 0.0, {k: v * k_extra * hidden / t_g for k, v in gather_bytes.items()},
+                             live(in_flight_peak), "bandwidth", -1))
 
     if P["offload_activations"] and P["t_swap"] > 0:  # vDNN: out during forward, back in during backward
         hidden = min(P["t_swap"], t_c)
-        w0 = min(p - 1, m_sim)
-        for j in range(m_sim):
-            for tag, t0, frac, jj in (("out", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
-                                      ("in", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j))):
-                dur = hidden * frac
-                out.append(Stage(f"activations {tag} (host link) mb {jj}", "memory-transfer", HOST_LANE, t0,
-                                 t0 + dur, 0.0, _links(host=P["act_swap"] * dur / P["t_swap"]), live(1.0),
-                                 "bandwidth", jj))
-        if k_extra:
-            g0 = b_start[0, cut] + t_b
-            out.append(Stage(f"activation swaps, micro-batches {cut + 1}-{cut + k_extra}", "memory-transfer",
-                             HOST_LANE, g0, g0 + k_extra * period, 0.0,
+        for tag, t0, frac, jj in stage0:
+            dur = hidden * frac
+            out.append(Stage(f"activations {'out' if tag == 'fwd' else 'in'} (host link) mb {jj}", "memory-transfer",
+                             HOST_LANE, t0, t0 + dur, 0.0, _links(host=P["act_swap"] * dur / P["t_swap"]), live(1.0),
+                             "bandwidth", jj))
+        if group0:
+            g0, what = group0
+            out.append(Stage(f"activation swaps, {what}", "memory-transfer", HOST_LANE, g0, g0 + k_extra * period, 0.0,
                              _links(host=k_extra * P["act_swap"] * hidden / P["t_swap"]), live(1.0), "bandwidth", -1))
 
-    g_start = pipe_end - t_bwd
+    g_start = pipe_end - P["grad_overlap"]  # after the last backward's ZeRO-3 gather, when there is one
     t_grad, t_down = P["t_grad"], P["t_down"]
     verb = "all-reduce" if zero == 0 else "reduce-scatter"
     if sc.grad_compression > 1.0:
@@ -437,7 +487,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     if t_down > 0:
         out.append(Stage("gradients to host (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + t_down, 0.0,
                          _links(host=P["grads_down"]), live(1.0), "bandwidth", -1))
-    t = max(pipe_end, t + t_down)  # = pipeline + exposed gradient sync (core: max(0, t_grad + t_down - t_bwd))
+    t = max(pipe_end, t + t_down)  # = pipeline + exposed gradient sync (core: max(0, t_grad + t_down - grad_overlap))
 
     if zero == 3 and t_g > 0:
         exposed = m_true * max(0.0, 2.0 * t_g - t_c)
@@ -519,9 +569,13 @@ def _sum_links(*ds) -> dict:
 # inference
 
 
-def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> list[Stage]:
-    s, g, tp = sc.prompt_len, sc.gen_len, sc.gpus
-    capacity = r.capacity
+def decode_groups(sc: Scenario, kv_placement: str = "spill") -> dict:
+    """The request's timing, the one computation its stages and `request_s` share: prefill_s; the decode steps
+    in at most DECODE_GROUPS groups [lo, hi) with their seconds group_s (the core's decode_s of the group's
+    steps, or, when the KV cache spills, steps x residency's effective step at the group's mean context);
+    kv (`_kv_tiers`, None when the cache fits) and offload [(tier, bytes, seconds)] written after prefill;
+    request_s = prefill_s + Σ offload seconds + Σ group_s."""
+    s, g = sc.prompt_len, sc.gen_len
     full = evaluate_grid(sc)
     n = min(g, DECODE_GROUPS)
     edges = np.round(np.linspace(0.0, g, n + 1)).astype(int)
@@ -529,17 +583,35 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
     steps = (hi - lo).astype(float)
     mid = s + (lo + hi) / 2.0
     ctx_end = s + hi.astype(float)
-    grid = evaluate_grid(sc, prompt_len=np.concatenate([mid, ctx_end]), gen_len=0)
-    tpot = np.asarray(grid["time_per_output_token_s"], dtype=float)[:n]
+    kv = _kv_tiers(sc, np.concatenate([[float(s)], mid, ctx_end]), kv_placement)
+    if kv is None:  # the core's own sum over each group's steps: the groups add up to its decode_s exactly
+        group_s = np.asarray(evaluate_grid(sc, prompt_len=s + lo.astype(float), gen_len=steps)["decode_s"], dtype=float)
+        offload = []
+    else:  # the cache spills: residency's effective step (with the tier transfers) at each group's mean context
+        group_s = steps * kv["step_time_s"][1:n + 1]
+        offload = [(tier, float(kv["resident"][tier][0]), float(kv["transfer_s"][tier][0])) for tier in kv["used"]]
+    prefill = float(full["prefill_s"])
+    request = prefill + sum(d for _, b, d in offload if b > 0) + float(np.sum(group_s))
+    return {"full": full, "n": n, "lo": lo, "hi": hi, "steps": steps, "mid": mid, "ctx_end": ctx_end, "kv": kv,
+            "group_s": group_s, "offload": offload, "prefill_s": prefill, "request_s": request}
+
+
+def request_time(sc: Scenario, kv_placement: str = "spill") -> float:
+    """Seconds of one inference request: where its last stage ends (`decode_groups`)."""
+    return decode_groups(sc, kv_placement)["request_s"]
+
+
+def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> list[Stage]:
+    s, tp = sc.prompt_len, sc.gpus
+    capacity = r.capacity
+    plan = decode_groups(sc, kv_placement)
+    full, n, lo, hi, steps, kv = plan["full"], plan["n"], plan["lo"], plan["hi"], plan["steps"], plan["kv"]
+    grid = evaluate_grid(sc, prompt_len=np.concatenate([plan["mid"], plan["ctx_end"]]), gen_len=0)
     flops = np.asarray(grid["decode_flops"], dtype=float)[:n] / tp
     c_share, b_share = (np.asarray(x, dtype=float)[:n] for x in grid["decode_shares"])
     link_arr = {k: np.broadcast_to(np.asarray(v, dtype=float), (2 * n,))[:n] for k, v in grid["decode_bytes"].items()}
     mem_end = np.asarray(grid["memory_total"], dtype=float)[n:]
     prefill_mem = _f(evaluate_grid(sc, prompt_len=s, gen_len=0)["memory_total"])
-
-    kv = _kv_tiers(sc, np.concatenate([[float(s)], mid, ctx_end]), kv_placement)
-    if kv is not None:  # the cache spills: residency's effective step and the tier transfers
-        tpot = kv["step_time_s"][1:n + 1]
     hbm_limit = capacity * (1.0 + 1e-9) if kv is not None else capacity
 
     def live(i: int, core_mem: float) -> dict:
@@ -552,7 +624,7 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
         return out
 
     out: list[Stage] = []
-    prefill = float(full["prefill_s"])
+    prefill = plan["prefill_s"]
     pc, pb = (_f(x) for x in full["prefill_shares"])
     lm = live(0, prefill_mem)
     binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if pc >= pb else "bandwidth")
@@ -560,18 +632,15 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
                      _f(full["prefill_flops"]) / tp, {k: _f(v) for k, v in full["prefill_bytes"].items()}, lm,
                      binding, -1))
     t = prefill
-    if kv is not None:
-        for tier in kv["used"]:
-            nbytes, dur = float(kv["resident"][tier][0]), float(kv["transfer_s"][tier][0])
-            if nbytes > 0:
-                out.append(Stage(f"KV offload to {TIER_NAMES[tier]} ({nbytes / 1e9:,.1f} GB of the prompt's KV)",
-                                 "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm,
-                                 "bandwidth", -1))
-                t += dur
+    for tier, nbytes, dur in plan["offload"]:
+        if nbytes > 0:
+            out.append(Stage(f"KV offload to {TIER_NAMES[tier]} ({nbytes / 1e9:,.1f} GB of the prompt's KV)",
+                             "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm, "bandwidth", -1))
+            t += dur
     for i in range(n):
         lm = live(n + 1 + i, float(mem_end[i]))
         label = f"decode step {lo[i] + 1}" if steps[i] == 1 else f"decode steps {lo[i] + 1}-{hi[i]}"
-        dur = float(steps[i] * tpot[i])
+        dur = float(plan["group_s"][i])
         if kv is not None:
             for tier in kv["used"]:
                 nbytes, xfer = float(kv["resident"][tier][1 + i]), float(kv["transfer_s"][tier][1 + i])

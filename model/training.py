@@ -5,9 +5,13 @@ so the same call computes one scenario, a slider sweep, or a grid of configurati
 
 Time model (per GPU on the busiest pipeline stage, the critical path):
   t_mb     = compute + TP all-reduces + CP all-gathers + EP all-to-alls + PP sends, per micro-batch
-  pipeline = (m + p - 1) · t_mb          1F1B: bubble fraction (p-1)/(m+p-1) (Narayanan et al. 2021)
+  pipeline = (m + (p - 1)/v) · t_mb      1F1B (v = 1): bubble fraction (p-1)/(m+p-1) (Narayanan et al. 2021);
+                                         interleaved 1F1B with v chunks per stage (§2.2.2): the bubble is
+                                         (p-1)/(v·m) of the ideal time m·t_mb, and every micro-batch crosses
+                                         v stage boundaries per direction on each GPU (v x the PP sends)
   DP       = gradient sync overlapping the last micro-batch's backward; ZeRO-3 parameter all-gathers
-             prefetched behind each micro-batch's compute; ZeRO-1/2 parameter all-gather after the step
+             prefetched behind each micro-batch's compute, and the DP link they hold during the last
+             backward is not free for the gradient sync; ZeRO-1/2 parameter all-gather after the step
   step     = pipeline + exposed DP + optimizer (HBM-bound: reads and writes every local state byte)
              + gradient compression (DGC top-k selection; quantise/dequantise for quantised communication)
              + exposed offload transfers over the host link (and, for ZeRO-Infinity, to and from NVMe)
@@ -26,8 +30,7 @@ micro-batch's backward pass, the writes stream behind the CPU's update; what doe
 
 from __future__ import annotations
 
-import numpy as np
-
+from . import fastnp as np  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 from .architecture import Architecture
 from .comms import (
     allreduce_bus_factor,
@@ -41,6 +44,7 @@ from .comms import (
 )
 from .flops import attention_core_flops_per_token, training_flops
 from .hardware import Hardware
+from .kv_policy import mean_min
 from .memory import activation_bytes_per_layer, in_flight_micro_batches, layers_per_stage, model_state_bytes
 from .numeric import safe_div
 
@@ -77,8 +81,10 @@ def stage_params(arch: Architecture, tp, pp, ep):
 def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, pp, cp, ep, sp, zero,
                   recompute, flash, micro_batch, global_batch, seq_len, weight_bytes, grad_bytes,
                   master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
-                  offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0):
+                  offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0,
+                  virtual_stages=1, grad_overlap=1.0):
     gpus, tp, pp, cp, ep = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
+    v = np.asarray(virtual_stages, dtype=float)
     zero, recompute = np.asarray(zero), np.asarray(recompute)
     dp = gpus / (tp * pp * cp)
     m = np.maximum(1.0, np.ceil(np.asarray(global_batch, dtype=float) / (micro_batch * dp)))
@@ -98,14 +104,21 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     per_layer_act = activation_bytes_per_layer(
         s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
         ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
-    activations = per_layer_act * lps * in_flight_micro_batches(pp, m)
+    activations = per_layer_act * lps * in_flight_micro_batches(pp, m, v)
     memory = {"weights": w_d + w_e, "gradients": g_d + g_e, "optimizer": o_d + o_e, "activations": activations}
     memory_total = sum(memory.values())
 
     # --- FLOPs ----------------------------------------------------------------------------------
     tokens = np.asarray(global_batch, dtype=float) * seq_len
     W = arch.matmul_params_active_per_layer()
-    attn_layer = attention_core_flops_per_token(seq_len, a, arch.qk_dim, arch.v_dim)
+    # Keys per query: the sequence (Korthikanti's convention), scaled on sliding-window layers by the causal
+    # mean of min(x, W) over the mean causal context s/2 (= 2W - W²/s for s > W; kv_policy.mean_min).
+    s_keys = np.asarray(seq_len, dtype=float)
+    share = arch.window_layer_share
+    if share > 0:
+        windowed = s_keys * mean_min(0.0, s_keys, float(arch.sliding_window)) / (s_keys / 2.0)
+        s_keys = share * windowed + (1.0 - share) * s_keys
+    attn_layer = attention_core_flops_per_token(s_keys, a, arch.qk_dim, arch.v_dim)
     layers_fwd = L * (2.0 * W + attn_layer)
     fwd = layers_fwd + 2.0 * h * arch.vocab
     model_flops, hw_flops = training_flops(tokens, fwd, L * attn_layer, layers_fwd, recompute, flash)
@@ -138,12 +151,12 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     bw_pp = np.where(in_pp, hw.scaleup_bw, hw.scaleout_bw) * eff_network
     al_pp = np.where(in_pp, hw.scaleup_latency_s, hw.scaleout_latency_s)
     pp_msg = micro_batch * s_local * h * act_bytes / np.where(sp, tp, 1.0)
-    t_pp = 2.0 * p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1)
-    b_pp = np.where(pp > 1, 2.0 * pp_msg, 0.0)
+    t_pp = 2.0 * v * p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1)  # a send forward + one backward per chunk
+    b_pp = np.where(pp > 1, 2.0 * v * pp_msg, 0.0)
 
     t_mb = t_c + t_tp + t_cp + t_ep + t_pp
-    pipeline = (m + pp - 1.0) * t_mb
-    bubble = (pp - 1.0) * t_mb
+    pipeline = (m + (pp - 1.0) / v) * t_mb
+    bubble = (pp - 1.0) / v * t_mb
 
     # --- data parallel: gradients and ZeRO parameter gathers ---------------------------------
     bw_dp, al_dp, in_dp = link_for_group(dp, tp * cp, gpus_per_node, hw, eff_network)
@@ -197,7 +210,14 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     memory["activations"] = np.where(off_act, activations * np.minimum(lps, 2.0) / lps, activations)
     memory_total = sum(memory.values())
 
-    grad_exposed = np.maximum(0.0, t_grad + t_down - t_bwd)
+    # The gradient sync overlaps the last micro-batch's backward on the DP link. Under ZeRO-3 that link also
+    # carries the backward's prefetched parameter all-gather (min(2·t_gather, t_c) of the link's time behind
+    # t_c, the backward's share t_bwd/t_c of it), so only the rest of t_bwd is free for the gradients; the
+    # backward compute cannot hide both at once (it did, and a longer sequence then shortened the step).
+    zero3_link_busy = np.where(zero == 3, np.minimum(1.0, safe_div(2.0 * t_gather, t_c)), 0.0)
+    # grad_overlap: the share of that free time the sync hides behind (an assumption: assumptions.toml)
+    overlap_s = t_bwd * grad_overlap * (1.0 - zero3_link_busy)
+    grad_exposed = np.maximum(0.0, t_grad + t_down - overlap_s)
     param_exposed = np.where(zero == 3, m * np.maximum(0.0, 2.0 * t_gather - t_c),
                              np.where((zero == 1) | (zero == 2), t_gather, 0.0))
     dp_exposed = grad_exposed + param_exposed
@@ -237,7 +257,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
 
     link = lambda intra: np.where(intra, "scale-up", "scale-out")  # noqa: E731
     pieces = {  # the per-micro-batch and per-step pieces the stage model (model/stages.py) draws
-        "m": m, "pp": pp, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd,
+        "m": m, "pp": pp, "v": v, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd, "grad_overlap": overlap_s,
         "t_recompute": t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, "flops_mb": per_gpu_mb,
         "bwd_share": bwd_share, "recompute_share": (hw_flops_kernels - model_flops) / hw_flops_kernels,
         "n_ar": n_ar, "t_tp": t_tp, "t_cp": t_cp, "t_ep": t_ep, "t_pp": t_pp,
@@ -258,6 +278,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
         "dp": dp, "micro_batches": m, "memory": memory, "memory_total": memory_total,
         "model_flops": model_flops, "hardware_flops": hw_flops, "time": time, "time_total": total,
         "dp_comm_time": dp_time, "backward_time_last_micro_batch": t_bwd,
+        "pipeline_bubble_fraction": safe_div(bubble, pipeline),  # of the pipeline phase: (p-1)/(m+p-1) for 1F1B
         "mfu": model_flops / (total * gpus * peak), "tokens_per_s": tokens / total,
         "bytes_by_link": bytes_by_link, "tokens": tokens,
         "host_bytes": host_bytes, "nvme_bytes": nvme_bytes, "nvme_traffic_bytes": nvme_read + nvme_write,

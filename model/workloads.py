@@ -29,7 +29,8 @@ class WorkloadRow:
 
 def workload_scenario(entry: dict, hardware: Hardware, base: Scenario | None = None) -> Scenario:
     """Build the Scenario a library entry describes, on `hardware` (or the entry's own `hardware`, for
-    workloads pinned to a device such as on-device inference), keeping `base`'s efficiency."""
+    workloads pinned to a device such as on-device inference), keeping `base`'s efficiency. GPUs per node
+    are the hardware's `gpus_per_node_default` (an 8-GPU DGX node, a 4-chip TPU v5p host), not the entry's."""
     unknown = set(entry) - _DESCRIPTIVE - _SCENARIO_FIELDS
     if unknown:
         raise ValidationError(f"workload {entry.get('key')}", sorted(unknown), "Scenario field names")
@@ -37,6 +38,8 @@ def workload_scenario(entry: dict, hardware: Hardware, base: Scenario | None = N
     if "hardware" in entry:
         hardware = hardware_presets()[entry["hardware"]]
     values = {k: v for k, v in entry.items() if k in _SCENARIO_FIELDS}
+    if "hardware" not in entry:  # the node size belongs to the hardware the library is shown on
+        values["gpus_per_node"] = hardware.gpus_per_node_default
     if base is not None:
         values["efficiency"] = base.efficiency
     return Scenario(hardware=hardware, model=model, **values)

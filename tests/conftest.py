@@ -2,9 +2,13 @@
 
 import os
 
-# Before anything imports Qt: unit and UI tests render offscreen. The e2e tests that need a
-# real X window set QT_QPA_PLATFORM=xcb for their own subprocess.
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Before anything imports Qt: unit and UI tests render offscreen, on one 1920 x 1080 screen (the projector
+# size the default layout is planned for). The e2e tests that need a real X window set QT_QPA_PLATFORM=xcb
+# for their own subprocess.
+if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen":
+    from trinity_desktop.layout_plan import offscreen_platform
+
+    os.environ["QT_QPA_PLATFORM"] = offscreen_platform(1920, 1080)
 
 import shutil  # noqa: E402
 import subprocess  # noqa: E402

@@ -138,23 +138,26 @@ def _normalised(raw: dict) -> dict:
 
 
 @pytest.mark.parametrize("argv", [TRAIN_8B, INFER_70B])
-def test_pressure_is_normalised_and_raw_kept(argv, capsys):
+def test_pressure_is_the_heatmaps_and_triangle_weights_are_normalised(argv, capsys):
     rep = run_json(capsys, *argv)
-    p, raw = rep["pressure"], rep["pressure_raw"]
-    assert set(p) == set(raw) == {"compute", "bandwidth", "memory"}
-    assert sum(p.values()) == pytest.approx(1.0, abs=1e-12)
-    assert all(0.0 <= v <= 1.0 for v in p.values())
-    for k, v in _normalised(raw).items():
-        assert p[k] == pytest.approx(v, rel=1e-12)
+    p, w = rep["pressure"], rep["triangle_weights"]
+    assert set(p) == set(w) == {"compute", "bandwidth", "memory"}
+    assert sum(w.values()) == pytest.approx(1.0, abs=1e-12)
+    assert all(0.0 <= v <= 1.0 for v in w.values())
+    for k, v in _normalised(p).items():
+        assert w[k] == pytest.approx(v, rel=1e-12)
+    # Hot = constrained: the bottleneck is the highest pressure.
+    assert rep["bottleneck"] == max(("memory", "bandwidth", "compute"), key=lambda k: p[k])
+    assert "pressure_raw" not in rep
     assert rep["techniques_applied"] == []
 
 
 def test_decode_pressure_leans_to_bandwidth(capsys):
     rep = run_json(capsys, *INFER_70B)
     # Batch-1 decode streams the weights: compute utilisation is tiny, bandwidth the largest weight.
-    assert rep["pressure_raw"]["compute"] < 0.01
-    assert max(rep["pressure"], key=rep["pressure"].get) == "bandwidth"
-    assert sum(rep["prefill_pressure"].values()) == pytest.approx(1.0, abs=1e-12)
+    assert rep["pressure"]["compute"] < 0.01
+    assert max(rep["triangle_weights"], key=rep["triangle_weights"].get) == "bandwidth"
+    assert sum(rep["prefill_triangle_weights"].values()) == pytest.approx(1.0, abs=1e-12)
 
 
 def test_technique_zero3_lowers_memory_and_is_reported(capsys):
@@ -356,3 +359,15 @@ def test_presets_json_lists_edge_devices_and_networks(capsys):
     assert nets["ethernet"]["uplink_bytes_per_s"] > nets["3g"]["uplink_bytes_per_s"]
     assert all(d["power_w"] > 0 and d["peak_bf16_flops"] > 0 for d in rep["edge_devices"])
     assert {"resnet-50", "llama-3.2-1b"} <= set(rep["split_models"])
+
+
+def test_virtual_stages_option(capsys):
+    argv = ["calc", "train", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "64", "--tp", "8",
+            "--pp", "4", "--global-batch", "64", "--seq-len", "4096", "--json"]
+    plain = run_json(capsys, *argv)
+    inter = run_json(capsys, *argv, "--virtual-stages", "4")
+    assert inter["layout"]["virtual_stages"] == 4 and plain["layout"]["virtual_stages"] == 1
+    assert inter["time_per_step_s"]["pipeline_bubble"] == pytest.approx(
+        plain["time_per_step_s"]["pipeline_bubble"] / 4, rel=0.05)  # (p-1)/v of a slightly longer micro-batch
+    assert main([*argv, "--virtual-stages", "3"]) == 2
+    assert "virtual_stages" in capsys.readouterr().err

@@ -23,7 +23,7 @@ HW = hardware_presets()
 MODELS = model_presets()
 DOCKS = ("dock_controls", "dock_breakdown", "dock_heatmap", "dock_roofline", "dock_tiled_io", "dock_triangle",
          "dock_tradeoff", "dock_residency", "dock_matrix", "dock_flow", "dock_outcomes", "dock_split",
-         "dock_quantisation", "dock_references")
+         "dock_quantisation", "dock_references", "dock_planner")
 DECK_DIR = Path(str(resources.files("trinity_desktop.resources").joinpath("decks")))
 
 
@@ -317,3 +317,22 @@ def test_memory_wall_deck_tells_the_story():
 
 def test_no_stray_files_in_deck_dir():
     assert all(p.suffix == ".json" for p in DECK_DIR.iterdir() if not p.name.startswith("__")), os.listdir(DECK_DIR)
+
+
+def test_virtual_stages_round_trip_and_old_files_default_to_plain_1f1b(scenario):
+    inter = scenario.replace(pp=4, virtual_stages=2)
+    assert sf.loads(sf.dumps(inter))[0] == inter
+    doc = json.loads(sf.dumps(scenario))
+    del doc["scenario"]["virtual_stages"]  # a file written before interleaving existed
+    assert sf.loads(json.dumps(doc))[0].virtual_stages == 1
+
+
+def test_layout_planner_deck_ends_on_the_planners_fastest_layout():
+    from trinity_desktop.model.planner import plan_training
+
+    _, deck = sf.load(DECK_DIR / "layout_planner.json")
+    first, inter, _, fastest = (s.scenario for s in deck.slides)
+    assert not evaluate(first).fits and evaluate(inter).fits and inter.virtual_stages == 8
+    best = plan_training(first.model, first.hardware, first.gpus, first.global_batch, first.seq_len).best
+    assert evaluate(fastest).time_total == best.time_per_step_s
+    assert "dock_planner" in deck.slides[2].docks

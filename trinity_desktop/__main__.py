@@ -2,8 +2,12 @@
 
   trinity-desktop [FILE]               open the app (and a session or deck file)
   trinity-desktop --screenshot PATH    render the main window (default layout) to a PNG and exit
+                                       (offscreen: on a virtual 1920x1080 screen, or --screen WxH)
   trinity-desktop calc train|infer ... compute one scenario (add --json for machine-readable output)
+  trinity-desktop plan train|infer ... search every layout (fastest, Pareto front; --json)
   trinity-desktop presets [--json]     list hardware and model presets
+  trinity-desktop validate [--json] [--fit]  the model against published training runs
+  trinity-desktop bench [--json]       measure start-up, edit->repaint, memory and model speed against baselines
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Sequence
 
 START = time.perf_counter()  # program entry, before Qt and numpy are imported
 
-CLI_COMMANDS = ("calc", "presets")
+CLI_COMMANDS = ("calc", "plan", "presets", "validate", "bench")
 SCALE_MIN, SCALE_MAX = 1.0, 4.0  # --screenshot --scale: 4x of a 1920x1080 window is already 7680x4320
 
 
@@ -50,10 +54,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help=f"scale factor for --screenshot, {SCALE_MIN:g} to {SCALE_MAX:g} (e.g. 2 for slides)")
     parser.add_argument("--present-to", metavar="DIR",
                         help="present FILE's deck and save one PNG per slide to DIR, then exit")
+    parser.add_argument("--screen", metavar="WxH", type=_screen,
+                        help="with QT_QPA_PLATFORM=offscreen: the virtual screen's size (default 1920x1080)")
     parser.add_argument("--startup-time", action="store_true", help="print the time to the window's first paint")
     parser.add_argument("--version", action="version", version=_version())
     args = parser.parse_args(argv)
     from trinity_desktop import app
+    from trinity_desktop.layout_plan import use_virtual_screen
+
+    use_virtual_screen(args.screen)
 
     if args.startup_time:
         return app.startup_time(START)
@@ -91,6 +100,15 @@ def _detach_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError):
         pass
+
+
+def _screen(text: str) -> tuple[int, int]:
+    from trinity_desktop.layout_plan import parse_screen
+
+    try:
+        return parse_screen(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _version() -> str:

@@ -21,6 +21,10 @@ def ensure_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
         QtCore.QCoreApplication.setOrganizationName(ORGANIZATION)
         QtCore.QCoreApplication.setApplicationName(APPLICATION)
         app = QtWidgets.QApplication(argv or [sys.argv[0]])
+        from trinity_desktop.about import app_icon
+
+        app.setWindowIcon(app_icon())
+        app.setDesktopFileName("trinity-desktop")  # matches the installed trinity-desktop.desktop entry
     from trinity_desktop.ui.theme import configure_pyqtgraph
 
     configure_pyqtgraph()
@@ -55,7 +59,7 @@ def screenshot(path: str | Path, scale: float = 1.0, file: str | None = None) ->
     path = Path(path)
     problem = _writable_folder(path.parent)
     ok = not problem and pixmap.save(str(path), "PNG")
-    window.close()
+    tear_down(window)
     if not ok:
         print(f"trinity-desktop: error: could not write {path}{': ' + problem if problem else ''}", file=sys.stderr)
         return 2
@@ -121,35 +125,61 @@ def _offer_recovery(window, directory) -> None:
 
 def present_slides(file: str, folder: str | Path) -> int:
     """Open a deck, present it, and save one PNG per slide to `folder` (for checking a talk before giving it)."""
+    from trinity_desktop.presentation import render_slides
+
     app = ensure_application()
     app.setProperty("trinity_quiet", True)
     window = build_window(settings=None)
-    window.resize(1920, 1080)
-    window.show()
-    error = window.workspace.open_path(file)
-    if error:
-        print(f"trinity-desktop: error: {error}", file=sys.stderr)
-        return 2
-    if not window.talk.present(0):
-        print(f"trinity-desktop: error: {file} holds no slides", file=sys.stderr)
-        return 2
-    folder = Path(folder)
-    problem = _writable_folder(folder)
-    if problem:
-        print(f"trinity-desktop: error: --present-to: {problem}", file=sys.stderr)
-        return 2
-    count = len(window.talk.deck.slides)
-    for i in range(count):
-        if i:
-            window.talk.presenter.next()
-        deadline = time.monotonic() + 0.6  # the 300 ms transition, then the zoom settles
-        while time.monotonic() < deadline:
-            app.processEvents()
-            QtCore.QThread.msleep(20)
-        window.grab().save(str(folder / f"slide_{i + 1:02d}.png"), "PNG")
-    window.talk.presenter.stop()
-    print(f"wrote {count} slides to {folder}")
-    return 0
+    try:
+        window.resize(1920, 1080)
+        window.show()
+        error = window.workspace.open_path(file)
+        if error:
+            print(f"trinity-desktop: error: {error}", file=sys.stderr)
+            return 2
+        if window.talk.deck is None or not window.talk.deck.slides:
+            print(f"trinity-desktop: error: {file} holds no slides", file=sys.stderr)
+            return 2
+        folder = Path(folder)
+        problem = _writable_folder(folder)
+        if problem:
+            print(f"trinity-desktop: error: --present-to: {problem}", file=sys.stderr)
+            return 2
+        count = 0
+        for i, image in render_slides(window):
+            if not image.save(str(folder / f"slide_{i + 1:02d}.png"), "PNG"):
+                print(f"trinity-desktop: error: could not write {folder / f'slide_{i + 1:02d}.png'}",
+                      file=sys.stderr)
+                return 1
+            count += 1
+        print(f"wrote {count} slides to {folder}")
+        return 0
+    finally:
+        tear_down(window)
+
+
+def tear_down(window) -> None:
+    """Close and delete the window in a defined order before the interpreter exits: stop presenting and every
+    timer and animation, close (autosave's clean exit), then delete the window and all its children (plots,
+    scenes, timers) while the QApplication still exists, and drain the posted events. Left to Python's exit,
+    the wrappers are collected in arbitrary order, some after the QApplication, which crashed about one run
+    in four after --present-to."""
+    app = QtWidgets.QApplication.instance()
+    talk = getattr(window, "talk", None)
+    if talk is not None:
+        talk.presenter.stop()
+    for timer in window.findChildren(QtCore.QTimer):
+        timer.stop()
+    for animation in window.findChildren(QtCore.QAbstractAnimation):
+        animation.stop()
+    app.processEvents()  # zero-delay layout timers run while the window still exists
+    window.close()
+    window.deleteLater()
+    app.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+    app.processEvents()
+    import gc
+
+    gc.collect()
 
 
 class _FileOpenHandler(QtCore.QObject):

@@ -6,9 +6,11 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     resources/techniques.toml in order, as scenario transforms (model/techniques.py).
                     `--json` keys include memory_per_gpu_bytes, time_per_step_s (train) or prefill_s /
                     time_per_output_token_s (infer), bytes_by_link_per_gpu (train), bottleneck, roofline,
-                    `pressure` {compute, bandwidth, memory}: the normalised (barycentric) weights the triangle
-                    places the workload by, summing to 1 (model/pressure.py `barycentric`), `pressure_raw`:
-                    the utilisations they are normalised from, `techniques_applied` [catalogue keys], and
+                    `pressure` {compute, bandwidth, memory}: the heatmap's numbers, the share of each
+                    resource's limit used (1.0 = at the limit; memory > 1: does not fit; the highest one is
+                    the bottleneck; model/pressure.py), `triangle_weights`: the same clipped to [0, 1] and
+                    normalised to sum to 1 (where the triangle places the workload),
+                    `techniques_applied` [catalogue keys], and
                     `stages` [{name, kind, lane, start_s, end_s, duration_s, flops, bytes_by_link,
                     live_memory_by_tier, binding, micro_batch}] (model/stages.py; the last stage ends at the
                     step time, or at request_s for infer).
@@ -23,15 +25,22 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     the first k layers on the device; 0 = all cloud, last = all device), optimal_index,
                     all_device_s, all_cloud_s.
   presets           hardware, models, edge_devices, networks and split_models (keys for `calc split`).
+  plan train|infer  search every training layout or serving layout (trinity_desktop/cli_plan.py).
+  validate          predicted against measured published runs; `calc ... --uncertainty`, `--efficiency`:
+                    see trinity_desktop/cli_validate.py.
+  bench             start-up, edit->repaint, peak RSS and model speed against baselines (trinity_desktop/bench.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
+from trinity_desktop import cli_validate
+from trinity_desktop.cli_plan import add_plan_parser, run_plan
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
 from trinity_desktop.model.kv_policy import KV_POLICIES
@@ -46,13 +55,15 @@ from trinity_desktop.model.presets import (
 from trinity_desktop.model.pressure import barycentric
 from trinity_desktop.model.residency import PLACEMENT_POLICIES, residency_json
 from trinity_desktop.model.roofline import roofline_json
-from trinity_desktop.model.scenario import RECOMPUTE
+from trinity_desktop.model.scenario import OFFLOAD_MODES, RECOMPUTE
 from trinity_desktop.model.split import OBJECTIVES, edge_devices, networks, split_json, split_summary
-from trinity_desktop.model.stages import stages_json
+from trinity_desktop.model.stages import request_time, stages_json
 from trinity_desktop.model.techniques import applicable, load_techniques
 from trinity_desktop.model.techniques import apply as apply_technique
 
 PROG = "trinity-desktop"
+BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
+GPN_HELP = "devices sharing the scale-up fabric (default: the hardware's gpus_per_node_default, e.g. 4 on TPU v5p)"
 
 
 class CliError(Exception):
@@ -80,6 +91,17 @@ def _int_at_least(minimum: int):
 
 
 _positive_int = _int_at_least(1)
+
+
+def _fraction(text: str) -> float:
+    """An argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} must be from 0 to 1")
+    return value
 _non_negative_int = _int_at_least(0)
 
 
@@ -94,8 +116,8 @@ def _add_model_and_hardware(p: argparse.ArgumentParser, json_keys: str = "") -> 
                    help="apply a technique of resources/techniques.toml (key or name) after the other options; "
                         "repeatable, applied in order; one that does not apply is an error")
     p.add_argument("--json", action="store_true",
-                   help="print machine-readable JSON (pressure: the triangle's normalised weights, "
-                        "pressure_raw: utilisations, techniques_applied, stages, roofline" + json_keys + ")")
+                   help="print machine-readable JSON (pressure: share of each resource's limit used, as the "
+                        "heatmap shows it; triangle_weights: pressure normalised to sum to 1; techniques_applied, stages, roofline" + json_keys + ")")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,9 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     train = calc.add_parser("train", help="one training step")
     _add_model_and_hardware(train)
     train.add_argument("--gpus", type=_positive_int, default=8)
-    train.add_argument("--gpus-per-node", type=_positive_int, default=8)
+    train.add_argument("--gpus-per-node", type=_positive_int, help=GPN_HELP)
     for name in ("tp", "pp", "cp", "ep"):
         train.add_argument(f"--{name}", type=_positive_int, default=1)
+    train.add_argument("--virtual-stages", type=_positive_int, default=1,
+                       help="interleaved 1F1B: model chunks per pipeline stage (default 1, plain 1F1B)")
     train.add_argument("--dp", type=_positive_int, help="default: gpus / (tp x pp x cp)")
     train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1)
     train.add_argument("--recompute", choices=RECOMPUTE, default="selective")
@@ -119,12 +143,14 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seq-len", type=_positive_int, default=4096)
     train.add_argument("--precision", choices=TRAIN_PRECISIONS, default="bf16")
     train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
+    train.add_argument("--offload", choices=OFFLOAD_MODES, default="none",
+                       help="optimizer (ZeRO-Offload), activations (vDNN) or nvme (ZeRO-Infinity); default none")
 
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
     _add_model_and_hardware(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
                                    "effective_time_per_output_token_s")
     infer.add_argument("--gpus", type=_positive_int, default=1, help="tensor-parallel degree")
-    infer.add_argument("--gpus-per-node", type=_positive_int, default=8)
+    infer.add_argument("--gpus-per-node", type=_positive_int, help=GPN_HELP)
     batch = infer.add_mutually_exclusive_group()
     batch.add_argument("--batch", type=_positive_int, help="sequences decoded together (default 1)")
     batch.add_argument("--sessions", type=_positive_int,
@@ -141,6 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "h2o (heavy hitters + window), razor (retrieval heads full, others sinks + window)")
     infer.add_argument("--kv-window", type=_positive_int, default=4096, help="recent-window tokens (default 4096)")
     infer.add_argument("--kv-sinks", type=_non_negative_int, default=4, help="attention-sink tokens (default 4)")
+    infer.add_argument("--kv-offload-fraction", type=_fraction, default=0.0,
+                       help="share of the KV cache kept in host DRAM, fetched each step (FlexGen; default 0)")
     infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
 
@@ -153,8 +181,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="minimise end-to-end latency (default) or device energy")
     split.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
+    add_plan_parser(sub, _Parser)
+    for p in (train, infer):
+        cli_validate.add_calc_options(p)
+    cli_validate.add_validate_parser(sub)
+
     presets = sub.add_parser("presets", help="list hardware and model presets, edge devices and networks")
     presets.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+    bench = sub.add_parser("bench", help="measure start-up, edit->repaint, peak memory and model speed on this "
+                                         "machine, each against its baseline (trinity_desktop/bench.py)")
+    bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    bench.add_argument("--starts", type=_positive_int, default=5, help="start-ups of each window (default 5)")
+    bench.add_argument("--edits", type=_positive_int, default=40, help="edits of each window (default 40)")
     return parser
 
 
@@ -182,8 +221,9 @@ def train_scenario(args) -> Scenario:
         raise CliError(f"--dp {args.dp} x tp x pp x cp = {args.dp * model_parallel} differs from --gpus {args.gpus}")
     dp = args.gpus // model_parallel if args.gpus % model_parallel == 0 else 1
     sc = Scenario(hardware=hardware, model=model, kind="train", gpus=args.gpus,
-                  gpus_per_node=args.gpus_per_node,
-                  tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, sequence_parallel=args.sequence_parallel,
+                  gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
+                  tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, virtual_stages=args.virtual_stages,
+                  sequence_parallel=args.sequence_parallel, offload=args.offload,
                   zero=args.zero, recompute=args.recompute, flash_attention=args.flash_attention,
                   micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
                   seq_len=args.seq_len, precision=args.precision, optimizer=args.optimizer)
@@ -200,10 +240,11 @@ def infer_scenario(args) -> Scenario:
     else:
         prompt_len = args.prompt_len if args.prompt_len is not None else 2048
     batch = args.sessions or args.batch or 1
-    sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus, gpus_per_node=args.gpus_per_node,
+    sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus,
+                  gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
-                  kv_window=args.kv_window, kv_sinks=args.kv_sinks)
+                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction)
     return apply_techniques(sc, args.technique)
 
 
@@ -222,12 +263,13 @@ def apply_techniques(sc: Scenario, names: Sequence[str]) -> Scenario:
     return sc
 
 
-def _pressure_raw(r) -> dict:
+def _pressure(r) -> dict:
+    """The pressures as the heatmap shows them: share of each resource's limit used (model/pressure.py)."""
     return {"compute": r.pressure.compute, "bandwidth": r.pressure.bandwidth, "memory": r.pressure.memory}
 
 
-def _pressure(r) -> dict:
-    """The triangle's weights: the raw pressures clipped to [0, 1] and normalised to sum to 1."""
+def _triangle_weights(r) -> dict:
+    """Where the triangle places the workload: the pressures clipped to [0, 1] and normalised to sum to 1."""
     c, b, m = barycentric(*r.pressure.as_tuple())
     return {"compute": float(c), "bandwidth": float(b), "memory": float(m)}
 
@@ -237,14 +279,17 @@ def train_report(sc: Scenario) -> dict:
     return {
         "model": sc.model.name, "hardware": sc.hardware.name, "gpus": sc.gpus,
         "layout": {"tp": sc.tp, "pp": sc.pp, "cp": sc.cp, "ep": sc.ep, "dp": sc.dp,
-                   "micro_batches": sc.micro_batches},
+                   "virtual_stages": sc.virtual_stages, "micro_batches": sc.micro_batches},
         "params_total": r.params_total, "params_active": r.params_active,
         "memory_per_gpu_bytes": {**r.memory, "total": r.memory_total},
         "hbm_capacity_bytes": r.capacity, "fits": r.fits,
         "flops_per_step": r.train["hardware_flops"], "model_flops_per_step": r.train["model_flops"],
         "time_per_step_s": {**r.time, "total": r.time_total},
         "mfu": r.train["mfu"], "tokens_per_s": r.train["tokens_per_s"],
-        "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "pressure_raw": _pressure_raw(r),
+        # idle share of the pipeline phase ((p-1)/(m+p-1) for 1F1B), and of the whole step
+        "pipeline_bubble_fraction": r.train["pipeline_bubble_fraction"],
+        "pipeline_bubble_share_of_step": r.time["pipeline_bubble"] / r.time_total if r.time_total > 0 else 0.0,
+        "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "triangle_weights": _triangle_weights(r),
         "bottleneck": r.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, r), "notes": list(r.notes),
     }
@@ -261,12 +306,12 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         "kv_cache_bytes": i["kv_bytes"], "memory_per_gpu_bytes": {**decode.memory, "total": decode.memory_total},
         "memory_total_bytes": decode.memory_total * sc.gpus, "hbm_capacity_bytes": decode.capacity,
         "fits": decode.fits, "prefill_s": i["prefill_s"], "time_per_output_token_s": i["time_per_output_token_s"],
-        "tokens_per_s": i["tokens_per_s"], "request_s": i["request_s"],
+        "tokens_per_s": i["tokens_per_s"], "request_s": request_time(sc, placement),  # where the stages end
         "context_tokens": sc.prompt_len + sc.gen_len, "sessions": sc.batch,
         "kv_policy": {"policy": sc.kv_policy, "window": sc.kv_window, "sinks": sc.kv_sinks},
         **residency_json(sc, placement),
-        "pressure": _pressure(decode), "pressure_raw": _pressure_raw(decode), "bottleneck": decode.bottleneck,
-        "prefill_pressure": _pressure(prefill), "prefill_pressure_raw": _pressure_raw(prefill),
+        "pressure": _pressure(decode), "triangle_weights": _triangle_weights(decode), "bottleneck": decode.bottleneck,
+        "prefill_pressure": _pressure(prefill), "prefill_triangle_weights": _triangle_weights(prefill),
         "prefill_bottleneck": prefill.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, decode, kv_placement=placement), "notes": list(decode.notes),
     }
@@ -312,7 +357,8 @@ def _gb(x: float) -> str:
 def _text_train(rep: dict) -> str:
     mem, t = rep["memory_per_gpu_bytes"], rep["time_per_step_s"]
     lines = [f"{rep['model']} on {rep['gpus']} x {rep['hardware']}  (TP{rep['layout']['tp']} PP{rep['layout']['pp']} "
-             f"CP{rep['layout']['cp']} EP{rep['layout']['ep']} DP{rep['layout']['dp']}, "
+             f"CP{rep['layout']['cp']} EP{rep['layout']['ep']} DP{rep['layout']['dp']}"
+             + (f" v{rep['layout']['virtual_stages']}" if rep['layout']['virtual_stages'] > 1 else "") + ", "
              f"{rep['layout']['micro_batches']} micro-batches)",
              f"  parameters        {rep['params_total'] / 1e9:,.2f} B",
              "  memory per GPU    " + ", ".join(f"{k} {_gb(v)}" for k, v in mem.items()),
@@ -324,8 +370,9 @@ def _text_train(rep: dict) -> str:
 
 
 def _text_pressure(rep: dict) -> str:
-    p, raw = rep["pressure"], rep["pressure_raw"]
-    return "  pressure          " + ", ".join(f"{k} {p[k] * 100:.0f}% (utilisation {raw[k] * 100:.0f}%)" for k in p)
+    p, w = rep["pressure"], rep["triangle_weights"]
+    return ("  pressure          " + ", ".join(f"{k} {p[k]:.2f}" for k in p) + "  (1.0 = at its limit)\n"
+            "  triangle weights  " + ", ".join(f"{k} {w[k]:.2f}" for k in w) + "  (pressure normalised to sum 1)")
 
 
 def _text_techniques(rep: dict) -> list[str]:
@@ -366,20 +413,74 @@ def _text_presets(rep: dict) -> str:
 
 
 def run_cli(argv: Sequence[str]) -> int:
+    args = None
     try:
         args = build_parser().parse_args(list(argv))
+        if args.command == "bench":
+            from trinity_desktop.bench import run_bench
+
+            return run_bench(args.json, args.starts, args.edits)
         if args.command == "presets":
             rep, text = presets_report(), _text_presets
+        elif args.command == "plan":
+            rep, text = run_plan(args, *_model_and_hardware(args))
+        elif args.command == "validate":
+            rep, text = cli_validate.validate_report(args), cli_validate.validate_text
         elif args.calc == "train":
-            rep, text = train_report(train_scenario(args)), _text_train
+            sc = cli_validate.with_efficiency(train_scenario(args), args)
+            rep, text = cli_validate.extend_report(train_report(sc), sc, args), cli_validate.wrap_text(_text_train)
         elif args.calc == "split":
             rep = split_report(args)
             summary = split_summary(args.model, args.device, args.network, args.objective)
             text = lambda _rep: summary  # noqa: E731
         else:
-            rep, text = infer_report(infer_scenario(args), args.kv_placement), _text_infer
-    except (CliError, ValidationError) as exc:
+            sc = cli_validate.with_efficiency(infer_scenario(args), args)
+            rep = cli_validate.extend_report(infer_report(sc, args.kv_placement), sc, args)
+            text = cli_validate.wrap_text(_text_infer)
+    except CliError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(rep, indent=2) if args.json else text(rep))
+    except ValidationError as exc:
+        print(f"{PROG}: error: {option_message(exc, args)}", file=sys.stderr)
+        return 2
+    return _write(json.dumps(rep, indent=2) if args.json else text(rep))
+
+
+def _given(args, field: str) -> str:
+    """The option(s) the user typed for a Scenario field, with their values ("" when none was typed)."""
+    def opt(name: str) -> str:
+        value = getattr(args, name, None)
+        return f"--{name.replace('_', '-')} {value}" if value is not None else ""
+
+    if field == "prompt_len + gen_len":
+        if getattr(args, "context", None) is not None:
+            return opt("context")
+        return " + ".join(x for x in (opt("prompt_len") or "--prompt-len 2048 (default)", opt("gen_len")) if x)
+    if field == "prompt_len" and getattr(args, "context", None) is not None:
+        return f"{opt('context')} (a prompt of {args.context - args.gen_len} tokens after --gen-len {args.gen_len})"
+    if field == "batch" and getattr(args, "sessions", None) is not None:
+        return opt("sessions")
+    return opt(field)
+
+
+def option_message(exc: ValidationError, args) -> str:
+    """A model error in the words of the command line: the options the user gave, their values as typed."""
+    given = _given(args, exc.field) if args is not None else ""
+    if not given:
+        return str(exc)
+    return f"{given} is not allowed: {exc.allowed}"
+
+
+def _write(text: str) -> int:
+    """Print the report; a reader that closed the pipe early (`| head`) ends the command quietly with status
+    141 (128 + SIGPIPE, as Unix tools report it), with stdout pointed at /dev/null so that Python's flush
+    at exit does not raise again."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE_STATUS
     return 0

@@ -107,6 +107,18 @@ def _references():
     return ReferencesPanel()
 
 
+def _planner():
+    from trinity_desktop.ui.planner_panel import PlannerPanel
+
+    return PlannerPanel()
+
+
+def _validation():
+    from trinity_desktop.ui.validation_panel import ValidationPanel
+
+    return ValidationPanel()
+
+
 def _deck():
     from trinity_desktop.ui.deck_panel import DeckPanel
 
@@ -129,6 +141,10 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("references", "References", _references, "bottom-right", "Ctrl+Shift+3"),
     DockSpec("split", "Split computing", _split, "top-left", citations=("neurosurgeon", "resnet", "alexnet", "huang2012-lte")),
     DockSpec("quantisation", "Quantisation", _quantisation, "top-left", citations=("gptq", "llm-int8")),
+    DockSpec("planner", "Layout planner", _planner, "top-right",
+             citations=("pipedream-1f1b", "korthikanti2022", "zero", "megatron-lm", "flexgen")),
+    DockSpec("validation", "Validation", _validation, "bottom-right",
+             citations=("pipedream-1f1b", "korthikanti2022", "mt-nlg", "llama3-herd", "saltelli2010")),
 )
 
 CENTRE_GROUPS = ("top-left", "top-right", "bottom-left", "bottom-right")

@@ -7,8 +7,11 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.about import show_about
 from trinity_desktop.docks import DOCKS
+from trinity_desktop.layout_plan import FORM_DOCKS, available_geometry, keep_on_screen, plan_for
 from trinity_desktop.layout_state import check_layout
+from trinity_desktop.lazy_panels import LazyPanels
 from trinity_desktop.model import Results, ValidationError
 from trinity_desktop.model.presets import (
     PresetError,
@@ -22,15 +25,14 @@ from trinity_desktop.model.workloads import evaluate_library, workload_scenario
 from trinity_desktop.shortcuts import ShortcutsOverlay
 from trinity_desktop.store import ScenarioStore
 from trinity_desktop.talk import TalkController
+from trinity_desktop.ui.bands import install as install_bands
 from trinity_desktop.ui.controls import ScenarioControls
 from trinity_desktop.ui.panel_problem import update_or_explain
 from trinity_desktop.ui.theme import THEME_NAMES, apply_theme, current_theme, restyle_plots
-from trinity_desktop.ui.units import fmt_percent, fmt_seconds
+from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.workspace import Workspace
 
 LAYOUT_VERSION = 2
-CONTROLS_WIDTH = 330
-DEFAULT_SIZE = QtCore.QSize(1600, 1000)
 
 
 class _DockScroll(QtWidgets.QScrollArea):
@@ -40,12 +42,16 @@ class _DockScroll(QtWidgets.QScrollArea):
 
     PLOT_HINT = QtCore.QSize(620, 460)
 
-    def __init__(self, panel: QtWidgets.QWidget, width_hint: int | None = None):
+    def __init__(self, panel: QtWidgets.QWidget | None, width_hint: int | None = None):
         super().__init__()
         self._width_hint = width_hint
-        self.setWidget(panel)
+        if panel is not None:  # otherwise the panel is set when its dock is first shown (LazyPanels)
+            self.setWidget(panel)
         self.setWidgetResizable(True)
         self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+
+    def set_panel(self, panel: QtWidgets.QWidget) -> None:
+        self.setWidget(panel)
 
     def sizeHint(self) -> QtCore.QSize:  # noqa: N802 (Qt name)
         hint = super().sizeHint()
@@ -53,6 +59,19 @@ class _DockScroll(QtWidgets.QScrollArea):
             hint.setWidth(min(hint.width(), self._width_hint))
             return hint
         return hint.expandedTo(self.PLOT_HINT)
+
+
+class _DockHolder(QtWidgets.QWidget):
+    """A chart dock's content: the panel fills it and shrinks with it (no scroll area); empty until the
+    panel is built."""
+
+    def __init__(self):
+        super().__init__()
+        self._layout = QtWidgets.QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+
+    def set_panel(self, panel: QtWidgets.QWidget) -> None:
+        self._layout.addWidget(panel)
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -63,20 +82,24 @@ class MainWindow(QtWidgets.QMainWindow):
         self.settings = settings
         self.setWindowTitle("Trinity Desktop — compute · bandwidth · memory")
         self.setObjectName("MainWindow")
-        self.resize(DEFAULT_SIZE)
+        self.layout_plan = plan_for(available_geometry())   # window size and tab groups for this screen
+        self.resize(self.layout_plan.size)
         self.setDockOptions(QtWidgets.QMainWindow.DockOption.AnimatedDocks
                             | QtWidgets.QMainWindow.DockOption.AllowTabbedDocks)
         self.hardware = dict(hardware_presets())
         self.models = dict(model_presets())
         self._heatmap_hardware = None
 
-        self.panels: dict[str, QtWidgets.QWidget] = {}
+        # Panels are built when their dock is first shown (or first asked for): see _build_panel.
+        self.panels = LazyPanels((spec.name for spec in DOCKS), self._build_panel, self._panel_built)
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
+        self._stale: set[str] = set()
+        self._wired = False
+        self.talk = TalkController(self)
         self._build_docks()
         self.controls.set_choices(self.hardware, self.models)
         self._default_state = self.saveState(LAYOUT_VERSION)
 
-        self.talk = TalkController(self, self.panels["deck"])
         self.shortcuts_overlay: ShortcutsOverlay | None = None
         self.workspace = Workspace(self, autosave_dir)
         self._build_menus()
@@ -89,14 +112,20 @@ class MainWindow(QtWidgets.QMainWindow):
         store.changed.connect(self._on_results)
         store.rejected.connect(self._on_rejected)
         store.focusChanged.connect(self._on_focus)
-        for panel in self.panels.values():
-            self._wire(panel)
+        for name, panel in self.panels.built().items():
+            self._wire(name, panel)
+        self._wired = True  # panels built from now on are wired as they are built (_panel_built)
+        for name in self.panels:  # one delivery per panel, built or not (an unbuilt one is stale)
+            if name not in self.EDITING_DOCKS:
+                store.changed.connect(lambda results, n=name: self._deliver(n, results))
         store.changed.connect(self._restyle_for_theme)
+        store.changed.connect(self._settle_layouts)  # last: after every panel has drawn the new results
         self._on_results(store.results)
+        self.bands = install_bands(self)  # uncertainty bands: computed off the UI thread (ui/bands.py)
         for name, dock in self.docks.items():  # a panel hidden behind a tab catches up when it is shown
             dock.visibilityChanged.connect(lambda shown, n=name: shown and self._catch_up(n))
         # Panels draw the first results when they are first shown (visibilityChanged), not all at start-up.
-        self._stale = {n for n, p in self.panels.items() if p in self.result_panels()}
+        self._stale = {n for n in self.panels if n not in self.EDITING_DOCKS}
         self._shown_once = False
         self._restored = self.restore_layout()
         self.set_theme(str(settings.value("view/theme", "system")) if settings is not None else "system")
@@ -115,39 +144,51 @@ class MainWindow(QtWidgets.QMainWindow):
         return self.panels["heatmap"]
 
     def _build_docks(self) -> None:
-        """Create every registered dock and lay them out: controls left, a 2 x 2 grid of tab groups right."""
+        """Create every registered dock and lay them out: controls left, a 2 x 2 grid of tab groups right.
+        Only the panels of the docks in front of each group are built now; the rest when first shown."""
         leaders: dict[str, QtWidgets.QDockWidget] = {}
         followers: list[tuple[str, QtWidgets.QDockWidget]] = []
         for spec in DOCKS:
-            panel = spec.factory()
             dock = QtWidgets.QDockWidget(spec.title, self)
             dock.setObjectName(f"dock_{spec.name}")
-            dock.setWidget(_DockScroll(panel, CONTROLS_WIDTH if spec.position == "left" else None))
+            # Forms and lists scroll; chart panels shrink to their dock. The panel itself is built when the
+            # dock is first shown (LazyPanels), or now for the dock in front of each group.
+            dock.setWidget(_DockScroll(None, self.layout_plan.controls_width if spec.position == "left" else None)
+                           if spec.name in FORM_DOCKS else _DockHolder())
             dock.setAccessibleName(f"{spec.title} panel")
-            self.panels[spec.name], self.docks[spec.name] = panel, dock
-            if spec.position == "left" and "left" not in leaders:
+            self.docks[spec.name] = dock
+            position = self.layout_plan.group(spec.position)
+            if position not in leaders:
+                self.panels[spec.name]  # noqa: B018 (builds it: this dock is in front at start)
+            if position == "left" and "left" not in leaders:
                 self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, dock)
                 leaders["left"] = dock
-            elif spec.position in leaders:
-                followers.append((spec.position, dock))
+            elif position in leaders:
+                followers.append((position, dock))
             else:
-                self._place_leader(spec.position, dock, leaders)
-                leaders[spec.position] = dock
+                self._place_leader(position, dock, leaders)
+                leaders[position] = dock
         for position, dock in followers:
             self.tabifyDockWidget(leaders[position], dock)
         for dock in leaders.values():
             dock.raise_()
+        self._group_leaders = leaders
 
     def showEvent(self, event: QtGui.QShowEvent) -> None:
         super().showEvent(event)
         if not self._shown_once:
             self._shown_once = True
+            keep_on_screen(self)
             if not self._restored:  # the default layout: controls narrow, the four centre groups equal
                 QtCore.QTimer.singleShot(0, self._settle_default_layout)
         QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)
 
     def _settle_default_layout(self) -> None:
-        self.resizeDocks([self.docks["controls"]], [CONTROLS_WIDTH], QtCore.Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["controls"]], [self.layout_plan.controls_width], QtCore.Qt.Orientation.Horizontal)
+        columns = [self._group_leaders[g] for g in ("top-left", "top-right") if g in self._group_leaders]
+        if len(columns) == 2:   # the centre columns equally wide
+            half = (self.width() - self.layout_plan.controls_width) // 2
+            self.resizeDocks(columns, [half, half], QtCore.Qt.Orientation.Horizontal)
         self._default_state = self.saveState(LAYOUT_VERSION)
 
     def hide_stale_tab_bars(self) -> None:
@@ -182,11 +223,28 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             self.splitDockWidget(placed[0], dock, vertical if position.startswith("bottom") else horizontal)
 
-    def _wire(self, panel: QtWidgets.QWidget) -> None:
-        """Connect a panel to the store by the methods and signals it offers (panels never see the store)."""
-        if panel in self.result_panels():
-            name = next(n for n, p in self.panels.items() if p is panel)
-            self.store.changed.connect(lambda results, n=name: self._deliver(n, results))
+    def _build_panel(self, name: str) -> QtWidgets.QWidget:
+        spec = next(s for s in DOCKS if s.name == name)
+        panel = spec.factory()
+        self.docks[name].widget().set_panel(panel)
+        return panel
+
+    def _panel_built(self, name: str, panel: QtWidgets.QWidget) -> None:
+        if name == "deck":
+            self.talk.attach(panel)
+        if self._wired:
+            self._wire(name, panel)
+            if current_theme() != "light":
+                restyle_plots(panel)
+            bands = getattr(self, "bands", None)
+            if bands is not None and hasattr(panel, "set_bands"):
+                panel.set_bands(bands.current)
+
+    def _wire(self, name: str, panel: QtWidgets.QWidget) -> None:
+        """Connect a panel to the store by the methods and signals it offers (panels never see the store),
+        and to the panels already built (splitChanged, stageFocused)."""
+        if not hasattr(panel, "update_results"):
+            self._stale.discard(name)
         if hasattr(panel, "set_hardware_choices"):
             panel.set_hardware_choices(self.hardware)
         if hasattr(panel, "set_focus") and panel is not self.heatmap:
@@ -201,15 +259,13 @@ class MainWindow(QtWidgets.QMainWindow):
             panel.workloadActivated.connect(self.activate_workload)
         if hasattr(panel, "set_panel_citations"):
             panel.set_panel_citations({s.title: list(s.citations) for s in DOCKS if s.citations})
-        if hasattr(panel, "splitChanged"):
-            for other in self.panels.values():
-                if hasattr(other, "set_split_position"):
-                    panel.splitChanged.connect(other.set_split_position)
-                    other.set_split_position(panel.optimum_position())
-        if hasattr(panel, "stageFocused"):
-            for other in self.panels.values():
-                if hasattr(other, "show_stage"):
-                    panel.stageFocused.connect(other.show_stage)
+        for other in self.panels.built().values():
+            for source, target in ((panel, other), (other, panel)) if other is not panel else ():
+                if hasattr(source, "splitChanged") and hasattr(target, "set_split_position"):
+                    source.splitChanged.connect(target.set_split_position)
+                    target.set_split_position(source.optimum_position())
+                if hasattr(source, "stageFocused") and hasattr(target, "show_stage"):
+                    source.stageFocused.connect(target.show_stage)
         if hasattr(panel, "workloadHovered"):
             panel.workloadHovered.connect(lambda key: self.store.set_focus("workload" if key else "", key))
 
@@ -217,8 +273,9 @@ class MainWindow(QtWidgets.QMainWindow):
     EDITING_DOCKS = ("controls", "deck")  # hidden while presenting; never part of a slide's dock set
 
     def result_panels(self) -> list[QtWidgets.QWidget]:
-        """Panels that draw Results (everything but the controls and the slide list)."""
-        return [p for n, p in self.panels.items() if hasattr(p, "update_results") and n not in ("controls", "deck")]
+        """The built panels that draw Results (everything but the controls and the slide list)."""
+        return [p for n, p in self.panels.built().items()
+                if hasattr(p, "update_results") and n not in self.EDITING_DOCKS]
 
     def show_slide_layout(self, slide) -> None:
         """Lay the docks out for a slide: in presentation mode (or for a slide without a saved layout) its
@@ -263,20 +320,32 @@ class MainWindow(QtWidgets.QMainWindow):
         """Redraw a panel the user can see now; remember that a hidden one is out of date."""
         dock = self.docks[name]
         if dock.isVisible() and not dock.visibleRegion().isEmpty():  # not hidden, not behind another tab
-            update_or_explain(self.panels[name], results)  # a panel that cannot draw says so in place
+            panel = self.panels[name]  # built now if it never was
+            if hasattr(panel, "update_results"):
+                update_or_explain(panel, results)  # a panel that cannot draw says so in place
             self._stale.discard(name)
         else:
             self._stale.add(name)
 
     def _catch_up(self, name: str) -> None:
+        """A dock was shown: build its panel if it never was, and draw the current results if stale."""
+        panel = self.panels[name]
         if name in self._stale:
             self._stale.discard(name)
-            update_or_explain(self.panels[name], self.store.results)
+            if hasattr(panel, "update_results"):
+                update_or_explain(panel, self.store.results)
 
     def refresh_all(self) -> None:
-        """Bring every panel, hidden or not, up to date (exports and tests that read hidden panels)."""
+        """Bring every panel, hidden, unbuilt or not, up to date (exports and tests that read hidden panels)."""
         for name in list(self._stale):
             self._catch_up(name)
+
+    @staticmethod
+    def _settle_layouts(_results=None) -> None:
+        """Activate the layouts the new results invalidated (titles, legends, axis widths) before anything
+        paints, so that a view paints once per edit instead of once before and once after its re-layout."""
+        for _ in range(3):  # a layout that changes a parent's size posts one more request
+            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
 
     def _restyle_for_theme(self, _results=None) -> None:
         if current_theme() != "light":  # the light theme's colours are the panels' own defaults
@@ -403,6 +472,9 @@ class MainWindow(QtWidgets.QMainWindow):
         keys = help_menu.addAction("&Keyboard shortcuts", self.show_shortcuts)
         keys.setShortcuts([QtGui.QKeySequence("F1"), QtGui.QKeySequence("?")])
         help_menu.addAction("How &pressures are computed", self.show_pressure_help)
+        help_menu.addSeparator()
+        about = help_menu.addAction("&About Trinity Desktop", lambda: show_about(self))
+        about.setToolTip("Version, and the licences of the libraries the app ships with")
 
     # --- files ----------------------------------------------------------------------------------
     def _ask_hardware_file(self) -> None:
@@ -485,6 +557,9 @@ class MainWindow(QtWidgets.QMainWindow):
         sc = r.scenario
         what = {"train": "training step", "prefill": "prefill", "decode": "decode"}[r.kind]
         fit = "fits" if r.fits else "DOES NOT FIT"
+        notes = "".join(f" · {n}" for n in r.notes if not n.startswith("Does not fit"))  # max_seq, host memory
+        pressures = ", ".join(f"{name} {value:.2f}" for name, value in
+                              zip(("compute", "bandwidth", "memory"), r.pressure.as_tuple(), strict=True))
         return (f"{sc.model.name} · {sc.gpus} × {sc.hardware.name} · {what}: {fmt_seconds(r.time_total)} · "
-                f"memory {r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device ({fit}, "
-                f"{fmt_percent(r.pressure.memory)}) · binding resource: {r.bottleneck}")
+                f"memory {r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device ({fit}) · "
+                f"pressure {pressures} (1.0 = at its limit; binding: {r.bottleneck}){notes}")

@@ -3,9 +3,18 @@
 F5 starts, Esc leaves, F11 toggles full screen. PageDown / Right / Space go forward, PageUp / Left back
 (the keys presenter clickers send). The presentation style enlarges fonts and zooms every plot (text and
 pens grow together), shows the slide's title and caption, and changed values glide for ~300 ms.
+
+A slide shows exactly its own state: `reset_transient_state` clears what editing or another slide left
+behind (technique ticks on the triangle, the flow's stepping position, added outcome variants, keyboard
+focus rings, the linked focus) before the slide's scenario and focus are applied. While presenting, docks
+carry a plain title (no float or close buttons) and no tab bar is shown (slides never tab their panels);
+leaving restores the editing layout, fonts, title bars, menu and status bar. `render_slides` draws every
+slide as presented (title, caption, panels) for `--present-to` and the deck export.
 """
 
 from __future__ import annotations
+
+import time
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -13,7 +22,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from trinity_desktop.transitions import DURATION_MS, CurveTween, interpolate
 from trinity_desktop.ui.panel_problem import update_or_explain
 
-PRESENTATION_FONT_PT = 18     # widget text in presentation mode
+PRESENTATION_FONT_PT = 14     # widget text in presentation mode (panel controls: readable, and they fit)
+TITLE_PT, CAPTION_PT = 28, 20  # the slide's title and caption
 PLOT_ZOOM = 1.5               # plots drawn at up to 1.5x: fonts, markers and pens grow together
 MIN_LOGICAL_SIZE = (600, 330)  # ... but never laid out smaller than this, so labels keep their room
 NEXT_KEYS = ("PgDown", "Right", "Space", "Down")
@@ -81,6 +91,7 @@ class Presenter(QtCore.QObject):
         self._animation.finished.connect(lambda: self._frame(1.0))
         self._glide = None
         self._curves: CurveTween | None = None
+        self._title_bars: list[QtWidgets.QDockWidget] = []
 
     def _make_banner(self) -> QtWidgets.QToolBar:
         bar = QtWidgets.QToolBar("Slide", self.window)
@@ -97,10 +108,14 @@ class Presenter(QtCore.QObject):
         self.counter_label = QtWidgets.QLabel()
         for label in (self.title_label, self.caption_label):
             label.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # slide text is shown as typed, never as HTML
-        layout.addWidget(self.title_label)
+        self.counter_label.setAccessibleName("Slide number")
+        top = QtWidgets.QHBoxLayout()
+        top.addWidget(self.title_label, 1)
+        top.addWidget(self.counter_label, 0, QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignTop)
+        layout.addLayout(top)
         layout.addWidget(self.caption_label)
-        layout.addWidget(self.counter_label, alignment=QtCore.Qt.AlignmentFlag.AlignRight)
-        box.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Preferred)
+        box.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Maximum)
+        layout.setSpacing(4)
         self.caption_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
                                          QtWidgets.QSizePolicy.Policy.Preferred)
         bar.addWidget(box)
@@ -121,12 +136,13 @@ class Presenter(QtCore.QObject):
             font = QtGui.QFont(app.font())
             font.setPointSize(PRESENTATION_FONT_PT)
             app.setFont(font)
-            self.title_label.setStyleSheet(f"font-size: {PRESENTATION_FONT_PT + 10}pt; font-weight: bold;")
-            self.caption_label.setStyleSheet(f"font-size: {PRESENTATION_FONT_PT + 2}pt;")
+            self.title_label.setStyleSheet(f"font-size: {TITLE_PT}pt; font-weight: bold;")
+            self.caption_label.setStyleSheet(f"font-size: {CAPTION_PT}pt;")
             win.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, self._banner)
             self._banner.show()
             win.menuBar().hide()
             win.statusBar().hide()
+            self._plain_title_bars()
             for shortcut in self._shortcuts:
                 shortcut.setEnabled(True)
             self._zooms = [_PlotZoom(view) for view in win.findChildren(pg.GraphicsView)]
@@ -153,12 +169,37 @@ class Presenter(QtCore.QObject):
         QtWidgets.QApplication.instance().setFont(self._saved["font"])
         self._banner.hide()
         win.removeToolBar(self._banner)
+        for dock in self._title_bars:
+            old = dock.titleBarWidget()
+            dock.setTitleBarWidget(None)
+            if old is not None:
+                old.deleteLater()
+        self._title_bars = []
         win.menuBar().setVisible(self._saved["menu"])
         win.statusBar().setVisible(self._saved["status"])
         win.restoreState(self._saved["state"])
         if win.isFullScreen():
             win.showNormal()
+        QtCore.QTimer.singleShot(0, win.hide_stale_tab_bars)
         self.activeChanged.emit(False)
+
+    def _plain_title_bars(self) -> None:
+        """Each dock's title as a plain label: no float or close buttons on a slide."""
+        for dock in self.window.docks.values():
+            label = QtWidgets.QLabel(dock.windowTitle())
+            label.setObjectName("slide_panel_title")
+            label.setContentsMargins(6, 2, 6, 2)
+            label.setAccessibleName(f"{dock.windowTitle()} (panel title)")
+            dock.setTitleBarWidget(label)
+            self._title_bars.append(dock)
+
+    def hide_tab_bars(self) -> None:
+        """Slides lay their panels out side by side, never tabbed: any tab bar Qt still shows is stale."""
+        if not self.active:
+            return
+        for bar in self.window.findChildren(QtWidgets.QTabBar):
+            if bar.parent() is self.window:
+                bar.hide()
 
     def toggle_full_screen(self) -> None:
         win = self.window
@@ -180,8 +221,10 @@ class Presenter(QtCore.QObject):
         self.title_label.setText(slide.title)
         self.caption_label.setText(slide.caption)
         self.counter_label.setText(f"{index + 1} / {len(self.deck.slides)}")
+        reset_transient_state(win)
         win.show_slide_layout(slide)
         QtCore.QTimer.singleShot(0, self._rezoom)
+        QtCore.QTimer.singleShot(0, self.hide_tab_bars)
         before = win.store.results
         self._animation.stop()
         curves = CurveTween(win) if animate else None
@@ -194,8 +237,7 @@ class Presenter(QtCore.QObject):
             self._curves = curves
             curves.apply(0.0)
             self._animation.start()
-        if slide.focus != ("", ""):
-            win.store.set_focus(*slide.focus)
+        win.store.set_focus(*slide.focus)
         self.slideChanged.emit(index)
 
     def _frame(self, t) -> None:
@@ -212,3 +254,60 @@ class Presenter(QtCore.QObject):
             self._glide = None
             self._curves = None
 
+
+
+def reset_transient_state(window) -> None:
+    """Clear what editing or an earlier slide left on screen that is not part of a slide: technique ticks on
+    the triangle, the flow's stepping position and playback, variants added to the outcomes, the keyboard
+    focus (its focus ring) and the linked focus. Panels offer these by method; a panel without one is left."""
+    focused = QtWidgets.QApplication.focusWidget()
+    if focused is not None:
+        focused.clearFocus()
+    for panel in window.panels.built().values():  # a panel not built yet holds no such state
+        if hasattr(panel, "show_path"):
+            panel.show_path(())
+        if hasattr(panel, "clear_added"):
+            panel.clear_added()
+        if hasattr(panel, "set_detailed") and hasattr(panel, "timer"):
+            panel.timer.stop()
+            panel.set_detailed(False)
+            panel.select(0)
+    for panel in window.panels.built().values():  # ... and no panel follows a flow stage (as at start-up)
+        if hasattr(panel, "show_stage"):
+            panel.show_stage("", {})
+    window.store.set_focus("", "")
+
+
+def settle(seconds: float) -> None:
+    """Process events for `seconds` (the slide transition, then the zoom settles)."""
+    app = QtWidgets.QApplication.instance()
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        app.processEvents()
+        QtCore.QThread.msleep(20)
+
+
+def render_slides(window, scale: int = 1, settle_s: float = 0.6):
+    """Present the window's deck and yield (index, QImage) for every slide as the audience sees it: the
+    banner with title, caption and number, and the slide's panels; no menus, status bar, dock buttons or tab
+    bars. Leaves presentation mode (and the editing layout) at the end."""
+    from trinity_desktop.ui.export import render_widget
+
+    presenter = window.talk.presenter
+    deck = window.talk.deck
+    if deck is None or not deck.slides:
+        raise ValueError("the deck has no slides")
+    was_active = presenter.active
+    try:
+        for i in range(len(deck.slides)):
+            if i == 0:
+                presenter.start(deck, 0)
+            else:
+                presenter.go(i, animate=False)
+            settle(settle_s)
+            presenter.hide_tab_bars()
+            QtWidgets.QApplication.processEvents()
+            yield i, render_widget(window, scale)
+    finally:
+        if not was_active:
+            presenter.stop()

@@ -7,17 +7,25 @@ import base64
 from PySide6 import QtCore, QtGui
 
 from trinity_desktop.deck import Deck, Slide
-from trinity_desktop.presentation import Presenter
+from trinity_desktop.presentation import Presenter, reset_transient_state
 
 
 class TalkController(QtCore.QObject):
     deckChanged = QtCore.Signal(object)  # the Deck (or None)
 
-    def __init__(self, window, panel):
+    def __init__(self, window):
         super().__init__(window)
-        self.window, self.panel = window, panel
+        self.window = window
         self.deck: Deck | None = None
         self.presenter = Presenter(window)
+
+    @property
+    def panel(self):
+        """The Slides panel: the window builds it when its dock is first shown (or at this first use)."""
+        return self.window.panels["deck"]
+
+    def attach(self, panel) -> None:
+        """Connect the Slides panel once it is built (the main window calls this)."""
         panel.addRequested.connect(self.add_slide)
         panel.updateRequested.connect(self.update_slide)
         panel.removeRequested.connect(lambda i: self.set_deck(self.deck.remove_slide(i), max(i - 1, 0)))
@@ -27,6 +35,8 @@ class TalkController(QtCore.QObject):
         panel.slideActivated.connect(self.show_slide)
         panel.presentRequested.connect(self.present)
         self.presenter.slideChanged.connect(panel.list.setCurrentRow)
+        if self.deck is not None:
+            panel.show_deck(self.deck, -1)
 
     def actions(self) -> list[QtGui.QAction]:
         win = self.window
@@ -69,11 +79,12 @@ class TalkController(QtCore.QObject):
         self.set_deck(self.deck.replace_slide(i, new), i)
 
     def show_slide(self, i: int) -> None:
+        """Show slide i for editing: its layout, scenario and focus, and nothing left from before."""
         slide = self.deck.slides[i]
+        reset_transient_state(self.window)
         self.window.show_slide_layout(slide)
         self.window.store.set_scenario(slide.scenario, f"Show slide {i + 1}")
-        if slide.focus != ("", ""):
-            self.window.store.set_focus(*slide.focus)
+        self.window.store.set_focus(*slide.focus)
 
     def present(self, index: int = 0) -> bool:
         if self.deck is None or not self.deck.slides:

@@ -235,26 +235,27 @@ class Workspace(QtCore.QObject):
         return image
 
     def export_deck(self, folder: str | Path, scale: int = 2) -> list[Path]:
-        """One PNG per slide (the window as the slide shows it) and deck.pdf, if Qt's PDF writer works."""
+        """One PNG per slide, drawn as presented (title, caption and panels; no menus, controls or tab bars),
+        and deck.pdf with the same pages."""
+        from trinity_desktop.presentation import render_slides
+
         win, deck = self.window, self.window.talk.deck
         if deck is None or not deck.slides:
             raise ValueError("the deck has no slides")
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        before = win.store.scenario
+        before, focus = win.store.scenario, win.store.focus
         images, written = [], []
-        for i in range(len(deck.slides)):
-            win.talk.show_slide(i)
-            for _ in range(3):
-                QtWidgets.QApplication.processEvents()
-            image = export.render_widget(win, scale)
+        for i, image in render_slides(win, scale):
             path = folder / f"slide_{i + 1:02d}.png"
-            image.save(str(path), "PNG")
+            if not image.save(str(path), "PNG"):
+                raise OSError(f"could not write the PNG {path}")
             images.append(image)
             written.append(path)
         export.export_pdf(images, folder / "deck.pdf")
         written.append(folder / "deck.pdf")
         win.store.set_scenario(before, "Back from deck export")
+        win.store.set_focus(*focus)
         return written
 
     def _ask_export(self, name: str | None, kind: str, scale: int) -> None:

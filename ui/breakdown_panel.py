@@ -19,6 +19,7 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
+STACK_BELOW_PX = 640   # a panel narrower than this stacks the memory bar above the time bar
 BAD_COLOR = "#C0392B"  # the "does not fit" red (text and line), distinct from the component colours
 TIME_TITLES = {"train": "Step time", "prefill": "Prefill time", "decode": "Time per output token"}
 BAR_TICKS = {"train": "one step", "prefill": "one prompt", "decode": "one token"}
@@ -174,7 +175,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.stage_label.setVisible(False)
         self._stage_plain = ""
 
-        plots = QtWidgets.QHBoxLayout()
+        self.plots_layout = plots = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         plots.setContentsMargins(0, 0, 0, 0)
         plots.addWidget(self.memory_widget, 1)
         plots.addWidget(self.time_widget, 1)
@@ -303,6 +304,14 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.stage_label.setText(html)
         self.stage_label.setVisible(True)
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Stack the two bars on a narrow panel: each then has the width its side labels need."""
+        direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if event.size().width() < STACK_BELOW_PX
+                     else QtWidgets.QBoxLayout.Direction.LeftToRight)
+        if self.plots_layout.direction() != direction:
+            self.plots_layout.setDirection(direction)
+        super().resizeEvent(event)
+
     def _live_label_y(self, live: float) -> float:
         """y of the live label's centre: at the line, or moved just clear of the capacity / needs labels."""
         (_, _), (y0, y1) = self.memory_plot.getViewBox().viewRange()
@@ -350,8 +359,7 @@ class BreakdownPanel(QtWidgets.QWidget):
             self.need_text.setVisible(False)
             self.fit_label.setVisible(False)
             self.fit_label.setText("")
-            self.memory_plot.setTitle(f"Memory per GPU: {total_gb:.1f} of {cap_gb:.0f} GB",
-                                      size=pw.TITLE_SIZE, color="#222222")
+            pw.set_title(self.memory_plot, f"Memory per GPU: {total_gb:.1f} of {cap_gb:.0f} GB")
         else:
             self.need_line.setPos(total_gb)
             self.need_line.setVisible(True)
@@ -361,8 +369,7 @@ class BreakdownPanel(QtWidgets.QWidget):
             self.fit_label.setText(f"✗ Does not fit: needs {total_gb:.1f} GB per GPU, "
                                    f"{hw.name} has {cap_gb:.0f} GB HBM.")
             self.fit_label.setVisible(True)
-            self.memory_plot.setTitle(f"Memory per GPU: {total_gb:.1f} GB > {cap_gb:.0f} GB",
-                                      size=pw.TITLE_SIZE, color=BAD_COLOR)
+            pw.set_title(self.memory_plot, f"Memory per GPU: {total_gb:.1f} GB &gt; {cap_gb:.0f} GB", color=BAD_COLOR)
 
     def _update_time(self, r: Results) -> None:
         names = list(r.time)
@@ -377,8 +384,8 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.time_bar.update(names, vals, texts, y_max)
         title = TIME_TITLES.get(r.kind, "Time")
         self.time_plot.getAxis("bottom").setTicks([[(0.0, BAR_TICKS.get(r.kind, ""))]])
-        self.time_plot.setTitle(f"{title}: {fmt_seconds(total)}", size=pw.TITLE_SIZE, color="#222222")
-        self.time_plot.setLabel("left", f"{title.lower()} ({self._time_unit})", **{"font-size": pw.LABEL_SIZE})
+        pw.set_title(self.time_plot, f"{title}: {fmt_seconds(total)}")
+        pw.set_axis_label(self.time_plot, "left", f"{title.lower()} ({self._time_unit})")
 
     @staticmethod
     def _share(part: float, total: float) -> str:
@@ -469,3 +476,29 @@ class BreakdownPanel(QtWidgets.QWidget):
     def summary_text(self) -> str:
         """The summary line as plain text."""
         return self._summary_plain
+
+    # ------------------------------------------------------------------ uncertainty band (ui/bands.py)
+    def set_bands(self, u) -> None:
+        """A p05–p95 whisker at the top of the time bar; hidden for None or bands of another scenario."""
+        from trinity_desktop.ui.bands import Whisker, headline_band
+
+        if not hasattr(self, "time_whisker"):
+            self.time_whisker = Whisker(self.time_plot)
+        r = self._results
+        band = headline_band(u, r.kind) if r is not None else None
+        if band is None or not math.isclose(band.point, r.time_total, rel_tol=1e-9):
+            self.time_whisker.clear()
+            return
+        s = self._time_scale
+        self.time_whisker.set(0.0, band.point * s, band.p05 * s, band.p95 * s)
+        if band.p95 * s * 1.05 > self.time_plot.viewRange()[1][1]:
+            self.time_plot.setYRange(0, band.p95 * s * 1.05, padding=0)
+
+    def time_band(self) -> tuple[float, float] | None:
+        """The whisker's (p05, p95) in seconds as drawn, or None when hidden."""
+        w = getattr(self, "time_whisker", None)
+        if w is None or not w.item.isVisible():
+            return None
+        o = w.item.opts
+        centre = float(o["y"][0])
+        return ((centre - float(o["bottom"][0])) / self._time_scale, (centre + float(o["top"][0])) / self._time_scale)

@@ -1,7 +1,9 @@
 """Scenario controls: hardware, cluster, model, workload, parallelism, memory options, batch and lengths.
 
 The panel only reports edits (`edited`, a dict of Scenario field changes, with `hardware` and `model` given
-as preset keys) and shows the scenario it is handed; the app validates and applies.
+as preset keys; choosing hardware also sets `gpus_per_node` to its `gpus_per_node_default`; switching between
+training and inference brings back the GPU count last used for that kind of workload) and shows the scenario it
+is handed; the app validates and applies.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from collections.abc import Mapping
 
 from PySide6 import QtCore, QtWidgets
 
-from trinity_desktop.model import Architecture, Hardware, Scenario
+from trinity_desktop.model import Architecture, Hardware, Scenario, ValidationError
+from trinity_desktop.model.assumptions import SETS, efficiency_of
 from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
 from trinity_desktop.model.kv_policy import KV_POLICIES
 from trinity_desktop.model.scenario import RECOMPUTE
@@ -27,6 +30,10 @@ _SPINS = {
     "tp": ("Tensor parallel (TP)", 1, 1024, "Megatron-LM tensor parallelism: splits every layer; must divide the heads.",
            "train"),
     "pp": ("Pipeline parallel (PP)", 1, 1024, "Pipeline stages (1F1B schedule); the bubble is (p-1)/(m+p-1).", "train"),
+    "virtual_stages": ("Virtual stages (interleaved)", 1, 1024,
+                       "Interleaved 1F1B (Narayanan et al. 2021): model chunks per pipeline stage. The bubble shrinks "
+                       "to (p-1)/(v·m), the pipeline sends grow v-fold; needs PP >= 2, layers divisible by PP x v "
+                       "and micro-batches a multiple of PP.", "train"),
     "cp": ("Context parallel (CP)", 1, 1024, "Splits the sequence across devices (ring attention).", "train"),
     "ep": ("Expert parallel (EP)", 1, 1024, "Splits MoE experts across data-parallel ranks.", "train"),
     "seq_len": ("Sequence length", 1, 1 << 24, "Tokens per training sequence.", "train"),
@@ -91,6 +98,10 @@ class ScenarioControls(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self._updating = False
+        self._hardware: dict[str, Hardware] = {}
+        self._shown: Scenario | None = None
+        self._layouts: dict[str, dict] = {}  # "train" / "infer" -> the GPUs last used for that kind of workload
+        self._efficiency_index = 0
         self.widgets: dict[str, QtWidgets.QWidget] = {}
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(6, 6, 6, 6)
@@ -115,6 +126,7 @@ class ScenarioControls(QtWidgets.QWidget):
         forms["setup"].addRow("Hardware", self.hardware_combo)
         forms["setup"].addRow("Model", self.model_combo)
         forms["setup"].addRow("Workload", self.kind_combo)
+        forms["setup"].addRow("Efficiency set", self._efficiency_combo())
         for field, (label, lo, hi, tip, group) in _SPINS.items():
             spin = self._spin(QtWidgets.QSpinBox(), field, label, lo, hi, tip, int)
             spin.setAccelerated(True)
@@ -171,13 +183,67 @@ class ScenarioControls(QtWidgets.QWidget):
         self.widgets[field] = combo
         return combo
 
+    def _efficiency_combo(self) -> QtWidgets.QComboBox:
+        """The named efficiency sets (model/assumptions.py): default, or calibrated by `validate --fit`."""
+        combo = QtWidgets.QComboBox()
+        combo.setToolTip("compute_efficiency, hbm_efficiency and network_efficiency: the default assumptions "
+                         "(resources/assumptions.toml) or the set fitted to published runs by "
+                         "`trinity-desktop validate --fit`")
+        combo.setAccessibleName("Efficiency set")
+        for name in SETS:
+            combo.addItem(name, name)
+        combo.currentIndexChanged.connect(lambda _i: self._choose_efficiency(combo.currentData()))
+        self.efficiency_combo = combo
+        return combo
+
+    def _choose_efficiency(self, name: str | None) -> None:
+        if self._updating or name is None:
+            return
+        try:
+            self._emit({"efficiency": efficiency_of(name)})
+        except ValidationError as exc:  # no calibrated set yet: say so, keep the scenario
+            self.show_error(str(exc))
+            self._updating = True
+            self.efficiency_combo.setCurrentIndex(self._efficiency_index)
+            self._updating = False
+
+    def _show_efficiency(self, sc: Scenario) -> None:
+        """Select the set whose likely values the scenario uses (none selected for other values)."""
+        index = -1
+        for i in range(self.efficiency_combo.count()):
+            try:
+                if efficiency_of(self.efficiency_combo.itemData(i)) == sc.efficiency:
+                    index = i
+                    break
+            except ValidationError:
+                continue
+        self._efficiency_index = index
+        self.efficiency_combo.setCurrentIndex(index)
+
     def _emit(self, change: dict) -> None:
         if not self._updating:
+            hw = self._hardware.get(change.get("hardware"))
+            if hw is not None:  # a new device brings its own node size (4 TPU v5p chips, 8 GPUs in a DGX)
+                change = {**change, "gpus_per_node": hw.gpus_per_node_default}
+            if "kind" in change:
+                change = {**change, **self._layout_for(change["kind"])}
             self.edited.emit(change)
+
+    def _layout_for(self, kind: str) -> dict:
+        """The GPU count a workload switch brings along: the one last used for that kind of workload (training,
+        or inference), else, going from training to inference, one tensor-parallel group of the training layout
+        (its TP degree, as residency.serving_scenario serves a training layout): never a 64-way TP decode."""
+        sc = self._shown
+        if sc is None or _group(kind) == _group(sc.kind):
+            return {}
+        if _group(kind) in self._layouts:
+            return dict(self._layouts[_group(kind)])
+        return {"gpus": sc.tp} if sc.kind == "train" else {}
 
     # --- shown state ----------------------------------------------------------------------------
     def set_choices(self, hardware: Mapping[str, Hardware], models: Mapping[str, Architecture]) -> None:
         self._updating = True
+        self._hardware = dict(hardware)
         try:
             for combo, items in ((self.hardware_combo, hardware), (self.model_combo, models)):
                 current = combo.currentData()
@@ -191,6 +257,8 @@ class ScenarioControls(QtWidgets.QWidget):
 
     def show_scenario(self, sc: Scenario) -> None:
         """Show `sc` in every control without emitting edits."""
+        self._shown = sc
+        self._layouts[_group(sc.kind)] = {"gpus": sc.gpus}
         self._updating = True
         try:
             self.hardware_combo.setCurrentIndex(max(self.hardware_combo.findData(sc.hardware.key), 0))
@@ -208,6 +276,7 @@ class ScenarioControls(QtWidgets.QWidget):
             if sc.prompt_len + sc.gen_len <= CONTEXT_MAX:  # prompt + generated tokens: what the KV views accept
                 self.widgets["prompt_len"].setMaximum(max(1, CONTEXT_MAX - sc.gen_len))
                 self.widgets["gen_len"].setMaximum(max(1, CONTEXT_MAX - sc.prompt_len))
+            self._show_efficiency(sc)
             training = sc.kind == "train"
             self.groups["train"].setVisible(training)
             self.groups["infer"].setVisible(not training)
@@ -221,3 +290,8 @@ class ScenarioControls(QtWidgets.QWidget):
     def clear_error(self) -> None:
         self.error_label.clear()
         self.error_label.hide()
+
+
+def _group(kind: str) -> str:
+    """Training has its own layout; prefill and decode share the inference one (tensor parallel over all GPUs)."""
+    return "train" if kind == "train" else "infer"

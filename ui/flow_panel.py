@@ -1,10 +1,12 @@
 """Step-through flow panel: a Gantt chart of one training step or one inference request, stage by stage.
 
 Lanes (y) are pipeline stages, the DP network and the host link (training) or the GPU group (inference); time
-(x) is in s / ms / µs. A stepper (previous, next, play; Left/Right arrow keys, Space) highlights one stage,
-outlines it and shows its numbers; `stageFocused(name, numbers)` lets the roofline and memory panels follow.
-The stages come from `trinity_desktop.model.stages.stages(scenario, results)`; items are long-lived and
-updated with setOpts/setData.
+(x) is in s / ms / µs. A stepper (previous, next, play; Left/Right arrow keys, Space) walks the step phase by
+phase (model/phases.py: data load, forward, backward, gradient sync, optimizer; or prefill, KV offload,
+decode, KV onload): the phase's bars keep their colour, the rest fade. "1F1B detail" steps bar by bar instead
+(every micro-batch's forward and backward). Play walks the whole step in at most PLAY_BUDGET_MS.
+`stageFocused(name, numbers)` lets the roofline and memory panels follow. The stages come from
+`trinity_desktop.model.stages.stages(scenario, results)`; items are long-lived and updated with setOpts/setData.
 """
 
 from __future__ import annotations
@@ -14,59 +16,44 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.evaluate import Results
+from trinity_desktop.model.phases import Phase, phases
 from trinity_desktop.model.stages import Stage, bubble_fraction, lane_order, notes, stages
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
-from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_seconds
+from trinity_desktop.ui.flow_readout import (
+    PER_GPU_LANES,
+    ROLE_COLORS,
+    ROLE_LABELS,
+    phase_html,
+    role_of,
+    stage_hover_text,
+    stage_html,
+)
+from trinity_desktop.ui.units import fmt_seconds
 
-# Roles of a bar -> (colour, legend text). Okabe-Ito colours; compute is the theme's compute colour and
-# communication the theme's bandwidth colour; idle is light grey with hatching.
-ROLE_COLORS = {
-    "forward": theme.RESOURCE_COLORS["compute"],   # orange
-    "backward": "#D55E00",                          # vermillion
-    "recompute": "#F0E442",                         # yellow
-    "communication": theme.RESOURCE_COLORS["bandwidth"],  # blue
-    "memory-transfer": theme.RESOURCE_COLORS["memory"],   # bluish green
-    "optimizer": "#CC79A7",                         # reddish purple
-    "io": "#56B4E9",                                # sky blue
-    "idle": "#D9D9D9",
-    "bandwidth-bound": theme.RESOURCE_COLORS["bandwidth"],
-    "compute-bound": theme.RESOURCE_COLORS["compute"],
-    "memory-bound": theme.RESOURCE_COLORS["memory"],
-}
-ROLE_LABELS = {
-    "forward": "forward", "backward": "backward", "recompute": "recompute", "communication": "communication",
-    "memory-transfer": "offload / host transfer", "optimizer": "optimizer / DGC", "io": "data load",
-    "idle": "idle (bubble)", "compute-bound": "compute-bound", "bandwidth-bound": "bandwidth-bound",
-    "memory-bound": "does not fit (memory)",
-}
 HIGHLIGHT_COLOR = "#000000"
-PLAY_INTERVAL_MS = 450
+PLAY_INTERVAL_MS = 1500      # per phase: five training phases in 7.5 s
+PLAY_BUDGET_MS = 12_000      # the whole step, bar by bar, in at most this (faster steps for many bars)
+MIN_PLAY_INTERVAL_MS = 20
+FADED_ALPHA = 55             # bars outside the highlighted phase
 BAR_HEIGHT = 0.72
 
 
-def role_of(stage: Stage, kind: str) -> str:
-    """The legend role of a stage (colour key). Inference: KV offload/onload transfers are "memory-transfer",
-    prefill and decode are coloured by their binding resource."""
-    if kind != "train":
-        return "memory-transfer" if stage.kind == "memory-transfer" else f"{stage.binding}-bound"
-    if stage.kind in ("idle", "io", "communication", "memory-transfer"):
-        return stage.kind
-    name = stage.name
-    if name.startswith("backward"):
-        return "backward"
-    if name.startswith("recompute"):
-        return "recompute"
-    if name.startswith(("optimizer", "DGC")):
-        return "optimizer"
-    return "forward"
-
-
-def _brush(role: str) -> QtGui.QBrush:
-    color = QtGui.QColor(ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
+def _brush(role: str, faded: bool = False) -> QtGui.QBrush:
+    color = QtGui.QColor("#9A9A9A" if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
+    if faded:
+        color.setAlpha(FADED_ALPHA)
     if role == "idle":
-        return QtGui.QBrush(QtGui.QColor("#9A9A9A"), QtCore.Qt.BrushStyle.BDiagPattern)
+        return QtGui.QBrush(color, QtCore.Qt.BrushStyle.BDiagPattern)
     return QtGui.QBrush(color)
+
+
+def play_interval_ms(steps: int, detail: bool) -> int:
+    """Milliseconds between Play's steps: PLAY_INTERVAL_MS per phase; bar by bar, fast enough that the whole
+    step takes at most PLAY_BUDGET_MS."""
+    if not detail:
+        return min(PLAY_INTERVAL_MS, PLAY_BUDGET_MS // max(steps, 1))
+    return max(MIN_PLAY_INTERVAL_MS, min(PLAY_INTERVAL_MS, PLAY_BUDGET_MS // max(steps, 1)))
 
 
 class FlowPanel(QtWidgets.QWidget):
@@ -87,12 +74,16 @@ class FlowPanel(QtWidgets.QWidget):
         self._scale, self._unit = 1.0, "s"
         self._by_lane: dict[int, tuple[np.ndarray, np.ndarray, list[int]]] = {}
         self._total = 0.0
+        self._phases: tuple[Phase, ...] = ()
+        self._roles: list[str] = []
+        self._pens: list = []
+        self._previous_phase = ""
 
         # --- stepper -------------------------------------------------------------------------------
-        self.prev_button = self._button("◀ Previous", "Previous stage (Left arrow)", "Previous stage")
-        self.play_button = self._button("▶ Play", "Play: step through the stages automatically (Space)",
+        self.prev_button = self._button("◀ Previous", "Previous phase or stage (Left arrow)", "Previous step")
+        self.play_button = self._button("▶ Play", "Play: walk through the whole step (Space)",
                                         "Play or pause stepping")
-        self.next_button = self._button("Next ▶", "Next stage (Right arrow)", "Next stage")
+        self.next_button = self._button("Next ▶", "Next phase or stage (Right arrow)", "Next step")
         self.prev_button.clicked.connect(lambda: self.step(-1))
         self.next_button.clicked.connect(lambda: self.step(1))
         self.play_button.clicked.connect(self.toggle_play)
@@ -102,6 +93,12 @@ class FlowPanel(QtWidgets.QWidget):
         self.zoom_check.setAccessibleName("Zoom to the highlighted stage")
         self.zoom_check.setChecked(True)
         self.zoom_check.toggled.connect(lambda _: self._apply_range())
+        self.detail_check = QtWidgets.QCheckBox("1F1B detail")
+        self.detail_check.setFont(pw.font())
+        self.detail_check.setToolTip("Step bar by bar: every micro-batch's forward and backward in the 1F1B "
+                                     "schedule (off: the step's phases)")
+        self.detail_check.setAccessibleName("Step through every bar (micro-batch detail)")
+        self.detail_check.toggled.connect(self._detail_toggled)
         self.position_label = QtWidgets.QLabel("no stages")
         self.position_label.setFont(pw.font(12))
         self.position_label.setAccessibleName("Stage position")
@@ -156,7 +153,8 @@ class FlowPanel(QtWidgets.QWidget):
         self.headline.setFont(pw.font(13, bold=True))
         self.headline.setWordWrap(True)
         self.headline.setAccessibleName("Timeline summary")
-        self.headline.setToolTip("Total time of the step (or request), layout and the 1F1B pipeline bubble share")
+        self.headline.setToolTip("Total time of the step (or request), layout and the 1F1B pipeline bubble: its "
+                                 "share of the pipeline phase, (p-1)/(m+p-1), and of the whole step")
         self.legend_label = QtWidgets.QLabel("")
         self.legend_label.setFont(pw.font())
         self.legend_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
@@ -165,7 +163,7 @@ class FlowPanel(QtWidgets.QWidget):
         self.legend_label.setToolTip("Bar colours by role; idle time (the pipeline bubble) is hatched grey")
 
         buttons = QtWidgets.QHBoxLayout()
-        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check):
+        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check, self.detail_check):
             buttons.addWidget(w)
         buttons.addSpacing(12)
         buttons.addWidget(self.position_label, 1)
@@ -178,7 +176,7 @@ class FlowPanel(QtWidgets.QWidget):
         layout.addWidget(self.headline)
         layout.addLayout(middle, 1)
         layout.addWidget(self.legend_label)
-        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check):
+        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check, self.detail_check):
             w.installEventFilter(self)
 
     def _button(self, text: str, tip: str, name: str) -> QtWidgets.QPushButton:
@@ -203,10 +201,13 @@ class FlowPanel(QtWidgets.QWidget):
         widths = np.array([st.duration_s for st in self._stages], dtype=float) * self._scale
         ys = np.array([lane_index[st.lane] for st in self._stages], dtype=float)
         roles = [role_of(st, kind) for st in self._stages]
-        brushes = [_brush(r) for r in roles]
+        self._roles = roles
+        self._phases = phases(self._stages, kind)
         # few bars (inference): white separators; many (training): none, or thin bars would turn white
         pen = pg.mkPen("w", width=1.5) if n <= 200 else pg.mkPen(None)
-        self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=brushes, pens=[pen] * n)
+        self._pens = [pen] * n
+        self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=[_brush(r) for r in roles],
+                               pens=self._pens)
         self._by_lane = {}
         for li in range(len(self._lanes)):
             idx = [i for i in range(n) if ys[i] == li]
@@ -221,9 +222,11 @@ class FlowPanel(QtWidgets.QWidget):
         sc = results.scenario
         if kind == "train":
             bub = bubble_fraction(self._stages)
+            of_step = results.time.get("pipeline_bubble", 0.0) / self._total if self._total > 0 else 0.0
             title = (f"One training step: {fmt_seconds(self._total)} · {sc.gpus}× {sc.hardware.name} · "
-                     f"PP {sc.pp}, {int(results.train.get('micro_batches', 0))} micro-batches · bubble "
-                     f"{100 * bub:.1f}%")
+                     f"PP {sc.pp}" + (f" × {sc.virtual_stages} virtual stages (interleaved)" if sc.virtual_stages > 1
+                                      else "") + f", {int(results.train.get('micro_batches', 0))} micro-batches · bubble "
+                     f"{100 * bub:.1f}% of the pipeline phase ({100 * of_step:.1f}% of the step)")
         else:
             title = (f"One inference request: {fmt_seconds(self._total)} · prefill "
                      f"{fmt_seconds(results.infer.get('prefill_s', 0.0))} + {sc.gen_len:,} decode steps")
@@ -237,38 +240,84 @@ class FlowPanel(QtWidgets.QWidget):
             squares.append("<span style='color:#9A9A9A'>▨</span>&nbsp;idle (pipeline bubble / waiting)")
         self.legend_label.setText(" &nbsp; ".join(squares) + "<br><span style='color:#555555'>"
                                   + pw.html_escape(" ".join(notes(sc)[:2])) + "</span>")
-        # keep the same stage highlighted when it still exists
+        self.detail_check.setText("1F1B detail" if kind == "train" else "every decode group")
+        # keep the same stage (or phase) highlighted when it still exists
         index = 0
-        if previous is not None:
+        if self.detailed():
             names = [st.name for st in self._stages]
-            if previous.name in names:
+            if previous is not None and previous.name in names:
                 index = names.index(previous.name)
+        else:
+            names = [ph.name for ph in self._phases]
+            if self._previous_phase in names:
+                index = names.index(self._previous_phase)
         self._select(index, emit=False)
 
     # ------------------------------------------------------------------ stepping
+    def detailed(self) -> bool:
+        """True when stepping bar by bar (micro-batch detail), False when stepping phase by phase."""
+        return self.detail_check.isChecked()
+
+    def set_detailed(self, on: bool) -> None:
+        self.detail_check.setChecked(on)
+
+    def _detail_toggled(self, on: bool) -> None:
+        self.timer.setInterval(play_interval_ms(self.step_count(), on))
+        if not self._stages:
+            return
+        if on:  # from a phase to its first bar
+            ph = self.current_phase_of(self._previous_phase)
+            self._select(ph.members[0] if ph is not None else 0, emit=True)
+        else:   # from a bar to (the first) phase it belongs to
+            hit = [i for i, ph in enumerate(self._phases) if self._index in ph.members]
+            self._select(hit[0] if hit else 0, emit=True)
+
+    def current_phase_of(self, name: str) -> Phase | None:
+        return next((ph for ph in self._phases if ph.name == name), None)
+
+    def step_count(self) -> int:
+        """How many steps Next walks: phases, or bars with micro-batch detail."""
+        return len(self._stages) if self.detailed() else len(self._phases)
+
     def stage_count(self) -> int:
         return len(self._stages)
+
+    def phase_names(self) -> list[str]:
+        return [ph.name for ph in self._phases]
 
     def current_index(self) -> int:
         return self._index
 
+    def current_phase(self) -> Phase | None:
+        """The highlighted phase (None with micro-batch detail on)."""
+        if self.detailed() or not 0 <= self._index < len(self._phases):
+            return None
+        return self._phases[self._index]
+
     def current_stage(self) -> Stage | None:
+        """The highlighted bar; in phase mode the phase's longest bar on one GPU's lanes."""
+        if not self.detailed():
+            ph = self.current_phase()
+            return self._stages[self._representative(ph)] if ph is not None else None
         return self._stages[self._index] if 0 <= self._index < len(self._stages) else None
 
+    def _representative(self, ph: Phase) -> int:
+        own = [i for i in ph.members if self._stages[i].lane in PER_GPU_LANES] or list(ph.members)
+        return max(own, key=lambda i: self._stages[i].duration_s)
+
     def step(self, delta: int) -> None:
-        """Move the highlight by `delta` stages (in order of start time), clamped to the ends."""
-        if not self._stages:
-            return
-        self._select(int(np.clip(self._index + delta, 0, len(self._stages) - 1)), emit=True)
+        """Move the highlight by `delta` phases (or bars, in order of start time), clamped to the ends."""
+        if self.step_count():
+            self._select(int(np.clip(self._index + delta, 0, self.step_count() - 1)), emit=True)
 
     def select(self, index: int) -> None:
-        """Highlight stage `index` (as the user would) and emit `stageFocused`."""
-        if self._stages:
-            self._select(int(np.clip(index, 0, len(self._stages) - 1)), emit=True)
+        """Highlight phase (or bar) `index` (as the user would) and emit `stageFocused`."""
+        if self.step_count():
+            self._select(int(np.clip(index, 0, self.step_count() - 1)), emit=True)
 
     def set_focus(self, what: str, key: str) -> None:
         """Linked focus from elsewhere: ("stage", name) highlights that stage without re-emitting."""
-        if what != "stage":
+        if what != "stage" or not self.detailed():
             return
         for i, st in enumerate(self._stages):
             if st.name == key:
@@ -279,16 +328,21 @@ class FlowPanel(QtWidgets.QWidget):
         if self.timer.isActive():
             self.timer.stop()
         else:
-            if self._index >= len(self._stages) - 1:
+            if self._index >= self.step_count() - 1:
                 self._select(0, emit=True)
+            self.timer.setInterval(play_interval_ms(self.step_count(), self.detailed()))
             self.timer.start()
         self._sync_play_button()
 
     def is_playing(self) -> bool:
         return self.timer.isActive()
 
+    def play_duration_ms(self) -> int:
+        """How long Play takes from the first step to the last."""
+        return play_interval_ms(self.step_count(), self.detailed()) * max(self.step_count() - 1, 0)
+
     def _tick(self) -> None:
-        if self._index >= len(self._stages) - 1:
+        if self._index >= self.step_count() - 1:
             self.timer.stop()
             self._sync_play_button()
             return
@@ -298,34 +352,63 @@ class FlowPanel(QtWidgets.QWidget):
         self.play_button.setText("⏸ Pause" if self.timer.isActive() else "▶ Play")
 
     def _select(self, index: int, emit: bool) -> None:
-        if not self._stages:
+        if not self._stages or not self.step_count():
             self._index = -1
             self.outline.setData([], [])
             self.position_label.setText("no stages")
             return
         self._index = index
-        st = self._stages[index]
-        li = self._lanes.index(st.lane)
-        x, w = st.start_s * self._scale, st.duration_s * self._scale
-        xs, ys = pw.rect_outline_points([(x, li - BAR_HEIGHT / 2 - 0.06, w, BAR_HEIGHT + 0.12)])
-        self.outline.setData(xs, ys)
+        if self.detailed():
+            members = (index,)
+            st = self._stages[index]
+            self.position_label.setText(f"Bar {index + 1} of {len(self._stages)}: {st.name}")
+            self.detail_label.setText(self.detail_html(st))
+            x = st.start_s * self._scale
+        else:
+            ph = self._phases[index]
+            self._previous_phase = ph.name
+            members = ph.members
+            st = self._stages[self._representative(ph)]
+            self.position_label.setText(f"Phase {index + 1} of {len(self._phases)}: {ph.name}")
+            self.detail_label.setText(self.phase_html(ph))
+            x = ph.start_s * self._scale
+        self.outline.setData(*pw.rect_outline_points(self._member_rects(members)))
         self.cursor_line.setPos(x)
-        self.position_label.setText(f"Stage {index + 1} of {len(self._stages)}: {st.name}")
-        self.detail_label.setText(self.detail_html(st))
+        keep = set(members) if not self.detailed() else set(range(len(self._stages)))
+        self.bars_item.setOpts(brushes=[_brush(r, i not in keep) for i, r in enumerate(self._roles)],
+                               pens=self._pens)
         self._apply_range()
         if emit:
             numbers = st.as_dict()
             self.stageFocused.emit(st.name, numbers)
             self.focusRequested.emit("stage", st.name)
 
+    def _member_rects(self, members) -> list[tuple[float, float, float, float]]:
+        """One outline per lane around the highlighted bars (from the lane's first to its last member)."""
+        spans: dict[int, list[float]] = {}
+        for i in members:
+            st = self._stages[i]
+            li = self._lanes.index(st.lane)
+            a, b = spans.get(li, [st.start_s, st.end_s])
+            spans[li] = [min(a, st.start_s), max(b, st.end_s)]
+        return [(a * self._scale, li - BAR_HEIGHT / 2 - 0.06, (b - a) * self._scale, BAR_HEIGHT + 0.12)
+                for li, (a, b) in sorted(spans.items())]
+
+    def _highlight_span(self) -> tuple[float, float] | None:
+        if self.detailed():
+            st = self.current_stage()
+            return None if st is None else (st.start_s, st.end_s)
+        ph = self.current_phase()
+        return None if ph is None else (ph.start_s, ph.end_s)
+
     def _apply_range(self) -> None:
         total = self._total * self._scale
-        st = self.current_stage()
+        span = self._highlight_span()
         if total <= 0:
             self.plot.setXRange(0, 1, padding=0)
             return
-        if self.zoom_check.isChecked() and st is not None:
-            a, b = st.start_s * self._scale, st.end_s * self._scale
+        if self.zoom_check.isChecked() and span is not None:
+            a, b = span[0] * self._scale, span[1] * self._scale
             half = max(6.0 * (b - a), total / 30.0)
             lo, hi = max(0.0, a - half), min(total, b + half)
             self.plot.setXRange(lo, hi, padding=0.02)
@@ -360,34 +443,12 @@ class FlowPanel(QtWidgets.QWidget):
         return True
 
     # ------------------------------------------------------------------ read-outs
+    def phase_html(self, ph: Phase) -> str:
+        return phase_html(ph, self._stages)
+
     def detail_html(self, st: Stage) -> str:
         """The side read-out of one stage (rich text)."""
-        color = theme.RESOURCE_COLORS.get(st.binding, "#222222")
-        lines = [f"<b>{pw.html_escape(st.name)}</b>",
-                 f"<span style='color:#555555'>{pw.html_escape(st.lane)} · {st.kind}</span>",
-                 f"{fmt_seconds(st.start_s)} → {fmt_seconds(st.end_s)} (lasts {fmt_seconds(st.duration_s)})"]
-        if st.flops > 0:
-            rate = st.flops / st.duration_s if st.duration_s > 0 else 0.0
-            lines.append(f"FLOPs per GPU: {fmt_flops(st.flops)} ({fmt_flops_rate(rate)})")
-        moved = [(k, v) for k, v in st.bytes_by_link.items() if v > 0]
-        if moved:
-            lines.append("Bytes per GPU: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in moved))
-        else:
-            lines.append("Bytes per GPU: none")
-        hbm, host = st.live_memory_by_tier.get("hbm", 0.0), st.live_memory_by_tier.get("host", 0.0)
-        mem = f"Live memory: HBM {hbm / 1e9:.1f} GB"
-        if self._results is not None:
-            mem += f" of {self._results.capacity / 1e9:.0f} GB"
-        if host > 0:
-            mem += f", host {host / 1e9:.1f} GB"
-        for tier, label in (("cxl", "CXL"), ("ssd", "SSD")):
-            v = st.live_memory_by_tier.get(tier, 0.0)
-            if v > 0:
-                mem += f", {label} {v / 1e9:.1f} GB"
-        lines.append(mem)
-        lines.append(f"Binding: <b><span style='color:{color}'>{theme.RESOURCE_LABELS.get(st.binding, st.binding)}"
-                     f"</span></b>")
-        return "<br>".join(lines)
+        return stage_html(st, self._results.capacity if self._results is not None else None)
 
     def stage_at(self, x: float, y: float) -> int:
         """Index of the stage drawn at data coordinates (x in the axis unit, y lane), or -1."""
@@ -403,17 +464,7 @@ class FlowPanel(QtWidgets.QWidget):
 
     def hover_text_at(self, x: float, y: float) -> str:
         i = self.stage_at(x, y)
-        if i < 0:
-            return ""
-        st = self._stages[i]
-        text = (f"{st.name}\n{st.lane}: {fmt_seconds(st.start_s)} → {fmt_seconds(st.end_s)} "
-                f"({fmt_seconds(st.duration_s)})")
-        if st.flops > 0:
-            text += f"\n{fmt_flops(st.flops)} per GPU"
-        moved = [(k, v) for k, v in st.bytes_by_link.items() if v > 0]
-        if moved:
-            text += "\n" + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in moved)
-        return text + f"\nbinding: {st.binding}"
+        return stage_hover_text(self._stages[i]) if i >= 0 else ""
 
     # ------------------------------------------------------------------ for tests
     def bars(self) -> list[tuple[str, float, float, str]]:
@@ -424,7 +475,7 @@ class FlowPanel(QtWidgets.QWidget):
         return list(self._lanes)
 
     def highlight_rect(self) -> tuple[float, float, float, float]:
-        """(x0, x1, y0, y1) of the highlight outline in seconds and lane units, or zeros."""
+        """(x0, x1, y0, y1) of the box around every highlight outline in seconds and lane units, or zeros."""
         xs, ys = self.outline.getData()
         if xs is None or len(xs) == 0:
             return (0.0, 0.0, 0.0, 0.0)

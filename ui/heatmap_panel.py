@@ -1,7 +1,8 @@
 """Heatmap panel: the workload library (rows) x compute, bandwidth, memory pressure (columns) on one hardware.
 
-Values are `row.results.pressure`: compute and bandwidth are shares of the step (or token) time, memory is
-required / available HBM (> 1: does not fit). One long-lived ImageItem is updated with setImage; cell labels
+Values are `row.results.pressure` (model/pressure.py): the fraction of each resource's limit the workload
+uses, 1.0 = at the limit (compute or the busiest link busy all step at its achievable rate, HBM full; memory
+> 1: does not fit). The binding resource is the highest pressure, so the outlined cell is the hottest one of its row. One long-lived ImageItem is updated with setImage; cell labels
 are reused unless the number of rows changes.
 """
 
@@ -26,7 +27,7 @@ NA_VALUE = -1.0
 BOTTLENECK_OUTER = "#000000"
 BOTTLENECK_INNER = "#FFFFFF"
 FOCUS_COLOR = "#D55E00"              # Okabe-Ito vermillion: not a resource colour, visible on cividis
-COLORBAR_LABEL = "pressure (0–1; memory: fraction of HBM used)"
+COLORBAR_LABEL = "pressure: share of the resource's limit used (1.0 = at its limit)"
 TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
 MAX_TICK_CHARS = 28
 
@@ -78,7 +79,7 @@ class HeatmapPanel(QtWidgets.QWidget):
         self.plot.addItem(self.image_item)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=22)
         self.colorbar.axis.setStyle(tickFont=pw.font())
-        self.colorbar.axis.setLabel(COLORBAR_LABEL, **{"font-size": pw.LABEL_SIZE})
+        pw.fit_axis_label(self.colorbar.axis, COLORBAR_LABEL)
         self.graphics.addItem(self.colorbar, row=0, col=1)
 
         # Bottleneck outlines: black under white, visible on every cividis colour.
@@ -100,13 +101,15 @@ class HeatmapPanel(QtWidgets.QWidget):
         self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
 
         self.caption = QtWidgets.QLabel(
-            "Outlined cell: the binding resource (bottleneck). n/a (light grey): this hardware cannot run the "
-            "workload; hover for why. Click a row to load that workload.")
+            "Hot = constrained: each row's hottest cell is its binding resource (outlined). 1.0 = the resource "
+            "at its limit: compute or the busiest link busy for the whole step, or HBM full (✗: above 1, does "
+            "not fit). n/a: this hardware cannot run the workload. Click a row to load it.")
         self.caption.setFont(pw.font())
         self.caption.setWordWrap(True)
         self.caption.setAccessibleName("Heatmap legend")
-        self.caption.setToolTip("Compute and bandwidth: shares of the step (or token) time. Memory: required "
-                                "per device / HBM capacity; above 1 it does not fit (✗).")
+        self.caption.setToolTip("Compute: FLOPs / (time x achievable FLOP/s). Bandwidth: bytes / (time x "
+                                "achievable link bandwidth), the busiest link. Memory: bytes held per device / HBM capacity; "
+                                "above 1 it does not fit (✗). Help > How pressures are computed.")
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -166,10 +169,7 @@ class HeatmapPanel(QtWidgets.QWidget):
         gy = [float(i) for i in range(n + 1) for _ in (0, 1)] + [v for _ in range(4) for v in (0.0, float(n))]
         self.grid_item.setData(np.asarray(gx), np.asarray(gy))
         self.plot.getAxis("left").setTicks([[(i + 0.5, _tick_name(r.name)) for i, r in enumerate(self._rows)]])
-        title = f"Workload pressure on {pw.html_escape(hardware_name)}"
-        if len(title) > 48:  # a long hardware name goes on its own line so the colour bar keeps its room
-            title = f"Workload pressure on<br>{pw.html_escape(hardware_name)}"
-        self.plot.setTitle(title, size=pw.TITLE_SIZE, color="#222222")
+        pw.set_title(self.plot, f"Workload pressure on {pw.html_escape(hardware_name)}")
         self.plot.setXRange(0, 3, padding=0)
         self.plot.setYRange(0, max(n, 1), padding=0)
         self.set_focus(self._focus_key)

@@ -17,6 +17,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.evaluate import Results
 from trinity_desktop.model.variants import VariantResult, compare, variant_result
+from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
@@ -125,6 +126,7 @@ class OutcomesPanel(QtWidgets.QWidget):
                                                connect="pairs")
         self.memory_plot.addItem(self.capacity_marks)
         self.na_texts: list[pg.TextItem] = []
+        self.time_plot.getViewBox().sigResized.connect(self._place_na)
         self.hovers = {name: pw.HoverReadout(plot, lambda x, y, n=name: self.hover_text_at(n, x, y))
                        for name, plot in self.plots.items()}
         pw.LeaveFilter(self.graphics, lambda: [h.leave() for h in self.hovers.values()])
@@ -146,6 +148,22 @@ class OutcomesPanel(QtWidgets.QWidget):
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.legend_label)
 
+    def _place_na(self, *_) -> None:
+        """Each "n/a" note level with its row, kept inside the plot and off the other notes (shared placer);
+        a note with no room is hidden (the row's hover says why)."""
+        vb = self.time_plot.getViewBox()
+        shown = [(item, i) for item, i in zip(self.na_texts, getattr(self, "_na_rows", []), strict=False)]
+        labels = []
+        bounds = ll.view_bounds(vb)
+        for k, (item, i) in enumerate(shown):
+            w, h = ll.text_size(item)
+            _, sy = ll.scene_point(vb, 0.0, float(i))
+            top = min(max(sy - h / 2, bounds[1] + 1), bounds[3] - h - 1)
+            labels.append(ll.Label(str(k), w, h, ((bounds[0] + 2, top),)))
+        boxes = ll.place(labels, bounds)
+        for k, (item, _) in enumerate(shown):
+            ll.put(item, vb, boxes.get(str(k)))
+
     # ------------------------------------------------------------------ update
     def update_results(self, results: Results) -> None:
         self._results = results
@@ -166,6 +184,8 @@ class OutcomesPanel(QtWidgets.QWidget):
         self._redraw()
 
     def clear_added(self) -> None:
+        if not self._added:
+            return
         self._added = []
         self._redraw()
 
@@ -233,7 +253,7 @@ class OutcomesPanel(QtWidgets.QWidget):
                     * self._time_scale, _stage_color, 0.6)
         kinds = {v.results.kind for v in ok}
         title = TIME_TITLE.get(next(iter(kinds)), "time") if len(kinds) == 1 else "time"
-        self.time_plot.setLabel("bottom", f"{title} ({self._time_unit})", **{"font-size": pw.LABEL_SIZE})
+        pw.set_axis_label(self.time_plot, "bottom", f"{title} ({self._time_unit})")
         self.time_plot.setXRange(0, max(t_max * self._time_scale, 1e-12) * 1.05, padding=0)
 
         # --- memory by component with HBM capacity marks --------------------------------------------
@@ -289,6 +309,8 @@ class OutcomesPanel(QtWidgets.QWidget):
                 item.setVisible(True)
             else:
                 item.setVisible(False)
+        self._na_rows = [i for i, _ in na_rows]
+        self._place_na()
 
         self._update_headline_and_legend(names, comps)
 

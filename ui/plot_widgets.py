@@ -27,7 +27,8 @@ def font(point_size: int | None = None, bold: bool = False) -> QtGui.QFont:
 
 
 def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str = "") -> None:
-    """Projector-legible fonts (>= 11 pt) on the ticks, axis labels and title; no SI auto-prefixing."""
+    """Projector-legible fonts (>= 11 pt) on the ticks, axis labels and title; no SI auto-prefixing. The title
+    and the axis labels fit the plot's size (`fit_plot_text`)."""
     for name in ("left", "bottom"):
         axis = plot.getAxis(name)
         axis.setStyle(tickFont=font(), tickTextOffset=6)
@@ -35,11 +36,120 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
         axis.setTextPen(pg.mkPen("#222222"))
         axis.setPen(pg.mkPen("#444444"))
     if left:
-        plot.setLabel("left", left, **{"font-size": LABEL_SIZE})
+        set_axis_label(plot, "left", left)
     if bottom:
-        plot.setLabel("bottom", bottom, **{"font-size": LABEL_SIZE})
+        set_axis_label(plot, "bottom", bottom)
     if title:
-        plot.setTitle(title, size=TITLE_SIZE, color="#222222")
+        set_title(plot, title)
+    else:
+        _watch_size(plot)
+        fit_plot_text(plot)
+
+
+def set_title(plot: pg.PlotItem, html: str, size: str = TITLE_SIZE, color: str = "#222222") -> None:
+    """Set a plot's title (HTML-escaped text); it wraps onto two lines, then elides, to fit the plot width
+    (the full title is the tooltip when cut), and never widens the plot."""
+    plot._full_title = (html, size, color)
+    _watch_size(plot)
+    fit_plot_text(plot)
+
+
+def set_axis_label(plot: pg.PlotItem, side: str, text: str, color: str | None = None) -> None:
+    """Set an axis label (plain text) that is elided to the axis length (the full text is its tooltip)."""
+    labels = getattr(plot, "_full_labels", {})
+    labels[side] = (text, {"font-size": LABEL_SIZE} | ({"color": color} if color else {}))
+    plot._full_labels = labels
+    plot.getAxis(side)._shown_label = None
+    _watch_size(plot)
+    fit_plot_text(plot)
+
+
+def fit_axis_label(axis: pg.AxisItem, text: str) -> None:
+    """Keep an axis label (plain text) elided to the axis length as the axis is resized (for axes outside a
+    PlotItem, e.g. a colour bar's); the full text is the axis tooltip when cut."""
+    def fit() -> None:
+        length = axis.geometry().height() if axis.orientation in ("left", "right") else axis.geometry().width()
+        metrics = QtGui.QFontMetrics(font(int(float(LABEL_SIZE.rstrip("pt")))))
+        shown = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(int(length or 400) - 12, 10))
+        if shown != getattr(axis, "_shown_label", None):
+            axis._shown_label = shown
+            axis.setLabel(shown, **{"font-size": LABEL_SIZE})
+            axis.setToolTip(text if shown != text else "")
+
+    axis.geometryChanged.connect(fit)
+    fit()
+
+
+def _watch_size(plot: pg.PlotItem) -> None:
+    """Refit the plot's texts when it is resized; its title never asks for more width than the view has."""
+    if getattr(plot, "_fits_text", False):
+        return
+    plot._fits_text = True
+    plot.geometryChanged.connect(lambda: fit_plot_text(plot))
+    label = plot.titleLabel
+    measured = label.updateMin
+
+    def height_only() -> None:   # pyqtgraph's LabelItem makes its text width the minimum width
+        measured()
+        label.setMinimumWidth(0)
+        label._sizeHint[QtCore.Qt.SizeHint.MinimumSize] = (0, label._sizeHint[QtCore.Qt.SizeHint.MinimumSize][1])
+        label.updateGeometry()
+
+    label.updateMin = height_only
+
+
+def _fit_scene_to_view(plot: pg.PlotItem) -> None:
+    """After a minimum size shrank, lay the view's central item out to the view again (pyqtgraph only does so
+    on a resize of the view)."""
+    scene = plot.scene()
+    for view in scene.views() if scene is not None else ():
+        central = getattr(view, "centralWidget", None)
+        if central is not None and central.geometry().width() > view.range.width() + 0.5:
+            central.setGeometry(view.range)
+
+
+def _wrap(text: str, metrics: QtGui.QFontMetrics, width: float, max_lines: int) -> tuple[list[str], bool]:
+    """Words of `text` in at most `max_lines` lines of `width` pixels; the last line elided; (lines, cut)."""
+    lines: list[str] = []
+    words = text.split()
+    while words and len(lines) < max_lines:
+        line = words.pop(0)
+        while words and metrics.horizontalAdvance(line + " " + words[0]) <= width:
+            line += " " + words.pop(0)
+        lines.append(line)
+    cut = bool(words) or any(metrics.horizontalAdvance(line) > width for line in lines)
+    if lines and cut:
+        lines[-1] = " ".join([lines[-1], *words])
+    return [metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, max(int(width), 10)) for line in lines], cut
+
+
+def fit_plot_text(plot: pg.PlotItem) -> None:
+    """Fit the title (two lines at most) and the left and bottom axis labels (one line) to the plot's
+    current size; what had to be cut is the item's tooltip."""
+    import html as html_module
+
+    width = plot.getViewBox().geometry().width() or plot.geometry().width() or 600.0   # the title's column
+    title, size, color = getattr(plot, "_full_title", ("", TITLE_SIZE, "#222222"))
+    if title:
+        plain = html_module.unescape(title)
+        title_font = font(int(float(size.rstrip("pt"))))
+        lines, cut = _wrap(plain, QtGui.QFontMetrics(title_font), width - 16, 2)
+        plot.setTitle("<br>".join(html_escape(line) for line in lines), size=size, color=color)
+        height = QtGui.QFontMetrics(title_font).lineSpacing() * len(lines) + 10   # pyqtgraph fixes 30 px
+        plot.titleLabel.setMaximumHeight(height)
+        plot.layout.setRowFixedHeight(0, height)
+        plot.titleLabel.setToolTip(plain if cut else "")
+    label_font = font(int(float(LABEL_SIZE.rstrip("pt"))))
+    metrics = QtGui.QFontMetrics(label_font)
+    for side, (text, style) in getattr(plot, "_full_labels", {}).items():
+        axis = plot.getAxis(side)
+        length = (axis.geometry().height() if side in ("left", "right") else axis.geometry().width()) or 400.0
+        shown = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(int(length) - 12, 10))
+        if shown != getattr(axis, "_shown_label", None):
+            axis._shown_label = shown
+            plot.setLabel(side, shown, **style)
+            axis.setToolTip(text if shown != text else "")
+    _fit_scene_to_view(plot)
 
 
 def freeze_view(plot: pg.PlotItem) -> None:
@@ -120,7 +230,7 @@ class StackedBar:
         self.values = np.zeros(0)
         self.bottoms = np.zeros(0)
         self._right_px = 12.0
-        plot.getViewBox().sigResized.connect(self.fit_x_range)
+        plot.getViewBox().sigResized.connect(self.relayout)
 
     @property
     def total(self) -> float:
@@ -139,10 +249,24 @@ class StackedBar:
             item = label_item(anchor=(0, 0.5))
             self.plot.addItem(item)
             self.labels.append(item)
+        self._given = (list(label_texts), y_max)
+        self.relayout()
+
+    def relayout(self, *_) -> None:
+        """Spread the labels for the current plot size (name and value on one line when the plot is too low
+        for two), then fit the x range."""
+        if not hasattr(self, "_given"):
+            return
+        label_texts, y_max = self._given
+        n = len(self.names)
         lines = max((t.count("\n") + 1 for t in label_texts), default=1)
         mids = self.bottoms + self.values / 2
-        vb_h = max(self.plot.getViewBox().height(), 200.0)
+        vb_h = max(self.plot.getViewBox().height(), 120.0)
         line_px = QtGui.QFontMetrics(font()).lineSpacing()
+        if n * (lines * line_px + 4) > 0.95 * vb_h:   # too low for two-line labels: name and value on one line
+            label_texts = [t.replace("\n", " ") for t in label_texts]
+            lines = 1
+        self._full_texts = list(label_texts)
         gap = max(0.06, (lines * line_px + 4) / vb_h) * y_max
         ys = spread_positions(mids, gap=gap, lo=0.5 * gap, hi=y_max - 0.5 * gap)
         leader_x, leader_y = [], []
@@ -157,14 +281,21 @@ class StackedBar:
             else:
                 item.setVisible(False)
         self.leaders.setData(np.asarray(leader_x, float), np.asarray(leader_y, float))
-        metrics = QtGui.QFontMetrics(font())
-        self._right_px = max((metrics.horizontalAdvance(line) for t in label_texts for line in t.split("\n")),
-                             default=0) + 16.0
         self.fit_x_range()
 
     def fit_x_range(self, *_) -> None:
-        """Set the x range so the bar and its side labels fit the current view width."""
+        """Set the x range so the bar and its side labels fit the current view width; on a narrow plot the
+        labels' lines are elided to the room right of the bar (the hover gives them in full)."""
         width_px = max(self.plot.getViewBox().width(), 120.0)
+        metrics = QtGui.QFontMetrics(font())
+        room = max(width_px * 0.62 - 16.0, 50.0)
+        widest = 0.0
+        for item, text in zip(self.labels, getattr(self, "_full_texts", []), strict=False):
+            lines = [metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, int(room)) for line in text.split("\n")]
+            if item.toPlainText() != "\n".join(lines):
+                item.setText("\n".join(lines))
+            widest = max(widest, *(metrics.horizontalAdvance(line) for line in lines))
+        self._right_px = widest + 16.0
         middle_units = self.HALF_MIDDLE + self.label_x
         middle_px = max(width_px - self.left_px - self._right_px, 60.0)
         ppu = min(middle_px / middle_units, 220.0)  # pixels per unit: the bar is at most ~130 px wide

@@ -1,6 +1,7 @@
 """Quantisation panel: what narrower weights save (storage, bytes per token) and what they buy (decode
 tokens/s against a latency target) for a small LLM on an edge device; beside it, the quality notes the project's
-seed cites, labelled as cited observations, not model output.
+practice reports, labelled as reported observations, not model output. On a narrow panel the two charts stack;
+every bar value and line label is placed by the shared placer (ui/label_layout.py) or left to the hover.
 
 All numbers come from `trinity_desktop.model.on_device` (the core decode roofline).
 """
@@ -9,21 +10,24 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.evaluate import Results
 from trinity_desktop.model.on_device import BITS, DEFAULT_TARGET_S, SMALL_MODELS, on_device_table
 from trinity_desktop.model.presets import model_presets
 from trinity_desktop.model.split import edge_devices
+from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.wrap_layout import control_row
 
 STORAGE_COLOR = theme.RESOURCE_COLORS["memory"]
 RATE_COLOR = theme.RESOURCE_COLORS["bandwidth"]
 MISS_COLOR = "#BBBBBB"   # bars that miss the latency target (also marked ✗ in text)
 CORE_DTYPE = {16: "bf16", 8: "int8", 4: "int4"}  # widths the Scenario can take as weight_dtype
-SEED_SOURCE = "seeds/003 (ai-infrastructure-and-optimization — Synthesis)"
+STACK_BELOW_PX = 700   # a panel narrower than this stacks the two charts
+NOTES_FROM_PX = 900    # ... and shows the quality notes in full only when at least this tall
 CITED_NOTES = (
     ("4-bit", "generally holds production-grade output, including structured JSON."),
     ("2-bit", "often breaks structured output formats, despite offering a “43% storage reduction”."),
@@ -55,15 +59,10 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.target_spin.setValue(int(round(DEFAULT_TARGET_S * 1e3)))
         self.target_spin.setFont(pw.font())
         self.target_spin.setAccessibleName("Latency target")
-        self.target_spin.setToolTip("Per-token latency target for decode (the seed's edge requirement: "
-                                    "under 100 ms per token)")
-        controls = QtWidgets.QHBoxLayout()
-        for text, widget in (("Model", self.model_combo), ("Device", self.device_combo),
-                             ("Target", self.target_spin)):
-            label = QtWidgets.QLabel(text)
-            label.setFont(pw.font())
-            controls.addWidget(label)
-            controls.addWidget(widget, 1)
+        self.target_spin.setToolTip("Per-token latency target for decode (an interactive edge assistant: "
+                                    "under 100 ms per token, the default)")
+        controls = control_row((("Model", self.model_combo), ("Device", self.device_combo),
+                                ("Target", self.target_spin)), pw.font())
 
         self.storage_widget = pg.PlotWidget(background="w")
         self.rate_widget = pg.PlotWidget(background="w")
@@ -103,22 +102,23 @@ class QuantisationPanel(QtWidgets.QWidget):
         pw.LeaveFilter(self.storage_widget, self.storage_hover.leave)
         pw.LeaveFilter(self.rate_widget, self.rate_hover.leave)
         self.rate_widget.scene().sigMouseClicked.connect(self._clicked)
+        for plot in (self.storage_plot, self.rate_plot):
+            plot.getViewBox().sigResized.connect(self._place_labels)
 
-        self.notes_box = QtWidgets.QGroupBox("Cited observations — not model output")
+        self.notes_box = QtWidgets.QGroupBox("Reported observations — not model output")
         self.notes_box.setFont(pw.font(bold=True))
         self.notes_box.setAccessibleName("Cited quality observations")
-        self.notes_box.setToolTip("Quality is not modelled. These notes are observations quoted from the "
-                                  "project's seed notes, not results of this application and not a paper.")
+        self.notes_box.setToolTip("Quality is not modelled. These notes are reported practice, not results of "
+                                  "this application and not a paper's measurement.\n\n"
+                                  + "\n".join(f"{w}: {t}" for w, t in CITED_NOTES))
         self.notes_label = QtWidgets.QLabel(self._notes_html())
         self.notes_label.setObjectName("QuantisationCitedNotes")
         self.notes_label.setFont(pw.font(11))
         self.notes_label.setWordWrap(True)
         self.notes_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
         self.notes_label.setAccessibleName("Cited observations text")
-        self.notes_label.setMinimumWidth(220)
         box_layout = QtWidgets.QVBoxLayout(self.notes_box)
         box_layout.addWidget(self.notes_label)
-        box_layout.addStretch(1)
         self.notes_box.setStyleSheet("QGroupBox { border: 2px dashed #777777; margin-top: 14px; padding: 6px; }"
                                      "QGroupBox::title { subcontrol-origin: margin; left: 8px; }")
 
@@ -129,15 +129,15 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.summary_label.setAccessibleName("Quantisation summary")
         self.summary_label.setToolTip("Model output: bytes read per token and speed-up against 16-bit weights.")
 
-        plots = QtWidgets.QHBoxLayout()
-        plots.addWidget(self.storage_widget, 3)
-        plots.addWidget(self.rate_widget, 3)
-        plots.addWidget(self.notes_box, 2)
+        self.plots_layout = plots = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
+        plots.addWidget(self.storage_widget, 1)
+        plots.addWidget(self.rate_widget, 1)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(controls)
         layout.addLayout(plots, 1)
         layout.addWidget(self.summary_label)
+        layout.addWidget(self.notes_box)
 
         self.model_combo.currentIndexChanged.connect(self._recompute)
         self.device_combo.currentIndexChanged.connect(self._recompute)
@@ -153,18 +153,66 @@ class QuantisationPanel(QtWidgets.QWidget):
         return pw.labelled_combo(name, tip, items, 14)
 
     def _bar_label(self, plot: pg.PlotItem) -> pg.TextItem:
-        item = pw.label_item("", anchor=(0.5, 1))
-        plot.addItem(item)
+        item = pw.label_item("", size=11)
+        plot.addItem(item, ignoreBounds=True)
         return item
+
+    @staticmethod
+    def _headroom(plot: pg.PlotItem, top: float) -> float:
+        """The y range's top: the tallest bar (or line) plus room for a two-line label above it."""
+        label_px = 2 * QtGui.QFontMetrics(pw.font()).lineSpacing() + 12
+        height = max(plot.getViewBox().height(), 3.0 * label_px)
+        return max(top, 1e-9) / (1.0 - label_px / height)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Stack the charts on a narrow panel so each keeps the width its bar labels need."""
+        direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if event.size().width() < STACK_BELOW_PX
+                     else QtWidgets.QBoxLayout.Direction.LeftToRight)
+        tall = event.size().height() >= NOTES_FROM_PX or direction == QtWidgets.QBoxLayout.Direction.LeftToRight
+        # A low panel keeps the charts; the notes stay in full in the box's tooltip.
+        self.notes_label.setText(self._notes_html() if tall else
+                                 "<i>Quality is not modelled: hover here for what practice reports.</i>")
+        if self.plots_layout.direction() != direction:
+            self.plots_layout.setDirection(direction)
+        super().resizeEvent(event)
+        QtCore.QTimer.singleShot(0, self._recompute)
+
+    def _place_labels(self, *_) -> None:
+        """Bar values above their bars (or inside the top of a tall bar), line labels above or below their
+        line at either end, by the shared placer; what has no room is left to the hover."""
+        if self._table is None:
+            return
+        for plot, bars, labels, line, line_text in (
+                (self.storage_plot, self.storage_bars, self.storage_labels, self.capacity_line, self.capacity_text),
+                (self.rate_plot, self.rate_bars, self.rate_labels, self.target_line, self.target_text)):
+            vb = plot.getViewBox()
+            heights = bars.opts["height"]
+            requests, marks = [], []
+            for i, item in enumerate(labels):
+                w, h = ll.text_size(item)
+                cx, top = ll.scene_point(vb, float(i), float(heights[i]))
+                x0 = ll.scene_point(vb, i - 0.325, 0.0)[0]
+                x1, base = ll.scene_point(vb, i + 0.325, 0.0)
+                marks.append((x0, top, x1, base))
+                requests.append(ll.Label(str(i), w, h, ((cx - w / 2, top - h - 1), (cx - w / 2, top - 2 * h + 4))))
+            if line_text.isVisible() or line.isVisible():
+                w, h = ll.text_size(line_text)
+                ly = ll.scene_point(vb, 0.0, float(line.value()))[1]
+                left, right = ll.view_bounds(vb)[0] + 2, ll.view_bounds(vb)[2] - 2 - w
+                requests.insert(0, ll.Label("line", w, h, ((right, ly - h), (left, ly - h), (right, ly),
+                                                           (left, ly))))
+            boxes = ll.place(requests, ll.view_bounds(vb), marks)
+            for i, item in enumerate(labels):
+                ll.put(item, vb, boxes.get(str(i)))
+            if line.isVisible():
+                ll.put(line_text, vb, boxes.get("line"))
 
     @staticmethod
     def _notes_html() -> str:
         items = "".join(f"<p><b>{pw.html_escape(w)}:</b> {pw.html_escape(t)}</p>" for w, t in CITED_NOTES)
-        return (f"{items}<p><i>Source: the project's seed notes, {pw.html_escape(SEED_SOURCE)}. An observation "
-                "from those notes, not a paper and not computed here.</i></p>"
-                "<p><i>For comparison, the nominal weight arithmetic in the charts gives 50% less storage from "
-                "4 to 2 bits and 87.5% from 16 to 2 bits (no scales or outliers); the seed's 43% has no "
-                "stated basis.</i></p>")
+        return (f"{items}<p><i>Reported practice, not a paper and not computed here. The charts' nominal "
+                "arithmetic gives 50% less storage from 4 to 2 bits and 87.5% from 16 to 2 bits; the quoted 43% "
+                "has no stated basis.</i></p>")
 
     # ------------------------------------------------------------------ state
     def target_s(self) -> float:
@@ -180,23 +228,21 @@ class QuantisationPanel(QtWidgets.QWidget):
         gb = t["weight_bytes"] / 1e9
         cap_gb = t["capacity"] / 1e9
         show_cap = cap_gb <= 2.0 * gb.max()
-        s_max = max(gb.max(), cap_gb if show_cap else 0.0) * 1.22
+        s_max = self._headroom(self.storage_plot, max(gb.max(), cap_gb if show_cap else 0.0))
         self.storage_bars.setOpts(x=x, height=gb, width=0.65)
         self.storage_plot.setYRange(0, s_max, padding=0)
         self.storage_plot.setXRange(-0.6, len(BITS) - 0.4, padding=0)
         for i, item in enumerate(self.storage_labels):
             saved = t["storage_saved"][i]
             item.setText(f"{gb[i]:.2f} GB" + (f"\n−{100 * saved:.0f}%" if saved > 0 else ""))
-            item.setPos(x[i], gb[i] + 0.01 * s_max)
         self.capacity_line.setVisible(bool(show_cap))
         self.capacity_text.setVisible(bool(show_cap))
         self.capacity_line.setPos(cap_gb)
         self.capacity_text.setText(f"device memory {cap_gb:.0f} GB")
-        self.capacity_text.setPos(len(BITS) - 0.45, cap_gb)
 
         tps = t["tokens_per_s"]
         target_rate = 1.0 / self.target_s()
-        r_max = max(tps.max(), target_rate) * 1.25
+        r_max = self._headroom(self.rate_plot, max(tps.max(), target_rate))
         brushes = [pg.mkBrush(RATE_COLOR if ok else MISS_COLOR) for ok in t["meets_target"]]
         self.rate_bars.setOpts(x=x, height=tps, width=0.65, brushes=brushes)
         self.rate_plot.setYRange(0, r_max, padding=0)
@@ -204,19 +250,20 @@ class QuantisationPanel(QtWidgets.QWidget):
         for i, item in enumerate(self.rate_labels):
             mark = "✓" if t["meets_target"][i] else "✗"
             item.setText(f"{tps[i]:.3g}\n{mark}")
-            item.setPos(x[i], tps[i] + 0.01 * r_max)
         self.target_line.setPos(target_rate)
         self.target_text.setText(f"target {target_rate:.3g} tokens/s ({self.target_spin.value()} ms)")
-        self.target_text.setPos(-0.55, target_rate)
 
         dev = edge_devices()[self.device_combo.currentData()]
         read = t["bytes_per_token"]
         widths = ", ".join(f"{b}-bit {fmt_bytes(r)}" for b, r in zip(BITS, read, strict=True))
         fits = "" if t["fits"].all() else " ✗ 16-bit weights do not fit the device memory."
         self.summary_label.setText(
-            f"Model output ({dev.name}, batch 1, 512-token prompt): bytes read per token {widths}; "
-            f"4-bit decodes {tps[BITS.index(4)] / tps[0]:.2f}× faster than 16-bit. Weights only: quantiser "
-            f"scales and zero-points are not counted.{fits}")
+            f"Model output: 4-bit decodes {tps[BITS.index(4)] / tps[0]:.2f}× faster than 16-bit on {dev.name} "
+            f"(batch 1).{fits}")
+        self.summary_label.setToolTip(
+            f"Batch 1, 512-token prompt. Bytes read per token: {widths}. Weights only: quantiser scales and "
+            "zero-points are not counted.")
+        self._place_labels()
 
     def _clicked(self, event) -> None:
         p = pw.clicked_view_point(self.rate_plot, event, left_only=False)
@@ -278,7 +325,7 @@ class QuantisationPanel(QtWidgets.QWidget):
         return np.array(self._table["meets_target"])
 
     def notes_text(self) -> str:
-        return self.notes_box.title() + "\n" + self.notes_label.text()
+        return self.notes_box.title() + "\n" + self._notes_html()
 
     def summary_text(self) -> str:
         return self.summary_label.text()

@@ -25,9 +25,11 @@ from trinity_desktop.model.residency import (
     serving_scenario,
 )
 from trinity_desktop.model.tiers import TIER_LABELS, tiers_for
+from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_rate, fmt_seconds
+from trinity_desktop.ui.wrap_layout import control_row
 
 _CIVIDIS = pg.colormap.get("cividis")
 
@@ -120,16 +122,11 @@ class ResidencyPanel(QtWidgets.QWidget):
                                     "over all sessions")
         self.right_combo.setAccessibleName("Right axis quantity")
         self.right_combo.currentIndexChanged.connect(lambda i: self.set_right_axis(RIGHT_MODES[i]))
-        bar = QtWidgets.QHBoxLayout()
-        for text, w in (("x axis", self.axis_combo), ("When HBM is full", self.policy_combo),
-                        ("KV policy", self.kv_combo), ("Right axis", self.right_combo)):
-            label = QtWidgets.QLabel(text)
-            label.setFont(pw.font())
-            label.setBuddy(w)
+        pairs = (("x axis", self.axis_combo), ("When HBM is full", self.policy_combo),
+                 ("KV policy", self.kv_combo), ("Right axis", self.right_combo))
+        for _, w in pairs:
             w.setFont(pw.font())
-            bar.addWidget(label)
-            bar.addWidget(w)
-        bar.addStretch(1)
+        bar = control_row(pairs, pw.font())
 
         # ---------------------------------------------------------------- residency chart
         self.graphics = pg.GraphicsLayoutWidget()
@@ -152,6 +149,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         right.linkToView(self.vb2)
         self.vb2.setXLink(self.plot)
         self.plot.getViewBox().sigResized.connect(self._sync_views)
+        self.plot.getViewBox().sigResized.connect(self._place_labels)
 
         self.tops: dict[str, pg.PlotDataItem] = {}
         self.fills: dict[str, pg.FillBetweenItem] = {}
@@ -291,11 +289,10 @@ class ResidencyPanel(QtWidgets.QWidget):
             label = self.cap_labels[name]
             label.setVisible(shown)
             label.setText(f"{TIER_LABELS[name] if name != 'hbm' else 'HBM'} full: {below / 1e9:,.0f} GB")
-            label.setPos(lx[0] + 0.12 * (lx[-1] - lx[0]), below / 1e9)
         self.plot.setXRange(lx[0], lx[-1], padding=0.01)
         self.plot.setYRange(0, y_top / 1e9, padding=0)
         self.plot.getAxis("bottom").setTicks([_log_ticks(x[0], x[-1], base2=True)])
-        self.plot.setLabel("bottom", AXIS_TITLES[self._axis], **{"font-size": pw.LABEL_SIZE})
+        pw.set_axis_label(self.plot, "bottom", AXIS_TITLES[self._axis])
 
         ry = self._right_values()
         ly = np.log10(np.maximum(ry, 1e-12))
@@ -311,18 +308,57 @@ class ResidencyPanel(QtWidgets.QWidget):
             ticks = [(e, fmt_rate(10.0 ** e, "tok/s")) for e in range(lo, hi + 1)]
             title = "tokens per second, all sessions (log scale)"
         self.plot.getAxis("right").setTicks([ticks])
-        self.plot.setLabel("right", title, **{"font-size": pw.LABEL_SIZE, "color": STEP_COLOR})
+        pw.set_axis_label(self.plot, "right", title, color=STEP_COLOR)
         self.marker.setPos(math.log10(self._current_x))
+        self._place_labels()
 
         hw = sc.hardware
         tp = sc.gpus
         what = f"{sc.model.name} on {tp}× {hw.name}" if tp > 1 else f"{sc.model.name} on {hw.name}"
         where = f"{sc.batch} sessions" if self._axis == "context" else f"{_count(current_ctx)} tokens per sequence"
-        self.plot.setTitle(f"KV-cache residency: {pw.html_escape(what)}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}",
-                           size="13pt", color="#222222")
+        pw.set_title(self.plot, f"KV-cache residency: {pw.html_escape(what)}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}",
+                     size="13pt")
         self._sync_views()
         self._update_caption()
         self.set_focus("tier", self._focus_tier)
+        self._refresh_band()
+
+    def _place_labels(self, *_) -> None:
+        """The "current" marker's label where it misses the legend, then each capacity line's label above (or
+        below) its line where it misses both and every label placed before, by the shared placer; a label
+        with no room is hidden (the hover gives the capacities)."""
+        if self._curve is None:
+            return
+        vb = self.plot.getViewBox()
+        bounds = ll.view_bounds(vb)
+        index = ll.SpatialIndex()
+        r = self.legend.sceneBoundingRect()
+        if self.legend.isVisible() and r.width() > 0:
+            index.add((r.left(), r.top(), r.right(), r.bottom()))
+        label = self.marker.label
+        for position in (0.6, 0.85, 0.35, 0.12):
+            label.setPosition(position)
+            r = label.mapRectToScene(label.boundingRect())
+            box = (r.left(), r.top(), r.right(), r.bottom())
+            if ll.inside(box, bounds) and not index.hits(box, ll.PAD):
+                break
+        index.add(box)
+        left, right = bounds[0] + 4, bounds[2] - 4
+        for name in RESIDENCY_TIERS:
+            item, line = self.cap_labels[name], self.cap_lines[name]
+            if not line.isVisible():
+                item.setVisible(False)
+                continue
+            w, h = ll.text_size(item)
+            y = ll.scene_point(vb, 0.0, float(line.value()))[1]
+            spots = [(x, y - h) for x in (left, right - w, (left + right - w) / 2)]
+            spots += [(x, y) for x in (left, right - w, (left + right - w) / 2)]
+            box = next((ll.box_of(x, yy, w, h) for x, yy in spots
+                        if ll.inside(ll.box_of(x, yy, w, h), bounds) and not index.hits(ll.box_of(x, yy, w, h), ll.PAD)),
+                       None)
+            ll.put(item, vb, box)
+            if box is not None:
+                index.add(box)
 
     def _right_values(self) -> np.ndarray:
         c = self._curve
@@ -379,7 +415,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.pyramid.setYRange(y0, y1, padding=0)
         self.pyramid.getAxis("bottom").setTicks([[(e, fmt_bytes(10.0 ** e)) for e in range(math.ceil(x0), math.floor(x1) + 1)]])
         self.pyramid.getAxis("left").setTicks([[(e, fmt_rate(10.0 ** e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]])
-        self.pyramid.setTitle(f"Memory hierarchy of {pw.html_escape(hw.name)} (per GPU)", size="13pt", color="#222222")
+        pw.set_title(self.pyramid, f"Memory hierarchy of {pw.html_escape(hw.name)} (per GPU)", size="13pt")
 
     def _pyramid_hover(self, x: float, y: float) -> str:
         if not self._tiers:
@@ -481,3 +517,40 @@ class ResidencyPanel(QtWidgets.QWidget):
 
     def curve(self) -> dict | None:
         return self._curve
+
+    # ------------------------------------------------------------------ uncertainty band (ui/bands.py)
+    def set_bands(self, u) -> None:
+        """Shade the right-axis curve between its values at the efficiency ranges' low and high ends (the
+        envelope: decode time falls with each efficiency); None hides the band."""
+        self._bands = u
+        self._refresh_band()
+
+    def _refresh_band(self) -> None:
+        from trinity_desktop.model.uncertainty import efficiency_extremes
+        from trinity_desktop.ui.bands import FillBand
+
+        if not hasattr(self, "step_band"):
+            self.step_band = FillBand(self.vb2, "bandwidth")
+        u = getattr(self, "_bands", None)
+        if u is None or self._results is None or self._curve is None:
+            self.step_band.clear()
+            return
+        sc = serving_scenario(self._results.scenario)
+        ends = []
+        for eff in efficiency_extremes(sc, u.set_name):
+            s = sc.replace(efficiency=eff)
+            if self._axis == "context":
+                c = residency_curve(s, context=self._x, sessions=sc.batch, policy=self._policy)
+            else:
+                c = residency_curve(s, context=float(sc.prompt_len + sc.gen_len), sessions=self._x,
+                                    policy=self._policy)
+            ends.append(c["step_time_s"] if self._right == "step_time" else c["tokens_per_s"])
+        lo, hi = np.minimum(*ends), np.maximum(*ends)
+        self.step_band.set(np.log10(self._x), np.log10(np.maximum(lo, 1e-12)), np.log10(np.maximum(hi, 1e-12)))
+
+    def step_band_values(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The band's (low, high) right-axis values as drawn, or None when hidden."""
+        band = getattr(self, "step_band", None)
+        if band is None or not band.fill.isVisible():
+            return None
+        return 10.0 ** band.low.yData, 10.0 ** band.high.yData

@@ -28,6 +28,7 @@ from trinity_desktop.model.split import (
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.wrap_layout import control_row
 
 PART_COLORS = {
     "device": theme.RESOURCE_COLORS["compute"],     # device compute
@@ -93,19 +94,10 @@ class SplitPanel(QtWidgets.QWidget):
         self.uplink_label = self._value_label("Uplink bandwidth value")
         self.speed_label = self._value_label("Device speed value")
 
-        grid = QtWidgets.QGridLayout()
-        grid.setContentsMargins(0, 0, 0, 0)
-        for col, (text, widget) in enumerate((("Model", self.model_combo), ("Device", self.device_combo),
-                                              ("Network", self.network_combo),
-                                              ("Objective", self.objective_combo))):
-            grid.addWidget(self._caption_label(text), 0, 2 * col)
-            grid.addWidget(widget, 0, 2 * col + 1)
-        grid.addWidget(self._caption_label("Uplink"), 1, 0)
-        grid.addWidget(self.uplink_slider, 1, 1, 1, 2)
-        grid.addWidget(self.uplink_label, 1, 3)
-        grid.addWidget(self._caption_label("Device speed"), 1, 4)
-        grid.addWidget(self.speed_slider, 1, 5, 1, 2)
-        grid.addWidget(self.speed_label, 1, 7)
+        grid = control_row((("Model", self.model_combo), ("Device", self.device_combo),
+                            ("Network", self.network_combo), ("Objective", self.objective_combo),
+                            ("Uplink", self._with_value(self.uplink_slider, self.uplink_label)),
+                            ("Device speed", self._with_value(self.speed_slider, self.speed_label))), pw.font())
 
         # ---------------------------------------------------------------- plots
         self.time_widget = pg.PlotWidget(background="w")
@@ -214,10 +206,15 @@ class SplitPanel(QtWidgets.QWidget):
         label.setMinimumWidth(90)
         return label
 
-    def _caption_label(self, text: str) -> QtWidgets.QLabel:
-        label = QtWidgets.QLabel(text)
-        label.setFont(pw.font())
-        return label
+    @staticmethod
+    def _with_value(slider: QtWidgets.QSlider, label: QtWidgets.QLabel) -> QtWidgets.QWidget:
+        box = QtWidgets.QWidget()
+        row = QtWidgets.QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(slider, 1)
+        row.addWidget(label)
+        return box
+
 
     # ------------------------------------------------------------------ state
     def uplink_mbps(self) -> float:
@@ -267,7 +264,7 @@ class SplitPanel(QtWidgets.QWidget):
         y_max = float(bottom.max()) * 1.25 if bottom.max() > 0 else 1.0
         self.time_plot.setYRange(0, y_max, padding=0)
         self.time_plot.setXRange(-0.7, n + 0.7, padding=0)
-        self.time_plot.setLabel("left", f"latency ({self._time_unit})", **{"font-size": pw.LABEL_SIZE})
+        pw.set_axis_label(self.time_plot, "left", f"latency ({self._time_unit})")
         k = self._optimum
         top = bottom[k]
         self.optimum_marker.setData([float(k)], [top + 0.05 * y_max])
@@ -275,6 +272,11 @@ class SplitPanel(QtWidgets.QWidget):
         self.optimum_text.setText(f"optimum: {where}")
         self.optimum_text.setAnchor((0.0 if k < n / 3 else 1.0 if k > 2 * n / 3 else 0.5, 1))
         self.optimum_text.setPos(float(k), top + 0.09 * y_max)
+        # The legend takes the top corner away from the optimum, so the two never cover each other.
+        if k > n / 2:
+            self.legend.anchor((0, 0), (0, 0), offset=(10, 10))
+        else:
+            self.legend.anchor((1, 0), (1, 0), offset=(-10, 10))
         energy_mj = t["energy_j"] * 1e3
         self.energy_bars.setOpts(x=x, height=energy_mj, width=0.7)
         e_max = float(energy_mj.max()) * 1.25 if energy_mj.max() > 0 else 1.0
@@ -283,8 +285,7 @@ class SplitPanel(QtWidgets.QWidget):
         ticks = self._ticks(prof)
         self.time_plot.getAxis("bottom").setTicks([ticks, []])
         self.energy_plot.getAxis("bottom").setTicks([ticks, []])
-        self.time_plot.setTitle(f"{prof.name}: latency per split point ({objective} optimum marked ▼)",
-                                size=pw.TITLE_SIZE, color="#222222")
+        pw.set_title(self.time_plot, f"{pw.html_escape(prof.name)}: latency per split point ({objective} optimum marked ▼)")
         total, dev_all, cloud_all = t["total_s"][k], t["total_s"][-1], t["total_s"][0]
         self.summary_label.setText(
             f"<b>Optimum ({objective}): {pw.html_escape(where)}</b> (split point {k} of {n}) — latency "
@@ -316,11 +317,18 @@ class SplitPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ main-window interface
     def update_results(self, results: Results) -> None:
-        """The current scenario's accelerator is the cloud side when it is a datacenter GPU or TPU."""
-        hw = results.scenario.hardware
+        """The current scenario's accelerator is the cloud side when it is a datacenter GPU or TPU; when the
+        scenario runs on an edge device, the panel splits that model (if it has a layer profile) on that
+        device, so a slide about a model on a laptop shows that model on that laptop."""
+        sc = results.scenario
+        hw = sc.hardware
         if hw.kind in ("datacenter-gpu", "tpu") and hw is not self._cloud:
             self._cloud = hw
             self._recompute()
+        elif self.device_combo.findData(hw.key) >= 0:
+            self.device_combo.setCurrentIndex(self.device_combo.findData(hw.key))
+            if self.model_combo.findData(sc.model.key) >= 0:
+                self.model_combo.setCurrentIndex(self.model_combo.findData(sc.model.key))
 
     def set_focus(self, what: str, key: str) -> None:
         if what in ("model", "profile"):

@@ -118,9 +118,8 @@ class TiledIOPanel(QtWidgets.QWidget):
         std, fa = self._totals["standard"], self._totals["flash"]
         ratio = std / fa if fa > 0 else 0.0
         pass_word = "forward + backward" if train else "forward"
-        self.plots["standard"].setTitle(f"Standard attention: {std / 1e9:.2f} GB", size=pw.TITLE_SIZE,
-                                        color="#222222")
-        self.plots["flash"].setTitle(f"FlashAttention: {fa / 1e9:.2f} GB", size=pw.TITLE_SIZE, color="#222222")
+        pw.set_title(self.plots["standard"], f"Standard attention: {std / 1e9:.2f} GB")
+        pw.set_title(self.plots["flash"], f"FlashAttention: {fa / 1e9:.2f} GB")
         direction = "fewer" if ratio >= 1 else "more"
         factor = ratio if ratio >= 1 else (1 / ratio if ratio > 0 else 0)
         self.totals_label.setText(

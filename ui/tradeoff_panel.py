@@ -5,8 +5,8 @@ x = the saved resource's measure, percent decrease; y = the spent resource's mea
 Σ bytes / link bandwidth, memory = HBM bytes per device). Bubble size = deployment relevance (the
 catalogue's weight and its stated basis); colour = the resource spent. The y axis is symmetric-log
 (sign(v)·log10(1 + |v|)) because spends range from 0% to over 1000%. Techniques that do not apply here, or
-that the model core does not compute yet, are drawn hollow and grey in a strip under the chart, with the
-reason in the hover; none of them gets a number.
+that the model core does not compute yet, are not drawn: they are listed under the chart with the reason.
+Bubble labels are placed by the shared placer (ui/label_layout.py); one with no room is left to the hover.
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ import textwrap
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model import Results
 from trinity_desktop.model import techniques as tq
 from trinity_desktop.model.presets import references
 from trinity_desktop.model.pressure import RESOURCES
+from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_seconds
@@ -73,6 +74,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         self._hovered = ""
         self._x_range = (0.0, 1.0)
         self._label_groups = ((), ())
+        self.hidden_labels: set[str] = set()
 
         self.direction_combo = QtWidgets.QComboBox()
         self.direction_combo.setFont(pw.font())
@@ -102,12 +104,12 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.plot.getAxis("left").setTicks([[(float(symlog(v)), f"{v:+,d}%" if v else "0%") for v in Y_TICKS]])
         self.zero_x = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("#666666", width=1))
         self.zero_y = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#666666", width=1))
-        self.na_line = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(GREY, width=1,
-                                                                      style=QtCore.Qt.PenStyle.DashLine))
-        for item in (self.zero_x, self.zero_y, self.na_line):
+        for item in (self.zero_x, self.zero_y):
             self.plot.addItem(item, ignoreBounds=True)
-        self.na_label = pw.label_item("not applicable here / not modelled yet", color="#666666", anchor=(0, 1))
-        self.plot.addItem(self.na_label, ignoreBounds=True)
+        self.empty_text = pw.label_item("No technique in this direction applies to this scenario", color="#444444",
+                                        anchor=(0.5, 0.5))
+        self.plot.addItem(self.empty_text, ignoreBounds=True)
+        self._placer = ll.LabelLayout()
         self.scatter = pg.ScatterPlotItem(pxMode=True)
         self.scatter.setZValue(10)
         self.plot.addItem(self.scatter)
@@ -119,7 +121,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.hover = pw.HoverReadout(self.plot, self._hover_at, on_move=self._hover_moved,
                                      on_leave=self._hover_left, html=True)
         pw.LeaveFilter(self.graphics, self.hover.leave)
-        self.plot.getViewBox().sigResized.connect(lambda *_: self._update_labels(*self._label_groups))
+        self.plot.getViewBox().sigResized.connect(lambda *_: self._update_labels(self._label_groups[0]))
         self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
 
         self.caption = QtWidgets.QLabel()
@@ -130,6 +132,17 @@ class TradeoffPanel(QtWidgets.QWidget):
                                 "bytes / datasheet bandwidth (seconds the links are busy); memory = HBM bytes "
                                 "per device.")
 
+        self.na_title = QtWidgets.QLabel("Not applicable to this scenario (not drawn):")
+        self.na_title.setFont(pw.font(bold=True))
+        self.na_list = QtWidgets.QListWidget()
+        self.na_list.setFont(pw.font(11))
+        self.na_list.setWordWrap(True)
+        self.na_list.setAccessibleName("Techniques that do not apply here, with the reason")
+        self.na_list.setToolTip("Techniques of this direction that do not apply to the current scenario, or that "
+                                "the model core does not compute yet, and why. Hover an entry for its details.")
+        self.na_list.setMaximumHeight(4 * QtGui.QFontMetrics(pw.font(11)).lineSpacing() + 10)
+        self.na_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
         top = QtWidgets.QHBoxLayout()
         top.addWidget(label)
         top.addWidget(self.direction_combo, 1)
@@ -137,6 +150,8 @@ class TradeoffPanel(QtWidgets.QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.na_title)
+        layout.addWidget(self.na_list)
         layout.addWidget(self.caption)
 
     # ------------------------------------------------------------------ updates
@@ -176,7 +191,6 @@ class TradeoffPanel(QtWidgets.QWidget):
         y_vals = symlog(ys) if ys else np.zeros(0)
         y_lo = min([-0.5, *y_vals.tolist()]) - 0.3
         y_hi = max([1.0, *y_vals.tolist()]) + 0.45
-        na_y = y_lo - 0.45
         spots = []
         for t, x, y, yv in zip(enabled, xs, ys, y_vals, strict=True):
             color = theme.RESOURCE_COLORS[t.spent]
@@ -185,86 +199,67 @@ class TradeoffPanel(QtWidgets.QWidget):
             self._plot_xy[t.key] = (x, float(yv))
             spots.append({"pos": (x, float(yv)), "size": size, "brush": pg.mkBrush(color + "CC"),
                           "pen": pg.mkPen("#222222", width=1.2), "data": t.key})
-        for i, t in enumerate(disabled):
-            x = x_lo + (x_hi - x_lo) * (i + 0.5) / max(len(disabled), 1)
-            size = bubble_size(t.relevance)
-            self._bubbles[t.key] = (0.0, 0.0, size, GREY, False)
-            self._plot_xy[t.key] = (x, na_y)
-            spots.append({"pos": (x, na_y), "size": size, "brush": pg.mkBrush(None),
-                          "pen": pg.mkPen(GREY, width=2, style=QtCore.Qt.PenStyle.DashLine), "data": t.key})
+        self.na_list.clear()
+        for t in disabled:   # listed apart with the reason; no bubble, no number
+            self._bubbles[t.key] = (0.0, 0.0, bubble_size(t.relevance), GREY, False)
+            e = self._effects.get(t.key)
+            reason = e.reason if e is not None else "No scenario yet."
+            item = QtWidgets.QListWidgetItem(f"{t.name} — {reason}")
+            item.setData(QtCore.Qt.ItemDataRole.UserRole, t.key)
+            item.setToolTip("\n".join(text for text, _ in self._hover_lines(t.key)))
+            self.na_list.addItem(item)
+        self.na_title.setVisible(bool(disabled))
+        self.na_list.setVisible(bool(disabled))
         self.scatter.setData(spots)
         self._x_range = (x_lo, x_hi)
-        self.na_line.setPos(y_lo - 0.15)
-        self.na_line.setVisible(bool(disabled))
-        self.na_label.setVisible(bool(disabled))
-        self.na_label.setPos(x_lo, y_lo - 0.17)
         self.plot.setXRange(x_lo, x_hi, padding=0)
-        self.plot.setYRange(na_y - 0.35 if disabled else y_lo, y_hi, padding=0)
+        self.plot.setYRange(y_lo, y_hi, padding=0)
+        self.empty_text.setPos((x_lo + x_hi) / 2, (y_lo + y_hi) / 2)
+        self.empty_text.setVisible(not enabled)
         self._label_groups = (enabled, disabled)
-        self._update_labels(enabled, disabled)
+        self._update_labels(enabled)
         pw.style_plot(self.plot, title=tq.direction_label(spent, saved).capitalize(),
                       left=f"{theme.RESOURCE_LABELS[spent]} spent (% more {MEASURE_NAMES[spent].split(' (')[0]})",
                       bottom=f"{theme.RESOURCE_LABELS[saved]} saved (% less {MEASURE_NAMES[saved].split(' (')[0]})")
         self.caption.setText(
             f"Bubble size: deployment relevance (0–1, stated basis in the hover). Colour: resource spent "
-            f"({theme.RESOURCE_LABELS[spent]}). Hollow grey: not applicable to this scenario or not modelled "
-            f"yet. y axis is symmetric-log. Click a bubble to apply the technique (Edit ▸ Undo reverts it).")
+            f"({theme.RESOURCE_LABELS[spent]}). y axis is symmetric-log. Click a bubble to apply the technique "
+            f"(Edit ▸ Undo reverts it).")
         self.set_focus("technique" if self._focus_key else "", self._focus_key)
 
-    def _update_labels(self, enabled, disabled) -> None:
-        keys = [t.key for t in (*enabled, *disabled)]
+    def _update_labels(self, enabled) -> None:
+        """Each bubble's name beside it (inward first on the right), by the shared placer; a name with no room
+        is hidden and the bubble's hover gives it."""
+        keys = [t.key for t in enabled]
         for key in list(self.labels):
             if key not in keys:
                 self.plot.removeItem(self.labels.pop(key))
         names = tq.load_techniques()
         vb = self.plot.getViewBox()
-        ux, uy = vb.viewPixelSize()        # data units per pixel on x and y
-        boxes = [(x - self._bubbles[k][2] / 2 * ux, y - self._bubbles[k][2] / 2 * uy,
-                  x + self._bubbles[k][2] / 2 * ux, y + self._bubbles[k][2] / 2 * uy)
-                 for k, (x, y) in self._plot_xy.items()]
-
-        def overlap(box):
-            y_top = self.plot.getViewBox().viewRange()[1][1]
-            outside = (max(0.0, self._x_range[0] - box[0]) + max(0.0, box[2] - self._x_range[1])
-                       + max(0.0, box[3] - y_top)) * 1e6
-            return outside + sum(max(0.0, min(box[2], b[2]) - max(box[0], b[0])) * max(0.0, min(box[3], b[3]) - max(box[1], b[1]))
-                       for b in boxes)
-
+        marks, labels = [], []
+        for key in keys:
+            sx, sy = ll.scene_point(vb, *self._plot_xy[key])
+            r = self._bubbles[key][2] / 2 + 1
+            marks.append((sx - r, sy - r, sx + r, sy + r))
+        right = ll.scene_point(vb, self._x_range[0] + 0.6 * (self._x_range[1] - self._x_range[0]), 0.0)[0]
         for key in keys:
             item = self.labels.get(key)
             if item is None:
-                item = pw.label_item(anchor=(0, 0.5), size=11)
+                item = pw.label_item(size=11)
                 item.setZValue(11)
                 self.plot.addItem(item, ignoreBounds=True)
                 self.labels[key] = item
-            x, y = self._plot_xy[key]
-            enabled_ = self._bubbles[key][4]
-            name = names[key].name
-            if not enabled_:
-                item.setColor("#666666")
-                item.setText(textwrap.fill(textwrap.shorten(name, 28, placeholder="…"), 14))
-                item.textItem.setTextWidth(-1)
-                item.setAnchor((0.5, 0.5))
-                item.setPos(x, y)
-                continue
-            item.setColor("#222222")
-            item.setText(textwrap.shorten(name, 30, placeholder="…"))
-            br = item.boundingRect()
-            w, h = br.width() * ux, br.height() * uy
-            g = (self._bubbles[key][2] / 2 + 2)
-            gx, gy = g * ux, g * uy
-            cands = [((0, 0.5), (x + gx, y - h / 2, x + gx + w, y + h / 2)),
-                     ((1, 0.5), (x - gx - w, y - h / 2, x - gx, y + h / 2)),
-                     ((0.5, 1), (x - w / 2, y + gy, x + w / 2, y + gy + h)),
-                     ((0.5, 0), (x - w / 2, y - gy - h, x + w / 2, y - gy))]
-            if x > self._x_range[0] + 0.6 * (self._x_range[1] - self._x_range[0]):
-                cands[0], cands[1] = cands[1], cands[0]
-            anchor, box = next(((a, b) for a, b in cands if overlap(b) == 0.0),
-                               min(cands, key=lambda c: overlap(c[1])))
-            item.setAnchor(anchor)
-            item.setPos({0: box[0], 1: box[2], 0.5: (box[0] + box[2]) / 2}[anchor[0]],
-                        {0.5: (box[1] + box[3]) / 2, 1: box[1], 0: box[3]}[anchor[1]])
-            boxes.append(box)
+            item.setText(textwrap.shorten(names[key].name, 30, placeholder="…"))
+            w, h = ll.text_size(item)
+            sx, sy = ll.scene_point(vb, *self._plot_xy[key])
+            sides = ("right", "left", "above", "below", "above-right", "below-right", "above-left", "below-left")
+            if sx > right:
+                sides = ("left", "right", "above", "below", "above-left", "below-left", "above-right", "below-right")
+            labels.append(ll.Label(key, w, h, ll.around(sx, sy, w, h, self._bubbles[key][2] / 2 + 3, sides)))
+        boxes = self._placer.place(labels, ll.view_bounds(vb), tuple(marks))
+        self.hidden_labels = {key for key in keys if boxes.get(key) is None}
+        for key in keys:
+            ll.put(self.labels[key], vb, boxes.get(key))
 
     # ------------------------------------------------------------------ focus, hover, click
     def set_focus(self, what: str, key: str) -> None:
@@ -354,7 +349,8 @@ class TradeoffPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ accessors for tests
     def bubbles(self) -> dict[str, tuple[float, float, float, str, bool]]:
-        """key -> (x = saved %, y = spent %, size px, colour, enabled); grey ones carry (0, 0)."""
+        """key -> (x = saved %, y = spent %, size px, colour, enabled) for every technique of the direction;
+        the ones that do not apply (enabled False, grey, (0, 0)) are listed under the chart, not drawn."""
         return dict(self._bubbles)
 
     def hover_text_for(self, key: str) -> str:

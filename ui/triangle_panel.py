@@ -15,23 +15,17 @@ import textwrap
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model import Results, ValidationError, barycentric, evaluate
 from trinity_desktop.model import techniques as tq
 from trinity_desktop.model.workloads import WorkloadRow, evaluate_library
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.technique_list import TechniqueList
+from trinity_desktop.ui.triangle_labels import CORNERS, SQRT3_2, TriangleLabels
 from trinity_desktop.ui.units import fmt_seconds
 
-SQRT3_2 = math.sqrt(3.0) / 2.0
-CORNERS = {"compute": (0.5, SQRT3_2), "bandwidth": (0.0, 0.0), "memory": (1.0, 0.0)}
-# (corner a, corner b, text outside the edge): the abstract's trade-off first, its reverse second.
-EDGE_LABELS = (
-    ("compute", "bandwidth", "more computation → less bandwidth\nmore bandwidth → less computation"),
-    ("bandwidth", "memory", "more bandwidth → less memory\nmore memory → less bandwidth"),
-    ("memory", "compute", "more memory → less computation\nmore computation → less memory"),
-)
 FOCUS_COLOR = "#D55E00"      # Okabe-Ito vermillion: not a resource colour
 CURRENT_COLOR = "#222222"
 NA_BRUSH = "#DDDDDD"
@@ -104,14 +98,13 @@ class TrianglePanel(QtWidgets.QWidget):
         pw.freeze_view(self.plot)
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
-        self.plot.setAspectLocked(True)
-        self.plot.setTitle("Where workloads sit: computed pressure", size=pw.TITLE_SIZE, color="#222222")
+        pw.set_title(self.plot, "Where workloads sit: computed pressure")
         self._build_triangle()
+        self.text = TriangleLabels(self.plot)   # corner names, edge captions, marker labels
 
         self.markers = pg.ScatterPlotItem(pxMode=True)
         self.markers.setZValue(20)
         self.plot.addItem(self.markers)
-        self.marker_labels: dict[str, pg.TextItem] = {}
         self.focus_ring = pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen(FOCUS_COLOR, width=4))
         self.focus_ring.setZValue(25)
         self.plot.addItem(self.focus_ring)
@@ -119,9 +112,6 @@ class TrianglePanel(QtWidgets.QWidget):
                                                  brush=pg.mkBrush(CURRENT_COLOR), pen=pg.mkPen("w", width=1.5))
         self.current_marker.setZValue(40)
         self.plot.addItem(self.current_marker)
-        self.current_label = pw.label_item("current", color=CURRENT_COLOR, anchor=(0, 0.5), bold=True)
-        self.current_label.setZValue(41)
-        self.plot.addItem(self.current_label)
         # The edge-cloud split optimum (from the Split computing panel) rides the compute-bandwidth edge.
         self.split_marker = pg.ScatterPlotItem(pxMode=True, symbol="d", size=18,
                                                brush=pg.mkBrush(theme.RESOURCE_COLORS["compute"]),
@@ -129,9 +119,6 @@ class TrianglePanel(QtWidgets.QWidget):
         self.split_marker.setZValue(39)
         self.split_marker.setVisible(False)
         self.plot.addItem(self.split_marker)
-        self.split_label = pw.label_item("edge-cloud split", color="#222222", anchor=(1.0, 0.5))
-        self.split_label.setVisible(False)
-        self.plot.addItem(self.split_label)
         self.arrow_lines: list[pg.PlotCurveItem] = []
         self.arrow_heads: list[pg.ArrowItem] = []
         self.preview_line = pg.PlotCurveItem(pen=pg.mkPen(FOCUS_COLOR, width=3, style=QtCore.Qt.PenStyle.DashLine))
@@ -144,38 +131,18 @@ class TrianglePanel(QtWidgets.QWidget):
         self.hover = pw.HoverReadout(self.plot, self._hover_at, on_move=self._hover_moved,
                                      on_leave=self._hover_left, html=True)
         pw.LeaveFilter(self.graphics, self.hover.leave)
-        self.plot.getViewBox().sigResized.connect(self._place_labels)
+        self.plot.getViewBox().sigResized.connect(self._fit)
         self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
 
-        # --- technique list (the path) ---------------------------------------------------------
-        self.list_title = QtWidgets.QLabel("Techniques (tick to draw the path)")
-        self.list_title.setFont(pw.font(bold=True))
-        self.technique_list = QtWidgets.QListWidget()
-        self.technique_list.setFont(pw.font())
-        self.technique_list.setMouseTracking(True)
-        self.technique_list.setWordWrap(True)
-        self.technique_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.technique_list.setAccessibleName("Techniques to apply in order")
-        self.technique_list.setToolTip("Tick techniques to draw how they move the current scenario, in the "
-                                       "order ticked. Greyed: not applicable here or not modelled yet.")
-        self._items: dict[str, QtWidgets.QListWidgetItem] = {}
-        for key, t in tq.load_techniques().items():
-            item = QtWidgets.QListWidgetItem(t.name)
-            item.setData(QtCore.Qt.ItemDataRole.UserRole, key)
-            item.setFlags(item.flags() | QtCore.Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(QtCore.Qt.CheckState.Unchecked)
-            self.technique_list.addItem(item)
-            self._items[key] = item
+        # --- technique list (the path): a collapsible side list, never on the plot -------------------
+        self.techniques = TechniqueList()
+        self.technique_list = self.techniques.technique_list
+        self._items = self.techniques.items
+        self.apply_button, self.clear_button = self.techniques.apply_button, self.techniques.clear_button
         self.technique_list.itemChanged.connect(self._item_changed)
         self.technique_list.itemEntered.connect(
             lambda item: self.focusRequested.emit("technique", item.data(QtCore.Qt.ItemDataRole.UserRole)))
-        self.apply_button = QtWidgets.QPushButton("Apply path")
-        self.apply_button.setToolTip("Make the end of the drawn path the current scenario (undoable)")
-        self.apply_button.setAccessibleName("Apply the technique path")
         self.apply_button.clicked.connect(self.apply_path)
-        self.clear_button = QtWidgets.QPushButton("Clear")
-        self.clear_button.setToolTip("Untick every technique and remove the arrows")
-        self.clear_button.setAccessibleName("Clear the technique path")
         self.clear_button.clicked.connect(lambda: self.show_path([]))
 
         self.caption = QtWidgets.QLabel()
@@ -185,18 +152,15 @@ class TrianglePanel(QtWidgets.QWidget):
         self.caption.setToolTip("Placement: pressures (compute and bandwidth time shares, memory = HBM "
                                 "required / available) clipped to [0, 1] and normalised to sum to 1.")
 
-        side = QtWidgets.QVBoxLayout()
-        side.addWidget(self.list_title)
-        side.addWidget(self.technique_list, 1)
-        buttons = QtWidgets.QHBoxLayout()
-        buttons.addWidget(self.apply_button)
-        buttons.addWidget(self.clear_button)
-        side.addLayout(buttons)
+        header = QtWidgets.QHBoxLayout()
+        header.addStretch(1)
+        header.addWidget(self.techniques.toggle)
         top = QtWidgets.QHBoxLayout()
-        top.addWidget(self.graphics, 2)
-        top.addLayout(side, 1)
+        top.addWidget(self.graphics, 3)
+        top.addWidget(self.techniques, 2)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(header)
         layout.addLayout(top, 1)
         layout.addWidget(self.caption)
         self._update_caption()
@@ -211,32 +175,6 @@ class TrianglePanel(QtWidgets.QWidget):
         cx, cy = 0.5, SQRT3_2 / 3
         self.centroid = pg.ScatterPlotItem([cx], [cy], symbol="+", size=12, pen=pg.mkPen("#999999", width=1.5))
         self.plot.addItem(self.centroid)
-        anchors = {"compute": (0.5, 1.0), "bandwidth": (0.35, 0.0), "memory": (0.65, 0.0)}
-        self.corner_labels = {}
-        for r, (x, y) in CORNERS.items():
-            item = pw.label_item(theme.RESOURCE_LABELS[r], color=theme.RESOURCE_COLORS[r], anchor=anchors[r],
-                                 size=14, bold=True)
-            item.setPos(x, y + (0.03 if r == "compute" else -0.03))
-            self.plot.addItem(item)
-            self.corner_labels[r] = item
-        self.edge_labels = []
-        for a, b, text in EDGE_LABELS:
-            (ax, ay), (bx, by) = CORNERS[a], CORNERS[b]
-            mx, my = (ax + bx) / 2, (ay + by) / 2
-            nx, ny = mx - cx, my - cy   # outward normal through the edge midpoint
-            norm = math.hypot(nx, ny)
-            angle = math.degrees(math.atan2(by - ay, bx - ax))
-            if angle > 90:
-                angle -= 180
-            elif angle < -90:
-                angle += 180
-            item = pg.TextItem(text, color="#333333", anchor=(0.5, 0.5), angle=angle)
-            item.setFont(pw.font(11))
-            item.setPos(mx + 0.1 * nx / norm, my + 0.1 * ny / norm)
-            self.plot.addItem(item)
-            self.edge_labels.append(item)
-        self.plot.setXRange(-0.26, 1.26, padding=0)
-        self.plot.setYRange(-0.22, SQRT3_2 + 0.12, padding=0)
 
     # ------------------------------------------------------------------ updates
     def update_results(self, results: Results) -> None:
@@ -272,69 +210,28 @@ class TrianglePanel(QtWidgets.QWidget):
             spots.append({"pos": (x, y), "size": marker_size(gpu_seconds(row.results)), "data": row.key,
                           "brush": pg.mkBrush(color), "pen": pg.mkPen("#222222", width=1.2), "symbol": "o"})
         self.markers.setData(spots)
-        for key in list(self.marker_labels):
-            if key not in self._positions:
-                self.plot.removeItem(self.marker_labels.pop(key))
-        for row in self._rows:
-            if row.key not in self._positions:
-                continue
-            item = self.marker_labels.get(row.key)
-            if item is None:
-                item = pw.label_item(anchor=(0, 0.5), size=11)
-                item.setZValue(22)
-                self.plot.addItem(item)
-                self.marker_labels[row.key] = item
-            item.setText(_short(row.name))
+        self.text.set_marker_texts({row.key: _short(row.name) for row in self._rows if row.key in self._positions})
         self._place_labels()
-        self.plot.setTitle(f"Where workloads sit on {pw.html_escape(hardware_name)}", size=pw.TITLE_SIZE,
-                           color="#222222")
+        pw.set_title(self.plot, f"Where workloads sit on {pw.html_escape(hardware_name)}")
+
+    def _fit(self, *_) -> None:
+        """The view was resized: fit the triangle and its captions to it, then place the labels again."""
+        self.text.fit_view()
+        self._place_labels()
 
     def _place_labels(self, *_) -> None:
-        """Greedy label placement in pixels: each label goes right, left, above or below its marker,
-        whichever first overlaps no marker and no label placed before it (the current star first)."""
-        vb = self.plot.getViewBox()
-        px = vb.viewPixelSize()
-        upp = px[0] if 1e-6 < px[0] < 1.0 else 1.0 / 450.0   # data units per pixel (aspect locked)
-        metrics = QtGui.QFontMetrics(pw.font(11))
-        sizes = {k: marker_size(gpu_seconds(r.results)) for k, r in self._row_map().items()}
-        boxes: list[tuple[float, float, float, float]] = []   # (x0, y0, x1, y1) in data units
-        for key, (x, y) in self._positions.items():
-            r = sizes[key] / 2 * upp
-            boxes.append((x - r, y - r, x + r, y + r))
-        if self._results is not None:
-            cx, cy = self._current
-            boxes.append((cx - 15 * upp, cy - 15 * upp, cx + 15 * upp, cy + 15 * upp))
+        """Marker, star and split labels by the shared placer; a label with no room waits behind the hover."""
+        rows = self._row_map()
+        radii = {k: marker_size(gpu_seconds(rows[k].results)) / 2 for k in self._positions}
+        split = None
+        if self.split_marker.isVisible():
+            xs, ys = self.split_marker.getData()
+            split = (float(xs[0]), float(ys[0]))
+        self.text.place(self._positions, radii, self._current if self._results is not None else None, split)
 
-        def overlap(box):
-            return sum(max(0.0, min(box[2], b[2]) - max(box[0], b[0])) * max(0.0, min(box[3], b[3]) - max(box[1], b[1]))
-                       for b in boxes)
-
-        items = [("current", self._current, self.current_label, 16.0)] if self._results is not None else []
-        items += [(k, self._positions[k], self.marker_labels[k], sizes[k] / 2)
-                  for k in sorted(self._positions, key=lambda k: -self._positions[k][1])]
-        for _key, (x, y), item, radius in items:
-            br = item.boundingRect()  # includes the text item's own margins
-            w = max(br.width(), metrics.horizontalAdvance(item.toPlainText()) + 8) * upp
-            h = max(br.height(), metrics.height()) * upp
-            gap = (radius + 2) * upp
-            # (anchor, box) candidates: right, left, above, below; bottom-edge markers prefer above.
-            cands = [((0, 0.5), (x + gap, y - h / 2, x + gap + w, y + h / 2)),
-                     ((1, 0.5), (x - gap - w, y - h / 2, x - gap, y + h / 2)),
-                     ((0.5, 1), (x - w / 2, y + gap, x + w / 2, y + gap + h)),
-                     ((0.5, 0), (x - w / 2, y - gap - h, x + w / 2, y - gap))]
-            if x > 0.5:  # labels go toward the inside of the triangle first
-                cands[0], cands[1] = cands[1], cands[0]
-            if y < 0.05:  # on the bottom edge: above first, never below (the edge label is there)
-                cands = [cands[2], cands[0], cands[1]]
-            # Crowded: stack further out above, then below.
-            cands += [((0.5, 1), (x - w / 2, y + gap + k * h, x + w / 2, y + gap + (k + 1) * h)) for k in (1, 2, 3, 4)]
-            anchor, box = next(((a, b) for a, b in cands if overlap(b) == 0.0),
-                               min(cands, key=lambda c: overlap(c[1])))
-            item.setAnchor(anchor)
-            ax = {0: box[0], 1: box[2], 0.5: (box[0] + box[2]) / 2}[anchor[0]]
-            ay = {0.5: (box[1] + box[3]) / 2, 1: box[1], 0: box[3]}[anchor[1]]
-            item.setPos(ax, ay)
-            boxes.append(box)
+    def hidden_labels(self) -> set[str]:
+        """Marker keys (and "current", "split") whose label had no room and shows only in the hover."""
+        return set(self.text.hidden)
 
     def _row_map(self) -> dict[str, WorkloadRow]:
         return {r.key: r for r in self._rows if r.results is not None}
@@ -559,10 +456,9 @@ class TrianglePanel(QtWidgets.QWidget):
         p = min(max(float(position), 0.0), 1.0)
         x, y = triangle_point(p, 1.0 - p, 0.0)
         self.split_marker.setData([x], [y])
-        self.split_label.setPos(x - 0.03, y)  # left of the compute-bandwidth edge, outside the triangle
-        self.split_label.setText(f"split: {100 * p:.0f}% on device")
         self.split_marker.setVisible(True)
-        self.split_label.setVisible(True)
+        self.text.set_split_text(f"split: {100 * p:.0f}% on device")
+        self._place_labels()
 
     def split_position(self) -> tuple[float, float] | None:
         if not self.split_marker.isVisible():

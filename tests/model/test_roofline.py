@@ -175,10 +175,11 @@ def test_zero_byte_point_is_clipped():
 def test_roofline_json_shape():
     out = rl.roofline_json(default_scenario())
     json.dumps(out, allow_nan=False)
-    assert set(out) == {"ridge_flop_per_byte", "ceilings", "points"}
+    assert set(out) == {"ridge_flop_per_byte", "ridge_achievable_flop_per_byte", "ridge_definitions", "ceilings",
+                        "points"}
     assert all(set(c) == {"name", "kind", "value"} for c in out["ceilings"])
-    assert all(set(p) == {"name", "flops", "bytes", "intensity", "attainable_flops_per_s", "bound_by"}
-               for p in out["points"])
+    assert all(set(p) == {"name", "flops", "bytes", "intensity", "attainable_flops_per_s", "bound_by",
+                          "bound_by_achievable"} for p in out["points"])
     assert {c["kind"] for c in out["ceilings"]} == {"compute", "bandwidth"}
 
 

@@ -32,6 +32,16 @@ def infer_results():
 
 @pytest.fixture
 def flow(shown_panel, train_results):
+    """The panel stepping bar by bar (1F1B micro-batch detail)."""
+    panel = shown_panel(FlowPanel, train_results)
+    panel.set_detailed(True)
+    panel.select(0)
+    return panel
+
+
+@pytest.fixture
+def phase_flow(shown_panel, train_results):
+    """The panel as it opens: stepping phase by phase."""
     return shown_panel(FlowPanel, train_results)
 
 
@@ -166,6 +176,8 @@ def test_inference_request_flow(qtbot, infer_results):
     qtbot.addWidget(panel)
     panel.resize(1000, 650)
     panel.update_results(infer_results)
+    assert panel.phase_names() == ["prefill", "decode"]  # the cache fits: no offload or onload
+    panel.set_detailed(True)
     assert panel.lanes() == ["GPU (TP group)"]
     assert panel.stage_count() == 33
     assert panel.current_stage().name.startswith("prefill")
@@ -183,17 +195,99 @@ def test_highlight_survives_an_update(flow, train_results):
     assert flow.current_stage().name == name
 
 
+# --- phases: the step at the seed's granularity ----------------------------------------------------
+
+def test_training_opens_on_the_five_phases(qtbot, phase_flow, train_results):
+    assert not phase_flow.detailed()
+    assert phase_flow.phase_names() == ["data load", "forward", "backward", "gradient sync", "optimizer"]
+    assert phase_flow.step_count() == 5
+    assert "Phase 1 of 5: data load" in phase_flow.position_label.text()
+    qtbot.keyClick(phase_flow, QtCore.Qt.Key.Key_Right)
+    ph = phase_flow.current_phase()
+    assert ph.name == "forward"
+    items = stages(train_results.scenario, train_results)
+    members = [items[i] for i in ph.members]
+    # every micro-batch's forward is in the phase, no backward is
+    assert sum(st.name.startswith("forward mb") for st in members) == sum(
+        st.name.startswith("forward mb") for st in items)
+    assert not any(st.name.startswith("backward") for st in members)
+    # the phase's bars keep their colour, the rest fade
+    brushes = phase_flow.bars_item.opts["brushes"]
+    assert all(brushes[i].color().alpha() == 255 for i in ph.members)
+    assert all(b.color().alpha() < 255 for i, b in enumerate(brushes) if i not in set(ph.members))
+    x0, x1, _, _ = phase_flow.highlight_rect()
+    assert x0 == pytest.approx(ph.start_s, rel=1e-9, abs=1e-12) and x1 == pytest.approx(ph.end_s, rel=1e-9)
+    assert "Forward" in phase_flow.detail_text() and "nan" not in phase_flow.detail_text().lower()
+
+
+def test_phases_cover_every_busy_bar_once_except_the_grouped_ones(train_results):
+    from trinity_desktop.model.phases import phases
+
+    items = stages(train_results.scenario, train_results)
+    groups = phases(items, "train")
+    counted = [i for ph in groups for i in ph.members]
+    busy = [i for i, st in enumerate(items) if st.kind != "idle"]
+    assert sorted(set(counted)) == busy
+    # the optimizer phase ends the step
+    assert groups[-1].name == "optimizer" and groups[-1].end_s == pytest.approx(train_results.time_total, rel=1e-9)
+
+
+def test_inference_phases_with_kv_offload():
+    from trinity_desktop.model.phases import phases
+
+    sc = default_scenario().replace(kind="decode", gpus=8, batch=8, prompt_len=126976, gen_len=4096)
+    r = evaluate(sc)
+    names = [ph.name for ph in phases(stages(sc, r), "decode")]
+    assert names[0] == "prefill" and "decode" in names
+    if any(st.kind == "memory-transfer" for st in stages(sc, r)):
+        assert {"KV offload", "KV onload"} <= set(names)
+
+
+def test_play_walks_the_whole_step_in_under_15_seconds(qtbot, phase_flow):
+    assert phase_flow.play_duration_ms() <= 15_000
+    phase_flow.set_detailed(True)  # hundreds of bars: Play steps faster
+    assert phase_flow.stage_count() > 100
+    assert phase_flow.play_duration_ms() <= 15_000
+
+
+def test_forward_and_backward_are_far_apart_in_colour():
+    from trinity_desktop.ui.flow_panel import ROLE_COLORS
+
+    def lab_lightness(hex_color):
+        c = [int(hex_color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+        y = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+        return 116 * y ** (1 / 3) - 16
+
+    f, b = ROLE_COLORS["forward"], ROLE_COLORS["backward"]
+    assert abs(lab_lightness(f) - lab_lightness(b)) > 8
+    rf, gf, bf = (int(f[i:i + 2], 16) for i in (1, 3, 5))
+    rb, gb, bb = (int(b[i:i + 2], 16) for i in (1, 3, 5))
+    assert bb - gb > 0 > bf - gf  # backward leans blue (purple), forward leans yellow (orange)
+
+
+def test_toggling_detail_keeps_the_place(qtbot, phase_flow):
+    phase_flow.select(2)  # backward
+    phase_flow.set_detailed(True)
+    assert phase_flow.current_stage().name.startswith(("backward", "recompute", "comm"))
+    phase_flow.set_detailed(False)
+    assert phase_flow.current_phase().name == "backward"
+
+
 # --- outcomes panel ---------------------------------------------------------------------------------
 
 def test_variants_and_binding_labels(outcomes):
     assert outcomes.variant_names() == [v.name for v in VARIANTS]
     labels = outcomes.binding_labels()
     assert labels["baseline"] == "memory"
-    assert labels["+ selective recompute"] == "compute"
     assert labels["+ KV quantisation"] == "n/a"
+    for v in outcomes.variants():  # hot = constrained: each variant's binding resource is its highest pressure
+        if v.results is not None:
+            p = v.results.pressure
+            assert labels[v.name] == max(("memory", "bandwidth", "compute"), key=lambda k: getattr(p, k))
     texts = outcomes.binding_texts()
     assert texts[0].startswith("Memory") and "✗" in texts[0]  # baseline does not fit
-    assert texts[1] == "Compute"
+    assert labels["+ selective recompute"] == "compute" and texts[1] == "Compute"
     assert "memory → compute" in outcomes.headline.text()
 
 

@@ -182,6 +182,37 @@ def test_help_explains_the_pressures_with_the_models_own_words(window):
 
     text = window.pressure_help_text()
     assert text == pressure.__doc__.strip()
-    assert "busiest" in text and "90%" in text
+    assert "busiest" in text and "1.0 means" in text and "Hot = constrained" in text
     actions = {a.text().replace("&", "") for a in window.menuBar().actions()[-1].menu().actions()}
     assert "How pressures are computed" in actions
+
+
+def test_virtual_stages_spin_box_interleaves_the_pipeline(window):
+    spin = window.controls.widgets["virtual_stages"]
+    assert spin.toolTip() and spin.accessibleName()
+    spin.setValue(2)
+    assert window.store.scenario.virtual_stages == 2
+    assert window.breakdown.time_values()["pipeline_bubble"] == pytest.approx(
+        evaluate(default_scenario().replace(virtual_stages=2)).time["pipeline_bubble"], rel=1e-9)
+    spin.setValue(3)  # PP2 x 3 = 6 does not divide 80 layers (or 82)
+    assert "virtual_stages" in window.controls.error_label.text()
+    assert window.store.scenario.virtual_stages == 2
+
+
+def test_planner_click_loads_a_layout_as_one_undoable_edit(window, qtbot):
+    dock = window.docks["planner"]
+    dock.show()
+    dock.raise_()
+    window.refresh_all()
+    panel = window.panels["planner"]
+    qtbot.waitUntil(lambda: panel.plan is not None and not panel.cancel_button.isEnabled(), timeout=60000)
+    before = window.store.scenario
+    best = panel.plan.best
+    panel.click_point(panel._points.index(best))
+    sc = window.store.scenario
+    assert (sc.tp, sc.pp, sc.zero, sc.micro_batch, sc.virtual_stages) == (
+        best.layout["tp"], best.layout["pp"], best.layout["zero"], best.layout["micro_batch"],
+        best.layout["virtual_stages"])
+    assert window.store.results.time_total == best.time_per_step_s
+    window.undo_action.trigger()
+    assert window.store.scenario == before

@@ -241,6 +241,7 @@ def test_panels_follow_the_flow_signal(qtbot, roof, breakdown, train):
     r, _ = train
     flow = FlowPanel()
     qtbot.addWidget(flow)
+    flow.set_detailed(True)
     for p in (flow, roof, breakdown):
         p.update_results(r)
         if p is not flow:

@@ -1,0 +1,123 @@
+"""The scalar fast path (model/fastnp.py): the formulas give the same numbers on plain numbers, numpy scalars
+and numpy arrays, and fastnp's functions agree with numpy's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trinity_desktop.defaults import default_scenario
+from trinity_desktop.model import evaluate, evaluate_grid, fastnp, presets
+from trinity_desktop.model.evaluate import _infer_inputs, _train_inputs, numpy_scalars
+from trinity_desktop.model.inference import inference_step
+from trinity_desktop.model.training import training_step
+
+
+def _leaves(tree, prefix=""):
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _leaves(v, f"{prefix}{k}.")
+    else:
+        yield prefix[:-1], tree
+
+
+SCENARIOS = [
+    default_scenario(),
+    default_scenario().replace(zero=3, recompute="full", offload="nvme"),
+    default_scenario().replace(tp=1, pp=1, zero=0, grad_compression=100.0),
+    default_scenario().replace(model=presets.model_presets()["deepseek-v3"], gpus=256, tp=8, pp=4, ep=8,
+                               global_batch=512),
+]
+
+
+@pytest.mark.parametrize("sc", SCENARIOS, ids=lambda sc: f"{sc.model.key}-zero{sc.zero}-{sc.offload}")
+def test_training_step_is_the_same_on_plain_numbers_numpy_scalars_and_arrays(sc):
+    inputs = _train_inputs(sc)
+    plain = dict(_leaves(training_step(sc.model, sc.hardware, **inputs)))
+    scalars = dict(_leaves(training_step(sc.model, sc.hardware, **numpy_scalars(inputs))))
+    arrays = dict(_leaves(training_step(sc.model, sc.hardware, **{k: np.asarray([v]) for k, v in inputs.items()})))
+    assert plain.keys() == scalars.keys() == arrays.keys()
+    for k, v in plain.items():
+        assert np.asarray(scalars[k]).item() == np.asarray(v).item(), k  # bit for bit
+        assert np.asarray(arrays[k]).ravel()[0] == np.asarray(v).item(), k
+
+
+def test_inference_step_is_the_same_on_plain_numbers_and_numpy_scalars():
+    sc = default_scenario().replace(kind="decode", gpus=8, kv_policy="h2o", kv_offload_fraction=0.3)
+    inputs = _infer_inputs(sc)
+    plain = dict(_leaves(inference_step(sc.model, sc.hardware, **inputs)))
+    scalars = dict(_leaves(inference_step(sc.model, sc.hardware, **numpy_scalars(inputs))))
+    assert plain.keys() == scalars.keys()
+    for k, v in plain.items():
+        np.testing.assert_array_equal(np.asarray(scalars[k]), np.asarray(v), err_msg=k)
+
+
+def test_evaluate_equals_the_grid_for_one_configuration():
+    sc = default_scenario()
+    grid = evaluate_grid(sc, tp=np.array([sc.tp]))
+    assert evaluate(sc).time_total == grid["time_total"][0]
+    assert evaluate(sc).memory_total == grid["memory_total"][0]
+
+
+numbers = st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.integers(-1000, 1000))
+
+
+@given(numbers, numbers, st.booleans())
+def test_fastnp_scalar_functions_agree_with_numpy(a, b, c):
+    for f in ("maximum", "minimum"):
+        assert getattr(fastnp, f)(a, b) == getattr(np, f)(a, b)
+    assert fastnp.where(c, a, b) == np.where(c, a, b)
+    assert fastnp.ceil(a) == np.ceil(a)
+    assert fastnp.clip(a, -10, 10) == np.clip(a, -10, 10)
+    assert fastnp.asarray(a, dtype=float) == np.asarray(a, dtype=float)
+    assert ~fastnp.asarray(c, dtype=bool) == ~np.asarray(c, dtype=bool)  # logical not, not -1 / -2
+    assert fastnp.select([a > b, a < b], [a, b], 0.0) == np.select([a > b, a < b], [a, b], 0.0)
+
+
+def test_fastnp_keeps_numpy_semantics_for_arrays_and_nan():
+    x = np.array([1.0, np.nan, 3.0])
+    np.testing.assert_array_equal(fastnp.maximum(x, 2.0), np.maximum(x, 2.0))
+    np.testing.assert_array_equal(fastnp.where(x > 2, x, 0.0), np.where(x > 2, x, 0.0))
+    assert np.isnan(fastnp.maximum(float("nan"), 1.0)) and np.isnan(fastnp.minimum(1.0, float("nan")))
+    assert fastnp.where(True, "scale-up", "scale-out") == "scale-up"
+    assert fastnp.inf == np.inf  # everything else is numpy's
+
+
+def test_a_division_by_zero_on_plain_numbers_reruns_on_numpy_scalars(monkeypatch):
+    import importlib
+
+    evaluate_module = importlib.import_module("trinity_desktop.model.evaluate")
+
+    expected = evaluate(default_scenario())
+    real = evaluate_module.training_step
+
+    def plain_numbers_divide_by_zero(arch, hw, **inputs):
+        if type(inputs["tp"]) is int:
+            raise ZeroDivisionError("float division by zero")
+        return real(arch, hw, **inputs)
+
+    monkeypatch.setattr(evaluate_module, "training_step", plain_numbers_divide_by_zero)
+    again = evaluate(default_scenario())
+    assert again.time_total == expected.time_total and dict(again.memory) == dict(expected.memory)
+
+
+def test_one_evaluation_per_scenario_serves_the_roofline_and_the_stage_pieces(monkeypatch):
+    import importlib
+
+    from trinity_desktop.model.roofline import roofline
+    from trinity_desktop.model.stages import training_pieces
+
+    evaluate_module = importlib.import_module("trinity_desktop.model.evaluate")
+    sc = default_scenario().replace(seq_len=6144)
+    results = evaluate(sc)
+    expected_points = roofline(sc).points
+    calls = []
+    real = evaluate_module.training_step
+    monkeypatch.setattr(evaluate_module, "training_step", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert roofline(sc).points == expected_points
+    assert training_pieces(sc)["t_opt"] == results.time["optimizer"]
+    assert calls == []  # both reused the step `evaluate` computed
+    evaluate_grid(sc.replace(seq_len=2048))  # another scenario is computed
+    assert calls == [1]

@@ -1,0 +1,88 @@
+"""UI regressions from the correctness audit (issue 16, items 3, 8, 10, 11)."""
+
+from __future__ import annotations
+
+from trinity_desktop.model.presets import hardware_presets, model_presets
+from ui.controls import ScenarioControls
+
+
+def test_choosing_hardware_sets_its_gpus_per_node(qtbot):
+    controls = ScenarioControls()
+    qtbot.addWidget(controls)
+    controls.set_choices(hardware_presets(), model_presets())
+    edits = []
+    controls.edited.connect(edits.append)
+    combo = controls.hardware_combo
+    combo.setCurrentIndex(combo.findData("tpu-v5p"))
+    assert edits[-1] == {"hardware": "tpu-v5p", "gpus_per_node": 4}
+    combo.setCurrentIndex(combo.findData("h100-sxm"))
+    assert edits[-1] == {"hardware": "h100-sxm", "gpus_per_node": 8}
+
+
+def test_status_bar_names_the_context_limit():
+    from trinity_desktop.defaults import default_scenario
+    from trinity_desktop.main_window import MainWindow
+    from trinity_desktop.model import evaluate
+
+    sc = default_scenario().replace(kind="decode", gpus=8, prompt_len=(1 << 20) - 512, gen_len=512)
+    text = MainWindow._summary(evaluate(sc))
+    assert "max_seq" in text and f"{sc.model.max_seq:,}" in text
+
+
+def test_flow_headline_names_the_bubble_denominator(shown_panel):
+    from trinity_desktop.defaults import default_scenario
+    from trinity_desktop.model import evaluate
+    from ui.flow_panel import FlowPanel
+
+    r = evaluate(default_scenario())
+    panel = shown_panel(FlowPanel, r)
+    text = panel.headline.text()
+    frac = r.train["pipeline_bubble_fraction"]
+    sc = r.scenario
+    assert frac == (sc.pp - 1) / (sc.micro_batches + sc.pp - 1)
+    assert f"bubble {100 * frac:.1f}% of the pipeline phase" in text
+    assert f"({100 * r.time['pipeline_bubble'] / r.time_total:.1f}% of the step)" in text
+
+
+def test_switching_the_workload_keeps_a_layout_per_kind(qtbot):
+    """Training on 64 GPUs (TP8) -> decode must not become a 64-way tensor-parallel decode; back to training
+    restores the 64 GPUs, and the inference layout the user chose is kept for the next switch."""
+    from trinity_desktop.defaults import default_scenario
+
+    controls = ScenarioControls()
+    qtbot.addWidget(controls)
+    controls.set_choices(hardware_presets(), model_presets())
+    train = default_scenario().replace(gpus=64, tp=8, pp=2, global_batch=64)
+    controls.show_scenario(train)
+    edits = []
+    controls.edited.connect(edits.append)
+    kind = controls.kind_combo
+    kind.setCurrentIndex(kind.findData("decode"))
+    assert edits[-1] == {"kind": "decode", "gpus": 8}
+    controls.show_scenario(train.replace(kind="decode", gpus=4))  # the app applied it; the user picks TP4
+    kind.setCurrentIndex(kind.findData("prefill"))
+    assert edits[-1] == {"kind": "prefill"}  # prefill and decode share the inference layout
+    controls.show_scenario(train.replace(kind="prefill", gpus=4))
+    kind.setCurrentIndex(kind.findData("train"))
+    assert edits[-1] == {"kind": "train", "gpus": 64}
+    controls.show_scenario(train)
+    kind.setCurrentIndex(kind.findData("decode"))
+    assert edits[-1] == {"kind": "decode", "gpus": 4}
+
+
+def test_window_switch_to_decode_gives_a_sensible_tp(qtbot, tmp_path):
+    from PySide6 import QtCore
+
+    from trinity_desktop.defaults import default_scenario
+    from trinity_desktop.main_window import MainWindow
+    from trinity_desktop.store import ScenarioStore
+
+    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(ScenarioStore(default_scenario().replace(gpus=64, tp=8, pp=2, global_batch=64)), settings)
+    qtbot.addWidget(win)
+    kind = win.controls.kind_combo
+    kind.setCurrentIndex(kind.findData("decode"))
+    sc = win.store.scenario
+    assert sc.kind == "decode" and sc.gpus == 8
+    win.undo_action.trigger()
+    assert win.store.scenario.kind == "train" and win.store.scenario.gpus == 64

@@ -1,0 +1,69 @@
+"""The shared label placer (ui/label_layout.py) and the wrapping control row (ui/wrap_layout.py)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PySide6 import QtWidgets
+
+from trinity_desktop.ui.label_layout import PAD, Label, LabelLayout, around, inside, overlaps, place
+from trinity_desktop.ui.wrap_layout import control_row
+
+BOUNDS = (0.0, 0.0, 400.0, 300.0)
+
+
+def test_a_label_goes_right_of_its_point_when_there_is_room():
+    boxes = place([Label("a", 50, 20, around(100, 100, 50, 20, gap=8))], BOUNDS)
+    assert boxes["a"] == (108.0, 90.0, 158.0, 110.0)
+
+
+def test_a_label_flips_to_the_left_at_the_right_edge():
+    boxes = place([Label("a", 50, 20, around(380, 100, 50, 20, gap=8))], BOUNDS)
+    assert boxes["a"] == (322.0, 90.0, 372.0, 110.0)
+
+
+def test_a_second_label_avoids_the_first_and_the_obstacles():
+    marker = (95.0, 95.0, 105.0, 105.0)
+    labels = [Label("a", 50, 20, around(100, 100, 50, 20, gap=8)), Label("b", 50, 20, around(104, 100, 50, 20, gap=12))]
+    boxes = place(labels, BOUNDS, [marker])
+    assert not overlaps(boxes["a"], boxes["b"]) and not overlaps(boxes["b"], marker)
+    assert boxes["b"] == (42.0, 90.0, 92.0, 110.0)   # b flipped to the left of its point
+
+
+def test_a_label_with_no_room_is_hidden():
+    boxes = place([Label("a", 500, 20, around(100, 100, 500, 20, gap=8))], BOUNDS)
+    assert boxes["a"] is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 400), st.floats(0, 300), st.integers(10, 120), st.integers(10, 40)),
+                max_size=40))
+def test_placed_labels_never_overlap_and_stay_inside(points):
+    labels = [Label(str(i), w, h, around(x, y, w, h, gap=6, steps=2)) for i, (x, y, w, h) in enumerate(points)]
+    boxes = [b for b in place(labels, BOUNDS).values() if b is not None]
+    assert all(inside(b, BOUNDS) for b in boxes)
+    assert not any(overlaps(a, b, PAD) for i, a in enumerate(boxes) for b in boxes[i + 1:])   # margins may touch
+
+
+def test_an_unchanged_placement_comes_from_the_cache():
+    layout = LabelLayout()
+    labels = [Label("a", 50, 20, around(100, 100, 50, 20, gap=8))]
+    first = layout.place(labels, BOUNDS)
+    assert layout.place(list(labels), BOUNDS) is first and layout.computed == 1
+    layout.place(labels, (0.0, 0.0, 300.0, 300.0))
+    assert layout.computed == 2
+
+
+def test_a_control_row_wraps_instead_of_widening_its_panel(qtbot):
+    panel = QtWidgets.QWidget()
+    qtbot.addWidget(panel)
+    combos = []
+    for i in range(4):
+        combo = QtWidgets.QComboBox()
+        combo.addItem(f"a fairly long choice number {i}")
+        combos.append((f"Choice {i}", combo))
+    row = control_row(combos)
+    QtWidgets.QVBoxLayout(panel).addLayout(row)
+    widest = max(row.itemAt(i).minimumSize().width() for i in range(row.count()))
+    assert row.minimumSize().width() == widest
+    assert row.heightForWidth(widest + 10) >= 3 * row.heightForWidth(10_000)

@@ -1,0 +1,165 @@
+"""Slides show exactly their own state, presentation mode leaves the editing layout as it was, deck export
+draws slides as presented, and the window is torn down in a defined order."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6 import QtWidgets
+
+from trinity_desktop import app as app_module
+from trinity_desktop import presentation
+from trinity_desktop.deck import example_decks
+from trinity_desktop.defaults import default_scenario
+from trinity_desktop.main_window import MainWindow
+from trinity_desktop.store import ScenarioStore
+
+
+@pytest.fixture
+def window(qtbot):
+    win = MainWindow(ScenarioStore(default_scenario()), None)
+    qtbot.addWidget(win)
+    win.resize(1600, 950)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.talk.presenter.stop()
+
+
+def _deck(win, name="coupled_triangle"):
+    path = next(p for p in example_decks() if name in p.name)
+    assert win.workspace.open_path(path) == ""
+    return win.talk.deck
+
+
+def _visible_docks(win):
+    return {n for n, d in win.docks.items() if d.isVisible()}
+
+
+def _leave_edits_behind(win, qtbot):
+    """What a speaker does while preparing: tick techniques, step the flow, focus a control."""
+    triangle, flow = win.panels["triangle"], win.panels["flow"]
+    win.docks["triangle"].raise_()
+    keys = list(triangle._items)[:2]
+    triangle.show_path(keys)
+    assert triangle.checked_techniques() == keys
+    flow.update_results(win.store.results)
+    flow.set_detailed(True)
+    flow.select(5)
+    win.store.set_focus("workload", "moe-pretrain")
+    win.controls.setFocus()
+    QtWidgets.QApplication.processEvents()
+
+
+def test_a_slide_restores_exactly_its_own_state(window, qtbot):
+    deck = _deck(window)
+    _leave_edits_behind(window, qtbot)
+    window.talk.present(0)
+    presentation.settle(0.4)
+    slide = deck.slides[0]
+    assert window.panels["triangle"].checked_techniques() == []
+    flow = window.panels["flow"]
+    assert not flow.detailed() and flow.current_index() == 0 and not flow.is_playing()
+    assert window.store.focus == tuple(slide.focus)
+    assert window.store.scenario == slide.scenario
+    focused = QtWidgets.QApplication.focusWidget()
+    assert focused is None or not focused.hasFocus() or focused is window
+    assert _visible_docks(window) == {d.removeprefix("dock_") for d in slide.docks}
+    # the next slide: its own focus, and nothing ticked since
+    window.panels["triangle"].show_path(list(window.panels["triangle"]._items)[:1])
+    window.talk.presenter.next()
+    presentation.settle(0.4)
+    assert window.panels["triangle"].checked_techniques() == []
+    assert window.store.focus == tuple(deck.slides[1].focus)
+    # going back shows slide 1 exactly as before
+    window.talk.presenter.previous()
+    presentation.settle(0.4)
+    assert window.store.scenario == slide.scenario and window.store.focus == tuple(slide.focus)
+
+
+def test_showing_a_slide_while_editing_clears_ticks_too(window, qtbot):
+    _deck(window)
+    _leave_edits_behind(window, qtbot)
+    window.talk.show_slide(1)
+    assert window.panels["triangle"].checked_techniques() == []
+    assert window.store.focus == tuple(window.talk.deck.slides[1].focus)
+
+
+def test_leaving_presentation_restores_the_editing_layout(window, qtbot):
+    _deck(window)
+    presentation.settle(0.3)
+    before_docks = _visible_docks(window)
+    before_geometry = {n: window.docks[n].geometry() for n in before_docks
+                       if not window.docks[n].visibleRegion().isEmpty()}  # in front, not behind a tab
+    font_before = QtWidgets.QApplication.instance().font().pointSize()
+    window.talk.present(0)
+    presentation.settle(0.3)
+    for _ in range(3):
+        window.talk.presenter.next()
+        presentation.settle(0.2)
+    assert not window.menuBar().isVisible()
+    assert all(d.titleBarWidget() is not None for d in window.docks.values())  # no float/close buttons
+    window.talk.presenter.stop()
+    presentation.settle(0.3)
+    assert _visible_docks(window) == before_docks
+    for name, rect in before_geometry.items():
+        now = window.docks[name].geometry()
+        assert abs(now.x() - rect.x()) <= 2 and abs(now.width() - rect.width()) <= 2, name
+        assert abs(now.y() - rect.y()) <= 2 and abs(now.height() - rect.height()) <= 2, name
+    assert window.menuBar().isVisible() and window.statusBar().isVisible()
+    assert all(d.titleBarWidget() is None for d in window.docks.values())
+    assert QtWidgets.QApplication.instance().font().pointSize() == font_before
+
+
+def test_no_tab_bar_is_shown_while_presenting(window, qtbot):
+    deck = _deck(window, "inference_reality")
+    window.talk.present(0)
+    for i in range(len(deck.slides)):
+        if i:
+            window.talk.presenter.next()
+        presentation.settle(0.3)
+        bars = [b for b in window.findChildren(QtWidgets.QTabBar) if b.parent() is window and b.isVisible()
+                and b.count() > 0 and b.geometry().intersects(window.rect())]  # a bar that would be drawn
+        assert bars == [], f"slide {i + 1}: {[b.tabText(0) for b in bars]}"
+
+
+def test_deck_export_renders_slides_as_presented(window, tmp_path, monkeypatch, png_info):
+    deck = _deck(window, "training_memory_wall")
+    seen = []
+    original = presentation.render_slides
+
+    def spy(win, scale=1, settle_s=0.6):
+        for i, image in original(win, scale, settle_s=0.2):
+            p = win.talk.presenter
+            seen.append({"menu": win.menuBar().isVisible(), "status": win.statusBar().isVisible(),
+                         "controls": win.docks["controls"].isVisible(), "deck": win.docks["deck"].isVisible(),
+                         "title": p.title_label.text(), "caption": p.caption_label.text(),
+                         "banner": p._banner.isVisible(), "docks": _visible_docks(win)})
+            yield i, image
+
+    monkeypatch.setattr(presentation, "render_slides", spy)
+    before = window.store.scenario
+    written = window.workspace.export_deck(tmp_path, scale=1)
+    assert [p.name for p in written] == [f"slide_{i + 1:02d}.png" for i in range(len(deck.slides))] + ["deck.pdf"]
+    assert (tmp_path / "deck.pdf").stat().st_size > 10_000
+    for slide, state in zip(deck.slides, seen, strict=True):
+        assert state["title"] == slide.title and state["caption"] == slide.caption and state["banner"]
+        assert not (state["menu"] or state["status"] or state["controls"] or state["deck"])
+        assert state["docks"] == {d.removeprefix("dock_") for d in slide.docks} - {"controls", "deck"}
+    width, height, colours = png_info(written[0])
+    assert (width, height) == (window.width(), window.height()) and colours > 64
+    assert window.store.scenario == before and not window.talk.presenter.active
+    assert window.menuBar().isVisible()
+
+
+def test_tear_down_deletes_the_window_before_exit(qtbot):
+    from shiboken6 import Shiboken
+
+    win = MainWindow(ScenarioStore(default_scenario()), None)
+    win.show()
+    _deck(win, "inference_reality")
+    win.talk.present(0)
+    presentation.settle(0.2)
+    panels = list(win.panels.values())
+    app_module.tear_down(win)
+    assert not Shiboken.isValid(win)
+    assert not any(Shiboken.isValid(p) for p in panels)

@@ -1,0 +1,167 @@
+"""`plan train` and `plan infer`: search every layout (model/planner.py, model/serving_planner.py) from the
+command line. The `layout` keys of the JSON are `calc` options: `calc train` (or `calc infer`) with a reported
+layout prints the same numbers.
+
+  plan train  --model M --hardware H --gpus N[,N...] --global-batch B --seq-len S [--objective time|tokens-per-gpu]
+              [--top K] [--json]. JSON: configurations_evaluated, feasible, invalid, not_fitting,
+              most_common_invalid_reason, most_common_not_fitting_reason, search_seconds,
+              best {layout {tp, pp, dp, cp, ep, zero, recompute, micro_batch, virtual_stages, offload}, gpus,
+              time_per_step_s, memory_per_gpu_bytes, mfu, tokens_per_s_per_gpu, bottleneck}, top, pareto
+              (the same shape, step time against memory per GPU, fastest first).
+  plan infer  --model M --hardware H --gpus N --prompt-len P --gen-len G [--ttft-slo S] [--tpot-slo S] [--json].
+              JSON: best {layout {tp, pp, replicas, batch, weight_dtype, kv_dtype, kv_offload}, tokens_per_s_per_gpu,
+              ttft_s, tpot_s, ...}, pareto (throughput per GPU against time per output token), and the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from trinity_desktop.model.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
+from trinity_desktop.model.planner import OBJECTIVES, plan_training, training_space
+from trinity_desktop.model.serving_planner import plan_serving, serving_space
+
+
+def _gpu_counts(text: str) -> list[int]:
+    """An argparse type: one GPU count or a comma-separated list, each a whole number >= 1."""
+    try:
+        counts = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number or a comma-separated list") from None
+    if not counts or min(counts) < 1 or max(counts) > 1 << 20:
+        raise argparse.ArgumentTypeError(f"{text!r}: each count must be from 1 to {1 << 20}")
+    return counts
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"{value} must be a positive number of seconds below 1e6")
+    return value
+
+
+def _model_and_hardware_options(p: argparse.ArgumentParser) -> None:
+    m = p.add_mutually_exclusive_group(required=True)
+    m.add_argument("--model", help="model preset key or name (see `presets`)")
+    m.add_argument("--model-file", help="TOML file with the model preset keys")
+    h = p.add_mutually_exclusive_group(required=True)
+    h.add_argument("--hardware", help="hardware preset key or name (see `presets`)")
+    h.add_argument("--hardware-file", help="TOML file with the hardware preset keys")
+    p.add_argument("--gpus-per-node", type=_positive, default=8)
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def add_plan_parser(sub, parser_class) -> None:
+    """The `plan` command and its `train` and `infer` subcommands."""
+    plan = sub.add_parser("plan", help="search every parallel layout (training) or serving layout (inference)")
+    plan = plan.add_subparsers(dest="plan", required=True, parser_class=parser_class)
+    train = plan.add_parser("train", help="the fastest fitting training layouts and the time/memory Pareto front")
+    _model_and_hardware_options(train)
+    train.add_argument("--gpus", type=_gpu_counts, required=True, help="GPU count, or a comma-separated list")
+    train.add_argument("--global-batch", type=_positive, required=True, help="sequences per optimizer step")
+    train.add_argument("--seq-len", type=_positive, required=True, help="tokens per sequence")
+    train.add_argument("--objective", choices=OBJECTIVES, default="time",
+                       help="rank by step time (default) or by tokens/s per GPU (differs across GPU counts)")
+    train.add_argument("--top", type=_positive, default=5, help="layouts listed in `top` (default 5)")
+    train.add_argument("--max-micro-batch", type=_positive, default=64,
+                       help="largest micro-batch searched (divisors of the global batch up to this; default 64)")
+    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default="bf16")
+    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
+
+    infer = plan.add_parser("infer", help="the best serving layout under TTFT/TPOT targets and the Pareto front")
+    _model_and_hardware_options(infer)
+    infer.add_argument("--gpus", type=_positive, required=True, help="GPU budget (replicas x TP)")
+    infer.add_argument("--prompt-len", type=_positive, required=True, help="prompt tokens per request")
+    infer.add_argument("--gen-len", type=_positive, required=True, help="generated tokens per request")
+    infer.add_argument("--ttft-slo", type=_seconds, help="time-to-first-token target in seconds (prefill)")
+    infer.add_argument("--tpot-slo", type=_seconds, help="time-per-output-token target in seconds (decode)")
+    infer.add_argument("--max-batch", type=_positive, default=1024,
+                       help="largest batch searched (powers of two up to this; default 1024)")
+
+
+def plan_train_report(args, model, hardware) -> dict:
+    counts = args.gpus
+    space = training_space(model, counts, args.global_batch, args.seq_len, args.max_micro_batch)
+    plan = plan_training(model, hardware, counts if len(counts) > 1 else counts[0], args.global_batch, args.seq_len,
+                         objective=args.objective, top=args.top, space=space, gpus_per_node=args.gpus_per_node,
+                         precision=args.precision, optimizer=args.optimizer)
+    return {"model": model.name, "hardware": hardware.name, "gpus": counts, "global_batch": args.global_batch,
+            "seq_len": args.seq_len, **plan.as_json()}
+
+
+def plan_infer_report(args, model, hardware) -> dict:
+    space = serving_space(model, hardware, args.gpus, args.max_batch)
+    plan = plan_serving(model, hardware, args.gpus, args.prompt_len, args.gen_len, ttft_slo=args.ttft_slo,
+                        tpot_slo=args.tpot_slo, space=space, gpus_per_node=args.gpus_per_node)
+    return {"model": model.name, "hardware": hardware.name, "gpus": args.gpus, "prompt_len": args.prompt_len,
+            "gen_len": args.gen_len, "ttft_slo_s": args.ttft_slo, "tpot_slo_s": args.tpot_slo, **plan.as_json()}
+
+
+def text_plan_infer(rep: dict) -> str:
+    targets = ", ".join(f"{k} <= {rep[f'{k}_slo_s'] * 1e3:g} ms" for k in ("ttft", "tpot") if rep[f"{k}_slo_s"])
+    lines = [f"{rep['model']} on up to {rep['gpus']} x {rep['hardware']}: prompt {rep['prompt_len']:,}, "
+             f"generate {rep['gen_len']:,}" + (f"; targets {targets}" if targets else ""),
+             f"  searched {rep['configurations_evaluated']:,} layouts in {rep['search_seconds']:.2f} s: "
+             f"{rep['feasible']:,} meet every target, {rep['not_fitting']:,} do not fit, "
+             f"{rep['missing_targets']:,} miss a target"
+             + (f" (mostly: {rep['most_common_reason']})" if rep["most_common_reason"] else "")]
+    if rep["best"] is None:
+        return "\n".join([*lines, "  no layout fits and meets the targets"])
+
+    def row(c):
+        lay = c["layout"]
+        return (f"{c['tokens_per_s_per_gpu']:10,.0f} tok/s/GPU  TTFT {c['ttft_s'] * 1e3:8.1f} ms  TPOT "
+                f"{c['tpot_s'] * 1e3:7.2f} ms  TP{lay['tp']} x {lay['replicas']} replicas, batch {lay['batch']}, "
+                f"weights {lay['weight_dtype']}, KV {lay['kv_dtype']}, KV offload {lay['kv_offload']:g}")
+
+    lines += ["  best     " + row(rep["best"]),
+              f"  Pareto front (throughput per GPU vs time per output token), {len(rep['pareto'])} layouts:"]
+    lines += ["    " + row(c) for c in rep["pareto"]]
+    return "\n".join(lines)
+
+
+def run_plan(args, model, hardware):
+    """(report, text formatter) of `plan train` or `plan infer`."""
+    if args.plan == "train":
+        return plan_train_report(args, model, hardware), text_plan_train
+    return plan_infer_report(args, model, hardware), text_plan_infer
+
+
+def _layout_text(layout: dict) -> str:
+    return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']} "
+            f"v{layout['virtual_stages']} ZeRO-{layout['zero']} "
+            f"{'no' if layout['recompute'] == 'none' else layout['recompute']} recompute, "
+            f"micro-batch {layout['micro_batch']}, offload {layout['offload']}")
+
+
+def text_plan_train(rep: dict) -> str:
+    lines = [f"{rep['model']} on {', '.join(map(str, rep['gpus']))} x {rep['hardware']}: global batch "
+             f"{rep['global_batch']:,} x {rep['seq_len']:,} tokens",
+             f"  searched {rep['configurations_evaluated']:,} layouts in {rep['search_seconds']:.2f} s: "
+             f"{rep['feasible']:,} fit, {rep['not_fitting']:,} do not fit"
+             + (f" ({rep['most_common_not_fitting_reason']})" if rep["most_common_not_fitting_reason"] else "")
+             + f", {rep['invalid']:,} invalid"
+             + (f" (mostly: {rep['most_common_invalid_reason']})" if rep["most_common_invalid_reason"] else "")]
+    if rep["best"] is None:
+        return "\n".join([*lines, "  no layout fits"])
+    b = rep["best"]
+    lines += [f"  best     {_layout_text(b['layout'])} on {b['gpus']} GPUs",
+              f"           {b['time_per_step_s']:.3f} s/step, {b['memory_per_gpu_bytes'] / 1e9:.1f} GB/GPU, "
+              f"MFU {b['mfu'] * 100:.1f}%, bottleneck {b['bottleneck']}",
+              f"  Pareto front (step time vs memory per GPU), {len(rep['pareto'])} layouts:"]
+    lines += [f"    {c['time_per_step_s']:9.3f} s  {c['memory_per_gpu_bytes'] / 1e9:7.1f} GB  {_layout_text(c['layout'])}"
+              for c in rep["pareto"]]
+    return "\n".join(lines)

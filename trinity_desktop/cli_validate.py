@@ -1,0 +1,134 @@
+"""Command-line pieces for honest numbers: `--efficiency SET` and `--uncertainty` on `calc train|infer`, and the
+`validate` subcommand (model/validation.py). cli.py keeps only the hooks.
+
+  calc train|infer --efficiency {default,calibrated}
+                   the efficiency set: the likely values of resources/assumptions.toml, or the set
+                   `validate --fit` wrote. The JSON always names the efficiencies used under `efficiency`
+                   {compute_efficiency, hbm_efficiency, network_efficiency, set}.
+  calc train|infer --uncertainty [--samples N]
+                   adds `uncertainty` {samples, evaluations, set, headline, time_per_step_s (train) or
+                   time_per_output_token_s and ttft_s (infer), mfu, tokens_per_s: {p05, p50, p95},
+                   sensitivity: {assumption: {first, total}}} (model/uncertainty.py).
+  validate [--json] [--fit] [--efficiency SET] [--samples N]
+                   predicted against measured step time for every run of resources/published_runs.toml, with
+                   the p05-p95 band; the JSON has runs [{name, source, measured, predicted, p05, p95,
+                   rel_error, ...}], median_abs_rel_error, worst_abs_rel_error,
+                   leave_one_out_median_abs_rel_error (efficiencies refitted without each run). --fit also
+                   writes the calibrated set (`--efficiency calibrated`) and adds `fit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from trinity_desktop.model import Scenario
+from trinity_desktop.model.assumptions import SETS, efficiency_json, efficiency_of
+from trinity_desktop.model.uncertainty import DEFAULT_SAMPLES, propagate, uncertainty_json
+
+
+def _power_of_two(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 16 or value > 1 << 16 or value & (value - 1):
+        raise argparse.ArgumentTypeError(f"{value} must be a power of two from 16 to 65536")
+    return value
+
+
+def add_calc_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--efficiency", choices=SETS, default="default",
+                   help="efficiency set: default (resources/assumptions.toml) or calibrated (written by "
+                        "`validate --fit`)")
+    p.add_argument("--uncertainty", action="store_true",
+                   help="add p05/p50/p95 bands and Sobol sensitivity indices of the assumptions (JSON key "
+                        "`uncertainty`)")
+    p.add_argument("--samples", type=_power_of_two, default=DEFAULT_SAMPLES,
+                   help=f"Sobol samples for --uncertainty (power of two, default {DEFAULT_SAMPLES})")
+
+
+def add_validate_parser(sub) -> None:
+    v = sub.add_parser("validate", help="predicted against measured published training runs")
+    v.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    v.add_argument("--fit", action="store_true",
+                   help="fit the efficiencies to the runs (scipy least_squares), report in-sample and "
+                        "leave-one-out error, and write the calibrated set (--efficiency calibrated)")
+    v.add_argument("--efficiency", choices=SETS, default="default",
+                   help="efficiency set the runs are predicted with (calibrated: the set `--fit` wrote)")
+    v.add_argument("--samples", type=_power_of_two, default=256,
+                   help="Sobol samples per run for the p05-p95 bands (power of two, default 256)")
+
+
+def with_efficiency(sc: Scenario, args) -> Scenario:
+    """The scenario with the chosen set's efficiencies (a missing calibrated set is a ValidationError)."""
+    if args.efficiency == "default":
+        return sc
+    return sc.replace(efficiency=efficiency_of(args.efficiency))
+
+
+def extend_report(rep: dict, sc: Scenario, args) -> dict:
+    """Name the efficiencies used; add the uncertainty bands when asked."""
+    rep["efficiency"] = {**efficiency_json(sc.efficiency), "set": args.efficiency}
+    if args.uncertainty:
+        u = propagate(sc, samples=args.samples, set_name=args.efficiency)
+        rep["uncertainty"] = uncertainty_json(u)
+    return rep
+
+
+def _fmt(name: str, x: float) -> str:
+    if name in ("time_per_step_s", "time_per_output_token_s", "ttft_s"):
+        return f"{x * 1e3:,.2f} ms" if x < 1 else f"{x:,.3f} s"
+    if name == "mfu":
+        return f"{x * 100:.1f}%"
+    return f"{x:,.0f}"
+
+
+def uncertainty_text(rep: dict) -> list[str]:
+    lines = ["  efficiency        " + ", ".join(f"{k} {v:g}" for k, v in rep["efficiency"].items() if k != "set")
+             + f"  ({rep['efficiency']['set']} set)"]
+    u = rep.get("uncertainty")
+    if not u:
+        return lines
+    lines.append(f"  uncertainty       {u['samples']:,} Sobol samples ({u['evaluations']:,} evaluations in one call)")
+    for name in ("time_per_step_s", "time_per_output_token_s", "ttft_s", "mfu", "tokens_per_s"):
+        if name in u:
+            b = u[name]
+            lines.append(f"    {name:24s} p05 {_fmt(name, b['p05'])}  p50 {_fmt(name, b['p50'])}  "
+                         f"p95 {_fmt(name, b['p95'])}")
+    ranked = sorted(u["sensitivity"].items(), key=lambda kv: -kv[1]["total"])
+    lines.append(f"  what matters most ({u['headline']}): " + ", ".join(
+        f"{k} {v['total']:.2f}" for k, v in ranked if v["total"] >= 0.005))
+    return lines
+
+
+def wrap_text(text_fn):
+    """The calc text output with the efficiency line and the bands appended."""
+    return lambda rep: "\n".join([text_fn(rep), *uncertainty_text(rep)])
+
+
+def validate_report(args) -> dict:
+    from trinity_desktop.model.validation import validate
+
+    return validate(set_name=args.efficiency, samples=args.samples, fit=args.fit)
+
+
+def validate_text(rep: dict) -> str:
+    lines = [f"Published runs against the model ({rep['set']} efficiency set); step time per iteration, "
+             f"p05-p95 over the assumption ranges ({rep['samples_per_run']} Sobol samples per run)",
+             f"  {'run':66s} {'measured':>9s} {'predicted':>9s} {'p05':>9s} {'p95':>9s} {'error':>7s}"]
+    for r in rep["runs"]:
+        lines.append(f"  {r['name'][:66]:66s} {r['measured']:9.2f} {r['predicted']:9.2f} {r['p05']:9.2f} "
+                     f"{r['p95']:9.2f} {r['rel_error'] * 100:+6.1f}%{'' if r['in_band'] else ' *'}")
+    lines += [f"  median |error| {rep['median_abs_rel_error'] * 100:.1f}%, worst {rep['worst_abs_rel_error'] * 100:.1f}% "
+              f"({rep['worst_run']}); {rep['runs_in_band']} of {len(rep['runs'])} measured inside p05-p95 "
+              "(* = outside)",
+              f"  leave-one-out median |error| after fitting compute_efficiency and network_efficiency: "
+              f"{rep['leave_one_out_median_abs_rel_error'] * 100:.1f}%"]
+    if "fit" in rep:
+        f = rep["fit"]
+        lines += [f"  fit: compute_efficiency {f['compute_efficiency']:.3f}, network_efficiency "
+                  f"{f['network_efficiency']:.3f} (hbm_efficiency kept at {f['hbm_efficiency']:g}); in-sample median "
+                  f"|error| {f['in_sample_median_abs_rel_error'] * 100:.1f}%, leave-one-out "
+                  f"{f['leave_one_out_median_abs_rel_error'] * 100:.1f}%",
+                  f"  calibrated set written to {f['written_to']} (use --efficiency calibrated)"]
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""The window's size and default dock layout, chosen for the screen the window opens on.
+
+The window opens inside the screen's available geometry (never larger than `PREFERRED`, 1920 × 1200).
+The centre shows as many tab groups as the room allows at a legible size (`MIN_PANEL`: a panel narrower
+or lower than that stops telling its message at the projector fonts): four (2 × 2) on a 1920 × 1080
+screen, two columns on a 1366 × 768 laptop, one on anything smaller. Panels keep their text size; a
+smaller screen shows fewer panels at once and more tabs. Dock positions in `docks.DOCKS` name the 2 × 2
+group; `LayoutPlan.group` folds them into the groups in use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+PREFERRED = QtCore.QSize(1920, 1200)
+VIRTUAL_SCREEN = (1920, 1080)          # the offscreen platform's screen unless told otherwise
+MIN_PANEL = QtCore.QSize(500, 420)     # the smallest centre panel the default layout makes
+CONTROLS_WIDTH = 330                   # the scenario controls column on a wide screen
+CONTROLS_NARROW = 290                  # ... and on a laptop
+CHROME_HEIGHT = 90                     # menu bar, status bar, dock title and tab bars
+FORM_DOCKS = ("controls", "deck", "references")   # long forms and lists scroll; every chart shrinks to its dock
+
+
+@dataclass(frozen=True)
+class LayoutPlan:
+    size: QtCore.QSize          # the window's size
+    columns: int                # centre tab groups side by side (1 or 2)
+    rows: int                   # centre tab groups stacked (1 or 2)
+    controls_width: int
+
+    def group(self, position: str) -> str:
+        """The tab group a dock registered for `position` goes to in this plan ("left" stays "left")."""
+        if position == "left":
+            return position
+        row, col = position.split("-")
+        row = row if self.rows == 2 else "top"
+        col = col if self.columns == 2 else "left"
+        return f"{row}-{col}"
+
+
+def plan_for(available: QtCore.QRect | QtCore.QSize) -> LayoutPlan:
+    """The plan for a screen whose available geometry (without task bars) has this size."""
+    room = available.size() if isinstance(available, QtCore.QRect) else available
+    width, height = min(PREFERRED.width(), room.width()), min(PREFERRED.height(), room.height())
+    controls = CONTROLS_WIDTH if width >= 1500 else CONTROLS_NARROW
+    centre_w, centre_h = width - controls, height - CHROME_HEIGHT
+    columns = 2 if centre_w >= 2 * MIN_PANEL.width() else 1
+    rows = 2 if centre_h >= 2 * MIN_PANEL.height() else 1
+    return LayoutPlan(QtCore.QSize(width, height), columns, rows, controls)
+
+
+def available_geometry(widget: QtWidgets.QWidget | None = None) -> QtCore.QRect:
+    """The available geometry of the widget's screen (or the primary screen)."""
+    screen = widget.screen() if widget is not None else None
+    screen = screen or QtGui.QGuiApplication.primaryScreen()
+    return screen.availableGeometry() if screen is not None else QtCore.QRect(QtCore.QPoint(0, 0), PREFERRED)
+
+
+def keep_on_screen(window: QtWidgets.QWidget) -> None:
+    """Shrink and move the shown window so that its frame (decorations included) lies inside the screen's
+    available geometry, centred when it had to move."""
+    area = available_geometry(window)
+    frame = window.frameGeometry()
+    if area.contains(frame):
+        return
+    extra = frame.size() - window.geometry().size()          # the window manager's decorations
+    size = window.size().boundedTo(area.size() - extra)
+    window.resize(size)
+    frame_size = size + extra
+    window.move(area.left() + max((area.width() - frame_size.width()) // 2, 0),
+                area.top() + max((area.height() - frame_size.height()) // 2, 0))
+
+
+def offscreen_platform(width: int, height: int) -> str:
+    """A QT_QPA_PLATFORM value for an offscreen screen of width × height pixels at 96 dpi."""
+    config = {"screens": [{"name": "audit", "x": 0, "y": 0, "width": width, "height": height,
+                           "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}
+    path = os.path.join(tempfile.gettempdir(), f"trinity-screen-{width}x{height}.json")
+    handle, partial = tempfile.mkstemp(prefix="trinity-screen-", suffix=".part")
+    with os.fdopen(handle, "w") as f:
+        json.dump(config, f)
+    os.replace(partial, path)   # atomic: parallel runs never read a half-written file
+    return f"offscreen:configfile={path}"
+
+
+def parse_screen(text: str) -> tuple[int, int]:
+    """'1366x768' -> (1366, 768); a ValueError names the option, the value and the allowed form."""
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"--screen must be WIDTHxHEIGHT in pixels (e.g. 1366x768), not {text!r}") from None
+    if not (320 <= width <= 16384 and 240 <= height <= 16384):
+        raise ValueError(f"--screen {text}: width must be 320 to 16384 and height 240 to 16384 pixels")
+    return width, height
+
+
+def use_virtual_screen(size: tuple[int, int] | None = None) -> None:
+    """With the offscreen platform, give it one screen of `size` (default `VIRTUAL_SCREEN`) so the window is
+    planned as on a real screen of that size; does nothing on a real display (xcb, Wayland, ...)."""
+    if os.environ.get("QT_QPA_PLATFORM", "") == "offscreen":
+        os.environ["QT_QPA_PLATFORM"] = offscreen_platform(*(size or VIRTUAL_SCREEN))

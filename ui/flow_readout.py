@@ -1,0 +1,121 @@
+"""What the step-through flow says about a bar or a phase: role colours, the legend, the side read-out and
+the hover text (ui/flow_panel.py draws them)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trinity_desktop.model.phases import Phase
+from trinity_desktop.model.stages import Stage
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_seconds
+
+# Roles of a bar -> (colour, legend text). Okabe-Ito colours; compute is the theme's compute colour and
+# communication the theme's bandwidth colour; idle is light grey with hatching. Forward (orange) and backward
+# (reddish purple) differ in hue and lightness, so they stay apart for colour-blind viewers too.
+ROLE_COLORS = {
+    "forward": theme.RESOURCE_COLORS["compute"],   # orange
+    "backward": "#CC79A7",                          # reddish purple
+    "recompute": "#F0E442",                         # yellow
+    "communication": theme.RESOURCE_COLORS["bandwidth"],  # blue
+    "memory-transfer": theme.RESOURCE_COLORS["memory"],   # bluish green
+    "optimizer": "#D55E00",                         # vermillion
+    "io": "#56B4E9",                                # sky blue
+    "idle": "#D9D9D9",
+    "bandwidth-bound": theme.RESOURCE_COLORS["bandwidth"],
+    "compute-bound": theme.RESOURCE_COLORS["compute"],
+    "memory-bound": theme.RESOURCE_COLORS["memory"],
+}
+ROLE_LABELS = {
+    "forward": "forward", "backward": "backward", "recompute": "recompute", "communication": "communication",
+    "memory-transfer": "offload / host transfer", "optimizer": "optimizer / DGC", "io": "data load",
+    "idle": "idle (bubble)", "compute-bound": "compute-bound", "bandwidth-bound": "bandwidth-bound",
+    "memory-bound": "does not fit (memory)",
+}
+PER_GPU_LANES = ("stage 0", "GPU (TP group)", "DP network", "host link", "host CPU")  # one GPU's view
+
+
+def role_of(stage: Stage, kind: str) -> str:
+    """The legend role of a stage (colour key). Inference: KV offload/onload transfers are "memory-transfer",
+    prefill and decode are coloured by their binding resource."""
+    if kind != "train":
+        return "memory-transfer" if stage.kind == "memory-transfer" else f"{stage.binding}-bound"
+    if stage.kind in ("idle", "io", "communication", "memory-transfer"):
+        return stage.kind
+    name = stage.name
+    if name.startswith("backward"):
+        return "backward"
+    if name.startswith("recompute"):
+        return "recompute"
+    if name.startswith(("optimizer", "DGC")):
+        return "optimizer"
+    return "forward"
+
+
+def phase_html(ph: Phase, items: Sequence[Stage]) -> str:
+    """The side read-out of one phase: its span, and per GPU (one GPU of pipeline stage 0) its busy time,
+    FLOPs and bytes."""
+    own = [items[i] for i in ph.members if items[i].lane in PER_GPU_LANES]
+    busy = sum(st.duration_s for st in own)
+    flops = sum(st.flops for st in own)
+    moved: dict[str, float] = {}
+    for st in own:
+        for k, v in st.bytes_by_link.items():
+            moved[k] = moved.get(k, 0.0) + v
+    lanes = list(dict.fromkeys(items[i].lane for i in ph.members))
+    lines = [f"<b>{pw.html_escape(ph.name[:1].upper() + ph.name[1:])}</b>",
+             f"<span style='color:#555555'>{len(ph.members)} bars on {pw.html_escape(', '.join(lanes[:4]))}"
+             f"{' …' if len(lanes) > 4 else ''}</span>",
+             f"{fmt_seconds(ph.start_s)} → {fmt_seconds(ph.end_s)} (spans {fmt_seconds(ph.duration_s)})",
+             f"Busy per GPU: {fmt_seconds(busy)}"]
+    if flops > 0:
+        lines.append(f"FLOPs per GPU: {fmt_flops(flops)}")
+    used = [(k, v) for k, v in moved.items() if v > 0]
+    lines.append("Bytes per GPU: " + (", ".join(f"{k} {fmt_bytes(v)}" for k, v in used) if used else "none"))
+    if ph.name in ("forward", "backward"):
+        lines.append("1F1B interleaves forwards and backwards: tick “1F1B detail” to step micro-batch "
+                     "by micro-batch.")
+    return "<br>".join(lines)
+
+
+def stage_html(st: Stage, capacity: float | None = None) -> str:
+    """The side read-out of one stage (rich text)."""
+    color = theme.RESOURCE_COLORS.get(st.binding, "#222222")
+    lines = [f"<b>{pw.html_escape(st.name)}</b>",
+             f"<span style='color:#555555'>{pw.html_escape(st.lane)} · {st.kind}</span>",
+             f"{fmt_seconds(st.start_s)} → {fmt_seconds(st.end_s)} (lasts {fmt_seconds(st.duration_s)})"]
+    if st.flops > 0:
+        rate = st.flops / st.duration_s if st.duration_s > 0 else 0.0
+        lines.append(f"FLOPs per GPU: {fmt_flops(st.flops)} ({fmt_flops_rate(rate)})")
+    moved = [(k, v) for k, v in st.bytes_by_link.items() if v > 0]
+    if moved:
+        lines.append("Bytes per GPU: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in moved))
+    else:
+        lines.append("Bytes per GPU: none")
+    hbm, host = st.live_memory_by_tier.get("hbm", 0.0), st.live_memory_by_tier.get("host", 0.0)
+    mem = f"Live memory: HBM {hbm / 1e9:.1f} GB"
+    if capacity is not None:
+        mem += f" of {capacity / 1e9:.0f} GB"
+    if host > 0:
+        mem += f", host {host / 1e9:.1f} GB"
+    for tier, label in (("cxl", "CXL"), ("ssd", "SSD")):
+        v = st.live_memory_by_tier.get(tier, 0.0)
+        if v > 0:
+            mem += f", {label} {v / 1e9:.1f} GB"
+    lines.append(mem)
+    lines.append(f"Binding: <b><span style='color:{color}'>{theme.RESOURCE_LABELS.get(st.binding, st.binding)}"
+                 f"</span></b>")
+    return "<br>".join(lines)
+
+
+def stage_hover_text(st: Stage) -> str:
+    """The hover read-out of one bar (plain text)."""
+    text = (f"{st.name}\n{st.lane}: {fmt_seconds(st.start_s)} → {fmt_seconds(st.end_s)} "
+            f"({fmt_seconds(st.duration_s)})")
+    if st.flops > 0:
+        text += f"\n{fmt_flops(st.flops)} per GPU"
+    moved = [(k, v) for k, v in st.bytes_by_link.items() if v > 0]
+    if moved:
+        text += "\n" + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in moved)
+    return text + f"\nbinding: {st.binding}"

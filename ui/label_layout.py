@@ -1,0 +1,196 @@
+"""One home for on-plot label placement: no two labels overlap, none leaves its plot.
+
+Every chart panel gives its labels to `LabelLayout.place`: each label has a size in pixels and a list of
+candidate top-left corners in order of preference (`around` builds the usual right / left / above /
+below ring around a marker; panels add their own, e.g. both sides of a line). The placer takes, label by
+label in the order given (the most important first), the first candidate that
+
+- lies inside the plot's bounds (so nothing is cut), and
+- meets no obstacle (markers, fixed text) and no label placed before it.
+
+A label with no such candidate is not drawn (`None`); the panel hides it and its hover read-out names the
+item instead ("behind a hover"). Collisions are found with a uniform grid of bins (`SpatialIndex`), so a
+placement costs O(labels × candidates) box tests against the few boxes in the touched bins, and
+`LabelLayout` keeps the last answer: when nothing changed (same texts, anchors and plot size) it returns
+the cached placement without testing anything. All geometry is in scene pixels (x right, y down).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+Box = tuple[float, float, float, float]   # (left, top, right, bottom) in pixels, y down
+
+SIDES = ("right", "left", "above", "below")
+PAD = 3.0   # boxes may share this many pixels: a TextItem's box has a 4 px margin round its glyphs
+
+
+def box_of(x: float, y: float, w: float, h: float) -> Box:
+    return (x, y, x + w, y + h)
+
+
+def overlaps(a: Box, b: Box, pad: float = 0.0) -> bool:
+    """True when the boxes share more than `pad` pixels in both directions."""
+    return min(a[2], b[2]) - max(a[0], b[0]) > pad and min(a[3], b[3]) - max(a[1], b[1]) > pad
+
+
+def inside(box: Box, bounds: Box, margin: float = 0.0) -> bool:
+    return (box[0] >= bounds[0] + margin and box[1] >= bounds[1] + margin
+            and box[2] <= bounds[2] - margin and box[3] <= bounds[3] - margin)
+
+
+class SpatialIndex:
+    """Boxes filed in square bins of `cell` pixels; `hits` tests only the boxes in the bins a box touches."""
+
+    def __init__(self, cell: float = 64.0):
+        self.cell = float(cell)
+        self._bins: dict[tuple[int, int], list[Box]] = {}
+
+    def _cells(self, box: Box):
+        c = self.cell
+        for i in range(int(box[0] // c), int(box[2] // c) + 1):
+            for j in range(int(box[1] // c), int(box[3] // c) + 1):
+                yield i, j
+
+    def add(self, box: Box) -> None:
+        for cell in self._cells(box):
+            self._bins.setdefault(cell, []).append(box)
+
+    def hits(self, box: Box, pad: float = 0.0) -> bool:
+        return any(overlaps(box, other, pad) for cell in self._cells(box) for other in self._bins.get(cell, ()))
+
+
+@dataclass(frozen=True)
+class Label:
+    """A label to place: `key` names it for the caller, `candidates` are top-left corners (pixels) in order
+    of preference, all for a box of `width` × `height` pixels."""
+
+    key: str
+    width: float
+    height: float
+    candidates: tuple[tuple[float, float], ...]
+
+
+def around(x: float, y: float, w: float, h: float, gap: float,
+           sides: Sequence[str] = SIDES, steps: int = 0) -> tuple[tuple[float, float], ...]:
+    """Top-left corners for a w × h label beside a point (x, y) at `gap` pixels, one per side in the order
+    given ("right", "left", "above", "below", "above-right", "below-right", "above-left", "below-left"),
+    then `steps` rings further out (one label height or width each) for crowded places."""
+    out = []
+    for k in range(steps + 1):
+        dy, dx = k * h, k * (w / 2)
+        spots = {"right": (x + gap + dx, y - h / 2), "left": (x - gap - w - dx, y - h / 2),
+                 "above": (x - w / 2, y - gap - h - dy), "below": (x - w / 2, y + gap + dy),
+                 "above-right": (x + gap * 0.7 + dx, y - gap * 0.7 - h - dy),
+                 "below-right": (x + gap * 0.7 + dx, y + gap * 0.7 + dy),
+                 "above-left": (x - gap * 0.7 - w - dx, y - gap * 0.7 - h - dy),
+                 "below-left": (x - gap * 0.7 - w - dx, y + gap * 0.7 + dy)}
+        out += [spots[s] for s in sides]
+    return tuple(out)
+
+
+def strip(x0: float, y0: float, x1: float, y1: float, thickness: float) -> list[Box]:
+    """Boxes covering a band of `thickness` pixels along the segment (x0, y0)-(x1, y1): an obstacle for a
+    line or a rotated text (one box per `thickness` of length, so a diagonal does not block its whole
+    bounding box)."""
+    length = math.hypot(x1 - x0, y1 - y0)
+    n = max(int(length // max(thickness, 1.0)) + 1, 1)
+    half = thickness / 2
+    out = []
+    for k in range(n + 1):
+        cx, cy = x0 + (x1 - x0) * k / n, y0 + (y1 - y0) * k / n
+        out.append((cx - half, cy - half, cx + half, cy + half))
+    return out
+
+
+def rotated_text(cx: float, cy: float, w: float, h: float, degrees: float) -> list[Box]:
+    """Obstacle boxes for a w × h text centred on (cx, cy) and turned `degrees` counter-clockwise on screen."""
+    a = math.radians(degrees)
+    dx, dy = math.cos(a) * (w - h) / 2, -math.sin(a) * (w - h) / 2
+    return strip(cx - dx, cy - dy, cx + dx, cy + dy, h)
+
+
+def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = PAD,
+          margin: float = 1.0, cell: float = 64.0) -> dict[str, Box | None]:
+    """Greedy placement (see the module docstring): key → the box taken, or None (hide; hover instead)."""
+    index = SpatialIndex(cell)
+    for box in obstacles:
+        index.add(box)
+    out: dict[str, Box | None] = {}
+    for label in labels:
+        out[label.key] = None
+        for x, y in label.candidates:
+            box = box_of(x, y, label.width, label.height)
+            if inside(box, bounds, margin) and not index.hits(box, pad):
+                index.add(box)
+                out[label.key] = box
+                break
+    return out
+
+
+class LabelLayout:
+    """`place` with a memory: the same labels, bounds and obstacles give the cached boxes at no cost."""
+
+    def __init__(self, pad: float = PAD, margin: float = 1.0):
+        self.pad, self.margin = pad, margin
+        self._key: tuple | None = None
+        self._boxes: dict[str, Box | None] = {}
+        self.computed = 0   # how many placements were really computed (the rest came from the cache)
+
+    def place(self, labels: Sequence[Label], bounds: Box, obstacles: Sequence[Box] = ()) -> dict[str, Box | None]:
+        key = (tuple(labels), tuple(round(v, 1) for v in bounds), tuple(obstacles))
+        if key != self._key:
+            self._boxes = place(labels, bounds, obstacles, self.pad, self.margin)
+            self._key = key
+            self.computed += 1
+        return self._boxes
+
+    def invalidate(self) -> None:
+        self._key = None
+
+
+# --- pyqtgraph glue ------------------------------------------------------------------------------------
+def text_size(item: pg.TextItem) -> tuple[float, float]:
+    """The pixel size of an unrotated TextItem's box (its text and the document margins)."""
+    rect = item.textItem.boundingRect()
+    return rect.width(), rect.height()
+
+
+def measure(text: str, font: QtGui.QFont, margin: float = 4.0) -> tuple[float, float]:
+    """The pixel size a TextItem with this text and font will have (QTextDocument margin `margin`)."""
+    metrics = QtGui.QFontMetricsF(font)
+    lines = text.split("\n") or [""]
+    return (max(metrics.horizontalAdvance(line) for line in lines) + 2 * margin,
+            metrics.lineSpacing() * len(lines) + 2 * margin)
+
+
+def view_bounds(vb: pg.ViewBox) -> Box:
+    """The ViewBox's area in scene pixels: everything placed inside it is drawn uncut."""
+    r = vb.sceneBoundingRect()
+    return (r.left(), r.top(), r.right(), r.bottom())
+
+
+def scene_point(vb: pg.ViewBox, x: float, y: float) -> tuple[float, float]:
+    """A data point (view coordinates, log10 for log axes) in scene pixels."""
+    p = vb.mapViewToScene(QtCore.QPointF(x, y))
+    return p.x(), p.y()
+
+
+def put(item: pg.TextItem, vb: pg.ViewBox, box: Box | None) -> None:
+    """Show `item` with its top-left corner at the box's (scene pixels), or hide it when `box` is None."""
+    if box is None:
+        item.setVisible(False)
+        return
+    item.setAnchor((0, 0))
+    item.setPos(vb.mapSceneToView(QtCore.QPointF(box[0], box[1])))
+    item.setVisible(True)
+
+
+def elide(text: str, font: QtGui.QFont, width: float) -> str:
+    """`text` cut with an ellipsis to fit `width` pixels (one line); unchanged when it fits."""
+    return QtGui.QFontMetrics(font).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(int(width), 0))

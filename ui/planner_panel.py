@@ -1,0 +1,485 @@
+"""Planner: every layout of the current job searched off the GUI thread; the Pareto front and a 2-D map.
+
+Training (model/planner.py): the Pareto front of step time against memory per GPU, one dot per layout,
+coloured by its binding resource (theme.RESOURCE_COLORS); the ring marks the fastest, the diamond the scenario
+in force. Hover a dot for its layout; click it to load that layout as one undoable edit. The map shows, for
+each pair of values of two chosen axes (TP x PP, micro-batch x ZeRO, ...), the best step time over every other
+axis (cividis, log scale), hatched where no layout fits, with contour lines of step time.
+
+Inference (model/serving_planner.py): the Pareto front of tokens/s per GPU against time per output token over
+TP, batch, weight and KV formats and KV offload within the scenario's GPU count; click loads the layout.
+
+The search runs in a worker thread (a one-thread QThreadPool): a progress bar follows it, Cancel stops it
+between chunks, and an edit that changes the job (model, hardware, GPUs, batch, lengths, formats) cancels the
+running search and starts a new one; edits of the layout alone only move the diamond.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from trinity_desktop.model import Results, Scenario
+from trinity_desktop.model.planner import AXES, plan_training
+from trinity_desktop.model.serving_planner import plan_serving
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+
+AXIS_LABELS = {"tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP", "zero": "ZeRO stage", "recompute": "Recompute",
+               "micro_batch": "Micro-batch", "virtual_stages": "Virtual stages", "offload": "Optimizer offload"}
+VALUE_TEXT = {"recompute": ("none", "selective", "full"), "offload": ("off", "on")}
+HATCH_COLOR = "#9A9A9A"
+CURRENT_COLOR = "#D55E00"
+DOT_PX, HOVER_PX = 13.0, 16.0
+JOB_FIELDS = ("model", "hardware", "kind", "gpus", "gpus_per_node", "global_batch", "seq_len", "precision",
+              "optimizer", "sequence_parallel", "flash_attention", "efficiency", "prompt_len", "gen_len",
+              "kv_policy", "kv_window", "kv_sinks")
+
+
+def layout_text(layout: dict) -> str:
+    if "replicas" in layout:
+        return (f"TP{layout['tp']} x {layout['replicas']} replicas, batch {layout['batch']}, weights "
+                f"{layout['weight_dtype']}, KV {layout['kv_dtype']}, KV offload {layout['kv_offload']:g}")
+    return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']}, "
+            f"v{layout['virtual_stages']}, ZeRO-{layout['zero']}, "
+            f"{'no' if layout['recompute'] == 'none' else layout['recompute']} recompute, "
+            f"micro-batch {layout['micro_batch']}, offload {layout['offload']}")
+
+
+def edit_for(layout: dict) -> dict:
+    """The Scenario field changes that load a planner layout."""
+    if "replicas" in layout:
+        return {"gpus": layout["tp"], "batch": layout["batch"], "weight_dtype": layout["weight_dtype"],
+                "kv_dtype": layout["kv_dtype"], "kv_offload_fraction": layout["kv_offload"]}
+    return {k: layout[k] for k in ("tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch", "virtual_stages",
+                                   "offload")}
+
+
+def hatch_segments(cells) -> tuple[np.ndarray, np.ndarray]:
+    """Three diagonal strokes per (i, j) unit cell, as point arrays for connect='pairs'."""
+    xs, ys = [], []
+    for i, j in cells:
+        for a in (0.25, 0.5, 0.75):
+            xs += [i, i + a * 2] if a <= 0.5 else [i + (a - 0.5) * 2, i + 1]
+            ys += [j + a * 2, j] if a <= 0.5 else [j + 1, j + (a - 0.5) * 2]
+    return np.asarray(xs, float), np.asarray(ys, float)
+
+
+class _Signals(QtCore.QObject):
+    progressed = QtCore.Signal(int, float)
+    finished = QtCore.Signal(int, object)
+    failed = QtCore.Signal(int, str)
+
+
+class _Search(QtCore.QRunnable):
+    def __init__(self, fn, generation: int, signals: _Signals, stop: threading.Event):
+        super().__init__()
+        self.fn, self.generation, self.signals, self.stop = fn, generation, signals, stop
+
+    def run(self):
+        try:
+            plan = self.fn(progress=lambda f: self.signals.progressed.emit(self.generation, f),
+                           cancelled=self.stop.is_set)
+        except Exception as exc:  # noqa: BLE001 (reported in the panel, never a crash)
+            self.signals.failed.emit(self.generation, str(exc))
+        else:
+            self.signals.finished.emit(self.generation, plan)
+
+
+class PlannerPanel(QtWidgets.QWidget):
+    editRequested = QtCore.Signal(dict)
+    planReady = QtCore.Signal(object)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("PlannerPanel")
+        self.setAccessibleName("Layout planner")
+        self.plan = None
+        self._scenario: Scenario | None = None
+        self._job_key = None
+        self._generation = 0
+        self._stop = threading.Event()
+        self._points: list = []
+        self._xy = np.zeros((0, 2))
+        self._log_y = False
+        self._current_xy = None
+        self.pool = QtCore.QThreadPool(self)
+        self.pool.setMaxThreadCount(1)
+        self.signals = _Signals(self)
+        self.signals.progressed.connect(self._progressed)
+        self.signals.finished.connect(self._finished)
+        self.signals.failed.connect(self._failed)
+
+        self.x_combo = pw.labelled_combo("Map x axis", "Layout axis across the map",
+                                         [(AXIS_LABELS[a], a) for a in AXES], 8)
+        self.y_combo = pw.labelled_combo("Map y axis", "Layout axis up the map", [(AXIS_LABELS[a], a) for a in AXES], 8)
+        self.x_combo.setCurrentIndex(AXES.index("pp"))
+        self.y_combo.setCurrentIndex(AXES.index("tp"))
+        for combo in (self.x_combo, self.y_combo):
+            combo.currentIndexChanged.connect(lambda _i: self.restart())
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setAccessibleName("Search progress")
+        self.progress.setToolTip("Share of the layout space searched")
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setAccessibleName("Cancel search")
+        self.cancel_button.setToolTip("Stop the running search (what was found so far is shown)")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setEnabled(False)
+        top = QtWidgets.QHBoxLayout()
+        for text, combo in (("Map:", self.x_combo), ("×", self.y_combo)):
+            label = QtWidgets.QLabel(text)
+            label.setFont(pw.font())
+            label.setBuddy(combo)
+            top.addWidget(label)
+            top.addWidget(combo)
+        top.addWidget(self.progress, 1)
+        top.addWidget(self.cancel_button)
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.graphics.setAccessibleName("Planner charts")
+        self.graphics.setAccessibleDescription(
+            "Left: the Pareto front of the searched layouts, step time against memory per GPU (inference: tokens "
+            "per second per GPU against time per output token), coloured by the binding resource; hover for the "
+            "layout, click to load it. Right: the best step time for each pair of values of two layout axes, "
+            "hatched where nothing fits, with contour lines of step time.")
+        self.front_plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0,
+                                                             axisItems={"left": pw.LogSIAxis(orientation="left")})
+        pw.style_plot(self.front_plot, "Pareto front", "step time (s)", "memory per GPU (GB)")
+        self.front_plot.showGrid(x=True, y=True, alpha=0.2)
+        self.front_plot.setMouseEnabled(x=False, y=False)
+        self.front_plot.hideButtons()
+        self.front_plot.setMenuEnabled(False)
+        self.front_line = pg.PlotCurveItem(pen=pg.mkPen("#888888", width=1.5))
+        self.scatter = pg.ScatterPlotItem(pxMode=True, size=DOT_PX)
+        self.best_ring = pg.ScatterPlotItem(pxMode=True, size=DOT_PX + 10, brush=None,
+                                            pen=pg.mkPen(theme.RESOURCE_COLORS["compute"], width=3))
+        self.current = pg.ScatterPlotItem(pxMode=True, size=DOT_PX + 4, symbol="d", brush=pg.mkBrush(CURRENT_COLOR),
+                                          pen=pg.mkPen("#222222"))
+        for z, item in enumerate((self.front_line, self.scatter, self.best_ring, self.current)):
+            item.setZValue(z)
+            self.front_plot.addItem(item)
+
+        self.map_plot: pg.PlotItem = self.graphics.addPlot(row=0, col=1)
+        pw.style_plot(self.map_plot, "Best step time")
+        pw.freeze_view(self.map_plot)
+        self.map_plot.getViewBox().setDefaultPadding(0.0)
+        self.cmap = pg.colormap.get(theme.HEATMAP_COLORMAP)
+        self.image = pg.ImageItem()
+        self.map_plot.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=20)
+        self.colorbar.axis.setStyle(tickFont=pw.font())
+        self.colorbar.axis.setWidth(80)
+        self.colorbar.axis.setLabel("best step time", **{"font-size": pw.LABEL_SIZE})
+        self.graphics.addItem(self.colorbar, row=0, col=2)
+        self.hatch = pg.PlotCurveItem(pen=pg.mkPen(HATCH_COLOR, width=1.5), connect="pairs")
+        self.contours = pg.PlotCurveItem(pen=pg.mkPen("#FFFFFF", width=2), connect="pairs")
+        self.contour_labels: list[pg.TextItem] = []
+        for z, item in enumerate((self.hatch, self.contours), start=2):
+            item.setZValue(z)
+            self.map_plot.addItem(item, ignoreBounds=True)
+
+        self.hover = pw.HoverReadout(self.front_plot, self.hover_text_at, html=True)
+        pw.LeaveFilter(self.graphics, self.hover.leave)
+        self.map_hover = pw.HoverReadout(self.map_plot, self.map_text_at, html=True)
+        self.front_plot.scene().sigMouseClicked.connect(self._clicked)
+
+        self.status = QtWidgets.QLabel("Waiting for a scenario.")
+        self.status.setFont(pw.font())
+        self.status.setWordWrap(True)
+        self.status.setAccessibleName("Planner summary")
+        self.status.setToolTip("What the search covered: layouts searched, how many fit, the most common reason "
+                               "the others do not, and the fastest layout")
+        legend = " ".join(f"<span style='color:{theme.RESOURCE_COLORS[r]}'>●</span>&nbsp;{theme.RESOURCE_LABELS[r]}"
+                          for r in theme.RESOURCE_COLORS)
+        self.legend = QtWidgets.QLabel(f"{legend} (binding resource) &nbsp; ◯ best &nbsp; "
+                                       f"<span style='color:{CURRENT_COLOR}'>◆</span> scenario in force &nbsp; "
+                                       f"<span style='color:{HATCH_COLOR}'>▨</span> nothing fits")
+        self.legend.setFont(pw.font())
+        self.legend.setAccessibleName("Planner legend")
+        self.legend.setToolTip("Dot colour: the resource that binds the layout; ring: the best layout (training: the "
+                               "fastest that fits; inference: the most tokens/s per GPU)")
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.legend)
+        layout.addWidget(self.status)
+
+    # ------------------------------------------------------------------ search
+    def update_results(self, results: Results) -> None:
+        sc = results.scenario
+        self._scenario = sc
+        key = (tuple(getattr(sc, f) for f in JOB_FIELDS), self.map_axes())
+        self._show_current(results)
+        if key != self._job_key:
+            self._job_key = key
+            self.start_search(sc)
+
+    def map_axes(self) -> tuple[str, str]:
+        return self.x_combo.currentData(), self.y_combo.currentData()
+
+    def restart(self) -> None:
+        """Search again for the scenario shown (the map axes changed)."""
+        sc = self._scenario
+        if sc is not None:
+            self._job_key = (tuple(getattr(sc, f) for f in JOB_FIELDS), self.map_axes())
+            self.start_search(sc)
+
+    def start_search(self, sc: Scenario) -> None:
+        """Cancel the running search (if any) and search the job of `sc` in the worker thread."""
+        self._stop.set()
+        self._stop = threading.Event()
+        self._generation += 1
+        axes = self.map_axes()
+        if sc.kind == "train":
+            if axes[0] == axes[1]:
+                self.status.setText("Choose two different map axes.")
+                return
+            fixed = dict(gpus_per_node=sc.gpus_per_node, precision=sc.precision, optimizer=sc.optimizer,
+                         sequence_parallel=sc.sequence_parallel, flash_attention=sc.flash_attention,
+                         efficiency=sc.efficiency)
+
+            def fn(**kw):
+                return plan_training(sc.model, sc.hardware, sc.gpus, sc.global_batch, sc.seq_len, map_axes=axes,
+                                     **fixed, **kw)
+        else:
+            fixed = dict(gpus_per_node=sc.gpus_per_node, efficiency=sc.efficiency, kv_policy=sc.kv_policy,
+                         kv_window=sc.kv_window, kv_sinks=sc.kv_sinks)
+
+            def fn(**kw):
+                return plan_serving(sc.model, sc.hardware, sc.gpus, sc.prompt_len, sc.gen_len, **fixed, **kw)
+        self.progress.setValue(0)
+        self.cancel_button.setEnabled(True)
+        self.status.setText("Searching every layout …")
+        self.pool.start(_Search(fn, self._generation, self.signals, self._stop))
+
+    def cancel(self) -> None:
+        self._stop.set()
+
+    def wait(self, msecs: int = 60000) -> bool:
+        """Block until the worker is idle (tests and exports)."""
+        return self.pool.waitForDone(msecs)
+
+    def _progressed(self, generation: int, fraction: float) -> None:
+        if generation == self._generation:
+            self.progress.setValue(int(round(1000 * fraction)))
+
+    def _failed(self, generation: int, message: str) -> None:
+        if generation == self._generation:
+            self.cancel_button.setEnabled(False)
+            self.status.setText(f"Search failed: {message}")
+
+    def _finished(self, generation: int, plan) -> None:
+        if generation != self._generation:
+            return  # a stale search: a newer one is running or done
+        self.plan = plan
+        self.cancel_button.setEnabled(False)
+        if not plan.cancelled:
+            self.progress.setValue(1000)
+        self._draw(plan)
+        self.planReady.emit(plan)
+
+    # ------------------------------------------------------------------ drawing
+    def _draw(self, plan) -> None:
+        training = hasattr(plan, "not_fitting_reasons")
+        self._points = list(plan.pareto)
+        if training:
+            xy = [(c.memory_per_gpu_bytes / 1e9, c.time_per_step_s) for c in self._points]
+            pw.style_plot(self.front_plot, "Pareto front: step time vs memory", "step time (s)", "memory per GPU (GB)")
+        else:
+            xy = [(c.tpot_s * 1e3, c.tokens_per_s_per_gpu) for c in self._points]
+            pw.style_plot(self.front_plot, "Pareto front: throughput vs latency", "tokens/s per GPU",
+                          "time per output token (ms)")
+        self._xy = np.asarray(xy, float).reshape(-1, 2)
+        self._log_y = training  # step times span decades (full recompute, deep ZeRO-3 at the memory end)
+        self.front_plot.getAxis("left").setLogMode(False, self._log_y)  # items get log10 values themselves
+        brushes = [pg.mkBrush(theme.RESOURCE_COLORS.get(c.results.bottleneck, theme.FALLBACK_COLOR))
+                   for c in self._points]
+        view = self._view_xy()
+        self.scatter.setData(x=view[:, 0], y=view[:, 1], brush=brushes, pen=pg.mkPen("#222222"))
+        self.front_line.setData(view[:, 0], view[:, 1])
+        best = plan.best
+        if best is not None and best in self._points:
+            i = self._points.index(best)
+            self.best_ring.setData(x=[view[i, 0]], y=[view[i, 1]])
+        else:
+            self.best_ring.setData(x=[], y=[])
+        self._place_current()
+        self._fit_front()
+        self.map_plot.setVisible(training)
+        self.x_combo.setEnabled(training)
+        self.y_combo.setEnabled(training)
+        self.colorbar.setVisible(training)
+        if training:
+            self._draw_map(plan)
+        self.status.setText(self.summary_text())
+
+    def _view_xy(self) -> np.ndarray:
+        """The Pareto dots in view coordinates (log10 of the step time on a log axis)."""
+        xy = self._xy.copy()
+        if self._log_y and len(xy):
+            xy[:, 1] = np.log10(xy[:, 1])
+        return xy
+
+    def _fit_front(self) -> None:
+        pts = self._xy
+        cur = self._current_xy
+        if cur is not None:
+            pts = np.vstack([pts, [cur]])
+        if len(pts) == 0:
+            return
+        if self._log_y:
+            pts = np.column_stack([pts[:, 0], np.log10(pts[:, 1])])
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        pad = np.maximum((hi - lo) * 0.08, np.abs(hi) * 0.02 + 1e-9)
+        self.front_plot.setRange(xRange=(lo[0] - pad[0], hi[0] + pad[0]), yRange=(lo[1] - pad[1], hi[1] + pad[1]),
+                                 padding=0)
+
+    def _show_current(self, results: Results) -> None:
+        if results.kind == "train":
+            x, y = results.memory_total / 1e9, results.time_total
+        else:
+            x, y = results.infer["time_per_output_token_s"] * 1e3, results.infer["tokens_per_s"] / results.scenario.gpus
+        fits = results.fits and math.isfinite(x) and math.isfinite(y) and y > 0
+        self._current_xy = (x, y) if fits else None
+        self._place_current()
+
+    def _place_current(self) -> None:
+        cur = self._current_xy
+        if cur is None:
+            self.current.setData(x=[], y=[])
+            return
+        self.current.setData(x=[cur[0]], y=[math.log10(cur[1]) if self._log_y else cur[1]])
+
+    def _draw_map(self, plan) -> None:
+        t = np.asarray(plan.map_time, float)
+        nx, ny = t.shape
+        finite = np.isfinite(t)
+        logt = np.log10(np.where(finite, t, 1.0))
+        lo, hi = (logt[finite].min(), logt[finite].max()) if finite.any() else (0.0, 1.0)
+        span = max(hi - lo, 1e-9)
+        rgba = self.cmap.map(np.clip((logt - lo) / span, 0, 1), mode="byte")
+        rgba[~finite] = (245, 245, 245, 255)
+        self.image.setImage(np.ascontiguousarray(rgba), autoLevels=False, levels=(0, 255))
+        self.image.setRect(QtCore.QRectF(0, 0, nx, ny))
+        self.hatch.setData(*hatch_segments(zip(*np.nonzero(~finite), strict=True)))
+        ax, ay = plan.map_axes
+        for axis, name, values in (("bottom", ax, plan.map_values[0]), ("left", ay, plan.map_values[1])):
+            self.map_plot.getAxis(axis).setTicks([[(i + 0.5, self.value_text(name, v)) for i, v in enumerate(values)]])
+        self.map_plot.setLabel("bottom", AXIS_LABELS[ax], **{"font-size": pw.LABEL_SIZE})
+        self.map_plot.setLabel("left", AXIS_LABELS[ay], **{"font-size": pw.LABEL_SIZE})
+        self.map_plot.setRange(xRange=(0, nx), yRange=(0, ny), padding=0)
+        self.map_plot.setTitle("Best step time over the other axes", size=pw.TITLE_SIZE, color="#222222")
+        self.colorbar.setLevels((lo, hi))
+        ticks = np.linspace(lo, hi, 4) if hi - lo > 1e-9 else [lo]
+        self.colorbar.axis.setTicks([[(float(v), fmt_seconds(10 ** v)) for v in ticks]])
+        self._draw_contours(logt, finite, lo, hi)
+
+    def _draw_contours(self, logt, finite, lo, hi) -> None:
+        """Contour segments of log step time at three levels between the fastest and slowest cell, drawn only
+        between cells where a layout fits (no line traces the edge of the hatched region)."""
+        for item in self.contour_labels:
+            item.setVisible(False)
+        xs, ys = [], []
+        filled = np.where(finite, logt, hi)
+        nx, ny = logt.shape
+        levels = np.linspace(lo, hi, 5)[1:-1] if hi - lo > 1e-6 and min(nx, ny) >= 2 else []
+        for k, level in enumerate(levels):
+            seg = np.asarray(pg.functions.isocurve(filled, level, connected=False), float).reshape(-1, 2, 2)
+            cells = np.concatenate([np.floor(seg), np.ceil(seg)], axis=1).astype(int)
+            cells[..., 0] = np.clip(cells[..., 0], 0, nx - 1)
+            cells[..., 1] = np.clip(cells[..., 1], 0, ny - 1)
+            keep = finite[cells[..., 0], cells[..., 1]].all(axis=1)
+            seg = seg[keep] + 0.5
+            xs += list(seg[:, :, 0].reshape(-1))
+            ys += list(seg[:, :, 1].reshape(-1))
+            if k >= len(self.contour_labels):
+                label = pw.label_item(color="#FFFFFF", anchor=(0.5, 1), size=11, bold=True)
+                self.map_plot.addItem(label, ignoreBounds=True)
+                self.contour_labels.append(label)
+            if len(seg):
+                top = seg.reshape(-1, 2)[np.argmax(seg.reshape(-1, 2)[:, 1])]
+                self.contour_labels[k].setText(fmt_seconds(10 ** level))
+                self.contour_labels[k].setPos(float(top[0]), float(top[1]))
+                self.contour_labels[k].setVisible(True)
+        self.contours.setData(np.asarray(xs, float), np.asarray(ys, float))
+
+    @staticmethod
+    def value_text(axis: str, value) -> str:
+        return VALUE_TEXT[axis][int(value)] if axis in VALUE_TEXT else str(value)
+
+    # ------------------------------------------------------------------ reading and clicking
+    def point_at(self, x: float, y: float) -> int:
+        """Index of the Pareto dot under data point (x, y) within HOVER_PX pixels, or -1."""
+        if not len(self._xy):
+            return -1
+        vb = self.front_plot.getViewBox()
+        here = vb.mapViewToScene(QtCore.QPointF(x, y))
+        d = [math.hypot(p.x() - here.x(), p.y() - here.y())
+             for p in (vb.mapViewToScene(QtCore.QPointF(float(a), float(b))) for a, b in self._view_xy())]
+        i = int(np.argmin(d))
+        return i if d[i] <= HOVER_PX else -1
+
+    def hover_text_at(self, x: float, y: float) -> str:
+        i = self.point_at(x, y)
+        if i < 0:
+            return ""
+        c = self._points[i]
+        r = c.results
+        if r.kind == "train":
+            numbers = (f"{fmt_seconds(r.time_total)} per step, {fmt_bytes(r.memory_total)} per GPU, "
+                       f"MFU {r.train['mfu'] * 100:.1f}%")
+        else:
+            numbers = (f"{c.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, TPOT {fmt_seconds(c.tpot_s)}, "
+                       f"TTFT {fmt_seconds(r.infer['prefill_s'])}")
+        return pw.hover_html([(layout_text(c.layout), True), (numbers, False),
+                              (f"bound by {r.bottleneck}; click to load", False)])
+
+    def map_text_at(self, x: float, y: float) -> str:
+        plan = self.plan
+        if plan is None or getattr(plan, "map_time", None) is None:
+            return ""
+        i, j = int(math.floor(x)), int(math.floor(y))
+        if not (0 <= i < plan.map_time.shape[0] and 0 <= j < plan.map_time.shape[1]):
+            return ""
+        ax, ay = plan.map_axes
+        where = (f"{AXIS_LABELS[ax]} {self.value_text(ax, plan.map_values[0][i])}, "
+                 f"{AXIS_LABELS[ay]} {self.value_text(ay, plan.map_values[1][j])}")
+        t = plan.map_time[i, j]
+        what = (f"best step time {fmt_seconds(t)} (over every other axis)" if math.isfinite(t)
+                else "no layout fits" if plan.map_valid[i, j] else "no valid layout")
+        return pw.hover_html([(where, True), (what, False)])
+
+    def click_point(self, i: int) -> None:
+        """Load Pareto point i as the scenario (one undoable edit)."""
+        if 0 <= i < len(self._points):
+            self.editRequested.emit(edit_for(dict(self._points[i].layout)))
+
+    def _clicked(self, event) -> None:
+        p = pw.clicked_view_point(self.front_plot, event)
+        if p is not None:
+            self.click_point(self.point_at(p.x(), p.y()))
+
+    def summary_text(self) -> str:
+        plan = self.plan
+        if plan is None:
+            return ""
+        j = plan.as_json()
+        parts = [f"{'Stopped after' if plan.cancelled else 'Searched'} {j['configurations_evaluated']:,} layouts "
+                 f"in {j['search_seconds']:.2f} s: {j['feasible']:,} feasible"]
+        reason = j.get("most_common_invalid_reason") or j.get("most_common_reason")
+        if reason:
+            parts.append(f"most common reason against the others: {reason}")
+        if plan.best is not None:
+            best = "fastest" if hasattr(plan, "not_fitting_reasons") else "most tokens/s per GPU"
+            parts.append(f"{best}: {layout_text(plan.best.layout)}")
+        else:
+            parts.append("no layout fits")
+        return "; ".join(parts) + "."

@@ -1,0 +1,233 @@
+"""Validation: the model's predicted step time against published, measured runs, and what matters most.
+
+Left: one point per run of resources/published_runs.toml (model/validation.py) on log-log axes, measured on x,
+predicted on y, with the identity line (a perfect model) and each run's p05-p95 band over the assumption
+ranges as a vertical bar; colour by source; hover a point for its run, source and error. The table is computed
+once per efficiency set, off the UI thread, when the panel is first shown.
+Right: "what matters most" for the current scenario: the total (wide bar) and first-order (narrow bar) Sobol
+indices of the headline time for each assumption (model/uncertainty.py), fed by the band service
+(ui/bands.py) through `set_bands`.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from trinity_desktop.model.assumptions import available_sets
+from trinity_desktop.model.evaluate import Results
+from trinity_desktop.model.presets import references
+from trinity_desktop.model.uncertainty import Uncertainty
+from trinity_desktop.model.validation import published_runs, run_rows
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.units import fmt_seconds
+
+SAMPLES_PER_RUN = 256
+# Okabe-Ito colours of the theme, one per source
+SOURCE_PALETTE = (theme.RESOURCE_COLORS["compute"], theme.RESOURCE_COLORS["bandwidth"],
+                  theme.RESOURCE_COLORS["memory"], theme.COMPONENT_COLORS["gradients"],
+                  theme.COMPONENT_COLORS["optimizer"], theme.COMPONENT_COLORS["weights"])
+HOVER_DECADES = 0.06  # a point is hovered within this distance in log10 units
+
+
+class ValidationPanel(QtWidgets.QWidget):
+    _rowsReady = QtCore.Signal(str, object)  # (set name, rows), emitted on the worker thread
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("ValidationPanel")
+        self.setAccessibleName("Validation: predicted against measured published runs, and what matters most")
+        self.rows: list[dict] = []
+        self.set_name = "default"
+        self.bands: Uncertainty | None = None
+        self._requested: str | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="validation")
+        self._rowsReady.connect(self._on_rows, QtCore.Qt.ConnectionType.QueuedConnection)
+        refs = references()
+        sources = list(dict.fromkeys(r.source for r in published_runs()))
+        self.source_colors = {s: SOURCE_PALETTE[i % len(SOURCE_PALETTE)] for i, s in enumerate(sources)}
+        self.source_names = {s: (f"{refs[s].authors.split(',')[0]} {refs[s].year}" if s in refs else s)
+                             for s in sources}
+
+        self.set_combo = pw.labelled_combo(
+            "Efficiency set", "Assumption set the runs are predicted with: default (resources/assumptions.toml) "
+            "or calibrated (written by `trinity-desktop validate --fit`)", [("default", "default")])
+        self.set_combo.currentIndexChanged.connect(lambda _i: self.choose_set(self.set_combo.currentData()))
+        self.summary = QtWidgets.QLabel("Computing the published runs…")
+        self.summary.setObjectName("ValidationSummary")
+        self.summary.setFont(pw.font(12))
+        self.summary.setWordWrap(True)
+        self.summary.setAccessibleName("Validation summary")
+        self.summary.setToolTip("Median and worst |predicted / measured - 1| of the step time over the runs")
+
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("w")
+        self.graphics.setAccessibleName("Predicted against measured step time, and sensitivity bars")
+        self.graphics.setAccessibleDescription(
+            "Left: log-log scatter, measured step time across, predicted up, one point per published run with "
+            "its p05-p95 band; the dashed diagonal is a perfect prediction. Right: bars of the Sobol indices of "
+            "the current scenario's headline time for each assumption.")
+        self.scatter_plot = self.graphics.addPlot(row=0, col=0, axisItems={
+            "bottom": pw.LogSIAxis("bottom"), "left": pw.LogSIAxis("left")})
+        pw.style_plot(self.scatter_plot, "Published runs: predicted vs measured",
+                      left="predicted step time (s)", bottom="measured step time (s)")
+        self.scatter_plot.setLogMode(x=True, y=True)
+        pw.freeze_view(self.scatter_plot)
+        self.identity = pg.PlotDataItem([], [], pen=pg.mkPen("#444444", width=1.5,
+                                                             style=QtCore.Qt.PenStyle.DashLine))
+        self.scatter_plot.addItem(self.identity)
+        self.legend = self.scatter_plot.addLegend(offset=(-10, -10), labelTextSize="11pt",
+                                                  labelTextColor=theme.plot_foreground())
+        self.band_lines: dict[str, pg.PlotDataItem] = {}
+        self.points: dict[str, pg.PlotDataItem] = {}
+        for source, color in self.source_colors.items():
+            line = pg.PlotDataItem([], [], connect="pairs", pen=pg.mkPen(color, width=2))
+            self.scatter_plot.addItem(line)
+            self.band_lines[source] = line
+            pts = pg.PlotDataItem([], [], pen=None, symbol="o", symbolSize=9, symbolBrush=color,
+                                  symbolPen=pg.mkPen("#444444"), name=self.source_names[source])
+            self.scatter_plot.addItem(pts)
+            self.points[source] = pts
+        self.hover = pw.HoverReadout(self.scatter_plot, self.hover_text_at, html=True)
+
+        self.bar_plot = self.graphics.addPlot(row=0, col=1)
+        pw.style_plot(self.bar_plot, "What matters most", bottom="Sobol index of the headline time")
+        pw.freeze_view(self.bar_plot)
+        self.total_bars = pg.BarGraphItem(x0=[], y=[], height=0.6, width=[],
+                                          brush=pg.mkBrush(theme.RESOURCE_COLORS["compute"]), pen=None)
+        self.first_bars = pg.BarGraphItem(x0=[], y=[], height=0.25, width=[],
+                                          brush=pg.mkBrush(theme.RESOURCE_COLORS["bandwidth"]), pen=None)
+        self.bar_plot.addItem(self.total_bars)
+        self.bar_plot.addItem(self.first_bars)
+        self.bar_plot.setXRange(0.0, 1.0, padding=0.02)
+        self._wide = True
+        self.bar_note = QtWidgets.QLabel("Sensitivity appears once the bands of the current scenario are computed "
+                                         "(View ▸ Uncertainty bands).")
+        self.bar_note.setObjectName("SensitivityNote")
+        self.bar_note.setFont(pw.font(11))
+        self.bar_note.setWordWrap(True)
+        self.bar_note.setAccessibleName("Sensitivity note")
+        self.bar_note.setToolTip("Wide bar: total Sobol index (the share of the spread this assumption causes, "
+                                 "with its interactions); narrow bar: first-order index (alone)")
+
+        top = QtWidgets.QHBoxLayout()
+        set_label = QtWidgets.QLabel("Efficiency set")
+        set_label.setFont(pw.font())
+        top.addWidget(set_label)
+        top.addWidget(self.set_combo)
+        top.addWidget(self.summary, 1)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.bar_note)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Side by side when wide, the bars under the scatter when narrow (a dock in a 2 x 2 grid)."""
+        super().resizeEvent(event)
+        wide = self.width() >= 1000
+        if wide != self._wide:
+            self._wide = wide
+            self.graphics.ci.removeItem(self.bar_plot)
+            self.graphics.addItem(self.bar_plot, row=0 if wide else 1, col=1 if wide else 0)
+            self.graphics.ci.layout.setRowStretchFactor(0, 1)
+            self.graphics.ci.layout.setRowStretchFactor(1, 1)
+
+    # --- the published runs ----------------------------------------------------------------------
+    def update_results(self, _results: Results) -> None:
+        """The table does not depend on the scenario: compute it once per set, when first shown."""
+        sets = available_sets()
+        if self.set_combo.count() != len(sets):
+            self.set_combo.blockSignals(True)
+            self.set_combo.clear()
+            for s in sets:
+                self.set_combo.addItem(s, s)
+            self.set_combo.setCurrentIndex(max(self.set_combo.findData(self.set_name), 0))
+            self.set_combo.blockSignals(False)
+        if self._requested != self.set_name:
+            self.choose_set(self.set_name)
+
+    def choose_set(self, name: str) -> None:
+        self.set_name = name
+        self._requested = name
+        self.summary.setText(f"Computing the published runs with the {name} set…")
+        self._executor.submit(self._work, name)
+
+    def _work(self, name: str) -> None:
+        try:
+            rows = run_rows(name, SAMPLES_PER_RUN)
+        except (ValueError, ArithmeticError) as exc:
+            rows = str(exc)
+        self._rowsReady.emit(name, rows)
+
+    def _on_rows(self, name: str, rows) -> None:
+        if name != self.set_name:
+            return
+        if isinstance(rows, str):
+            self.summary.setText(f"Could not compute the runs: {rows}")
+            return
+        self.rows = rows
+        for source in self.source_colors:
+            mine = [r for r in rows if r["source"] == source]
+            m = np.array([r["measured"] for r in mine])
+            self.points[source].setData(m, np.array([r["predicted"] for r in mine]))
+            self.band_lines[source].setData(np.repeat(m, 2),
+                                            np.ravel([[r["p05"], r["p95"]] for r in mine]) if mine else [])
+        values = [v for r in rows for v in (r["measured"], r["p05"], r["p95"])]
+        lo, hi = min(values) / 1.5, max(values) * 1.5
+        self.identity.setData([lo, hi], [lo, hi])
+        self.scatter_plot.setXRange(np.log10(lo), np.log10(hi), padding=0.02)
+        self.scatter_plot.setYRange(np.log10(lo), np.log10(hi), padding=0.02)
+        errors = np.abs([r["rel_error"] for r in rows])
+        worst = rows[int(np.argmax(errors))]
+        inside = sum(r["in_band"] for r in rows)
+        self.summary.setText(
+            f"{len(rows)} runs ({name} set): median |error| {np.median(errors) * 100:.0f}%, worst "
+            f"{errors.max() * 100:.0f}% ({worst['name'].split(' (')[0]}); {inside} inside p05–p95")
+
+    def is_ready(self) -> bool:
+        return bool(self.rows) and self._requested == self.set_name
+
+    def hover_text_at(self, x: float, y: float) -> str:
+        """The run nearest the cursor (log10 view coordinates), within HOVER_DECADES."""
+        if not self.rows:
+            return ""
+        lx = np.log10([r["measured"] for r in self.rows])
+        ly = np.log10([r["predicted"] for r in self.rows])
+        d = np.hypot(lx - x, ly - y)
+        i = int(np.argmin(d))
+        if d[i] > HOVER_DECADES:
+            return ""
+        r = self.rows[i]
+        return pw.hover_html([
+            (r["name"], True), (f"{self.source_names.get(r['source'], r['source'])}: {r['where']}", False),
+            (f"measured {fmt_seconds(r['measured'])}, predicted {fmt_seconds(r['predicted'])} "
+             f"({r['rel_error'] * 100:+.0f}%), p05–p95 {fmt_seconds(r['p05'])} – {fmt_seconds(r['p95'])}", False),
+            (f"assumed: {r['assumed']}", False)])
+
+    # --- what matters most ------------------------------------------------------------------------
+    def set_bands(self, u: Uncertainty | None) -> None:
+        self.bands = u
+        if u is None or not u.sensitivity:
+            self.total_bars.setOpts(x0=[], y=[], width=[])
+            self.first_bars.setOpts(x0=[], y=[], width=[])
+            self.bar_plot.getAxis("left").setTicks([[]])
+            self.bar_note.setText("Computing the current scenario's bands… (or hidden: View ▸ Uncertainty bands)")
+            return
+        ranked = sorted(u.sensitivity, key=lambda k: u.sensitivity[k][1])  # largest at the top
+        y = np.arange(len(ranked), dtype=float)
+        total = np.array([u.sensitivity[k][1] for k in ranked])
+        first = np.array([u.sensitivity[k][0] for k in ranked])
+        self.total_bars.setOpts(x0=np.zeros_like(y), y=y, width=total, height=0.6)
+        self.first_bars.setOpts(x0=np.zeros_like(y), y=y, width=first, height=0.25)
+        self.bar_plot.getAxis("left").setTicks([[(float(i), u.labels.get(k, k)) for i, k in enumerate(ranked)]])
+        self.bar_plot.setYRange(-0.6, len(ranked) - 0.4, padding=0.0)
+        band = u.bands[u.headline]
+        what = "step time" if u.headline == "time_per_step_s" else "time per output token"
+        self.bar_note.setText(
+            f"Current scenario: {what} {fmt_seconds(band.point)}, p05–p95 {fmt_seconds(band.p05)} – "
+            f"{fmt_seconds(band.p95)} over {u.samples:,} Sobol samples. Wide bar: total index; narrow: first-order.")
