@@ -211,17 +211,23 @@ def test_recovered_work_is_untitled_and_not_a_recent_file(qtbot, tmp_path):
 
 # --- item 17: panels never raise on scenarios the app accepts ------------------------------------------
 
-def test_a_panel_that_cannot_draw_says_so_in_place(window, qtbot):
+def test_a_panel_that_cannot_draw_says_so_in_place(window, monkeypatch):
+    from trinity_desktop.model import ValidationError
     from trinity_desktop.ui.panel_problem import problem_text
 
-    good = window.store.scenario
-    long = good.replace(kind="decode", gpus=1, tp=1, pp=1, prompt_len=1 << 24, gen_len=16)
-    assert window.store.set_scenario(long)  # accepted by the model: prompt and generated each within range
-    window.refresh_all()                     # every panel, hidden or not: none raises
-    assert "cannot show this scenario" in problem_text(window.panels["matrix"])
-    window.store.set_scenario(good)
+    panel = window.panels["matrix"]
+
+    def cannot_draw(results):  # as the KV views did at prompt + generated > 16,777,216 tokens
+        raise ValidationError("context", 16_777_232, "a whole number of tokens from 1 to 16777216")
+
+    monkeypatch.setattr(panel, "update_results", cannot_draw)
+    assert window.store.edit(seq_len=2048)
+    window.refresh_all()  # every panel, hidden or not: none raises into the event loop
+    assert "cannot show this scenario" in problem_text(panel) and "16777216" in problem_text(panel)
+    monkeypatch.undo()
+    assert window.store.edit(seq_len=4096)
     window.refresh_all()
-    assert problem_text(window.panels["matrix"]) == ""
+    assert problem_text(panel) == ""
 
 
 def test_prompt_and_generated_spin_boxes_share_the_context_limit(window):
