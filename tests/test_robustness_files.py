@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import subprocess
 import sys
@@ -179,3 +180,40 @@ def test_the_model_refuses_what_the_files_refuse():
 def test_json_output_never_holds_infinity(capsys):
     assert main(["presets", "--json"]) == 0
     json.loads(capsys.readouterr().out, parse_constant=lambda c: pytest.fail(f"{c} in the JSON"))
+
+
+# --- every finite, validated input gives finite, non-negative outputs --------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def hardware_in_range(draw):
+    """Hardware with every number drawn log-uniformly inside its rule (or 0 where the rule allows it)."""
+    base = hardware_presets()["h100-sxm"]
+    changes = {}
+    for name, (lo, hi, zero) in HARDWARE_RULES.items():
+        if name in ("peak_flops", "gpus_per_node_default"):
+            continue
+        if zero and draw(st.booleans()):
+            changes[name] = 0.0
+        else:
+            changes[name] = float(10 ** draw(st.floats(math.log10(lo), math.log10(hi))))
+    peak = float(10 ** draw(st.floats(6.0, 18.0)))
+    changes["peak_flops"] = {dtype: peak for dtype in ("fp32", "bf16", "fp16", "fp8")}
+    return dataclasses.replace(base, **changes)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hw=hardware_in_range(), kind=st.sampled_from(["train", "prefill", "decode"]))
+def test_validated_hardware_gives_finite_non_negative_results(hw, kind):
+    from trinity_desktop.model import evaluate
+
+    sc = default_scenario()
+    sc = sc.replace(hardware=hw, kind=kind, gpus=1, tp=1, pp=1, cp=1, ep=1, global_batch=8)
+    r = evaluate(sc)
+    numbers = {**{f"memory.{k}": v for k, v in r.memory.items()}, **{f"time.{k}": v for k, v in r.time.items()},
+               "memory_total": r.memory_total, "time_total": r.time_total}
+    for name, value in numbers.items():
+        assert math.isfinite(value) and value >= 0, (name, value)

@@ -118,8 +118,7 @@ def _offer_recovery(window, directory) -> None:
         window, "Restore unsaved work?",
         "Trinity Desktop did not close normally last time. Restore the scenario and deck it autosaved?")
     if answer == QtWidgets.QMessageBox.StandardButton.Yes:
-        window.workspace.open_path(path)
-        window.workspace.path = None
+        window.workspace.recover(path)
     else:
         Autosaver.discard(directory)
 
@@ -197,6 +196,21 @@ class _FileOpenHandler(QtCore.QObject):
         return False
 
 
+def quit_on_interrupt(app: QtCore.QCoreApplication, quit_app=None) -> QtCore.QTimer:
+    """Ctrl+C in the terminal quits the app as the Quit action would (closing the window, a clean exit).
+
+    Python runs a signal handler only between bytecodes, and Qt's event loop is C++: a short timer wakes the
+    interpreter so that SIGINT is seen within 200 ms. Returns the timer (kept alive by its parent, `app`)."""
+    import signal
+
+    quit_app = quit_app or (lambda: (QtWidgets.QApplication.closeAllWindows(), app.quit()))
+    signal.signal(signal.SIGINT, lambda *_: QtCore.QTimer.singleShot(0, quit_app))
+    timer = QtCore.QTimer(app)
+    timer.timeout.connect(lambda: None)
+    timer.start(200)
+    return timer
+
+
 def run(file: str | None = None) -> int:
     """Open the main window with the saved layout (and `file`, if given) and run the event loop."""
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
@@ -216,4 +230,5 @@ def run(file: str | None = None) -> int:
         window.workspace.open_path(file)
     app.installEventFilter(_FileOpenHandler(window))
     app.aboutToQuit.connect(window.workspace.clean_exit)
+    quit_on_interrupt(app)
     return app.exec()

@@ -1,13 +1,21 @@
-"""Autosave: a few seconds after the last change, the scenario and deck go to the user's data folder.
+"""Autosave: a few seconds after the first unsaved change, the scenario and deck go to the user's data folder.
 
 Files in `directory` (the app passes QStandardPaths.AppDataLocation):
 
 - ``autosave.json``: the session (trinity_desktop.session_file format), written atomically;
-- ``session.lock``: the PID of the running app, written with the first autosave and removed by `clean_exit()`.
+- ``session.lock``: "PID START" of the instance that owns the autosave (START: the process's start time from
+  /proc, so that a PID reused by another process is not mistaken for the owner), written with the first
+  autosave and removed by `clean_exit()`.
+
+A second instance started while the first is alive leaves those two files alone and uses its own pair,
+``autosave-PID.json`` and ``session-PID.lock``: quitting it never deletes the first instance's work.
+
+The timer starts at the first change after a save and is not restarted by later ones, so steady editing is
+written at most `delay_ms` after its first unsaved edit.
 
 On the next start, before creating its own `Autosaver`, the app calls `Autosaver.recoverable(directory)`: it
-returns the autosave path when a lock is left whose process is gone (a crash or a kill) and an autosave exists.
-A lock whose process is alive (another running instance) is not recoverable.
+returns the newest autosave whose lock names a process that is gone (a crash or a kill) or that is not this app
+(a reused PID). A lock whose owner is alive (another running instance) is not recoverable.
 """
 
 from __future__ import annotations
@@ -24,6 +32,12 @@ from trinity_desktop.model import Scenario
 
 AUTOSAVE_NAME = "autosave.json"
 LOCK_NAME = "session.lock"
+APP_WORDS = (b"trinity_desktop", b"trinity-desktop")  # in the command line of this app's processes
+
+
+def instance_names(pid: int) -> tuple[str, str]:
+    """(autosave, lock) file names of a second instance."""
+    return f"autosave-{pid}.json", f"session-{pid}.lock"
 
 
 def pid_alive(pid: int) -> bool:
@@ -65,15 +79,49 @@ def pid_alive(pid: int) -> bool:
 
 
 def read_lock_pid(lock: Path) -> int | None:
+    pid, _start = _read_lock(lock)
+    return pid
+
+
+def _read_lock(lock: Path) -> tuple[int | None, str]:
     try:
         text = lock.read_text(encoding="utf-8").split()
-        return int(text[0]) if text else None
+        return (int(text[0]) if text else None), (text[1] if len(text) > 1 else "")
     except (OSError, ValueError, UnicodeDecodeError):
-        return None
+        return None, ""
+
+
+def process_start(pid: int) -> str:
+    """The process's start time in clock ticks since boot (/proc/PID/stat field 22), or "" where unknown."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError, ValueError):
+        return ""
+
+
+def _runs_this_app(pid: int) -> bool:
+    """Whether the process's command line names this app; True where the command line cannot be read."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().lower()
+    except OSError:
+        return pid == os.getpid() or not Path("/proc/self/cmdline").exists()
+    return pid == os.getpid() or any(word in cmdline for word in APP_WORDS)
+
+
+def lock_owner_alive(lock: Path) -> bool:
+    """Whether the lock's process is running and is the instance that wrote it: the same PID and start time,
+    or, for a lock without a start time, a process running this app. A reused PID (for example 1) is not."""
+    pid, start = _read_lock(lock)
+    if pid is None or not pid_alive(pid):
+        return False
+    now = process_start(pid)
+    if start and now:
+        return start == now
+    return _runs_this_app(pid)
 
 
 class Autosaver(QtCore.QObject):
-    """Debounced autosave. `schedule` restarts a single-shot timer; its timeout writes the latest state."""
+    """Autosave. `schedule` starts a single-shot timer if none runs; its timeout writes the latest state."""
 
     saved = QtCore.Signal(object)   # Path of the autosave just written
     failed = QtCore.Signal(str)     # why the autosave could not be written (disk full, permissions...)
@@ -83,6 +131,7 @@ class Autosaver(QtCore.QObject):
         self.directory = Path(directory)
         self.autosave_path = self.directory / AUTOSAVE_NAME
         self.lock_path = self.directory / LOCK_NAME
+        self._owns_files = False
         self._pending: tuple[Scenario, Deck | None] | None = None
         self._timer = QtCore.QTimer(self)
         self._timer.setSingleShot(True)
@@ -98,9 +147,11 @@ class Autosaver(QtCore.QObject):
         return self._pending is not None
 
     def schedule(self, scenario: Scenario, deck: Deck | None = None) -> None:
-        """Remember the latest state and (re)start the timer: only the last of a burst of edits is written."""
+        """Remember the latest state; the timer starts at the first unsaved change and is not restarted by later
+        ones, so that a steady stream of edits is still written every `delay_ms`."""
         self._pending = (scenario, deck)
-        self._timer.start()
+        if not self._timer.isActive():
+            self._timer.start()
 
     def flush(self) -> bool:
         """Write the pending state now (the timer calls this). Returns True when a file was written."""
@@ -120,19 +171,23 @@ class Autosaver(QtCore.QObject):
         return True
 
     def _write_lock(self) -> None:
-        if read_lock_pid(self.lock_path) == os.getpid():
+        if self._owns_files:
             return
-        tmp = self.lock_path.with_name(LOCK_NAME + ".tmp")
-        tmp.write_text(f"{os.getpid()}\n", encoding="utf-8")
+        primary = self.directory / LOCK_NAME
+        if primary.exists() and lock_owner_alive(primary) and read_lock_pid(primary) != os.getpid():
+            autosave_name, lock_name = instance_names(os.getpid())  # another instance owns the main pair
+            self.autosave_path, self.lock_path = self.directory / autosave_name, self.directory / lock_name
+        tmp = self.lock_path.with_name(self.lock_path.name + ".tmp")
+        tmp.write_text(f"{os.getpid()} {process_start(os.getpid())}\n", encoding="utf-8")
         os.replace(tmp, self.lock_path)
+        self._owns_files = True
 
     def clean_exit(self) -> None:
-        """A normal quit: stop the timer, remove the lock and the autosave (nothing to recover)."""
+        """A normal quit: stop the timer, remove this instance's lock and autosave (nothing to recover)."""
         self._timer.stop()
         self._pending = None
-        owner = read_lock_pid(self.lock_path)
-        if owner not in (None, os.getpid()) and pid_alive(owner):
-            return  # another running instance wrote last: its files, not ours
+        if not self._owns_files:
+            return  # nothing written by this instance: any files here belong to another one, or await recovery
         for path in (self.autosave_path, self.lock_path):
             try:
                 path.unlink()
@@ -140,6 +195,7 @@ class Autosaver(QtCore.QObject):
                 pass
             except OSError as exc:
                 self.failed.emit(f"Could not remove {path}: {exc}")
+        self._owns_files = False
 
     @staticmethod
     def default_directory() -> Path:
@@ -148,30 +204,36 @@ class Autosaver(QtCore.QObject):
         return Path(location) if location else Path.home() / ".trinity-desktop"
 
     @staticmethod
-    def recoverable(directory: Path) -> Path | None:
-        """The autosave left by a process that crashed or was killed, or None.
-
-        Call before this run's first autosave (which replaces the lock with this process's PID).
-        """
+    def _abandoned(directory: Path) -> list[tuple[Path, Path]]:
+        """(autosave, lock) pairs whose lock's owner is gone, newest autosave first."""
         directory = Path(directory)
-        autosave, lock = directory / AUTOSAVE_NAME, directory / LOCK_NAME
-        if not (lock.is_file() and autosave.is_file()):
-            return None
-        pid = read_lock_pid(lock)
-        if pid is not None and pid_alive(pid):
-            return None
-        return autosave
+        pairs = [(directory / AUTOSAVE_NAME, directory / LOCK_NAME)]
+        try:
+            locks = sorted(directory.glob("session-*.lock"))
+        except OSError:
+            locks = []
+        for lock in locks:
+            pid = lock.stem.removeprefix("session-")
+            if pid.isdigit():
+                pairs.append((directory / instance_names(int(pid))[0], lock))
+        found = [(a, lock) for a, lock in pairs if lock.is_file() and a.is_file() and not lock_owner_alive(lock)]
+        return sorted(found, key=lambda pair: pair[0].stat().st_mtime, reverse=True)
+
+    @staticmethod
+    def recoverable(directory: Path) -> Path | None:
+        """The newest autosave left by a process that crashed or was killed, or None.
+
+        Call before this run's first autosave (which takes over an abandoned main lock).
+        """
+        found = Autosaver._abandoned(directory)
+        return found[0][0] if found else None
 
     @staticmethod
     def discard(directory: Path) -> None:
-        """Forget a recoverable session (the user chose not to restore it)."""
-        directory = Path(directory)
-        for name in (AUTOSAVE_NAME, LOCK_NAME):
-            path = directory / name
-            if name == LOCK_NAME and (pid := read_lock_pid(path)) is not None and pid_alive(pid) \
-                    and pid != os.getpid():
-                continue
-            try:
-                path.unlink()
-            except OSError:
-                pass
+        """Forget every recoverable session (the user chose not to restore, or restored and saved it again)."""
+        for pair in Autosaver._abandoned(directory):
+            for path in pair:
+                try:
+                    path.unlink()
+                except OSError:
+                    pass

@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from trinity_desktop.about import show_about
 from trinity_desktop.docks import DOCKS
 from trinity_desktop.layout_plan import FORM_DOCKS, available_geometry, keep_on_screen, plan_for
+from trinity_desktop.layout_state import check_layout
 from trinity_desktop.lazy_panels import LazyPanels
 from trinity_desktop.model import Results, ValidationError
 from trinity_desktop.model.presets import (
@@ -27,6 +28,7 @@ from trinity_desktop.store import ScenarioStore
 from trinity_desktop.talk import TalkController
 from trinity_desktop.ui.bands import install as install_bands
 from trinity_desktop.ui.controls import ScenarioControls
+from trinity_desktop.ui.panel_problem import update_or_explain
 from trinity_desktop.ui.theme import (
     THEME_NAMES,
     apply_theme,
@@ -110,6 +112,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_menus()
         self.status = QtWidgets.QLabel()
         self.status.setAccessibleName("Scenario summary")
+        self.status.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names are shown as typed, never as HTML
         self.statusBar().addPermanentWidget(self.status, 1)
 
         self.controls.edited.connect(self._on_controls_edited)
@@ -293,8 +296,7 @@ class MainWindow(QtWidgets.QMainWindow):
         panels side by side, one to four of them; otherwise the layout the slide recorded."""
         presenting = self.talk.presenter.active
         if slide.layout and not presenting:
-            if not self.restoreState(QtCore.QByteArray(base64.b64decode(slide.layout)), LAYOUT_VERSION):
-                self.restoreState(self._default_state, LAYOUT_VERSION)
+            self.restore_checked(base64.b64decode(slide.layout), f"The layout of slide “{slide.title}”")
         else:
             names = [n for n in self.docks if f"dock_{n}" in slide.docks and n not in self.EDITING_DOCKS]
             self.arrange(names or ["breakdown"], keep_editing=not presenting)
@@ -334,7 +336,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if dock.isVisible() and not dock.visibleRegion().isEmpty():  # not hidden, not behind another tab
             panel = self.panels[name]  # built now if it never was
             if hasattr(panel, "update_results"):
-                panel.update_results(results)
+                update_or_explain(panel, results)  # a panel that cannot draw says so in place
             self._stale.discard(name)
         else:
             self._stale.add(name)
@@ -345,7 +347,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if name in self._stale:
             self._stale.discard(name)
             if hasattr(panel, "update_results"):
-                panel.update_results(self.store.results)
+                update_or_explain(panel, self.store.results)
             self._restyle_for_theme(root=panel)
 
     def refresh_all(self) -> None:
@@ -409,12 +411,25 @@ class MainWindow(QtWidgets.QMainWindow):
         version = self.settings.value("window/layout_version")
         if state is None or str(version) != str(LAYOUT_VERSION):
             return False
-        if geometry is not None:
+        if isinstance(geometry, QtCore.QByteArray):
             self.restoreGeometry(geometry)
-        if not self.restoreState(state, LAYOUT_VERSION):
+        if not self.restore_checked(state, "The saved window layout"):
             self.reset_layout()
             return False
         return True
+
+    def restore_checked(self, state, where: str) -> bool:
+        """Restore a saved layout only when layout_state finds it well formed (Qt's restoreState can crash on a
+        damaged one); otherwise the default layout and a status-bar message saying why."""
+        data = bytes(state) if isinstance(state, (QtCore.QByteArray, bytes, bytearray)) else b""
+        toolbars = [bar.objectName() for bar in self.findChildren(QtWidgets.QToolBar)]
+        problem = check_layout(data, LAYOUT_VERSION, [d.objectName() for d in self.docks.values()], toolbars)
+        if not problem and self.restoreState(QtCore.QByteArray(data), LAYOUT_VERSION):
+            return True
+        self.restoreState(self._default_state, LAYOUT_VERSION)
+        self.statusBar().showMessage(f"{where} was not used ({problem or 'Qt refused it'}); "
+                                     "showing the default layout", 15000)
+        return False
 
     def save_layout(self) -> None:
         if self.settings is None:

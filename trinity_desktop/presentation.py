@@ -20,6 +20,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.transitions import DURATION_MS, CurveTween, interpolate
+from trinity_desktop.ui.panel_problem import update_or_explain
 
 PRESENTATION_FONT_PT = 14     # widget text in presentation mode (panel controls: readable, and they fit)
 TITLE_PT, CAPTION_PT = 28, 20  # the slide's title and caption
@@ -105,6 +106,8 @@ class Presenter(QtCore.QObject):
         self.caption_label.setWordWrap(True)
         self.caption_label.setAccessibleName("Slide caption")
         self.counter_label = QtWidgets.QLabel()
+        for label in (self.title_label, self.caption_label):
+            label.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # slide text is shown as typed, never as HTML
         self.counter_label.setAccessibleName("Slide number")
         top = QtWidgets.QHBoxLayout()
         top.addWidget(self.title_label, 1)
@@ -244,7 +247,7 @@ class Presenter(QtCore.QObject):
         frame = interpolate(before, target, float(t))
         for panel in self.window.result_panels():
             if panel.isVisible():  # only what the audience sees is redrawn frame by frame
-                panel.update_results(frame)
+                update_or_explain(panel, frame)
         if self._curves is not None:
             self._curves.apply(float(t))
         if float(t) >= 1.0:

@@ -23,6 +23,17 @@ class _SetScenario(QtGui.QUndoCommand):
         self._store._apply(*self._before)
 
 
+def _keep_tier_on_hardware(scenario: Scenario, changes: dict) -> dict:
+    """A CXL KV-offload target does not follow the user to hardware without a CXL pool: it falls back to host
+    memory (else training carried a tier the roofline cannot place, and going back to decode was refused)."""
+    if scenario.kv_offload_tier == "cxl" and "hardware" in changes and "kv_offload_tier" not in changes:
+        from trinity_desktop.model.tiers import tier_map
+
+        if "cxl" not in tier_map(changes["hardware"]):
+            return {**changes, "kv_offload_tier": "host"}
+    return changes
+
+
 class ScenarioStore(QtCore.QObject):
     changed = QtCore.Signal(object)       # Results of the current scenario
     rejected = QtCore.Signal(str)         # why an edit was refused; the scenario is unchanged
@@ -50,7 +61,7 @@ class ScenarioStore(QtCore.QObject):
     def edit(self, text: str = "Edit scenario", **changes) -> bool:
         """Apply field changes as one undoable step; refuse (and say why) if they are invalid."""
         try:
-            scenario = self._scenario.replace(**changes)
+            scenario = self._scenario.replace(**_keep_tier_on_hardware(self._scenario, changes))
         except ValidationError as exc:
             self.rejected.emit(str(exc))
             return False

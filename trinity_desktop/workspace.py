@@ -99,6 +99,25 @@ class Workspace(QtCore.QObject):
         win.statusBar().showMessage(f"Opened {path}", 6000)
         return ""
 
+    def recover(self, path: str | Path) -> str:
+        """Restore an autosave left by a crash: the work comes back untitled (the autosave is not the user's file,
+        so neither the title nor Recent files name it) and is autosaved again at once by this instance."""
+        try:
+            scenario, deck = session_file.load(path)
+        except SessionFileError as exc:
+            return self._refuse(f"Could not restore the autosaved work: {exc}")
+        win = self.window
+        win.store.set_scenario(scenario, "Restore autosaved work")
+        win.talk.set_deck(deck, 0 if deck is not None and deck.slides else -1)
+        self.path = None
+        self._update_title(recovered=True)
+        win.statusBar().showMessage("Restored the work autosaved before Trinity Desktop last stopped", 8000)
+        if self.autosaver is not None:
+            self._schedule()
+            if self.autosaver.flush():  # the work is safe in this instance's autosave: forget the old one
+                Autosaver.discard(self.autosaver.directory)
+        return ""
+
     def save(self) -> str:
         if self.path is None:
             return self.ask_save_as()
@@ -131,8 +150,8 @@ class Workspace(QtCore.QObject):
             box.open()
         return message
 
-    def _update_title(self) -> None:
-        name = self.path.name if self.path else "untitled"
+    def _update_title(self, recovered: bool = False) -> None:
+        name = self.path.name if self.path else ("untitled (recovered)" if recovered else "untitled")
         self.window.setWindowTitle(f"{name} — Trinity Desktop")
 
     def recent_files(self) -> list[str]:

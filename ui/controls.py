@@ -20,6 +20,7 @@ from trinity_desktop.model.scenario import RECOMPUTE
 
 KINDS = (("train", "Training step"), ("prefill", "Inference: prefill"), ("decode", "Inference: decode"))
 
+CONTEXT_MAX = 1 << 24  # tokens per sequence, prompt + generated: the most model/kv_matrix.py accepts
 _SPINS = {
     # field: (label, minimum, maximum, tooltip, group)
     "gpus": ("GPUs", 1, 1 << 20, "Total devices. Training: TP x PP x CP x DP. Inference: the tensor-parallel degree.",
@@ -273,6 +274,9 @@ class ScenarioControls(QtWidgets.QWidget):
                     widget.setChecked(value)
                 elif isinstance(widget, QtWidgets.QComboBox):
                     widget.setCurrentIndex(max(widget.findData(value), 0))
+            if sc.prompt_len + sc.gen_len <= CONTEXT_MAX:  # prompt + generated tokens: what the KV views accept
+                self.widgets["prompt_len"].setMaximum(max(1, CONTEXT_MAX - sc.gen_len))
+                self.widgets["gen_len"].setMaximum(max(1, CONTEXT_MAX - sc.prompt_len))
             self._show_efficiency(sc)
             training = sc.kind == "train"
             self.groups["train"].setVisible(training)

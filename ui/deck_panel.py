@@ -23,6 +23,7 @@ class DeckPanel(QtWidgets.QWidget):
         self._updating = False
         self.deck_title = QtWidgets.QLabel("No deck: add a slide to start one")
         self.deck_title.setWordWrap(True)
+        self.deck_title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # the deck's title as typed, never as HTML
         self.deck_title.setStyleSheet("font-weight: bold;")
         self.list = QtWidgets.QListWidget()
         self.list.setAccessibleName("Slides")

@@ -149,6 +149,7 @@ class FlowPanel(QtWidgets.QWidget):
         self.detail_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.headline = QtWidgets.QLabel("")
         self.headline.setObjectName("FlowHeadline")
+        self.headline.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names are shown as typed, never as HTML
         self.headline.setFont(pw.font(13, bold=True))
         self.headline.setWordWrap(True)
         self.headline.setAccessibleName("Timeline summary")

@@ -74,6 +74,7 @@ class OutcomesPanel(QtWidgets.QWidget):
         self.headline.setFont(pw.font(13, bold=True))
         self.headline.setWordWrap(True)
         self.headline.setAccessibleName("Outcomes summary")
+        self.headline.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names are shown as typed, never as HTML
         self.headline.setToolTip("Baseline: no recomputation, ZeRO-1, FlashAttention off, no offload, no "
                                  "compression (training); 16-bit full KV cache (inference). Each row adds one "
                                  "technique to the baseline.")
@@ -190,6 +191,8 @@ class OutcomesPanel(QtWidgets.QWidget):
 
     def _redraw(self) -> None:
         rows = self._variants + self._added
+        if not rows:  # nothing to show yet (no results, nothing added): pyqtgraph cannot draw zero bars
+            return
         self._rows = rows
         n = len(rows)
         ys = np.arange(n, dtype=float)

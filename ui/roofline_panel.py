@@ -410,7 +410,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
                    else f"never (step intensity → {s['step_intensity_limit']:.3g} FLOP/B &lt; ridge)")
         i = self.slider.value()
         parts = [
-            f"<b>Decode</b> ({sc.model.name}, {s['dtype'].upper()}, {sc.weight_dtype} weights): GEMMs turn "
+            f"<b>Decode</b> ({pw.html_escape(sc.model.name)}, {s['dtype'].upper()}, {sc.weight_dtype} weights): GEMMs turn "
             f"compute-bound at batch ≈ <b>{math.ceil(s['ridge_batch']):,}</b> (R·S/2W, datasheet ridge R; the "
             f"model's step time turns at ≈ {math.ceil(s['ridge_batch_achievable']):,}, the achievable ridge "
             f"R·η_compute/η_HBM); including KV reads at "
@@ -420,7 +420,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
             f"At the slider: {fmt_seconds(float(s['time_per_token_s'][i]))} per token step (roofline, one GPU)"
             + ("" if s["fits"][i] else " — <span style='color:#C0392B'>does not fit in HBM</span>") + ".",
         ]
-        errors = [f"{self._hardware[k].name}: n/a ({pw.html_escape(e)})" for k, roof, e in self._compare_roofs
+        errors = [f"{pw.html_escape(self._hardware[k].name)}: n/a ({pw.html_escape(e)})" for k, roof, e in self._compare_roofs
                   if roof is None]
         self.info_label.setText(" ".join(parts) + ("<br><span style='color:#555555'>" + " ".join(errors)
                                                    + "</span>" if errors else ""))

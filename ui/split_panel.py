@@ -156,6 +156,7 @@ class SplitPanel(QtWidgets.QWidget):
         self.summary_label.setToolTip("Where to split and why: the optimum's latency parts against the extremes.")
         self.caption_label = QtWidgets.QLabel("")
         self.caption_label.setObjectName("SplitEnergyCaption")
+        self.caption_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names are shown as typed, never as HTML
         self.caption_label.setFont(pw.font(11))
         self.caption_label.setWordWrap(True)
         self.caption_label.setAccessibleName("Energy and latency model")

@@ -53,7 +53,7 @@ def test_a_burst_of_edits_is_written_once_with_the_last_state(qtbot, tmp_path):
     saver.saved.connect(writes.append)
     for tp in (1, 2, 4, 8):
         saver.schedule(base.replace(tp=tp), deck)
-        qtbot.wait(30)  # each edit comes before the 1 s delay ends: the timer restarts
+        qtbot.wait(30)  # each edit comes before the 1 s delay ends: one write, a second after the first edit
     assert writes == []
     qtbot.waitUntil(lambda: len(writes) == 1, timeout=5000)
     qtbot.wait(200)
