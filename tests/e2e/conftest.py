@@ -56,13 +56,22 @@ def frozen_bundle(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def linux_installers(frozen_bundle, tmp_path_factory) -> dict[str, Path]:
-    """{"deb": the .deb, "tar": the portable .tar.xz} built by packaging/linux_installers.py from the bundle."""
+def linux_installers(request, tmp_path_factory) -> dict[str, Path]:
+    """{"deb": the .deb, "tar": the portable .tar.xz} built by packaging/linux_installers.py from the bundle.
+
+    TRINITY_INSTALLERS=folder tests installers built before instead (for example `make installer`'s dist/).
+    """
     if not sys.platform.startswith("linux"):
         pytest.skip("the .deb and .tar.xz are Linux installers")
+    given = os.environ.get("TRINITY_INSTALLERS")
+    if given:
+        found = {"deb": sorted(Path(given).glob("*.deb")), "tar": sorted(Path(given).glob("*.tar.xz"))}
+        assert all(found.values()), f"TRINITY_INSTALLERS={given}: no .deb and .tar.xz there"
+        return {kind: paths[-1] for kind, paths in found.items()}
     missing = [tool for tool in ("dpkg-deb", "dpkg-shlibdeps", "xz", "tar") if shutil.which(tool) is None]
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed (Debian: apt-get install dpkg-dev xz-utils)")
+    frozen_bundle = request.getfixturevalue("frozen_bundle")
     out = tmp_path_factory.mktemp("installers")
     run = subprocess.run(
         [sys.executable, str(ROOT / "packaging" / "linux_installers.py"), "--bundle", str(frozen_bundle),
