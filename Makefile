@@ -4,6 +4,8 @@
 #   make test        same setup, then the whole test suite (model, ui, architecture, e2e, bundle)
 #   make screenshot  render the main window to docs/screenshot.png
 #   make bundle      PyInstaller one-folder build into dist/trinity-desktop/
+#   make installer   the bundle, then dist/trinity-desktop_<version>_amd64.deb and
+#                    dist/trinity-desktop-<version>-linux-x86_64.tar.xz (needs dpkg-dev, xz-utils)
 #   make lint        ruff check
 #
 # Works on a fresh clone with only python3 (>= 3.11) and make.
@@ -19,10 +21,10 @@ STAMP  := $(VENV)/.trinity-installed
 EXTRAS ?= test,package
 
 .DEFAULT_GOAL := help
-.PHONY: help venv run test test-fast screenshot bundle lint clean
+.PHONY: help venv run test test-fast screenshot bundle installer lint clean
 
 help:
-	@echo "make run | test | test-fast | screenshot | bundle | lint | clean"
+	@echo "make run | test | test-fast | screenshot | bundle | installer | lint | clean"
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +55,10 @@ screenshot: $(STAMP)
 
 bundle: $(STAMP)
 	PYTHON=$(abspath $(PY)) packaging/build_bundle.sh
+
+# Linux installers from the bundle: the .deb (dpkg-deb, xz) and the portable .tar.xz with a launcher script.
+installer: bundle
+	$(PY) packaging/linux_installers.py --bundle dist/trinity-desktop --out dist
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

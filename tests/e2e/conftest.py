@@ -1,0 +1,82 @@
+"""Shared builds for the slow packaging tests: the one-folder bundle and the Linux installers are built once per
+test session and used by tests/e2e/test_bundle.py and tests/e2e/test_installer.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NAME = "trinity-desktop"
+
+
+def _pyinstaller_requirement() -> str:
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["package"]
+    return next(req for req in extra if req.lower().startswith("pyinstaller"))
+
+
+def _ensure_pyinstaller() -> None:
+    try:
+        import PyInstaller  # noqa: F401
+    except ImportError:
+        subprocess.run([sys.executable, "-m", "pip", "install", _pyinstaller_requirement()], check=True, timeout=600)
+
+
+@pytest.fixture(scope="session")
+def frozen_bundle(tmp_path_factory) -> Path:
+    """dist/trinity-desktop built by packaging/build_bundle.sh from this environment, once per session.
+
+    TRINITY_BUNDLE=path/to/trinity-desktop tests an existing build instead (for example `make bundle`'s).
+    """
+    given = os.environ.get("TRINITY_BUNDLE")
+    if given:
+        bundle = Path(given).resolve()
+        assert (bundle / NAME).is_file(), f"TRINITY_BUNDLE={given}: no {NAME} executable there"
+        return bundle
+    _ensure_pyinstaller()
+    base = tmp_path_factory.mktemp("bundle")
+    dist, work = base / "dist", base / "work"
+    start = time.monotonic()
+    build = subprocess.run(
+        ["bash", str(ROOT / "packaging" / "build_bundle.sh")],
+        env={**os.environ, "PYTHON": sys.executable, "DIST": str(dist), "WORK": str(work)},
+        cwd=ROOT, capture_output=True, text=True, timeout=1800,
+    )
+    assert build.returncode == 0, f"bundle build failed\n{build.stdout[-6000:]}\n{build.stderr[-6000:]}"
+    print(f"\n[bundle] built in {time.monotonic() - start:.0f} s")
+    shutil.rmtree(work, ignore_errors=True)  # PyInstaller's work dir: ~100 MB not needed after the build
+    return dist / NAME
+
+
+@pytest.fixture(scope="session")
+def linux_installers(request, tmp_path_factory) -> dict[str, Path]:
+    """{"deb": the .deb, "tar": the portable .tar.xz} built by packaging/linux_installers.py from the bundle.
+
+    TRINITY_INSTALLERS=folder tests installers built before instead (for example `make installer`'s dist/).
+    """
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the .deb and .tar.xz are Linux installers")
+    given = os.environ.get("TRINITY_INSTALLERS")
+    if given:
+        found = {"deb": sorted(Path(given).glob("*.deb")), "tar": sorted(Path(given).glob("*.tar.xz"))}
+        assert all(found.values()), f"TRINITY_INSTALLERS={given}: no .deb and .tar.xz there"
+        return {kind: paths[-1] for kind, paths in found.items()}
+    missing = [tool for tool in ("dpkg-deb", "dpkg-shlibdeps", "xz", "tar") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not installed (Debian: apt-get install dpkg-dev xz-utils)")
+    frozen_bundle = request.getfixturevalue("frozen_bundle")
+    out = tmp_path_factory.mktemp("installers")
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "linux_installers.py"), "--bundle", str(frozen_bundle),
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=1800,
+    )
+    assert run.returncode == 0, f"installer build failed\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}"
+    return {"deb": next(out.glob("*.deb")), "tar": next(out.glob("*.tar.xz"))}
