@@ -271,6 +271,7 @@ def reset_transient_state(window) -> None:
         if hasattr(panel, "set_detailed") and hasattr(panel, "timer"):
             panel.timer.stop()
             panel.set_detailed(False)
+            panel.zoom_check.setChecked(False)  # a slide shows the whole step, not the first phase zoomed
             panel.select(0)
     for panel in window.panels.built().values():  # ... and no panel follows a flow stage (as at start-up)
         if hasattr(panel, "show_stage"):
