@@ -287,7 +287,7 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     inputs = {**_infer_inputs(scenario), **axes}
     out = dict(known) if known is not None else inference_step(scenario.model, hw, **inputs, **assumed)
     valid = links_valid(scenario.hardware, inputs["tp"], inputs["gpus_per_node"])
-    shape = np.broadcast_shapes(valid.shape, np.shape(out["request_s"]))
+    shape = np.broadcast_shapes(valid.shape, np.shape(out["request_s"]), np.shape(out["memory_total"]))
     out["valid"] = np.broadcast_to(valid, shape)
     # request_s here keeps the whole KV cache in HBM; where it does not fit (or a share is offloaded) `evaluate`
     # times the request by its stages, with the tier transfers (model/stages.py)

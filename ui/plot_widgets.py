@@ -131,6 +131,8 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
 
     width = plot.getViewBox().geometry().width() or plot.geometry().width() or 600.0   # the title's column
     title, size, color = getattr(plot, "_full_title", ("", TITLE_SIZE, "#222222"))
+    if str(color).lower() in theme.DEFAULT_LABEL_COLORS:  # the default text colour is the theme's
+        color = theme.THEMES[theme.current_theme()]["plot_fg"]
     if title:
         plain = html_module.unescape(title)
         title_font = font(int(float(size.rstrip("pt"))))

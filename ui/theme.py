@@ -135,10 +135,22 @@ def apply_theme(name: str, root=None) -> str:
             palette.setColor(r, QtGui.QColor(colors[key]))
         palette.setColor(role.HighlightedText, QtGui.QColor(colors["base"]))
         app.setPalette(palette)
+        app.setStyleSheet(indicator_style(_current))
     pg.setConfigOptions(background=colors["plot_bg"], foreground=colors["plot_fg"])
     if root is not None:
         restyle_plots(root)
     return _current
+
+
+def indicator_style(theme: str) -> str:
+    """Check-box indicators drawn in the theme's text colour on dark themes: Fusion outlines them in the window
+    colour darkened, which vanishes on a black or near-black window. Checked fills with the highlight colour."""
+    if theme == "light":
+        return ""
+    c = THEMES[theme]
+    return (f"QCheckBox::indicator, QGroupBox::indicator {{ width: 13px; height: 13px; "
+            f"border: 2px solid {c['text']}; border-radius: 2px; background: {c['base']}; }}"
+            f"QCheckBox::indicator:checked, QGroupBox::indicator:checked {{ background: {c['highlight']}; }}")
 
 
 def _has_fill(item) -> bool:
