@@ -284,8 +284,8 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     unknown = set(axes) - set(INFER_AXES)
     if unknown:
         raise KeyError(f"not an inference grid axis: {sorted(unknown)}")
-    inputs = {**_infer_inputs(scenario), **axes}
-    out = dict(known) if known is not None else inference_step(scenario.model, hw, **inputs, **assumed)
+    inputs = {**_infer_inputs(scenario), **axes, **assumed}
+    out = dict(known) if known is not None else inference_step(scenario.model, hw, **inputs)
     valid = links_valid(scenario.hardware, inputs["tp"], inputs["gpus_per_node"])
     shape = np.broadcast_shapes(valid.shape, np.shape(out["request_s"]), np.shape(out["memory_total"]))
     out["valid"] = np.broadcast_to(valid, shape)
