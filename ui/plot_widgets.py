@@ -132,7 +132,7 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
     width = plot.getViewBox().geometry().width() or plot.geometry().width() or 600.0   # the title's column
     title, size, color = getattr(plot, "_full_title", ("", TITLE_SIZE, "#222222"))
     if str(color).lower() in theme.DEFAULT_LABEL_COLORS:  # the default text colour is the theme's
-        color = theme.THEMES[theme.current_theme()]["plot_fg"]
+        color = theme.plot_text_color()
     if title:
         plain = html_module.unescape(title)
         title_font = font(int(float(size.rstrip("pt"))))
@@ -205,9 +205,9 @@ def contrast_text_color(rgb: Sequence[float]) -> str:
     return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#FFFFFF"
 
 
-def label_item(text: str = "", color: str = "#222222", anchor=(0, 0.5), size: int | None = None,
+def label_item(text: str = "", color: str | None = None, anchor=(0, 0.5), size: int | None = None,
                bold: bool = False) -> pg.TextItem:
-    item = pg.TextItem(text, color=color, anchor=anchor)
+    item = pg.TextItem(text, color=color or theme.plot_text_color(), anchor=anchor)
     item.setFont(font(size, bold))
     return item
 
@@ -284,7 +284,7 @@ class StackedBar:
         for i, item in enumerate(self.labels):
             if i < n:
                 item.setText(label_texts[i])
-                item.setColor("#222222")
+                item.setColor(theme.plot_text_color())
                 item.setPos(self.label_x, ys[i])
                 item.setVisible(True)
                 leader_x += [self.x + self.width / 2, self.label_x - 0.02]

@@ -142,6 +142,11 @@ def apply_theme(name: str, root=None) -> str:
     return _current
 
 
+def plot_text_color() -> str:
+    """The current theme's default colour for text drawn on a plot."""
+    return THEMES[_current]["plot_fg"]
+
+
 def indicator_style(theme: str) -> str:
     """Check-box indicators drawn in the theme's text colour on dark themes: Fusion outlines them in the window
     colour darkened, which vanishes on a black or near-black window. Checked fills with the highlight colour."""
