@@ -105,13 +105,18 @@ def _fraction(text: str) -> float:
 _non_negative_int = _int_at_least(0)
 
 
-def _add_model_and_hardware(p: argparse.ArgumentParser, json_keys: str = "") -> None:
+def add_model_and_hardware_choice(p: argparse.ArgumentParser) -> None:
+    """--model / --model-file and --hardware / --hardware-file (one of each), for `calc` and `plan`."""
     m = p.add_mutually_exclusive_group(required=True)
     m.add_argument("--model", help="model preset key or name (see `presets`)")
     m.add_argument("--model-file", help="TOML file with the model preset keys")
     h = p.add_mutually_exclusive_group(required=True)
     h.add_argument("--hardware", help="hardware preset key or name (see `presets`)")
     h.add_argument("--hardware-file", help="TOML file with the hardware preset keys")
+
+
+def _add_model_and_hardware(p: argparse.ArgumentParser, json_keys: str = "") -> None:
+    add_model_and_hardware_choice(p)
     p.add_argument("--technique", action="append", default=[], metavar="NAME",
                    help="apply a technique of resources/techniques.toml (key or name) after the other options; "
                         "repeatable, applied in order; one that does not apply is an error")

@@ -33,16 +33,6 @@ def _gpu_counts(text: str) -> list[int]:
     return counts
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
-    return value
-
-
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -53,14 +43,17 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _positive(text: str) -> int:
+    from trinity_desktop import cli  # late: cli imports this module
+
+    return cli._positive_int(text)
+
+
 def _model_and_hardware_options(p: argparse.ArgumentParser) -> None:
-    m = p.add_mutually_exclusive_group(required=True)
-    m.add_argument("--model", help="model preset key or name (see `presets`)")
-    m.add_argument("--model-file", help="TOML file with the model preset keys")
-    h = p.add_mutually_exclusive_group(required=True)
-    h.add_argument("--hardware", help="hardware preset key or name (see `presets`)")
-    h.add_argument("--hardware-file", help="TOML file with the hardware preset keys")
-    p.add_argument("--gpus-per-node", type=_positive, default=8)
+    from trinity_desktop import cli  # late: cli imports this module
+
+    cli.add_model_and_hardware_choice(p)
+    p.add_argument("--gpus-per-node", type=_positive, help=cli.GPN_HELP)
     p.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
@@ -96,8 +89,8 @@ def plan_train_report(args, model, hardware) -> dict:
     counts = args.gpus
     space = training_space(model, counts, args.global_batch, args.seq_len, args.max_micro_batch)
     plan = plan_training(model, hardware, counts if len(counts) > 1 else counts[0], args.global_batch, args.seq_len,
-                         objective=args.objective, top=args.top, space=space, gpus_per_node=args.gpus_per_node,
-                         precision=args.precision, optimizer=args.optimizer)
+                         objective=args.objective, top=args.top, space=space,
+                         gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default, precision=args.precision, optimizer=args.optimizer)
     return {"model": model.name, "hardware": hardware.name, "gpus": counts, "global_batch": args.global_batch,
             "seq_len": args.seq_len, **plan.as_json()}
 
@@ -105,7 +98,8 @@ def plan_train_report(args, model, hardware) -> dict:
 def plan_infer_report(args, model, hardware) -> dict:
     space = serving_space(model, hardware, args.gpus, args.max_batch)
     plan = plan_serving(model, hardware, args.gpus, args.prompt_len, args.gen_len, ttft_slo=args.ttft_slo,
-                        tpot_slo=args.tpot_slo, space=space, gpus_per_node=args.gpus_per_node)
+                        tpot_slo=args.tpot_slo, space=space,
+                        gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default)
     return {"model": model.name, "hardware": hardware.name, "gpus": args.gpus, "prompt_len": args.prompt_len,
             "gen_len": args.gen_len, "ttft_slo_s": args.ttft_slo, "tpot_slo_s": args.tpot_slo, **plan.as_json()}
 
