@@ -1,5 +1,6 @@
 """The shipped decks' captions quote numbers the panels on the slide show: every "x GB", "x ms", "x s" and
-pressure ("0.xx") in a caption is a number the model computes for that slide's scenario (or, for a caption
+pressure ("0.xx") or percentage (a pressure, a share of the step time, a scenario fraction or efficiency, the
+MFU) in a caption is a number the model computes for that slide's scenario (or, for a caption
 that compares, for another slide of the same deck or the context it names)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from trinity_desktop.deck import example_decks
 from trinity_desktop.model import evaluate
 
 QUANTITY = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?) ?(GB|ms|s)\b")
-PRESSURE = re.compile(r"(?<![\w.])([01]\.\d\d)(?![\d%])")
+PRESSURE = re.compile(r"(?<![\w.])([01]\.\d\d)(?![\d%])(?! ?(?:GB|ms|s)\b)")  # "0.99 s" is a time, not a pressure
 PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)%")
 CONTEXT = re.compile(r"at (\d+)k tokens of context")
 
@@ -30,7 +31,12 @@ def _facts(r) -> set[str]:
     # percentages: pressures, shares of the step time, and the scenario's own fractions (e.g. retrieval heads)
     shares = [*r.pressure.as_tuple(), *(t / r.time_total for t in r.time.values()), r.memory_total / r.capacity]
     shares += [v for v in vars(r.scenario).values() if isinstance(v, float) and 0 < v < 1]
+    eff = r.scenario.efficiency  # the assumed fractions of peak compute, HBM and network bandwidth
+    shares += [eff.compute, eff.hbm, eff.network]
     out |= {f"{100 * x:.0f}%" for x in shares}
+    mfu = r.train.get("mfu") if r.train else None  # the training panel's model FLOPs utilisation
+    if mfu:
+        out |= {f"{100 * mfu:.0f}%", f"{100 * mfu:.1f}%"}
     return out
 
 

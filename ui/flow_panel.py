@@ -30,6 +30,7 @@ from trinity_desktop.ui.flow_readout import (
     stage_html,
 )
 from trinity_desktop.ui.units import fmt_seconds
+from trinity_desktop.ui.wrap_layout import WrapLayout
 
 HIGHLIGHT_COLOR = "#000000"
 PLAY_INTERVAL_MS = 1500      # per phase: five training phases in 7.5 s
@@ -162,11 +163,13 @@ class FlowPanel(QtWidgets.QWidget):
         self.legend_label.setAccessibleName("Timeline legend")
         self.legend_label.setToolTip("Bar colours by role; idle time (the pipeline bubble) is hatched grey")
 
-        buttons = QtWidgets.QHBoxLayout()
-        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check, self.detail_check):
+        # The stepper wraps onto a second line in a narrow dock: its texts change with the results (the
+        # detail switch, "Phase 3 of 9: ..."), and a fixed row would make the dock wider than the layout
+        # planned when the panel is first built (lazily, perhaps while presenting).
+        buttons = WrapLayout(spacing=8)
+        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check, self.detail_check,
+                  self.position_label):
             buttons.addWidget(w)
-        buttons.addSpacing(12)
-        buttons.addWidget(self.position_label, 1)
         middle = QtWidgets.QHBoxLayout()
         middle.addWidget(self.gantt_widget, 1)
         middle.addWidget(self.detail_label)

@@ -403,7 +403,7 @@ class PlannerPanel(QtWidgets.QWidget):
         self.map_plot.setLabel("bottom", AXIS_LABELS[ax], **{"font-size": pw.LABEL_SIZE})
         self.map_plot.setLabel("left", AXIS_LABELS[ay], **{"font-size": pw.LABEL_SIZE})
         self.map_plot.setRange(xRange=(0, nx), yRange=(0, ny), padding=0)
-        self.map_plot.setTitle("Best step time over the other axes", size=pw.TITLE_SIZE, color="#222222")
+        self.map_plot.setTitle("Best step time over the other axes", size=pw.TITLE_SIZE, color=theme.plot_text_color())
         self.colorbar.setLevels((lo, hi))
         ticks = np.linspace(lo, hi, 4) if hi - lo > 1e-9 else [lo]
         self.colorbar.axis.setTicks([[(float(v), fmt_seconds(10 ** v)) for v in ticks]])

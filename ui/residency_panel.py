@@ -44,6 +44,14 @@ TIER_COLORS = {"hbm": theme.RESOURCE_COLORS["memory"], "host": _cividis(0.12), "
                "ssd": _cividis(0.88), "sram": "#CC79A7", "rdma": "#D55E00"}
 STEP_COLOR = "#000000"
 MARKER_COLOR = "#D55E00"
+
+
+def _marker_text() -> str:
+    """The marker's hue for its "current" label, made readable on the theme's plot background (the
+    vermilion itself is 3.9:1 on white, under the 4.5:1 that text needs)."""
+    return theme.readable(MARKER_COLOR, theme.THEMES[theme.current_theme()]["plot_bg"])
+
+
 AXES = ("context", "sessions")
 AXIS_TITLES = {"context": "context length per sequence (tokens, log scale)",
                "sessions": "concurrent sessions (log scale)"}
@@ -183,7 +191,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.vb2.addItem(self.step_curve)
         self.marker = pg.InfiniteLine(angle=90, movable=False,
                                       pen=pg.mkPen(MARKER_COLOR, width=2, style=QtCore.Qt.PenStyle.DotLine),
-                                      label="current", labelOpts={"position": 0.6, "color": MARKER_COLOR})
+                                      label="current", labelOpts={"position": 0.6, "color": _marker_text()})
         self.marker.label.setFont(pw.font(bold=True))
         self.plot.addItem(self.marker, ignoreBounds=True)
         self.legend = self.plot.addLegend(offset=(110, 8), labelTextSize="11pt", brush=pg.mkBrush(255, 255, 255, 220))

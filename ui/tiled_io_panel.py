@@ -76,7 +76,6 @@ class TiledIOPanel(QtWidgets.QWidget):
         self.note_label.setObjectName("TiledIONote")
         self.note_label.setFont(pw.font(11))
         self.note_label.setWordWrap(True)
-        self.note_label.setStyleSheet("color: #444444;")
         self.note_label.setAccessibleName("Tiled IO grid note")
 
         layout = QtWidgets.QVBoxLayout(self)
