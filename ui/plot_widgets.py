@@ -473,6 +473,16 @@ def si_decade(value: float) -> str:
 class LogSIAxis(pg.AxisItem):
     """A log axis labelled at whole decades with decimal prefixes ("1 T", "10 T"); minor ticks unlabelled."""
 
+    def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802, N803 (pyqtgraph names)
+        """pyqtgraph's levels, less the minor ticks that repeat a coarser level's (its minor level starts each
+        decade at 1 x 10^n, which the decade level already has: the label would be drawn twice)."""
+        levels, seen = [], set()
+        for spacing, values in super().logTickValues(minVal, maxVal, size, stdTicks):
+            kept = [v for v in values if round(float(v), 9) not in seen]
+            seen.update(round(float(v), 9) for v in kept)
+            levels.append((spacing, kept))
+        return levels
+
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
         out = []
         for v in values:
