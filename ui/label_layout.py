@@ -131,10 +131,21 @@ def strip(x0: float, y0: float, x1: float, y1: float, thickness: float) -> list[
 
 
 def rotated_text(cx: float, cy: float, w: float, h: float, degrees: float) -> list[Box]:
-    """Obstacle boxes for a w × h text centred on (cx, cy) and turned `degrees` counter-clockwise on screen."""
+    """Obstacle boxes for a w × h text centred on (cx, cy) and turned `degrees` counter-clockwise on screen.
+    The text is cut into pieces about h long; each piece's box bounds that piece turned as drawn, so the
+    boxes together cover the whole turned text (squares along its middle would leave its corners free, and a
+    parallel label could sit there)."""
     a = math.radians(degrees)
-    dx, dy = math.cos(a) * (w - h) / 2, -math.sin(a) * (w - h) / 2
-    return strip(cx - dx, cy - dy, cx + dx, cy + dy, h)
+    c, s = abs(math.cos(a)), abs(math.sin(a))
+    n = max(math.ceil(w / max(h, 1.0)), 1)
+    piece = w / n
+    half_x, half_y = (piece * c + h * s) / 2, (piece * s + h * c) / 2
+    out = []
+    for k in range(n):
+        t = (k + 0.5) * piece - w / 2
+        px, py = cx + math.cos(a) * t, cy - math.sin(a) * t
+        out.append((px - half_x, py - half_y, px + half_x, py + half_y))
+    return out
 
 
 def spread_positions(ys: np.ndarray, gap: float, lo: float, hi: float) -> np.ndarray:

@@ -127,6 +127,7 @@ class OutcomesPanel(QtWidgets.QWidget):
         self.memory_plot.addItem(self.capacity_marks)
         self.na_texts: list[pg.TextItem] = []
         self.time_plot.getViewBox().sigResized.connect(self._place_na)
+        self.time_plot.getViewBox().sigRangeChanged.connect(self._place_na)   # rows move when the range does
         self.hovers = {name: pw.HoverReadout(plot, lambda x, y, n=name: self.hover_text_at(n, x, y))
                        for name, plot in self.plots.items()}
         pw.LeaveFilter(self.graphics, lambda: [h.leave() for h in self.hovers.values()])

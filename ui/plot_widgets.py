@@ -74,6 +74,7 @@ def fit_axis_label(axis: pg.AxisItem, text: str) -> None:
         if shown != getattr(axis, "_shown_label", None):
             axis._shown_label = shown
             axis.setLabel(shown, **{"font-size": LABEL_SIZE})
+            axis.resizeEvent()   # re-centre the new text on the axis (pyqtgraph does so only on a resize)
             axis.setToolTip(text if shown != text else "")
 
     axis.geometryChanged.connect(fit)
@@ -158,8 +159,29 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
         if shown != getattr(axis, "_shown_label", None):
             axis._shown_label = shown
             plot.setLabel(side, shown, **style)
+            axis.resizeEvent()   # pyqtgraph centres the label on its axis only on a resize: re-centre the new text
             axis.setToolTip(text if shown != text else "")
     _fit_scene_to_view(plot)
+
+
+def fit_legend(plot: pg.PlotItem, legend: pg.LegendItem, margin: float = 2.0) -> None:
+    """Lay a legend inside the plot's view out in as few columns as let it fit the view's height (entries side
+    by side when the plot is short), again whenever the view is resized."""
+    vb = plot.getViewBox()
+
+    def fit(*_) -> None:
+        n = len(legend.items)
+        if not n:
+            return
+        offset = legend.opts.get("offset") or (0, 0)
+        room = vb.height() - abs(offset[1]) - margin
+        for columns in range(1, n + 1):
+            legend.setColumnCount(columns)
+            if legend.geometry().height() <= room:
+                break
+
+    vb.sigResized.connect(fit)
+    fit()
 
 
 def freeze_view(plot: pg.PlotItem) -> None:
@@ -472,6 +494,16 @@ def si_decade(value: float) -> str:
 
 class LogSIAxis(pg.AxisItem):
     """A log axis labelled at whole decades with decimal prefixes ("1 T", "10 T"); minor ticks unlabelled."""
+
+    def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802, N803 (pyqtgraph names)
+        """pyqtgraph's levels, less the minor ticks that repeat a coarser level's (its minor level starts each
+        decade at 1 x 10^n, which the decade level already has: the label would be drawn twice)."""
+        levels, seen = [], set()
+        for spacing, values in super().logTickValues(minVal, maxVal, size, stdTicks):
+            kept = [v for v in values if round(float(v), 9) not in seen]
+            seen.update(round(float(v), 9) for v in kept)
+            levels.append((spacing, kept))
+        return levels
 
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
         out = []

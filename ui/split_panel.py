@@ -129,6 +129,7 @@ class SplitPanel(QtWidgets.QWidget):
         for name, item in self.bar_items.items():
             legend.addItem(item, PART_LABELS[name])
         self.legend = legend
+        pw.fit_legend(self.time_plot, legend)
         self.energy_bars = pg.BarGraphItem(x=[0.0], height=[0.0], width=0.7, brush=ENERGY_COLOR,
                                            pen=pg.mkPen("w", width=0.5))
         self.energy_plot.addItem(self.energy_bars)

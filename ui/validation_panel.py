@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.assumptions import available_sets
 from trinity_desktop.model.evaluate import Results
@@ -76,6 +76,13 @@ class ValidationPanel(QtWidgets.QWidget):
         pw.style_plot(self.scatter_plot, "Published runs: predicted vs measured",
                       left="predicted step time (s)", bottom="measured step time (s)")
         self.scatter_plot.setLogMode(x=True, y=True)
+        # The axes keep room for their widest decade label and their title from the start: pyqtgraph sizes an
+        # axis to its tick text only when it next paints, so ticks arriving with the runs would first be drawn
+        # under the axis titles.
+        ticks = QtGui.QFontMetrics(pw.font())
+        title = QtGui.QFontMetrics(pw.font(int(float(pw.LABEL_SIZE.rstrip("pt"))))).height() + 8
+        self.scatter_plot.getAxis("left").setWidth(ticks.horizontalAdvance("100 m") + 6 + 5 + title)
+        self.scatter_plot.getAxis("bottom").setHeight(ticks.height() + 6 + 5 + title)
         pw.freeze_view(self.scatter_plot)
         self.identity = pg.PlotDataItem([], [], pen=pg.mkPen("#444444", width=1.5,
                                                              style=QtCore.Qt.PenStyle.DashLine))
@@ -92,6 +99,7 @@ class ValidationPanel(QtWidgets.QWidget):
                                   symbolPen=pg.mkPen("#444444"), name=self.source_names[source])
             self.scatter_plot.addItem(pts)
             self.points[source] = pts
+        pw.fit_legend(self.scatter_plot, self.legend)
         self.hover = pw.HoverReadout(self.scatter_plot, self.hover_text_at, html=True)
 
         self.bar_plot = self.graphics.addPlot(row=0, col=1)
