@@ -125,6 +125,9 @@ def _wrap(text: str, metrics: QtGui.QFontMetrics, width: float, max_lines: int) 
     return [metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, max(int(width), 10)) for line in lines], cut
 
 
+NARROW_AXIS_PX = 90   # a bottom axis narrower than this hides its tick labels
+
+
 def fit_plot_text(plot: pg.PlotItem) -> None:
     """Fit the title (two lines at most) and the left and bottom axis labels (one line) to the plot's
     current size; what had to be cut is the item's tooltip."""
@@ -150,6 +153,14 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
         if axis is not None and (short or getattr(axis, "_short", False)):
             axis._short = short
             axis.setStyle(maxTextLevel=0 if short else 2)   # a short axis labels its major ticks only
+    bottom = plot.getAxis("bottom") if "bottom" in plot.axes else None
+    if bottom is not None:
+        # pyqtgraph always draws the major tick labels, even when they overlap: a very narrow axis shows none
+        # (the hover reads the values out)
+        narrow = 0 < bottom.geometry().width() < NARROW_AXIS_PX
+        if narrow or getattr(bottom, "_narrow", False):
+            bottom._narrow = narrow
+            bottom.setStyle(showValues=not narrow)
     label_font = font(int(float(LABEL_SIZE.rstrip("pt"))))
     metrics = QtGui.QFontMetrics(label_font)
     for side, (text, style) in getattr(plot, "_full_labels", {}).items():
