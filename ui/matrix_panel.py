@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model.errors import ValidationError
 from trinity_desktop.model.evaluate import Results
@@ -406,6 +406,3 @@ class MatrixPanel(QtWidgets.QWidget):
             rows.append({"plot": "Dense gradient sync", "series": "bytes sent per step", "kind": "cell",
                          "x": int(receiver), "y": int(sender), "value": float(sync[sender, receiver])})
         return rows
-
-
-_ = QtGui  # QtGui kept for subclasses that style the labels
