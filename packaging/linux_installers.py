@@ -253,8 +253,8 @@ def build_tar(bundle: Path, out: Path, ver: str, depends: str) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bundle", type=Path, default=ROOT / "dist" / NAME, help="the one-folder bundle")
-    parser.add_argument("--out", type=Path, default=ROOT / "dist", help="where the installers go")
+    parser.add_argument("--bundle", type=lambda p: Path(p).resolve(), default=ROOT / "dist" / NAME, help="the one-folder bundle")
+    parser.add_argument("--out", type=lambda p: Path(p).resolve(), default=ROOT / "dist", help="where the installers go")
     parser.add_argument("--only", choices=("deb", "tar"), help="build one of the two")
     args = parser.parse_args(argv)
     if not (args.bundle / NAME).is_file():

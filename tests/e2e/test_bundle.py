@@ -120,6 +120,41 @@ def test_frozen_cli_prints_version_and_presets(frozen_bundle, tmp_path):
     assert json.loads(presets.stdout), "presets --json printed no presets"
 
 
+# The model's scipy paths (Sobol sampling and indices, scipy.stats; the calibration fit, scipy.optimize) run in the
+# bundle and print the venv's numbers: a module or data file the spec leaves out fails here, not on a user's
+# machine (numpy.f2py reached through scipy's array_api_compat; scipy.stats' Sobol direction numbers).
+SCIPY_COMMANDS = [
+    ["calc", "train", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--uncertainty", "--json"],
+    ["calc", "infer", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--uncertainty", "--json"],
+    ["validate", "--json"],
+]
+
+
+@pytest.mark.parametrize("args", SCIPY_COMMANDS, ids=lambda a: "-".join(a[:2]))
+def test_frozen_scipy_paths_print_the_venvs_numbers(frozen_bundle, tmp_path, args):
+    frozen = subprocess.run([str(frozen_bundle / "trinity-desktop"), *args], env=_frozen_env(), cwd=tmp_path,
+                            capture_output=True, text=True, timeout=300)
+    assert frozen.returncode == 0 and not frozen.stderr.strip(), f"exit {frozen.returncode}\n{frozen.stderr[-4000:]}"
+    venv = subprocess.run([sys.executable, "-m", "trinity_desktop", *args], cwd=tmp_path,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, capture_output=True, text=True,
+                          timeout=300)
+    assert venv.returncode == 0, venv.stderr[-4000:]
+    got, want = _flat(json.loads(frozen.stdout)), _flat(json.loads(venv.stdout))
+    assert got.keys() == want.keys()
+    differ = {key: (got[key], value) for key, value in want.items()
+              if got[key] != (pytest.approx(value, rel=1e-9) if type(value) in (int, float) else value)}
+    assert not differ, f"frozen != venv: {differ}"
+
+
+def _flat(doc, prefix: str = "") -> dict:
+    """{"a.b.0": leaf}: nested JSON as one flat mapping, so that pytest.approx compares every number."""
+    if isinstance(doc, dict):
+        return {k: v for key, value in doc.items() for k, v in _flat(value, f"{prefix}{key}.").items()}
+    if isinstance(doc, list):
+        return {k: v for i, value in enumerate(doc) for k, v in _flat(value, f"{prefix}{i}.").items()}
+    return {prefix.rstrip("."): doc}
+
+
 def test_frozen_bundle_renders_a_screenshot(frozen_bundle, tmp_path, xvfb_display, png_info):
     out = tmp_path / "out.png"
     run = subprocess.run(
