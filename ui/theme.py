@@ -220,6 +220,10 @@ def restyle_plots(root) -> None:
                 if pen.color().name().lower() in DEFAULT_LABEL_COLORS | {"#444444"}:
                     pen.setColor(_with_alpha(fg, pen.color().alpha()))  # a translucent band edge stays one
                     item.setPen(pen)
+            elif isinstance(item, pg.ErrorBarItem):
+                pen = item.opts["pen"]
+                if pen is not None and pg.mkPen(pen).color().name().lower() in DEFAULT_LABEL_COLORS:
+                    item.setData(pen=pg.mkPen(fg, width=pg.mkPen(pen).widthF()))
             elif isinstance(item, pg.FillBetweenItem):
                 brush = item.brush()
                 if brush.color().name().lower() in DEFAULT_LABEL_COLORS:
