@@ -24,7 +24,7 @@ from trinity_desktop.ui import theme
 from trinity_desktop.ui.bands import FillBand, attainable_range, matches
 from trinity_desktop.ui.units import fmt_flops_rate
 
-BAND_LEGEND = "model's attainable FLOP/s, efficiencies low–high"
+BAND_LEGEND = "attainable at the efficiency ranges' ends"
 BAND_SWATCH = "#999999"  # the legend's swatch: between the band's tint on a light and on a dark plot
 
 
@@ -37,14 +37,17 @@ class RooflineBand:
         """Show the band for the bands `u` of the scenario shown; None (bands off or stale) hides it."""
         self._bands = u
         self._update_band()
-        if self._roof is not None:
-            self._update_legend()
 
     def _band_geometry(self) -> tuple[float, float, str]:
         hw = self._results.scenario.hardware
         return hw.peak(self._roof.dtype), hw.hbm_bw, self._roof.dtype
 
     def _update_band(self) -> None:
+        self._draw_band()
+        if self._roof is not None:
+            self._update_legend()  # its entry comes and goes with the band (unchanged entries cost nothing)
+
+    def _draw_band(self) -> None:
         if self._band is None:
             self._band = FillBand(self.plot, theme.plot_foreground())
             for item in (self._band.low, self._band.high):

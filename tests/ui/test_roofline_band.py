@@ -106,3 +106,13 @@ def test_band_follows_the_theme(panel):
     finally:
         theme.apply_theme("light", panel)
     assert fill.brush().color().name() == light
+
+
+def test_bands_before_results_show_with_their_legend_entry(shown_panel):
+    """A panel built after the bands arrived (docks are built lazily) gets them before its first results."""
+    panel = shown_panel(RooflinePanel, None, size=(1300, 700))
+    sc = _decode()
+    panel.set_bands(_bands(sc))
+    assert panel.band_values() is None
+    panel.update_results(evaluate(sc))
+    assert panel.band_values() is not None and BAND_LEGEND in panel.legend_texts()
