@@ -17,7 +17,7 @@ scipy is imported here, lazily, and nowhere else in the model core but model/val
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,10 +25,11 @@ import numpy as np
 from .assumptions import EFFICIENCY_FIELD, Assumption, assumptions
 from .dtypes import compute_dtype_for_weights
 from .errors import ValidationError
-from .evaluate import evaluate_grid
+from .evaluate import INFER_AXES, TRAIN_AXES, _infer_inputs, _train_inputs, evaluate_grid
 from .scenario import Efficiency, Scenario
 
 DEFAULT_SAMPLES = 4096
+FRONT_SAMPLES = 256  # per point of a planner front (time_bands): its p05/p95 within a few % of 4,096 samples'
 QUANTILES = (0.05, 0.5, 0.95)
 TRAIN_OUTPUTS = ("time_per_step_s", "mfu", "tokens_per_s")
 INFER_OUTPUTS = ("time_per_output_token_s", "ttft_s", "tokens_per_s", "mfu")
@@ -112,6 +113,21 @@ def sample_axes(scenario: Scenario, active: list[Assumption], u: np.ndarray) -> 
     return axes
 
 
+def _axes_with_likely_row(scenario: Scenario, active: list[Assumption], rows: np.ndarray) -> dict[str, np.ndarray]:
+    """`sample_axes` of `rows`, whose last row is then set to exactly the likely values (the point estimate)."""
+    axes = sample_axes(scenario, active, rows)
+    for a in active:
+        axes_name = LATENCY_FIELD.get(a.name, a.name)
+        mid = _centred(a, scenario)[1]
+        axes[axes_name][-1] = mid * (getattr(scenario.hardware, axes_name) if a.name in LATENCY_FIELD else 1.0)
+    return axes
+
+
+def _check_samples(samples) -> None:
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 16 or samples & (samples - 1):
+        raise ValidationError("samples", samples, "a power of two from 16 up (Sobol balance)")
+
+
 def _outputs(scenario: Scenario, raw: dict) -> dict[str, np.ndarray]:
     if scenario.kind == "train":
         return {"time_per_step_s": raw["time_total"], "mfu": raw["mfu"], "tokens_per_s": raw["tokens_per_s"]}
@@ -124,8 +140,7 @@ def _outputs(scenario: Scenario, raw: dict) -> dict[str, np.ndarray]:
 def propagate(scenario: Scenario, samples: int = DEFAULT_SAMPLES, set_name: str = "default", seed: int = 0,
               sensitivity: bool = True, ranges: Mapping[str, Assumption] | None = None) -> Uncertainty:
     """Bands of the headline outputs and (optionally) Sobol indices of the headline, in one evaluate_grid call."""
-    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 16 or samples & (samples - 1):
-        raise ValidationError("samples", samples, "a power of two from 16 up (Sobol balance)")
+    _check_samples(samples)
     from scipy.stats import qmc
 
     ranges = assumptions(set_name) if ranges is None else ranges
@@ -139,13 +154,8 @@ def propagate(scenario: Scenario, samples: int = DEFAULT_SAMPLES, set_name: str 
             ab = A.copy()
             ab[:, i] = B[:, i]
             blocks.append(ab)
-    likely = np.array([[0.0] * d])
-    rows = np.vstack(blocks + [likely])
-    axes = sample_axes(scenario, active, rows)
-    for a in active:  # the last row: exactly the likely values (the point estimate)
-        axes_name = LATENCY_FIELD.get(a.name, a.name)
-        mid = _centred(a, scenario)[1]
-        axes[axes_name][-1] = mid * (getattr(scenario.hardware, axes_name) if a.name in LATENCY_FIELD else 1.0)
+    rows = np.vstack(blocks + [np.zeros((1, d))])
+    axes = _axes_with_likely_row(scenario, active, rows)
     outputs = _outputs(scenario, evaluate_grid(scenario, **axes))
     n = samples
     bands = {}
@@ -188,3 +198,60 @@ def efficiency_extremes(scenario: Scenario, set_name: str = "default") -> tuple[
     low = Efficiency(**{EFFICIENCY_FIELD[n]: max(0.01, e[0]) for n, e in ends.items()})
     high = Efficiency(**{EFFICIENCY_FIELD[n]: min(1.0, e[2]) for n, e in ends.items()})
     return low, high
+
+
+def time_bands(scenarios: Sequence[Scenario], samples: int = FRONT_SAMPLES, set_name: str = "default",
+               seed: int = 0, ranges: Mapping[str, Assumption] | None = None) -> list[Band]:
+    """The headline time's band (step time for training, time per output token for inference) of each scenario,
+    e.g. every point of a planner's Pareto front: p05/p50/p95 over the rows A and B of `propagate`'s Sobol sample
+    (no sensitivity rows) and the point estimate at the likely values.
+
+    Every scenario sees the same sample (common random numbers: the bars of two layouts compare like for like),
+    drawn over the assumptions that apply to any of them; for one scenario this is exactly `propagate`'s sample,
+    so the quantiles are its quantiles. Scenarios that differ only in evaluate_grid axes (a training front's
+    layouts; a serving front's layouts of one weight format) go through ONE evaluate_grid call: the layouts
+    as axes of shape (points, 1) against the samples as axes of shape (1, 2N + 1)."""
+    scenarios = list(scenarios)
+    if not scenarios:
+        return []
+    _check_samples(samples)
+    kinds = {workload_of(s) for s in scenarios}
+    if len(kinds) > 1:
+        raise ValidationError("scenarios", "training and inference mixed", "all training or all inference")
+    from scipy.stats import qmc
+
+    ranges = assumptions(set_name) if ranges is None else ranges
+    wanted = {a.name for s in scenarios for a in applicable(s, ranges)}
+    active = [a for a in ranges.values() if a.name in wanted]  # `applicable`'s order: one scenario = propagate
+    d = len(active)
+    u = qmc.Sobol(d=2 * d, scramble=True, seed=seed).random(samples)
+    rows = np.vstack([u[:, :d], u[:, d:], np.zeros((1, d))])
+    train = kinds == {"train"}
+    grid_axes, output = (TRAIN_AXES, "time_total") if train else (INFER_AXES, "time_per_output_token_s")
+    inputs = [(_train_inputs if train else _infer_inputs)(s) for s in scenarios]
+    bands: list[Band | None] = [None] * len(scenarios)
+    for members in _grid_groups(scenarios, inputs, grid_axes):
+        base = scenarios[members[0]]
+        layouts = {k: np.array([inputs[i][k] for i in members])[:, None] for k in grid_axes
+                   if k in inputs[members[0]] and len({inputs[i][k] for i in members}) > 1}
+        sampled = {k: v[None, :] for k, v in _axes_with_likely_row(base, active, rows).items()}
+        t = np.broadcast_to(np.asarray(evaluate_grid(base, **layouts, **sampled)[output], dtype=float),
+                            (len(members), len(rows)))
+        p05, p50, p95 = np.quantile(t[:, :2 * samples], QUANTILES, axis=1)
+        for j, i in enumerate(members):
+            bands[i] = Band(float(p05[j]), float(p50[j]), float(p95[j]), float(t[j, -1]))
+    return bands
+
+
+def _grid_groups(scenarios: list[Scenario], inputs: list[dict], grid_axes) -> list[list[int]]:
+    """Indices of the scenarios grouped so that each group differs only in grid axes (one evaluate_grid call)."""
+    groups: list[tuple[tuple, list[int]]] = []
+    for i, (s, x) in enumerate(zip(scenarios, inputs, strict=True)):
+        key = (s.model, s.hardware, s.kind, {k: v for k, v in x.items() if k not in grid_axes})
+        for other, members in groups:
+            if other == key:
+                members.append(i)
+                break
+        else:
+            groups.append((key, [i]))
+    return [members for _, members in groups]

@@ -13,6 +13,7 @@ Drawing helpers: `Whisker` (a p05-p95 error bar), `FillBand` (a shaded region be
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -112,7 +113,8 @@ class BandService(QtCore.QObject):
 
 
 def band_color(name: str = "compute", alpha: int = BAND_ALPHA) -> QtGui.QColor:
-    color = QtGui.QColor(theme.RESOURCE_COLORS.get(name, theme.FALLBACK_COLOR))
+    """A resource's colour (theme.RESOURCE_COLORS key) or a '#rrggbb' theme colour, made translucent."""
+    color = QtGui.QColor(theme.RESOURCE_COLORS.get(name) or (name if name.startswith("#") else theme.FALLBACK_COLOR))
     color.setAlpha(alpha)
     return color
 
@@ -145,13 +147,20 @@ class FillBand:
     """A shaded region between a low and a high curve (x shared), e.g. the roofline's attainable range."""
 
     def __init__(self, plot: pg.PlotItem, color: str = "compute"):
-        edge = pg.mkPen(band_color(color, 2 * BAND_ALPHA), width=1)  # a curve with a path: FillBetweenItem needs one
-        self.low = pg.PlotCurveItem([], [], pen=edge)
-        self.high = pg.PlotCurveItem([], [], pen=edge)
-        self.fill = pg.FillBetweenItem(self.low, self.high, brush=pg.mkBrush(band_color(color)))
+        self.low = pg.PlotCurveItem([], [])  # curves with a path: FillBetweenItem needs them
+        self.high = pg.PlotCurveItem([], [])
+        self.fill = pg.FillBetweenItem(self.low, self.high)
         self.fill.setZValue(-5)
+        self.set_color(color)
         for item in (self.low, self.high, self.fill):
             plot.addItem(item, ignoreBounds=True)
+
+    def set_color(self, color: str) -> None:
+        """Edges at twice the fill's opacity; `color` as `band_color` takes it."""
+        edge = pg.mkPen(band_color(color, 2 * BAND_ALPHA), width=1)
+        self.low.setPen(edge)
+        self.high.setPen(edge)
+        self.fill.setBrush(pg.mkBrush(band_color(color)))
 
     def set(self, x, low, high) -> None:
         self.low.setData(np.asarray(x, float), np.asarray(low, float))
@@ -211,6 +220,14 @@ def install(window) -> BandService:
     window.bands_action = action
     service.request(window.store.scenario)
     return service
+
+
+def matches(u: Uncertainty | None, results) -> bool:
+    """Whether bands `u` are those of the scenario of `results` (its headline point estimate is theirs)."""
+    if u is None or results is None:
+        return False
+    value = results.time_total if results.kind == "train" else results.infer["time_per_output_token_s"]
+    return math.isclose(u.bands[u.headline].point, value, rel_tol=1e-9)
 
 
 def headline_band(u: Uncertainty | None, kind: str):

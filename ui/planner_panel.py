@@ -28,6 +28,7 @@ from trinity_desktop.model.planner import AXES, plan_training
 from trinity_desktop.model.serving_planner import plan_serving
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.pareto_bars import ParetoBars
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
 AXIS_LABELS = {"tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP", "zero": "ZeRO stage", "recompute": "Recompute",
@@ -166,6 +167,8 @@ class PlannerPanel(QtWidgets.QWidget):
         for z, item in enumerate((self.front_line, self.scatter, self.best_ring, self.current)):
             item.setZValue(z)
             self.front_plot.addItem(item)
+        self.bars = ParetoBars(self.front_plot, self.pool, self)  # p05-p95 time bars, computed on the worker
+        self.bars.ready.connect(self._draw_bars)
 
         self.map_plot: pg.PlotItem = self.graphics.addPlot(row=0, col=1)
         pw.style_plot(self.map_plot, "Best step time")
@@ -206,7 +209,8 @@ class PlannerPanel(QtWidgets.QWidget):
         self.legend.setWordWrap(True)
         self.legend.setAccessibleName("Planner legend")
         self.legend.setToolTip("Dot colour: the resource that binds the layout; ring: the best layout (training: the "
-                               "fastest that fits; inference: the most tokens/s per GPU)")
+                               "fastest that fits; inference: the most tokens/s per GPU); bars (View > Uncertainty "
+                               "bands): p05–p95 of the layout's time over the assumption ranges")
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -340,6 +344,7 @@ class PlannerPanel(QtWidgets.QWidget):
             self.best_ring.setData(x=[], y=[])
         self._place_current()
         self._fit_front()
+        self.bars.request([c.scenario for c in self._points])
         self.map_plot.setVisible(training)
         self.x_combo.setEnabled(training)
         self.y_combo.setEnabled(training)
@@ -360,6 +365,7 @@ class PlannerPanel(QtWidgets.QWidget):
         cur = self._current_xy
         if cur is not None:
             pts = np.vstack([pts, [cur]])
+        pts = np.vstack([pts, self.bars.extent(self._xy)])
         if len(pts) == 0:
             return
         if self._log_y:
@@ -467,8 +473,19 @@ class PlannerPanel(QtWidgets.QWidget):
         else:
             numbers = (f"{c.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, TPOT {fmt_seconds(c.tpot_s)}, "
                        f"TTFT {fmt_seconds(r.infer['prefill_s'])}")
-        return pw.hover_html([(layout_text(c.layout), True), (numbers, False),
-                              (f"bound by {r.bottleneck}; click to load", False)])
+        bar = self.bars.text(i)
+        return pw.hover_html([(layout_text(c.layout), True), (numbers, False)] + ([(bar, False)] if bar else [])
+                             + [(f"bound by {r.bottleneck}; click to load", False)])
+
+    # ------------------------------------------------------------------ error bars (ui/pareto_bars.py)
+    def set_bands(self, u) -> None:
+        """View > Uncertainty bands: the dots' p05-p95 time bars are shown while bands are (u), hidden for None."""
+        self.bars.set_enabled(u is not None, u.set_name if u is not None else None)
+        self._draw_bars()
+
+    def _draw_bars(self) -> None:
+        self._fit_front()
+        self.bars.draw(self._xy, self._log_y)
 
     def map_text_at(self, x: float, y: float) -> str:
         plan = self.plan

@@ -64,7 +64,7 @@ class RooflineHover:
         if name:
             return self.hover_text_for(name)
         ceiling = self.ceiling_at(lx, ly)
-        return self.ceiling_text(ceiling) if ceiling else ""
+        return self.ceiling_text(ceiling) if ceiling else self.band_text_at(lx, ly)
 
     def _hover_moved(self, lx: float, ly: float) -> None:
         name = self.point_at(lx, ly)

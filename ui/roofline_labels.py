@@ -20,6 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.roofline_band import BAND_LEGEND, BAND_SWATCH
 from trinity_desktop.ui.roofline_style import (
     BANDWIDTH,
     COMPARE_STYLES,
@@ -60,6 +61,8 @@ class RooflineLabels:
                     ("┅", NOFIT_COLOR, "KV cache exceeds HBM")]
         for slot, key in enumerate(self._compare_keys):
             entries.append(("╌", COMPARE_STYLES[slot][0], self._hardware[key].name))
+        if self.band_visible():
+            entries.append(("▬", BAND_SWATCH, BAND_LEGEND))
         entries = tuple(entries)
         if entries == self._legend_entries:
             return

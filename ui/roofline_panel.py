@@ -7,7 +7,8 @@ FLOP/s) and transformed by pyqtgraph; every TextItem is placed in log10 coordina
 The panel is composed of layers, one module each: this one holds the items, the ceilings, the points and
 the view range; `roofline_sweep` the decode sweep and its controls, `roofline_compare` compared devices,
 `roofline_labels` every on-plot text and the legend, `roofline_stage` the step-through flow's highlighted
-stage, `roofline_hover` the read-outs; `roofline_style` what they share.
+stage, `roofline_hover` the read-outs, `roofline_band` the uncertainty band (the model's attainable FLOP/s
+between the efficiency ranges' ends); `roofline_style` what they share.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from trinity_desktop.model.stages import refreshed_stage
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.roofline_band import RooflineBand
 from trinity_desktop.ui.roofline_compare import RooflineCompare
 from trinity_desktop.ui.roofline_hover import RooflineHover
 from trinity_desktop.ui.roofline_labels import RooflineLabels
@@ -56,7 +58,8 @@ __all__ = ["SWEEP_GEMM", "RooflinePanel"]
 NARROW_PX = 700.0    # a plot narrower than this names compute roofs by their first format ("BF16")
 
 
-class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover, RooflineLabels, QtWidgets.QWidget):
+class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover, RooflineLabels, RooflineBand,
+                   QtWidgets.QWidget):
     """Roofline of the scenario's hardware with its operating points, a decode sweep, and compared devices."""
 
     pointHovered = QtCore.Signal(str)
@@ -399,6 +402,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         ridge = self._roof.ridge_flop_per_byte
         self.ridge_line.setData([ridge, ridge], [y_lo, peak])
         self.ridge_marker.setData([ridge], [peak])
+        self._update_band()  # its x extent is the view's
 
     def _update_info(self) -> None:
         r, s = self._results, self._sweep

@@ -218,8 +218,22 @@ def restyle_plots(root) -> None:
             elif isinstance(item, (pg.InfiniteLine, pg.PlotCurveItem)):
                 pen = QtGui.QPen(item.pen if isinstance(item, pg.InfiniteLine) else item.opts["pen"])
                 if pen.color().name().lower() in DEFAULT_LABEL_COLORS | {"#444444"}:
-                    pen.setColor(fg)
+                    pen.setColor(_with_alpha(fg, pen.color().alpha()))  # a translucent band edge stays one
                     item.setPen(pen)
+            elif isinstance(item, pg.ErrorBarItem):
+                pen = item.opts["pen"]
+                if pen is not None and pg.mkPen(pen).color().name().lower() in DEFAULT_LABEL_COLORS:
+                    item.setData(pen=pg.mkPen(fg, width=pg.mkPen(pen).widthF()))
+            elif isinstance(item, pg.FillBetweenItem):
+                brush = item.brush()
+                if brush.color().name().lower() in DEFAULT_LABEL_COLORS:
+                    item.setBrush(pg.mkBrush(_with_alpha(fg, brush.color().alpha())))
+
+
+def _with_alpha(color: QtGui.QColor, alpha: int) -> QtGui.QColor:
+    out = QtGui.QColor(color)
+    out.setAlpha(alpha)
+    return out
 
 
 # --- text contrast (WCAG 2.1: 4.5:1 for text) ---------------------------------------------------------
