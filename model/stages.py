@@ -602,7 +602,7 @@ def request_time(sc: Scenario, kv_placement: str = "spill") -> float:
 
 
 def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> list[Stage]:
-    s, tp = sc.prompt_len, sc.gpus
+    s, tp = sc.prompt_len, sc.gpus  # all tp x pp devices: the FLOPs below are totals over them
     capacity = r.capacity
     plan = decode_groups(sc, kv_placement)
     full, n, lo, hi, steps, kv = plan["full"], plan["n"], plan["lo"], plan["hi"], plan["steps"], plan["kv"]
