@@ -75,7 +75,7 @@ def _train_inputs(sc: Scenario) -> dict:
 def _infer_inputs(sc: Scenario) -> dict:
     eff = sc.efficiency
     dtype = compute_dtype_for_weights(sc.weight_dtype, dict(sc.hardware.peak_flops))
-    return dict(tp=sc.gpus, gpus_per_node=sc.gpus_per_node, batch=sc.batch, prompt_len=sc.prompt_len,
+    return dict(tp=sc.inference_tp, pp=sc.pp, gpus_per_node=sc.gpus_per_node, batch=sc.batch, prompt_len=sc.prompt_len,
                 gen_len=sc.gen_len, weight_bytes=BYTES_PER_ELEMENT[sc.weight_dtype],
                 kv_policy=KV_POLICY_CODE[sc.kv_policy], kv_window=sc.kv_window, kv_sinks=sc.kv_sinks,
                 kv_heavy_ratio=sc.kv_heavy_ratio, razor_retrieval_fraction=sc.razor_retrieval_fraction,
@@ -236,7 +236,7 @@ def context_notes(sc: Scenario) -> list[str]:
 
 TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "virtual_stages", "sp", "zero", "recompute", "flash",
               "micro_batch", "global_batch", "seq_len", "offload", "grad_compression", "in_network_aggregation", "grad_comm_bytes")
-INFER_AXES = ("tp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes", "kv_policy",
+INFER_AXES = ("tp", "pp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes", "kv_policy",
               "kv_window", "kv_sinks", "kv_heavy_ratio", "razor_retrieval_fraction", "kv_offload_fraction",
               "prefix_hit_fraction")
 # Modelling assumptions a grid may vary too (model/uncertainty.py samples them): the three efficiencies under
@@ -253,7 +253,7 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
 
     Training axes: gpus, gpus_per_node, tp, pp, cp, ep, virtual_stages, sp, zero, recompute (0 none,
     1 selective, 2 full), flash, micro_batch, global_batch, seq_len, offload (codes of scenario.OFFLOAD_MODES), grad_compression,
-    in_network_aggregation, grad_comm_bytes (0 = the gradient format). Inference axes: tp, gpus_per_node,
+    in_network_aggregation, grad_comm_bytes (0 = the gradient format). Inference axes: tp, pp, gpus_per_node,
     batch, prompt_len, gen_len, weight_bytes, kv_bytes, the KV-policy knobs, kv_offload_fraction,
     prefix_hit_fraction. Assumption axes (both kinds): compute_efficiency, hbm_efficiency, network_efficiency,
     scaleup_latency_s, scaleout_latency_s; training also grad_overlap_fraction, inference also
@@ -286,7 +286,9 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
         raise KeyError(f"not an inference grid axis: {sorted(unknown)}")
     inputs = {**_infer_inputs(scenario), **axes, **assumed}
     out = dict(known) if known is not None else inference_step(scenario.model, hw, **inputs)
-    valid = links_valid(scenario.hardware, inputs["tp"], inputs["gpus_per_node"])
+    # tp x pp GPUs; every pipeline stage holds layers / pp
+    valid = (links_valid(scenario.hardware, np.asarray(inputs["tp"]) * np.asarray(inputs["pp"]), inputs["gpus_per_node"])
+             & (scenario.model.layers % np.asarray(inputs["pp"]) == 0))
     shape = np.broadcast_shapes(valid.shape, np.shape(out["request_s"]), np.shape(out["memory_total"]))
     out["valid"] = np.broadcast_to(valid, shape)
     # request_s here keeps the whole KV cache in HBM; where it does not fit (or a share is offloaded) `evaluate`

@@ -52,12 +52,12 @@ def default_sessions_axis(n: int = 121) -> np.ndarray:
 
 def serving_scenario(scenario: Scenario) -> Scenario:
     """The decode scenario whose cache is placed: a decode or prefill scenario as it is; a training
-    scenario is served on one tensor-parallel group of its layout (tp GPUs, its inference fields)."""
+    scenario is served on one tensor-parallel group of its layout (tp GPUs, no pipeline, its inference fields)."""
     if scenario.kind == "decode":
         return scenario
     if scenario.kind == "prefill":
         return scenario.replace(kind="decode")
-    return scenario.replace(kind="decode", gpus=scenario.tp)
+    return scenario.replace(kind="decode", gpus=scenario.tp, pp=1)
 
 
 def _check_axis(name: str, values, upper: int) -> np.ndarray:
@@ -98,7 +98,8 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     weights = np.broadcast_to(r["memory"]["weights"], c.shape).astype(float)
     reserved = np.broadcast_to(r["memory"]["reserved"], c.shape).astype(float)
     needed = np.broadcast_to(r["memory"]["kv_cache"], c.shape).astype(float)
-    kv_tok_gpu = float(np.asarray(r["kv_bytes_per_token"]) * kv_share_per_gpu(sc.model, sc.gpus))
+    # one GPU holds its TP share of the KV of its pipeline stage's layers / pp
+    kv_tok_gpu = float(np.asarray(r["kv_bytes_per_token"]) * kv_share_per_gpu(sc.model, sc.inference_tp) / sc.pp)
     page = page_tokens() * kv_tok_gpu
 
     tiers = tier_map(sc.hardware)
@@ -120,7 +121,8 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     unplaced = dropped if policy == "spill" else np.zeros(c.shape)
 
     dt = r["decode_time"]
-    base = np.broadcast_to(dt["GEMMs (weights)"] + dt["TP communication"], c.shape).astype(float)
+    base = np.broadcast_to(dt["GEMMs (weights)"] + dt["TP communication"] + dt.get("PP communication", 0.0),
+                           c.shape).astype(float)
     attn = np.broadcast_to(dt["attention (KV reads)"], c.shape).astype(float)
     attn_per_byte = safe_div(attn, needed)
     eta = sc.efficiency.network

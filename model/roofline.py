@@ -324,15 +324,15 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
 
 
 def _inference_tp(sc: Scenario) -> int:
-    """Tensor parallelism of inference: all GPUs (evaluate's convention); a training scenario's decode
-    sweep uses its training TP."""
-    return sc.tp if sc.kind == "train" else sc.gpus
+    """Tensor parallelism of inference: gpus / pp (evaluate's convention); a training scenario's decode
+    sweep uses its training TP (and no pipeline)."""
+    return sc.tp if sc.kind == "train" else sc.inference_tp
 
 
 def _prefill_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     arch = sc.model
     dtype = scenario_dtype(sc)
-    tp = float(sc.gpus)
+    tp = float(_inference_tp(sc))
     w_b = BYTES_PER_ELEMENT[sc.weight_dtype]
     e = 2.0  # evaluate._infer_inputs: 16-bit activations
     m = float(sc.batch * sc.prompt_len)
@@ -344,7 +344,7 @@ def _prefill_points(sc: Scenario, ceils) -> list[OperatingPoint]:
                           f"m = {m * frac:,.0f} tokens, k = {k:,.0f}, n = {n:,.0f}"))
     pts += _attention_points(sc, ceils, dtype, N=float(sc.prompt_len), q_frac=1.0, heads=arch.heads / tp,
                              batch=float(sc.batch), act_bytes=e, backward=False, scope=scope)
-    if sc.gpus > 1:
+    if tp > 1:
         pts.append(_collective_point("TP all-reduce", tp, 1.0, m * arch.hidden * e, e, allreduce_bus_factor, sc,
                                      ceils, dtype, "one all-reduce of a layer, one GPU",
                                      "2 per layer (after attention and after the MLP)"))
@@ -360,9 +360,9 @@ def _decode_points(sc: Scenario, ceils) -> list[OperatingPoint]:
            _point("decode KV-cache reads", t["attn_flops"], t["kv_read"], "hbm", dtype, ceils, scope,
                   f"attention over the average context {float(t['context']):,.0f} tokens "
                   f"({sc.kv_dtype} KV cache)")]
-    if sc.gpus > 1:
+    if _inference_tp(sc) > 1:
         msg = sc.batch * sc.model.hidden * 2.0
-        pts.append(_collective_point("TP all-reduce", float(sc.gpus), 1.0, msg, 2.0, allreduce_bus_factor, sc,
+        pts.append(_collective_point("TP all-reduce", float(_inference_tp(sc)), 1.0, msg, 2.0, allreduce_bus_factor, sc,
                                      ceils, dtype, "one all-reduce of a layer, one GPU",
                                      "2 per layer per token step"))
     return pts
@@ -461,18 +461,19 @@ def decode_terms(sc: Scenario, batch=None, prompt_len=None, gen_len=None) -> dic
     b = np.asarray(sc.batch if batch is None else batch, dtype=float)
     s = np.asarray(sc.prompt_len if prompt_len is None else prompt_len, dtype=float)
     g = np.asarray(sc.gen_len if gen_len is None else gen_len, dtype=float)
-    inputs.update(tp=tp, batch=b, prompt_len=s, gen_len=g)
+    pp = 1 if sc.kind == "train" else sc.pp
+    inputs.update(tp=tp, pp=pp, batch=b, prompt_len=s, gen_len=g)
     r = inference_step(arch, hw, **inputs)
     ctx = s + g / 2.0
-    kv_tok_gpu = kv_bytes_per_token(arch, inputs["kv_bytes"]) * kv_share_per_gpu(arch, tp)
+    kv_tok_gpu = kv_bytes_per_token(arch, inputs["kv_bytes"]) * kv_share_per_gpu(arch, tp) / pp
     # the core's KV reads and attention FLOPs: the tokens its KV policy and the model's sliding window keep
     kv_read = np.asarray(r["decode_kv_read_bytes"], dtype=float)
-    attn_f = np.asarray(r["decode_attention_flops"], dtype=float) / tp
-    total_f = np.asarray(r["decode_flops"], dtype=float) / tp
+    attn_f = np.asarray(r["decode_attention_flops"], dtype=float) / (tp * pp)
+    total_f = np.asarray(r["decode_flops"], dtype=float) / (tp * pp)
     weights_read = np.asarray(r["decode_bytes"]["hbm"], dtype=float) - kv_read
     # Weights streamed when every expert is touched (the large-batch limit; = weights_read for dense models):
     # inference.inference_step's streamed_gpu.
-    streamed = (arch.params_total() - arch.lookup_params()) * inputs["weight_bytes"] / tp
+    streamed = (arch.params_total() - arch.lookup_params()) * inputs["weight_bytes"] / (tp * pp)
     return {"batch": b, "context": ctx, "tp": float(tp), "gemm_flops": total_f - attn_f, "attn_flops": attn_f,
             "weights_read": weights_read, "kv_read": kv_read, "kv_tok_gpu": float(kv_tok_gpu),
             "weights_streamed_all_experts": float(streamed), "weights_gpu": r["memory"]["weights"],

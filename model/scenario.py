@@ -56,7 +56,8 @@ class Scenario:
     kind: str = "train"
     gpus: int = 8
     gpus_per_node: int = 8
-    # parallelism (training); inference uses tensor parallelism over all `gpus`
+    # parallelism (training); inference uses pipeline parallelism `pp` and tensor parallelism over the rest,
+    # TP = gpus / pp (`inference_tp`)
     tp: int = 1
     pp: int = 1
     cp: int = 1
@@ -152,6 +153,11 @@ class Scenario:
         """Micro-batches per step per pipeline: global batch / (micro-batch x DP)."""
         return self.global_batch // (self.micro_batch * self.dp)
 
+    @property
+    def inference_tp(self) -> int:
+        """Tensor-parallel degree of inference: the GPUs of one pipeline stage, gpus / pp."""
+        return self.gpus // self.pp
+
     def replace(self, **changes) -> Scenario:
         return dataclasses.replace(self, **changes)
 
@@ -210,9 +216,18 @@ class Scenario:
                                   f"{hw.name} has no scale-out link (scaleout_bw = 0) between nodes")
 
     def _check_inference_layout(self):
-        if self.model.heads % self.gpus:
+        m, pp = self.model, self.pp
+        if m.layers % pp:
+            raise ValidationError("pp", pp, f"a divisor of the model's {m.layers} layers (pipeline-parallel "
+                                  "inference: every stage holds layers / PP)")
+        if self.gpus % pp:
+            raise ValidationError("gpus", self.gpus, f"a multiple of PP = {pp} (inference: TP = gpus / PP)")
+        if pp == 1 and m.heads % self.gpus:
             raise ValidationError("gpus", self.gpus,
-                                  f"a divisor of the model's {self.model.heads} heads (tensor parallel inference)")
+                                  f"a divisor of the model's {m.heads} heads (tensor parallel inference)")
+        if m.heads % self.inference_tp:
+            raise ValidationError("gpus", self.gpus, f"PP ({pp}) x a divisor of the model's {m.heads} heads "
+                                  f"(inference: TP = gpus / PP = {self.inference_tp} must divide the heads)")
         self._check_links()
         if self.kv_offload_fraction > 0 and not self.hardware.host_link_bw > 0:
             raise ValidationError("kv_offload_fraction", self.kv_offload_fraction,

@@ -1,19 +1,21 @@
-"""Serving planner: every tensor-parallel serving layout within a GPU budget, under TTFT and TPOT targets.
+"""Serving planner: every tensor- and pipeline-parallel serving layout within a GPU budget, under TTFT and TPOT
+targets.
 
 For a model, hardware, GPU budget N, prompt and generation lengths, the space is TP (divisors of the attention
-heads up to N) x batch (sequences decoded together) x weight format x KV-cache format x KV offload (the share of
-the KV cache kept in host DRAM, FlexGen; 0 = off). Replicas are the TP groups the budget holds, N // TP, each
-serving its own batch; their per-GPU throughput is one group's, batch / (TPOT x TP). For each weight format
-(whose compute format sets the peak FLOP/s, `dtypes.compute_dtype_for_weights`) one open-grid `evaluate_grid`
-call times every other combination with the core's inference formulas (model/inference.py).
-
-Pipeline-parallel serving is not in the inference core (it times tensor parallelism only), so every layout
-has pp = 1; the key is kept so that the layout names every degree of the deployment.
+heads up to N) x PP (divisors of the layers up to N) x batch (sequences decoded together) x weight format x
+KV-cache format x KV offload (the share of the KV cache kept in host DRAM, FlexGen; 0 = off). A replica is one
+TP x PP deployment (the pipeline-parallel inference of model/inference.py: L/PP layers per stage, the batch
+circulating as PP micro-batches); combinations with TP x PP > N are invalid. Replicas are the deployments the
+budget holds, N // (TP x PP), each serving its own batch; their per-GPU throughput is one replica's,
+batch / (TPOT x TP x PP). For each weight format (whose compute format sets the peak FLOP/s,
+`dtypes.compute_dtype_for_weights`) one open-grid `evaluate_grid` call times every other combination with the
+core's inference formulas.
 
 A layout is feasible when it fits in HBM (weights + KV + the runtime reserve) and meets the targets: TTFT =
-prefill of the prompt, TPOT = decode time per output token at the mean context. The best is the highest
-tokens/s per GPU; the Pareto front is throughput per GPU against TPOT. The reported layouts are re-evaluated
-with the scalar `evaluate`, so `calc infer` with the same options prints the same numbers.
+prefill of the prompt (stage by stage through the pipeline), TPOT = decode time per output token at the mean
+context. The best is the highest tokens/s per GPU; the Pareto front is throughput per GPU against TPOT. The
+reported layouts are re-evaluated with the scalar `evaluate`, so `calc infer --gpus TPxPP --pp PP` with the same
+options prints the same numbers.
 """
 
 from __future__ import annotations
@@ -43,19 +45,24 @@ class ServingSpace:
     weight_dtype: tuple[str, ...]
     kv_dtype: tuple[str, ...]
     kv_offload: tuple[float, ...] = KV_OFFLOAD_SHARES
+    pp: tuple[int, ...] = (1,)
 
     @property
     def size(self) -> int:
-        return len(self.tp) * len(self.batch) * len(self.weight_dtype) * len(self.kv_dtype) * len(self.kv_offload)
+        return (len(self.tp) * len(self.pp) * len(self.batch) * len(self.weight_dtype) * len(self.kv_dtype)
+                * len(self.kv_offload))
 
 
 def serving_space(model: Architecture, hardware, gpus: int, max_batch: int = 1024) -> ServingSpace:
-    """TP: divisors of the heads up to the budget; batch: powers of two up to `max_batch`; every weight and KV
-    format the hardware computes or stores; KV offload shares 0, 1/2, 1 (only 0 without a host link)."""
+    """TP: divisors of the heads up to the budget; PP: divisors of the layers up to the budget; batch: powers of
+    two up to `max_batch`; every weight and KV format the hardware computes or stores; KV offload shares 0, 1/2, 1
+    (only 0 without a host link)."""
     tp = tuple(d for d in range(1, min(gpus, model.heads) + 1) if model.heads % d == 0)
+    pp = tuple(d for d in range(1, min(gpus, model.layers) + 1) if model.layers % d == 0)
     batch = tuple(1 << k for k in range(int(math.log2(max_batch)) + 1))
     offload = KV_OFFLOAD_SHARES if hardware.host_link_bw > 0 else (0.0,)
-    return ServingSpace(tp=tp, batch=batch, weight_dtype=WEIGHT_DTYPES, kv_dtype=KV_DTYPES, kv_offload=offload)
+    return ServingSpace(tp=tp, batch=batch, weight_dtype=WEIGHT_DTYPES, kv_dtype=KV_DTYPES, kv_offload=offload,
+                        pp=pp)
 
 
 @dataclass(frozen=True)
@@ -128,32 +135,43 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
     found: list[tuple[float, float, dict]] = []   # (tokens/s per GPU, TPOT, layout values)
     stopped = False
     tp = np.asarray([t for t in space.tp if t <= gpus and model.heads % t == 0], dtype=np.int64)
-    totals["invalid"] = (space.size // len(space.tp)) * (len(space.tp) - tp.size)
+    pp = np.asarray([p for p in space.pp if p <= gpus and model.layers % p == 0], dtype=np.int64)
+    per_layout = space.size // (len(space.tp) * len(space.pp))
+    # a (TP, PP) pair is a layout when both divide and one replica, TP x PP GPUs, fits the budget (and the
+    # links it needs exist: evaluate_grid's `valid`)
+    pairs_ok = (tp[:, None] * pp[None, :] <= gpus)
+    totals["invalid"] = per_layout * (len(space.tp) * len(space.pp) - tp.size * pp.size)
     totals["evaluated"] = space.size
+    if not pairs_ok.any():
+        totals["invalid"] = space.size
     for k, wd in enumerate(space.weight_dtype):
         if cancelled is not None and cancelled():
             stopped = True
             break
-        if tp.size == 0:
+        if not pairs_ok.any():
             break
         base = Scenario(hardware=hardware, model=model, kind="decode", gpus=int(tp[0]), batch=1,
                         prompt_len=prompt_len, gen_len=gen_len, weight_dtype=wd, **fixed)
-        axes = {"tp": tp[:, None, None, None], "batch": np.asarray(space.batch)[None, :, None, None],
-                "kv_bytes": np.asarray([BYTES_PER_ELEMENT[d] for d in space.kv_dtype])[None, None, :, None],
-                "kv_offload_fraction": np.asarray(space.kv_offload)[None, None, None, :]}
-        shape = (tp.size, len(space.batch), len(space.kv_dtype), len(space.kv_offload))
+        axes = {"tp": tp[:, None, None, None, None], "pp": pp[None, :, None, None, None],
+                "batch": np.asarray(space.batch)[None, None, :, None, None],
+                "kv_bytes": np.asarray([BYTES_PER_ELEMENT[d] for d in space.kv_dtype])[None, None, None, :, None],
+                "kv_offload_fraction": np.asarray(space.kv_offload)[None, None, None, None, :]}
+        shape = (tp.size, pp.size, len(space.batch), len(space.kv_dtype), len(space.kv_offload))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = evaluate_grid(base, **axes)
+        valid = pairs_ok[:, :, None, None, None] & np.broadcast_to(out["valid"], shape)
+        totals["invalid"] += int(np.count_nonzero(~valid))
         mem = np.broadcast_to(out["memory_total"], shape)
         ttft = np.broadcast_to(out["prefill_s"], shape)
         tpot = np.broadcast_to(out["time_per_output_token_s"], shape)
-        per_gpu = np.broadcast_to(out["tokens_per_s"], shape) / axes["tp"]
-        fits = mem <= hardware.hbm_bytes
+        per_gpu = np.broadcast_to(out["tokens_per_s"], shape) / (axes["tp"] * axes["pp"])
+        fits = valid & (mem <= hardware.hbm_bytes)
         ok_ttft = np.ones(shape, bool) if ttft_slo is None else ttft <= ttft_slo
         ok_tpot = np.ones(shape, bool) if tpot_slo is None else tpot <= tpot_slo
-        for name, failing in (("memory", ~fits), ("ttft", fits & ~ok_ttft), ("tpot", fits & ok_ttft & ~ok_tpot)):
+        too_big = valid & ~fits
+        for name, failing in (("memory", too_big), ("ttft", fits & ~ok_ttft), ("tpot", fits & ok_ttft & ~ok_tpot)):
             reasons[name] += int(np.count_nonzero(failing))
-        totals["not_fitting"] += int(np.count_nonzero(~fits))
+        totals["not_fitting"] += int(np.count_nonzero(too_big))
         totals["missing_targets"] += int(np.count_nonzero(fits & ~(ok_ttft & ok_tpot)))
         good = fits & ok_ttft & ok_tpot
         totals["feasible"] += int(np.count_nonzero(good))
@@ -163,11 +181,11 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
             picks = np.union1d(np.flatnonzero(_pareto_mask(thr, lat)), [int(np.argmax(thr))])
             coords = np.unravel_index(flat[picks], shape)
             for j, pick in enumerate(picks):
-                t = int(tp[coords[0][j]])
+                t, p = int(tp[coords[0][j]]), int(pp[coords[1][j]])
                 found.append((float(thr[pick]), float(lat[pick]), {
-                    "tp": t, "pp": 1, "replicas": gpus // t, "batch": int(space.batch[coords[1][j]]),
-                    "weight_dtype": wd, "kv_dtype": space.kv_dtype[coords[2][j]],
-                    "kv_offload": float(space.kv_offload[coords[3][j]])}))
+                    "tp": t, "pp": p, "replicas": gpus // (t * p), "batch": int(space.batch[coords[2][j]]),
+                    "weight_dtype": wd, "kv_dtype": space.kv_dtype[coords[3][j]],
+                    "kv_offload": float(space.kv_offload[coords[4][j]])}))
         if progress is not None:
             progress((k + 1) / len(space.weight_dtype))
     elapsed = time.perf_counter() - t0
@@ -186,8 +204,9 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
 
 def scenario_for(model: Architecture, hardware, prompt_len: int, gen_len: int, layout: Mapping,
                  **fixed) -> Scenario:
-    """One replica of a serving layout as a decode scenario (`calc infer --gpus tp --batch ... `)."""
-    return Scenario(hardware=hardware, model=model, kind="decode", gpus=layout["tp"], batch=layout["batch"],
+    """One replica of a serving layout as a decode scenario (`calc infer --gpus tp x pp --pp pp --batch ... `)."""
+    return Scenario(hardware=hardware, model=model, kind="decode", gpus=layout["tp"] * layout["pp"],
+                    pp=layout["pp"], batch=layout["batch"],
                     prompt_len=prompt_len, gen_len=gen_len, weight_dtype=layout["weight_dtype"],
                     kv_dtype=layout["kv_dtype"], kv_offload_fraction=layout["kv_offload"], **fixed)
 

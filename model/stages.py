@@ -37,6 +37,8 @@ steps [a, b) lasts the core's decode_s of b - a steps from context prompt + a (`
 prompt + a, gen_len=b - a)`): a step's attention is linear in the tokens kept, so the groups add up to the
 core's decode_s, for every KV policy and the model's own sliding window (kv_policy.mean_kept). The bars'
 FLOPs and bytes are the core's step at the group's mean context prompt + (a + b)/2, times its steps.
+With pipeline stages (pp > 1) the lane is one GPU of one stage: the bars last as long as the core's pipelined
+prefill (the stages in turn plus the sends) and decode steps (pp slots each), and carry that GPU's FLOPs and bytes.
 
 KV offload and onload (model/residency.py; vllm §3 paging, pcie-spec host link, memory_tiers.toml tiers): when
 the request's KV cache does not fit in the HBM that weights and the runtime reserve leave (residency's "spill"
@@ -602,7 +604,7 @@ def request_time(sc: Scenario, kv_placement: str = "spill") -> float:
 
 
 def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> list[Stage]:
-    s, tp = sc.prompt_len, sc.gpus
+    s, tp = sc.prompt_len, sc.gpus  # all tp x pp devices: the FLOPs below are totals over them
     capacity = r.capacity
     plan = decode_groups(sc, kv_placement)
     full, n, lo, hi, steps, kv = plan["full"], plan["n"], plan["lo"], plan["hi"], plan["steps"], plan["kv"]

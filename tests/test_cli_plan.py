@@ -52,22 +52,37 @@ def test_calc_train_reproduces_the_best_and_every_pareto_point(search, capsys):
         assert calc["fits"]
 
 
-def test_plan_infer_reproduced_by_calc_infer(capsys):
-    search = ["--model", "llama-3-8b", "--hardware", "h100-sxm", "--prompt-len", "1024", "--gen-len", "256"]
-    rep = run_json(capsys, "plan", "infer", *search, "--gpus", "8", "--ttft-slo", "0.5", "--tpot-slo", "0.02",
-                   "--max-batch", "256", "--json")
+INFER_SEARCHES = {
+    "llama-3-8b, 8 H100, targets": (["--model", "llama-3-8b", "--hardware", "h100-sxm", "--prompt-len", "1024",
+                                     "--gen-len", "256"], 8, ["--ttft-slo", "0.5", "--tpot-slo", "0.02"]),
+    # 405B in bf16 (~810 GB) needs more than one node's HBM at TP8: pipeline stages appear on the front
+    "llama-3.1-405b, 16 H100 (PP)": (["--model", "llama-3.1-405b", "--hardware", "h100-sxm", "--prompt-len", "2048",
+                                      "--gen-len", "512"], 16, []),
+}
+
+
+@pytest.mark.parametrize(("search", "gpus", "targets"), list(INFER_SEARCHES.values()), ids=list(INFER_SEARCHES))
+def test_plan_infer_reproduced_by_calc_infer(search, gpus, targets, capsys):
+    rep = run_json(capsys, "plan", "infer", *search, "--gpus", str(gpus), *targets, "--max-batch", "256", "--json")
     assert set(rep["best"]["layout"]) == {"tp", "pp", "replicas", "batch", "weight_dtype", "kv_dtype", "kv_offload"}
-    assert rep["best"]["ttft_s"] <= 0.5 and rep["best"]["tpot_s"] <= 0.02
+    if targets:
+        assert rep["best"]["ttft_s"] <= 0.5 and rep["best"]["tpot_s"] <= 0.02
     assert max(p["tokens_per_s_per_gpu"] for p in rep["pareto"]) == rep["best"]["tokens_per_s_per_gpu"]
+    pps = set()
     for point in [rep["best"], *rep["pareto"]]:
         lay = point["layout"]
-        assert lay["tp"] * lay["replicas"] <= 8
-        calc = run_json(capsys, "calc", "infer", *search, "--gpus", str(lay["tp"]), "--batch", str(lay["batch"]),
-                        "--weight-dtype", lay["weight_dtype"], "--kv-dtype", lay["kv_dtype"],
-                        "--kv-offload-fraction", str(lay["kv_offload"]), "--json")
+        pps.add(lay["pp"])
+        assert lay["tp"] * lay["pp"] * lay["replicas"] <= gpus and lay["replicas"] == gpus // (lay["tp"] * lay["pp"])
+        calc = run_json(capsys, "calc", "infer", *search, "--gpus", str(lay["tp"] * lay["pp"]), "--pp", str(lay["pp"]),
+                        "--batch", str(lay["batch"]), "--weight-dtype", lay["weight_dtype"], "--kv-dtype",
+                        lay["kv_dtype"], "--kv-offload-fraction", str(lay["kv_offload"]), "--json")
+        assert (calc["tp"], calc["pp"]) == (lay["tp"], lay["pp"])
         assert calc["prefill_s"] == point["ttft_s"]
         assert calc["time_per_output_token_s"] == point["tpot_s"]
-        assert calc["tokens_per_s"] / lay["tp"] == point["tokens_per_s_per_gpu"]
+        assert calc["tokens_per_s"] / (lay["tp"] * lay["pp"]) == point["tokens_per_s_per_gpu"]
+        assert calc["fits"]
+    if "405" in search[1]:
+        assert pps - {1}, "pipeline-parallel layouts belong on the 405B front"
 
 
 def test_plan_text_and_nothing_fits(capsys):
@@ -89,6 +104,9 @@ def test_plan_text_and_nothing_fits(capsys):
       "--gen-len", "8", "--tpot-slo", "-1"], "--tpot-slo"),
     (["plan", "train", "--model", "nope", "--hardware", "h100-sxm", "--gpus", "8", "--global-batch", "8",
       "--seq-len", "8"], "--model"),
+    (["calc", "infer", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "8", "--pp", "3"], "--pp"),
+    (["calc", "infer", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "8", "--pp", "0"], "--pp"),
+    (["calc", "infer", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "6", "--pp", "2"], "--gpus"),
 ])
 def test_bad_plan_arguments_exit_2_with_one_line(argv, needle, capsys):
     assert main(argv) == 2

@@ -90,8 +90,22 @@ def test_every_scenario_field_is_written(scenario):
     from dataclasses import fields
     assert {f.name for f in fields(Scenario)} == set(doc["scenario"])
     assert {f.name for f in fields(Hardware)} == set(doc["scenario"]["hardware"])
-    assert doc[sf.VERSION_KEY] == sf.CURRENT_VERSION == 1
-    assert set(sf.LOADERS) == {1}
+    assert doc[sf.VERSION_KEY] == sf.CURRENT_VERSION == 2
+    assert set(sf.LOADERS) == {1, 2}
+
+
+def test_version_1_inference_keeps_tensor_parallelism_over_all_gpus(scenario):
+    """Version 1 ignored `pp` for inference (TP over all GPUs); version 2 reads it as pipeline stages. A v1 decode
+    scenario saved with a training PP of 2 loads with pp = 1, its slides too; the same scenario as v2 keeps PP2."""
+    decode = scenario.replace(kind="decode", gpus=8, pp=2)
+    doc = json.loads(sf.dumps(decode, Deck("d", (Slide("s", "", decode),))))
+    assert sf.loads(json.dumps(doc))[0].pp == 2
+    doc[sf.VERSION_KEY] = 1
+    loaded, deck = sf.loads(json.dumps(doc))
+    assert loaded == decode.replace(pp=1) and deck.slides[0].scenario == decode.replace(pp=1)
+    train = json.loads(sf.dumps(scenario))
+    train[sf.VERSION_KEY] = 1
+    assert sf.loads(json.dumps(train))[0] == scenario  # training keeps its PP
 
 
 def test_save_and_load_file(tmp_path, scenario, deck):
@@ -213,7 +227,7 @@ def test_oversized_file_refused_before_reading_it(tmp_path, monkeypatch):
 
 def test_future_version_refused(good_text):
     _refused(_edited(good_text, lambda d: d.update(trinity_session=7)),
-             "written by a newer Trinity Desktop: version 7, this one reads up to 1")
+             "written by a newer Trinity Desktop: version 7, this one reads up to 2")
 
 
 @pytest.mark.parametrize("edit, fragments", [

@@ -14,7 +14,8 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     `stages` [{name, kind, lane, start_s, end_s, duration_s, flops, bytes_by_link,
                     live_memory_by_tier, binding, micro_batch}] (model/stages.py; the last stage ends at the
                     step time, or at request_s for infer).
-  calc infer        also `--context N` (tokens per sequence, prompt + generated: prompt_len = N - gen_len),
+  calc infer        also `--pp P` (pipeline stages; `--gpus` is the replica's total, TP = gpus / P; JSON tp, pp),
+                    `--context N` (tokens per sequence, prompt + generated: prompt_len = N - gen_len),
                     `--sessions N` (concurrent sequences = batch), `--kv-policy`, `--kv-window`, `--kv-sinks`,
                     `--kv-placement {spill,evict}`; `--json` adds kv_residency_bytes {hbm, host, cxl, ssd}
                     (per GPU at the end of the request), effective_time_per_output_token_s,
@@ -154,7 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
     _add_model_and_hardware(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
                                    "effective_time_per_output_token_s")
-    infer.add_argument("--gpus", type=_positive_int, default=1, help="tensor-parallel degree")
+    infer.add_argument("--gpus", type=_positive_int, default=1,
+                       help="GPUs of one replica, TP x PP (tensor-parallel degree TP = gpus / pp; default 1)")
+    infer.add_argument("--pp", type=_positive_int, default=1,
+                       help="pipeline stages, each holding layers / pp; must divide the layers and --gpus (default 1)")
     infer.add_argument("--gpus-per-node", type=_positive_int, help=GPN_HELP)
     batch = infer.add_mutually_exclusive_group()
     batch.add_argument("--batch", type=_positive_int, help="sequences decoded together (default 1)")
@@ -245,7 +249,7 @@ def infer_scenario(args) -> Scenario:
     else:
         prompt_len = args.prompt_len if args.prompt_len is not None else 2048
     batch = args.sessions or args.batch or 1
-    sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus,
+    sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus, pp=args.pp,
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
@@ -305,7 +309,7 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
     prefill = evaluate(sc.replace(kind="prefill"))
     i = decode.infer
     return {
-        "model": sc.model.name, "hardware": sc.hardware.name, "gpus": sc.gpus,
+        "model": sc.model.name, "hardware": sc.hardware.name, "gpus": sc.gpus, "tp": sc.inference_tp, "pp": sc.pp,
         "params_total": decode.params_total, "params_active": decode.params_active,
         "weights_bytes": i["weights_bytes"], "kv_cache_bytes_per_token": i["kv_bytes_per_token"],
         "kv_cache_bytes": i["kv_bytes"], "memory_per_gpu_bytes": {**decode.memory, "total": decode.memory_total},
@@ -385,7 +389,7 @@ def _text_techniques(rep: dict) -> list[str]:
 
 
 def _text_infer(rep: dict) -> str:
-    lines = [f"{rep['model']} on {rep['gpus']} x {rep['hardware']}",
+    lines = [f"{rep['model']} on {rep['gpus']} x {rep['hardware']}  (TP{rep['tp']} PP{rep['pp']})",
              f"  weights           {_gb(rep['weights_bytes'])}",
              f"  KV cache          {rep['kv_cache_bytes_per_token']:,.0f} B/token, {_gb(rep['kv_cache_bytes'])} in all",
              f"  memory per GPU    {_gb(rep['memory_per_gpu_bytes']['total'])} of {_gb(rep['hbm_capacity_bytes'])}"

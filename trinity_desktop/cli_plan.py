@@ -11,6 +11,7 @@ layout prints the same numbers.
   plan infer  --model M --hardware H --gpus N --prompt-len P --gen-len G [--ttft-slo S] [--tpot-slo S] [--json].
               JSON: best {layout {tp, pp, replicas, batch, weight_dtype, kv_dtype, kv_offload}, tokens_per_s_per_gpu,
               ttft_s, tpot_s, ...}, pareto (throughput per GPU against time per output token), and the counts.
+              `calc infer --gpus TP*PP --pp PP --batch ...` with a reported layout prints the same numbers.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def add_plan_parser(sub, parser_class) -> None:
 
     infer = plan.add_parser("infer", help="the best serving layout under TTFT/TPOT targets and the Pareto front")
     _model_and_hardware_options(infer)
-    infer.add_argument("--gpus", type=_positive, required=True, help="GPU budget (replicas x TP)")
+    infer.add_argument("--gpus", type=_positive, required=True, help="GPU budget (replicas x TP x PP)")
     infer.add_argument("--prompt-len", type=_positive, required=True, help="prompt tokens per request")
     infer.add_argument("--gen-len", type=_positive, required=True, help="generated tokens per request")
     infer.add_argument("--ttft-slo", type=_seconds, help="time-to-first-token target in seconds (prefill)")
@@ -118,7 +119,7 @@ def text_plan_infer(rep: dict) -> str:
     def row(c):
         lay = c["layout"]
         return (f"{c['tokens_per_s_per_gpu']:10,.0f} tok/s/GPU  TTFT {c['ttft_s'] * 1e3:8.1f} ms  TPOT "
-                f"{c['tpot_s'] * 1e3:7.2f} ms  TP{lay['tp']} x {lay['replicas']} replicas, batch {lay['batch']}, "
+                f"{c['tpot_s'] * 1e3:7.2f} ms  TP{lay['tp']} PP{lay['pp']} x {lay['replicas']} replicas, batch {lay['batch']}, "
                 f"weights {lay['weight_dtype']}, KV {lay['kv_dtype']}, KV offload {lay['kv_offload']:g}")
 
     lines += ["  best     " + row(rep["best"]),

@@ -1,8 +1,8 @@
 """Session files: a scenario, and optionally a talk deck, as versioned JSON (no Qt).
 
-Layout of version 1::
+Layout of version 2 (and 1)::
 
-    {"trinity_session": 1,
+    {"trinity_session": 2,
      "app": "Trinity Desktop",
      "scenario": {<every Scenario field>, "hardware": {<every Hardware field>}, "model": {<every Architecture
                   field>}, "efficiency": {...}, "techniques": [...]},
@@ -10,7 +10,11 @@ Layout of version 1::
 
 Hardware and model are written in full (sources, status and notes included) so that a user-loaded definition
 survives without its TOML file. Reading follows glue's pattern: the version key picks a loader from `LOADERS`;
-a future format adds `_load_v2` (and, if needed, an upgrade of v1 documents) without touching v1.
+a future format adds its loader (and, if needed, an upgrade of older documents) without touching v1.
+Version 2 has version 1's layout; it reads `pp` of an inference (prefill, decode) scenario as the pipeline
+stages of pipeline-parallel inference. Version 1 timed inference with tensor parallelism over all GPUs and
+ignored `pp` there (a training field), so a version-1 document is upgraded with pp = 1 for inference scenarios
+(`_upgrade_v1`): it keeps its meaning.
 
 Loading validates every value through the model's own constructors (`Hardware`, `Architecture`, `Scenario`)
 and evaluates each scenario once, so a file that loads is a file the app can show. Every problem raises one
@@ -37,7 +41,7 @@ from trinity_desktop.model import Architecture, Efficiency, Hardware, Scenario, 
 from trinity_desktop.model.files import FileRefused, FileTooLarge, read_capped
 
 VERSION_KEY = "trinity_session"
-CURRENT_VERSION = 1
+CURRENT_VERSION = 2
 MAX_BYTES = 5_000_000  # 5 MB (decimal): a 30-slide deck is ~0.2 MB; anything bigger is not ours
 APP_NAME = "Trinity Desktop"
 SUFFIX = ".trinity.json"  # suggested file name ending for dialogs; any name loads
@@ -386,4 +390,23 @@ def _load_v1(doc: dict) -> tuple[Scenario, Deck | None]:
     return scenario, deck
 
 
-LOADERS: dict[int, Callable[[dict], tuple[Scenario, Deck | None]]] = {1: _load_v1}
+def _inference_without_pp(scenario: Any) -> Any:
+    if isinstance(scenario, dict) and scenario.get("kind") in ("prefill", "decode"):
+        return {**scenario, "pp": 1}
+    return scenario
+
+
+def _upgrade_v1(doc: dict) -> tuple[Scenario, Deck | None]:
+    """A version-1 document: its inference scenarios (and slides') get pp = 1, tensor parallelism over all GPUs as
+    version 1 timed them; then the (unchanged) layout is read as version 2."""
+    doc = dict(doc)
+    doc["scenario"] = _inference_without_pp(doc.get("scenario"))
+    deck = doc.get("deck")
+    if isinstance(deck, dict) and isinstance(deck.get("slides"), list):
+        doc["deck"] = {**deck, "slides": [{**sl, "scenario": _inference_without_pp(sl.get("scenario"))}
+                                          if isinstance(sl, dict) and "scenario" in sl else sl
+                                          for sl in deck["slides"]]}
+    return _load_v1(doc)
+
+
+LOADERS: dict[int, Callable[[dict], tuple[Scenario, Deck | None]]] = {1: _upgrade_v1, 2: _load_v1}

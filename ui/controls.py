@@ -2,7 +2,7 @@
 
 The panel only reports edits (`edited`, a dict of Scenario field changes, with `hardware` and `model` given
 as preset keys; choosing hardware also sets `gpus_per_node` to its `gpus_per_node_default`; switching between
-training and inference brings back the GPU count last used for that kind of workload) and shows the scenario it
+training and inference brings back the GPU count and PP last used for that kind of workload) and shows the scenario it
 is handed; the app validates and applies.
 """
 
@@ -23,13 +23,15 @@ KINDS = (("train", "Training step"), ("prefill", "Inference: prefill"), ("decode
 CONTEXT_MAX = 1 << 24  # tokens per sequence, prompt + generated: the most model/kv_matrix.py accepts
 _SPINS = {
     # field: (label, minimum, maximum, tooltip, group)
-    "gpus": ("GPUs", 1, 1 << 20, "Total devices. Training: TP x PP x CP x DP. Inference: the tensor-parallel degree.",
-             "cluster"),
+    "gpus": ("GPUs", 1, 1 << 20, "Total devices. Training: TP x PP x CP x DP. Inference: TP x PP (one replica; "
+             "tensor parallel over GPUs / PP).", "cluster"),
     "gpus_per_node": ("GPUs per node", 1, 1024, "Devices sharing the scale-up fabric (NVLink, Infinity Fabric, ICI).",
                       "cluster"),
     "tp": ("Tensor parallel (TP)", 1, 1024, "Megatron-LM tensor parallelism: splits every layer; must divide the heads.",
            "train"),
-    "pp": ("Pipeline parallel (PP)", 1, 1024, "Pipeline stages (1F1B schedule); the bubble is (p-1)/(m+p-1).", "train"),
+    "pp": ("Pipeline parallel (PP)", 1, 1024, "Pipeline stages, each holding layers / PP. Training: 1F1B schedule, the "
+           "bubble is (p-1)/(m+p-1). Inference: the batch circulates as PP micro-batches, a token takes PP stage slots "
+           "(time per output token = PP x slot); GPUs / PP is the tensor-parallel degree.", "cluster"),
     "virtual_stages": ("Virtual stages (interleaved)", 1, 1024,
                        "Interleaved 1F1B (Narayanan et al. 2021): model chunks per pipeline stage. The bubble shrinks "
                        "to (p-1)/(v·m), the pipeline sends grow v-fold; needs PP >= 2, layers divisible by PP x v "
@@ -100,7 +102,7 @@ class ScenarioControls(QtWidgets.QWidget):
         self._updating = False
         self._hardware: dict[str, Hardware] = {}
         self._shown: Scenario | None = None
-        self._layouts: dict[str, dict] = {}  # "train" / "infer" -> the GPUs last used for that kind of workload
+        self._layouts: dict[str, dict] = {}  # "train" / "infer" -> the GPUs and PP last used for that workload
         self._efficiency_index = 0
         self.widgets: dict[str, QtWidgets.QWidget] = {}
         outer = QtWidgets.QVBoxLayout(self)
@@ -230,15 +232,16 @@ class ScenarioControls(QtWidgets.QWidget):
             self.edited.emit(change)
 
     def _layout_for(self, kind: str) -> dict:
-        """The GPU count a workload switch brings along: the one last used for that kind of workload (training,
-        or inference), else, going from training to inference, one tensor-parallel group of the training layout
-        (its TP degree, as residency.serving_scenario serves a training layout): never a 64-way TP decode."""
+        """The GPU count and PP a workload switch brings along: the ones last used for that kind of workload
+        (training, or inference), else, going from training to inference, one tensor-parallel group of the
+        training layout (its TP degree and PP 1, as residency.serving_scenario serves a training layout): never a
+        64-way TP decode."""
         sc = self._shown
         if sc is None or _group(kind) == _group(sc.kind):
             return {}
         if _group(kind) in self._layouts:
             return dict(self._layouts[_group(kind)])
-        return {"gpus": sc.tp} if sc.kind == "train" else {}
+        return {"gpus": sc.tp, "pp": 1} if sc.kind == "train" else {}
 
     # --- shown state ----------------------------------------------------------------------------
     def set_choices(self, hardware: Mapping[str, Hardware], models: Mapping[str, Architecture]) -> None:
@@ -258,7 +261,7 @@ class ScenarioControls(QtWidgets.QWidget):
     def show_scenario(self, sc: Scenario) -> None:
         """Show `sc` in every control without emitting edits."""
         self._shown = sc
-        self._layouts[_group(sc.kind)] = {"gpus": sc.gpus}
+        self._layouts[_group(sc.kind)] = {"gpus": sc.gpus, "pp": sc.pp}
         self._updating = True
         try:
             self.hardware_combo.setCurrentIndex(max(self.hardware_combo.findData(sc.hardware.key), 0))
@@ -294,5 +297,5 @@ class ScenarioControls(QtWidgets.QWidget):
 
 
 def _group(kind: str) -> str:
-    """Training has its own layout; prefill and decode share the inference one (tensor parallel over all GPUs)."""
+    """Training has its own layout; prefill and decode share the inference one (TP x PP over all GPUs)."""
     return "train" if kind == "train" else "infer"

@@ -44,7 +44,7 @@ JOB_FIELDS = ("model", "hardware", "kind", "gpus_per_node", "global_batch", "seq
 
 def layout_text(layout: dict) -> str:
     if "replicas" in layout:
-        return (f"TP{layout['tp']} x {layout['replicas']} replicas, batch {layout['batch']}, weights "
+        return (f"TP{layout['tp']} PP{layout['pp']} x {layout['replicas']} replicas, batch {layout['batch']}, weights "
                 f"{layout['weight_dtype']}, KV {layout['kv_dtype']}, KV offload {layout['kv_offload']:g}")
     return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']}, "
             f"v{layout['virtual_stages']}, ZeRO-{layout['zero']}, "
@@ -55,7 +55,9 @@ def layout_text(layout: dict) -> str:
 def edit_for(layout: dict) -> dict:
     """The Scenario field changes that load a planner layout."""
     if "replicas" in layout:
-        return {"gpus": layout["tp"], "batch": layout["batch"], "weight_dtype": layout["weight_dtype"],
+        # one replica: TP x PP GPUs (inference's TP is gpus / pp)
+        return {"gpus": layout["tp"] * layout["pp"], "pp": layout["pp"], "batch": layout["batch"],
+                "weight_dtype": layout["weight_dtype"],
                 "kv_dtype": layout["kv_dtype"], "kv_offload_fraction": layout["kv_offload"]}
     return {k: layout[k] for k in ("tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch", "virtual_stages",
                                    "offload")}
@@ -506,7 +508,7 @@ class PlannerPanel(QtWidgets.QWidget):
         """Load Pareto point i as the scenario (one undoable edit)."""
         if 0 <= i < len(self._points):
             layout = dict(self._points[i].layout)
-            self._loaded_tp = layout["tp"] if "replicas" in layout else None
+            self._loaded_tp = layout["tp"] * layout["pp"] if "replicas" in layout else None  # the replica's GPUs
             self.editRequested.emit(edit_for(layout))
 
     def _clicked(self, event) -> None:

@@ -91,7 +91,7 @@ class TiledIOPanel(QtWidgets.QWidget):
         arch, hw = sc.model, sc.hardware
         train = sc.kind == "train"
         N = sc.seq_len if train else sc.prompt_len
-        tp = sc.tp if train else sc.gpus
+        tp = sc.tp if train else sc.inference_tp
         batch = sc.micro_batch if train else sc.batch
         elem = ACTIVATION_BYTES[sc.precision] if train else 2.0
         d = arch.qk_dim

@@ -1,4 +1,4 @@
-"""Throughput of the training planner: configurations per second, the ratio to one bare `evaluate_grid` call of
+"""Throughput of the training and serving planners: configurations per second, the ratio to one bare `evaluate_grid` call of
 the same size, the ratio to a per-configuration Python loop (our scalar `evaluate`; llm-analysis when it is
 installed), and the peak RSS of a 10^7-configuration search (in a fresh process).
 
@@ -9,6 +9,7 @@ Runs once (as a correctness check) under the default `--benchmark-disable`; for 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -78,6 +79,27 @@ def test_planner_against_a_bare_evaluate_grid_and_a_python_loop():
         pass
     print("\n" + json.dumps(line))
     assert math.isfinite(t_plan / t_bare) and rate > 0  # figures, not timed assertions (the machine is shared)
+
+
+def test_serving_planner_throughput(benchmark):
+    """`plan infer` for Llama-3.1-405B on 16 H100: TP x PP x batch x formats x offload, one open-grid call per
+    weight format; the same search with PP fixed to 1 (the space before pipeline-parallel serving) alongside."""
+    from trinity_desktop.model.serving_planner import plan_serving, serving_space
+
+    space = serving_space(MODEL, HW, 16)
+    tp_only = dataclasses.replace(space, pp=(1,))
+    t0 = time.perf_counter()
+    plan = benchmark(plan_serving, MODEL, HW, 16, 2048, 512, space=space)
+    per_call = _per_call(benchmark, time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    plan_serving(MODEL, HW, 16, 2048, 512, space=tp_only)
+    t_tp_only = time.perf_counter() - t0
+    line = {"configs": space.size, "seconds": per_call, "configs_per_s": space.size / per_call,
+            "tp_only_configs": tp_only.size, "tp_only_seconds": t_tp_only,
+            "tp_only_configs_per_s": tp_only.size / t_tp_only}
+    benchmark.extra_info.update(line)
+    print("\n" + json.dumps(line))
+    assert plan.configurations_evaluated == space.size and plan.best is not None
 
 
 def _llm_analysis_per_config() -> float:

@@ -111,13 +111,16 @@ def test_every_validated_input_gives_finite_non_negative_outputs(hw, model_key, 
        batch=st.sampled_from([1, 4, 32, 256]), prompt=st.sampled_from([1, 512, 8192, 131072, 1 << 20]),
        gen=st.sampled_from([1, 7, 64, 2048]), policy=st.sampled_from(["full", "window", "streaming", "h2o", "razor"]),
        window=st.sampled_from([64, 4096]), offload=st.sampled_from([0.0, 0.3]), kind=st.sampled_from(["decode",
-                                                                                                       "prefill"]))
-def test_a_requests_time_is_its_stages_end(model_key, hw_key, gpus, batch, prompt, gen, policy, window, offload, kind):
+                                                                                                       "prefill"]),
+       pp=st.sampled_from([1, 2, 4]))
+def test_a_requests_time_is_its_stages_end(model_key, hw_key, gpus, batch, prompt, gen, policy, window, offload, kind,
+                                           pp):
     from trinity_desktop.model.stages import request_time, stages
 
     hw = HARDWARE[hw_key]
-    try:
-        sc = Scenario(hardware=hw, model=MODELS[model_key], kind=kind, gpus=gpus, gpus_per_node=hw.gpus_per_node_default,
+    try:  # gpus is the replica's total, TP x PP (pipeline-parallel inference)
+        sc = Scenario(hardware=hw, model=MODELS[model_key], kind=kind, gpus=gpus * pp, pp=pp,
+                      gpus_per_node=hw.gpus_per_node_default,
                       batch=batch, prompt_len=prompt, gen_len=gen, kv_policy=policy, kv_window=window,
                       kv_offload_fraction=offload)
     except ValidationError:

@@ -265,8 +265,9 @@ INFER_MODELS = ("llama-3-8b", "llama-2-7b", "llama-3-70b", "mixtral-8x7b", "deep
 def infer_scenarios(draw) -> Scenario:
     arch = MODELS[draw(st.sampled_from(INFER_MODELS))]
     hw = HARDWARE[draw(st.sampled_from(("h100-sxm", "a100-80gb-sxm", "h200-sxm", "mi300x")))]
-    return Scenario(hardware=hw, model=arch, kind=draw(st.sampled_from(["prefill", "decode"])),
-                    gpus=draw(st.sampled_from([g for g in (1, 2, 4, 8) if arch.heads % g == 0])),
+    pp = draw(st.sampled_from([p for p in (1, 1, 2, 4) if arch.layers % p == 0]))  # pipeline stages
+    return Scenario(hardware=hw, model=arch, kind=draw(st.sampled_from(["prefill", "decode"])), pp=pp,
+                    gpus=pp * draw(st.sampled_from([g for g in (1, 2, 4, 8) if arch.heads % g == 0])),
                     batch=draw(st.sampled_from([1, 2, 3, 8, 64, 256])),
                     prompt_len=draw(st.sampled_from([1, 128, 2048, 32768])),
                     gen_len=draw(st.sampled_from([1, 64, 1024])),

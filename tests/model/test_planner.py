@@ -147,3 +147,34 @@ def test_serving_planner_equals_a_brute_force_loop_of_evaluate():
     expected = {(thr, lat) for thr, lat in good if not np.any(
         (pts[:, 0] >= thr) & (pts[:, 1] <= lat) & ((pts[:, 0] > thr) | (pts[:, 1] < lat)))}
     assert {(c.tokens_per_s_per_gpu, c.tpot_s) for c in plan.pareto} == expected
+
+
+def test_serving_planner_with_pipeline_stages_equals_a_brute_force_loop_of_evaluate():
+    """TP x PP up to 16 GPUs: pairs beyond the budget (and PP3, which does not divide 80 layers) are invalid;
+    every other layout is checked by the scalar `evaluate` of a `calc infer --gpus TPxPP --pp PP` scenario."""
+    from trinity_desktop.model.serving_planner import ServingSpace, plan_serving
+
+    model, hardware, gpus = MODELS["llama-3-70b"], HW["h100-sxm"], 16
+    space = ServingSpace(tp=(2, 4, 8, 16), pp=(1, 2, 3, 4), batch=(1, 8, 64), weight_dtype=("bf16", "int4"),
+                         kv_dtype=("bf16", "fp8"), kv_offload=(0.0,))
+    tpot_slo = 0.05
+    good, invalid = [], 0
+    for tp, pp, b, wd, kd, off in itertools.product(space.tp, space.pp, space.batch, space.weight_dtype,
+                                                    space.kv_dtype, space.kv_offload):
+        if tp * pp > gpus or model.layers % pp:
+            invalid += 1
+            continue
+        r = evaluate(Scenario(hardware=hardware, model=model, kind="decode", gpus=tp * pp, pp=pp, batch=b,
+                              prompt_len=2048, gen_len=256, weight_dtype=wd, kv_dtype=kd, kv_offload_fraction=off))
+        if r.fits and r.infer["time_per_output_token_s"] <= tpot_slo:
+            good.append((r.infer["tokens_per_s"] / (tp * pp), r.infer["time_per_output_token_s"], pp))
+    plan = plan_serving(model, hardware, gpus, 2048, 256, tpot_slo=tpot_slo, space=space)
+    assert plan.invalid == invalid and plan.feasible == len(good) and plan.configurations_evaluated == space.size
+    assert plan.best.tokens_per_s_per_gpu == max(g[0] for g in good)
+    lay = plan.best.layout
+    assert lay["replicas"] == gpus // (lay["tp"] * lay["pp"])
+    pts = np.array([g[:2] for g in good])
+    expected = {(thr, lat) for thr, lat, _ in good if not np.any(
+        (pts[:, 0] >= thr) & (pts[:, 1] <= lat) & ((pts[:, 0] > thr) | (pts[:, 1] < lat)))}
+    assert {(c.tokens_per_s_per_gpu, c.tpot_s) for c in plan.pareto} == expected
+    assert any(pp > 1 for _, _, pp in good)

@@ -202,7 +202,7 @@ def test_does_not_fit_binds_memory():
 # --- inference ---------------------------------------------------------------------------------------
 
 def _infer(**changes) -> Scenario:
-    return default_scenario().replace(kind="decode", gpus=8, **changes)
+    return default_scenario().replace(kind="decode", gpus=8, pp=1, **changes)  # one TP8 group
 
 
 @pytest.mark.parametrize("changes", [{}, dict(gen_len=5), dict(batch=256, kv_dtype="int4"), dict(gen_len=1000)])
@@ -392,7 +392,7 @@ def _long_context(**changes) -> Scenario:
     """Llama-3.1-70B on 8x H100 SXM, 16 sessions of a 128k prompt: 86.6 GB of KV per GPU at the end of the
     request against 54.4 GB of HBM left by the weights (17.6 GB) and the 10% runtime reserve (8 GB)."""
     sc = default_scenario().replace(kind="decode", model=MODELS["llama-3.1-70b"], hardware=HARDWARE["h100-sxm"],
-                                    gpus=8, batch=16, prompt_len=131072, gen_len=1024)
+                                    gpus=8, pp=1, batch=16, prompt_len=131072, gen_len=1024)
     return sc.replace(**changes)
 
 

@@ -58,16 +58,19 @@ def test_switching_the_workload_keeps_a_layout_per_kind(qtbot):
     controls.edited.connect(edits.append)
     kind = controls.kind_combo
     kind.setCurrentIndex(kind.findData("decode"))
-    assert edits[-1] == {"kind": "decode", "gpus": 8}
-    controls.show_scenario(train.replace(kind="decode", gpus=4))  # the app applied it; the user picks TP4
+    assert edits[-1] == {"kind": "decode", "gpus": 8, "pp": 1}  # one TP group of the training layout, no pipeline
+    controls.show_scenario(train.replace(kind="decode", gpus=4, pp=2))  # the app applied it; the user picks TP2 PP2
     kind.setCurrentIndex(kind.findData("prefill"))
     assert edits[-1] == {"kind": "prefill"}  # prefill and decode share the inference layout
-    controls.show_scenario(train.replace(kind="prefill", gpus=4))
+    controls.show_scenario(train.replace(kind="prefill", gpus=4, pp=2))
     kind.setCurrentIndex(kind.findData("train"))
-    assert edits[-1] == {"kind": "train", "gpus": 64}
-    controls.show_scenario(train)
+    assert edits[-1] == {"kind": "train", "gpus": 64, "pp": 2}
+    controls.show_scenario(train.replace(pp=4))  # training's PP is its own
     kind.setCurrentIndex(kind.findData("decode"))
-    assert edits[-1] == {"kind": "decode", "gpus": 4}
+    assert edits[-1] == {"kind": "decode", "gpus": 4, "pp": 2}
+    controls.show_scenario(train.replace(kind="decode", gpus=4, pp=2))
+    assert not controls.groups["train"].isVisibleTo(controls)  # training's own options hide; PP serves both
+    assert controls.widgets["pp"].isVisibleTo(controls) and "Inference" in controls.widgets["pp"].toolTip()
 
 
 def test_window_switch_to_decode_gives_a_sensible_tp(qtbot, tmp_path):

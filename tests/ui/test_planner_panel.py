@@ -102,9 +102,12 @@ def test_map_axes_and_inference(shown_panel, qtbot):
     p.update_results(evaluate(default_scenario().replace(kind="decode", gpus=8)))
     plan = _done(qtbot, p)
     assert not p.map_plot.isVisible() and plan.best is not None
-    assert edit_for(plan.best.layout)["gpus"] == plan.best.layout["tp"]
-    # loading a serving dot sets the scenario's GPUs to its TP degree; the budget of the search stays 8
-    small = next(i for i, c in enumerate(p._points) if c.layout["tp"] < 8)
+    best = plan.best.layout
+    assert edit_for(best) == {"gpus": best["tp"] * best["pp"], "pp": best["pp"], "batch": best["batch"],
+                              "weight_dtype": best["weight_dtype"], "kv_dtype": best["kv_dtype"],
+                              "kv_offload_fraction": best["kv_offload"]}
+    # loading a serving dot sets the scenario's GPUs to its replica's TP x PP; the budget of the search stays 8
+    small = next(i for i, c in enumerate(p._points) if c.layout["tp"] * c.layout["pp"] < 8)
     generation = p._generation
     with qtbot.waitSignal(p.editRequested) as sig:
         p.click_point(small)
