@@ -201,7 +201,7 @@ def fit_efficiencies(runs: Sequence[PublishedRun], x0: Sequence[float], free: Se
 
 
 def _median_abs(x) -> float:
-    return float(np.median(np.abs(x))) if len(x) else float("nan")
+    return float(np.median(np.abs(x)))
 
 
 def fitted_errors(runs: Sequence[PublishedRun], x: np.ndarray) -> np.ndarray:
@@ -262,7 +262,8 @@ def _fit_report(runs, x0, free) -> dict:
             "fitted": [n for n, f in zip(EFFICIENCIES, free, strict=True) if f],
             "in_sample_median_abs_rel_error": _median_abs(fitted),
             "leave_one_out_median_abs_rel_error": _median_abs(loo),
-            "leave_one_out_median_abs_rel_error_by_kind": {k: _median_abs(loo[kinds == k]) for k in KINDS},
+            "leave_one_out_median_abs_rel_error_by_kind": {k: _median_abs(loo[kinds == k]) for k in KINDS
+                                                            if np.any(kinds == k)},
             "leave_one_out_rel_error": {r.name: float(e) for r, e in zip(runs, loo, strict=True)}}
 
 
@@ -283,7 +284,8 @@ def validate(set_name: str = "default", samples: int = 256, fit: bool = False) -
     report = {"set": set_name, "samples_per_run": samples, "runs": rows,
               "median_abs_rel_error": _median_abs(errors), "worst_abs_rel_error": float(abs(errors[worst])),
               "worst_run": rows[worst]["name"], "runs_in_band": int(sum(r["in_band"] for r in rows)),
-              "median_abs_rel_error_by_kind": {k: _median_abs(errors[kinds == k]) for k in KINDS},
+              "median_abs_rel_error_by_kind": {k: _median_abs(errors[kinds == k]) for k in KINDS
+                                               if np.any(kinds == k)},
               "leave_one_out_median_abs_rel_error": chosen["leave_one_out_median_abs_rel_error"],
               "leave_one_out_fit": best,
               "fits": {label: {k: v for k, v in f.items() if k not in ("x", "loo", "free")}

@@ -122,6 +122,10 @@ def _seconds(x: float) -> str:
     return f"{x * 1e3:7.1f}ms" if x < 1 else f"{x:8.2f}s"
 
 
+def _by_kind(medians: dict) -> str:
+    return ", ".join(f"{kind} {m * 100:.1f}%" for kind, m in medians.items())
+
+
 def validate_text(rep: dict) -> str:
     lines = [f"Published runs against the model ({rep['set']} efficiency set): measured and predicted time of each "
              f"run's quantity, p05-p95 over the assumption ranges ({rep['samples_per_run']} Sobol samples per run)",
@@ -131,18 +135,16 @@ def validate_text(rep: dict) -> str:
         lines.append(f"  {r['name'][:64]:64s} {QUANTITY_LABEL[r['quantity']]:>9s} {_seconds(r['measured'])} "
                      f"{_seconds(r['predicted'])} {_seconds(r['p05'])} {_seconds(r['p95'])} "
                      f"{r['rel_error'] * 100:+6.1f}%{'' if r['in_band'] else ' *'}")
-    by_kind = rep["median_abs_rel_error_by_kind"]
-    lines += [f"  median |error| {rep['median_abs_rel_error'] * 100:.1f}% (training {by_kind['training'] * 100:.1f}%, "
-              f"inference {by_kind['inference'] * 100:.1f}%), worst {rep['worst_abs_rel_error'] * 100:.1f}% "
+    lines += [f"  median |error| {rep['median_abs_rel_error'] * 100:.1f}% ({_by_kind(rep['median_abs_rel_error_by_kind'])}), "
+              f"worst {rep['worst_abs_rel_error'] * 100:.1f}% "
               f"({rep['worst_run']}); {rep['runs_in_band']} of {len(rep['runs'])} measured inside p05-p95 "
               "(* = outside)"]
     for label, f in rep["fits"].items():
         eff = ", ".join(f"{n} {v:.3f}" for n, v in f["efficiencies"].items())
-        loo = f["leave_one_out_median_abs_rel_error_by_kind"]
         lines.append(f"  fit {label:20s} {eff}: median |error| in sample "
                      f"{f['in_sample_median_abs_rel_error'] * 100:.1f}%, leave-one-out "
-                     f"{f['leave_one_out_median_abs_rel_error'] * 100:.1f}% (training {loo['training'] * 100:.1f}%, "
-                     f"inference {loo['inference'] * 100:.1f}%)"
+                     f"{f['leave_one_out_median_abs_rel_error'] * 100:.1f}% "
+                     f"({_by_kind(f['leave_one_out_median_abs_rel_error_by_kind'])})"
                      + ("  <- calibrates" if label == rep["leave_one_out_fit"] else ""))
     if "fit" in rep:
         lines.append(f"  calibrated set ({rep['fit']['variant']}) written to {rep['fit']['written_to']} "
