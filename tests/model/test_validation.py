@@ -150,3 +150,27 @@ def test_malformed_entries_are_one_line_errors(change, needle):
     assert needle in message and "\n" not in message
     if needle != "valid TOML":
         assert "inference run 'x'" in message
+
+
+def test_a_malformed_training_entry_is_one_line_too():
+    text = """
+[[run]]
+name = "t"
+source = "korthikanti2022"
+hardware = "a100-80gb-sxm"
+model = "korthikanti-175b"
+gpus = 64
+tp = 8
+pp = 8
+virtual_stages = 5
+global_batch = 64
+seq_len = 2048
+metric = "step_time_s"
+measured = 13.75
+"""
+    with pytest.raises(ValidationError) as info:
+        runs_from_text(text)
+    message = str(info.value)
+    assert "training run 't'" in message and "virtual_stages" in message and "\n" not in message
+    (run,) = runs_from_text(text.replace("virtual_stages = 5", "virtual_stages = 3"))
+    assert run.scenario.virtual_stages == 3 and run.quantity == "step_time_s"
