@@ -134,7 +134,7 @@ def _outputs(scenario: Scenario, raw: dict) -> dict[str, np.ndarray]:
     peak = scenario.hardware.peak(compute_dtype_for_weights(scenario.weight_dtype, dict(scenario.hardware.peak_flops)))
     tpot = raw["time_per_output_token_s"]
     return {"time_per_output_token_s": tpot, "ttft_s": raw["prefill_s"], "tokens_per_s": raw["tokens_per_s"],
-            "mfu": raw["decode_flops"] / (tpot * scenario.gpus * peak)}
+            "mfu": raw["decode_flops"] / (tpot * scenario.gpus * peak), "request_s": raw["request_s"]}
 
 
 def propagate(scenario: Scenario, samples: int = DEFAULT_SAMPLES, set_name: str = "default", seed: int = 0,

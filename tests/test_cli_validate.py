@@ -83,7 +83,8 @@ def test_validate_json_keys_and_published_runs(fitted):
     rep, _ = fitted
     assert len(rep["runs"]) >= 12
     for run in rep["runs"]:
-        assert {"name", "source", "measured", "predicted", "p05", "p95", "rel_error"} <= run.keys()
+        assert {"name", "kind", "quantity", "source", "measured", "predicted", "p05", "p95", "rel_error"} <= run.keys()
+        assert (run["kind"], run["quantity"] == "step_time_s") in {("training", True), ("inference", False)}
         assert run["p05"] <= run["predicted"] <= run["p95"]
         assert run["rel_error"] == pytest.approx(run["predicted"] / run["measured"] - 1)
     errors = [abs(r["rel_error"]) for r in rep["runs"]]
@@ -92,6 +93,16 @@ def test_validate_json_keys_and_published_runs(fitted):
     # Korthikanti et al. 2022 Table 5 is in: 175B with selective recomputation, 13.75 s per iteration
     k175 = next(r for r in rep["runs"] if "175B, selective" in r["name"])
     assert k175["measured"] == 13.75 and k175["source"] == "korthikanti2022"
+    assert k175["layout"]["virtual_stages"] == 3  # Table 3: the interleaved schedule, m = 3
+    # inference: FasterTransformer GPT-175B, TP 8, batch 16, 512/32: 3706.23 ms for the batch
+    ft = next(r for r in rep["runs"] if r["name"].startswith("GPT-175B, TP 8, batch 16"))
+    assert ft["quantity"] == "request_s" and ft["measured"] == pytest.approx(3.70623)
+    assert ft["layout"] == {"tp": 8, "batch": 16, "prompt_len": 512, "gen_len": 32, "weight_dtype": "fp16",
+                            "kv_dtype": "fp16"}
+    kinds = {k: [abs(r["rel_error"]) for r in rep["runs"] if r["kind"] == k] for k in ("training", "inference")}
+    assert len(kinds["inference"]) >= 4
+    for k, errs in kinds.items():
+        assert rep["median_abs_rel_error_by_kind"][k] == pytest.approx(statistics.median(errs))
 
 
 def test_the_fit_improves_leave_one_out_error(fitted):
@@ -101,6 +112,13 @@ def test_the_fit_improves_leave_one_out_error(fitted):
     assert fit["leave_one_out_median_abs_rel_error"] < rep["median_abs_rel_error"]
     assert fit["in_sample_median_abs_rel_error"] <= fit["leave_one_out_median_abs_rel_error"] + 1e-9
     assert rep["leave_one_out_median_abs_rel_error"] == fit["leave_one_out_median_abs_rel_error"]
+    # both fits are reported; the calibrated set is the one of lower leave-one-out error
+    fits = rep["fits"]
+    assert set(fits) == {"compute+network", "compute+network+hbm"}
+    assert fits["compute+network"]["efficiencies"]["hbm_efficiency"] == 0.8
+    best = min(fits, key=lambda k: fits[k]["leave_one_out_median_abs_rel_error"])
+    assert fit["variant"] == rep["leave_one_out_fit"] == best
+    assert fits[best]["leave_one_out_median_abs_rel_error"] == fit["leave_one_out_median_abs_rel_error"]
 
 
 def test_calibrated_set_is_usable(fitted, capsys, monkeypatch):

@@ -6,7 +6,7 @@
   trinity-desktop calc train|infer ... compute one scenario (add --json for machine-readable output)
   trinity-desktop plan train|infer ... search every layout (fastest, Pareto front; --json)
   trinity-desktop presets [--json]     list hardware and model presets
-  trinity-desktop validate [--json] [--fit]  the model against published training runs
+  trinity-desktop validate [--json] [--fit]  the model against published training and inference runs
   trinity-desktop bench [--json]       measure start-up, edit->repaint, memory and model speed against baselines
 """
 

@@ -10,10 +10,12 @@
                    time_per_output_token_s and ttft_s (infer), mfu, tokens_per_s: {p05, p50, p95},
                    sensitivity: {assumption: {first, total}}} (model/uncertainty.py).
   validate [--json] [--fit] [--efficiency SET] [--samples N]
-                   predicted against measured step time for every run of resources/published_runs.toml, with
-                   the p05-p95 band; the JSON has runs [{name, source, measured, predicted, p05, p95,
-                   rel_error, ...}], median_abs_rel_error, worst_abs_rel_error,
-                   leave_one_out_median_abs_rel_error (efficiencies refitted without each run). --fit also
+                   predicted against measured time for every run of resources/published_runs.toml (training:
+                   step time; inference: request, first-token or per-token time), with the p05-p95 band; the
+                   JSON has runs [{name, kind, quantity, source, measured, predicted, p05, p95, rel_error,
+                   ...}], median_abs_rel_error (and _by_kind), worst_abs_rel_error,
+                   leave_one_out_median_abs_rel_error (efficiencies refitted without each run, the better of
+                   the two fits under `fits`: compute+network with HBM kept, compute+network+hbm). --fit also
                    writes the calibrated set (`--efficiency calibrated`) and adds `fit`.
 """
 
@@ -48,7 +50,7 @@ def add_calc_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_validate_parser(sub) -> None:
-    v = sub.add_parser("validate", help="predicted against measured published training runs")
+    v = sub.add_parser("validate", help="predicted against measured published training and inference runs")
     v.add_argument("--json", action="store_true", help="print machine-readable JSON")
     v.add_argument("--fit", action="store_true",
                    help="fit the efficiencies to the runs (scipy least_squares), report in-sample and "
@@ -112,23 +114,39 @@ def validate_report(args) -> dict:
     return validate(set_name=args.efficiency, samples=args.samples, fit=args.fit)
 
 
+QUANTITY_LABEL = {"step_time_s": "step", "request_s": "request", "ttft_s": "1st token",
+                  "time_per_output_token_s": "per token"}
+
+
+def _seconds(x: float) -> str:
+    return f"{x * 1e3:7.1f}ms" if x < 1 else f"{x:8.2f}s"
+
+
+def _by_kind(medians: dict) -> str:
+    return ", ".join(f"{kind} {m * 100:.1f}%" for kind, m in medians.items())
+
+
 def validate_text(rep: dict) -> str:
-    lines = [f"Published runs against the model ({rep['set']} efficiency set); step time per iteration, "
-             f"p05-p95 over the assumption ranges ({rep['samples_per_run']} Sobol samples per run)",
-             f"  {'run':66s} {'measured':>9s} {'predicted':>9s} {'p05':>9s} {'p95':>9s} {'error':>7s}"]
+    lines = [f"Published runs against the model ({rep['set']} efficiency set): measured and predicted time of each "
+             f"run's quantity, p05-p95 over the assumption ranges ({rep['samples_per_run']} Sobol samples per run)",
+             f"  {'run':64s} {'quantity':>9s} {'measured':>9s} {'predicted':>9s} {'p05':>9s} {'p95':>9s} "
+             f"{'error':>7s}"]
     for r in rep["runs"]:
-        lines.append(f"  {r['name'][:66]:66s} {r['measured']:9.2f} {r['predicted']:9.2f} {r['p05']:9.2f} "
-                     f"{r['p95']:9.2f} {r['rel_error'] * 100:+6.1f}%{'' if r['in_band'] else ' *'}")
-    lines += [f"  median |error| {rep['median_abs_rel_error'] * 100:.1f}%, worst {rep['worst_abs_rel_error'] * 100:.1f}% "
+        lines.append(f"  {r['name'][:64]:64s} {QUANTITY_LABEL[r['quantity']]:>9s} {_seconds(r['measured'])} "
+                     f"{_seconds(r['predicted'])} {_seconds(r['p05'])} {_seconds(r['p95'])} "
+                     f"{r['rel_error'] * 100:+6.1f}%{'' if r['in_band'] else ' *'}")
+    lines += [f"  median |error| {rep['median_abs_rel_error'] * 100:.1f}% ({_by_kind(rep['median_abs_rel_error_by_kind'])}), "
+              f"worst {rep['worst_abs_rel_error'] * 100:.1f}% "
               f"({rep['worst_run']}); {rep['runs_in_band']} of {len(rep['runs'])} measured inside p05-p95 "
-              "(* = outside)",
-              f"  leave-one-out median |error| after fitting compute_efficiency and network_efficiency: "
-              f"{rep['leave_one_out_median_abs_rel_error'] * 100:.1f}%"]
+              "(* = outside)"]
+    for label, f in rep["fits"].items():
+        eff = ", ".join(f"{n} {v:.3f}" for n, v in f["efficiencies"].items())
+        lines.append(f"  fit {label:20s} {eff}: median |error| in sample "
+                     f"{f['in_sample_median_abs_rel_error'] * 100:.1f}%, leave-one-out "
+                     f"{f['leave_one_out_median_abs_rel_error'] * 100:.1f}% "
+                     f"({_by_kind(f['leave_one_out_median_abs_rel_error_by_kind'])})"
+                     + ("  <- calibrates" if label == rep["leave_one_out_fit"] else ""))
     if "fit" in rep:
-        f = rep["fit"]
-        lines += [f"  fit: compute_efficiency {f['compute_efficiency']:.3f}, network_efficiency "
-                  f"{f['network_efficiency']:.3f} (hbm_efficiency kept at {f['hbm_efficiency']:g}); in-sample median "
-                  f"|error| {f['in_sample_median_abs_rel_error'] * 100:.1f}%, leave-one-out "
-                  f"{f['leave_one_out_median_abs_rel_error'] * 100:.1f}%",
-                  f"  calibrated set written to {f['written_to']} (use --efficiency calibrated)"]
+        lines.append(f"  calibrated set ({rep['fit']['variant']}) written to {rep['fit']['written_to']} "
+                     "(use --efficiency calibrated)")
     return "\n".join(lines)

@@ -1,8 +1,10 @@
-"""Validation: the model's predicted step time against published, measured runs, and what matters most.
+"""Validation: the model's predicted time against published, measured runs, and what matters most.
 
 Left: one point per run of resources/published_runs.toml (model/validation.py) on log-log axes, measured on x,
-predicted on y, with the identity line (a perfect model) and each run's p05-p95 band over the assumption
-ranges as a vertical bar; colour by source; hover a point for its run, source and error. The table is computed
+predicted on y, both in seconds: a training run's step time, an inference run's request time (prefill + the
+output tokens) or first-token time. The identity line is a perfect model; each run's p05-p95 band over the
+assumption ranges is a vertical bar; colour and marker by quantity (circle: training step, triangle: inference
+request, diamond: first token), named in the legend; hover a point for its run, quantity, source and error. The table is computed
 once per efficiency set, off the UI thread, when the panel is first shown.
 Right: "what matters most" for the current scenario: the total (wide bar) and first-order (narrow bar) Sobol
 indices of the headline time for each assumption (model/uncertainty.py), fed by the band service
@@ -27,11 +29,28 @@ from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_seconds
 
 SAMPLES_PER_RUN = 256
-# Okabe-Ito colours of the theme, one per source
-SOURCE_PALETTE = (theme.RESOURCE_COLORS["compute"], theme.RESOURCE_COLORS["bandwidth"],
-                  theme.RESOURCE_COLORS["memory"], theme.COMPONENT_COLORS["gradients"],
-                  theme.COMPONENT_COLORS["optimizer"], theme.COMPONENT_COLORS["weights"])
 HOVER_DECADES = 0.06  # a point is hovered within this distance in log10 units
+# quantity -> (legend name, marker, Okabe-Ito colour of the theme)
+QUANTITY_STYLE = {"step_time_s": ("training step", "o", theme.RESOURCE_COLORS["compute"]),
+                  "request_s": ("inference request", "t1", theme.RESOURCE_COLORS["bandwidth"]),
+                  "ttft_s": ("first token", "d", theme.RESOURCE_COLORS["memory"]),
+                  "time_per_output_token_s": ("per output token", "s", theme.COMPONENT_COLORS["optimizer"])}
+KINDS = ("training", "inference")
+QUANTITY_TEXT = {"step_time_s": "training step time", "request_s": "inference request time (prefill + {g} output "
+                 "tokens, batch {b})", "ttft_s": "first-token time (prefill of {s} tokens, batch {b})",
+                 "time_per_output_token_s": "time per output token (batch {b})"}
+
+
+def source_label(ref) -> str:
+    """A legend name for a reference: "first author year", or a vendor document's own title."""
+    if ref.authors in ("NVIDIA", "AMD", "Google"):
+        return ref.title.split(":")[0].split(" (")[0]
+    return f"{ref.authors.split(',')[0]} {ref.year}"
+
+
+def quantity_text(row: dict) -> str:
+    lay = row["layout"]
+    return QUANTITY_TEXT[row["quantity"]].format(g=lay.get("gen_len"), b=lay.get("batch"), s=lay.get("prompt_len"))
 
 
 class ValidationPanel(QtWidgets.QWidget):
@@ -48,10 +67,10 @@ class ValidationPanel(QtWidgets.QWidget):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="validation")
         self._rowsReady.connect(self._on_rows, QtCore.Qt.ConnectionType.QueuedConnection)
         refs = references()
-        sources = list(dict.fromkeys(r.source for r in published_runs()))
-        self.source_colors = {s: SOURCE_PALETTE[i % len(SOURCE_PALETTE)] for i, s in enumerate(sources)}
-        self.source_names = {s: (f"{refs[s].authors.split(',')[0]} {refs[s].year}" if s in refs else s)
-                             for s in sources}
+        runs = published_runs()
+        self.quantities = [q for q in QUANTITY_STYLE if any(r.quantity == q for r in runs)]
+        self.source_names = {r.source: (source_label(refs[r.source]) if r.source in refs else r.source)
+                             for r in runs}
 
         self.set_combo = pw.labelled_combo(
             "Efficiency set", "Assumption set the runs are predicted with: default (resources/assumptions.toml) "
@@ -62,19 +81,32 @@ class ValidationPanel(QtWidgets.QWidget):
         self.summary.setFont(pw.font(12))
         self.summary.setWordWrap(True)
         self.summary.setAccessibleName("Validation summary")
-        self.summary.setToolTip("Median and worst |predicted / measured - 1| of the step time over the runs")
+        self.summary.setToolTip("Median and worst |predicted / measured - 1| of each run's time (training step; "
+                                "inference request or first token), over all runs and by kind")
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("w")
-        self.graphics.setAccessibleName("Predicted against measured step time, and sensitivity bars")
+        self.graphics.setAccessibleName("Predicted against measured time, and sensitivity bars")
         self.graphics.setAccessibleDescription(
-            "Left: log-log scatter, measured step time across, predicted up, one point per published run with "
-            "its p05-p95 band; the dashed diagonal is a perfect prediction. Right: bars of the Sobol indices of "
-            "the current scenario's headline time for each assumption.")
-        self.scatter_plot = self.graphics.addPlot(row=0, col=0, axisItems={
+            "Left: log-log scatter, measured time in seconds across, predicted up, one point per published run "
+            "(circles: training step time; triangles: inference request time; diamonds: first-token time) with "
+            "its p05-p95 "
+            "band; the dashed diagonal is a perfect prediction. Right: bars of the Sobol indices of the current "
+            "scenario's headline time for each assumption.")
+        # The scatter and, above it, its legend in one row of entries: outside the view, so that it never
+        # covers a point however short the plot gets.
+        scatter_column = self.graphics.addLayout(row=0, col=0)
+        self.legend = pg.LegendItem(labelTextSize="11pt", labelTextColor=theme.plot_foreground(),
+                                    colCount=len(self.quantities))
+        scatter_column.addItem(self.legend, row=0, col=0)
+        self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Fixed)
+        scatter_column.layout.setRowStretchFactor(0, 0)
+        scatter_column.layout.setRowStretchFactor(1, 1)
+        scatter_column.layout.setContentsMargins(0, 0, 0, 0)
+        self.scatter_plot = scatter_column.addPlot(row=1, col=0, axisItems={
             "bottom": pw.LogSIAxis("bottom"), "left": pw.LogSIAxis("left")})
-        pw.style_plot(self.scatter_plot, "Published runs: predicted vs measured",
-                      left="predicted step time (s)", bottom="measured step time (s)")
+        pw.style_plot(self.scatter_plot, "Predicted vs measured time",
+                      left="predicted (s)", bottom="measured (s)")
         self.scatter_plot.setLogMode(x=True, y=True)
         # The axes keep room for their widest decade label and their title from the start: pyqtgraph sizes an
         # axis to its tick text only when it next paints, so ticks arriving with the runs would first be drawn
@@ -84,22 +116,21 @@ class ValidationPanel(QtWidgets.QWidget):
         self.scatter_plot.getAxis("left").setWidth(ticks.horizontalAdvance("100 m") + 6 + 5 + title)
         self.scatter_plot.getAxis("bottom").setHeight(ticks.height() + 6 + 5 + title)
         pw.freeze_view(self.scatter_plot)
-        self.identity = pg.PlotDataItem([], [], pen=pg.mkPen("#444444", width=1.5,
+        self.identity = pg.PlotDataItem([], [], pen=pg.mkPen("#888888", width=1.5,
                                                              style=QtCore.Qt.PenStyle.DashLine))
         self.scatter_plot.addItem(self.identity)
-        self.legend = self.scatter_plot.addLegend(offset=(-10, -10), labelTextSize="11pt",
-                                                  labelTextColor=theme.plot_foreground())
         self.band_lines: dict[str, pg.PlotDataItem] = {}
         self.points: dict[str, pg.PlotDataItem] = {}
-        for source, color in self.source_colors.items():
+        for quantity in self.quantities:
+            label, symbol, color = QUANTITY_STYLE[quantity]
             line = pg.PlotDataItem([], [], connect="pairs", pen=pg.mkPen(color, width=2))
             self.scatter_plot.addItem(line)
-            self.band_lines[source] = line
-            pts = pg.PlotDataItem([], [], pen=None, symbol="o", symbolSize=9, symbolBrush=color,
-                                  symbolPen=pg.mkPen("#444444"), name=self.source_names[source])
+            self.band_lines[quantity] = line
+            pts = pg.PlotDataItem([], [], pen=None, symbol=symbol, symbolSize=10 if symbol == "o" else 12,
+                                  symbolBrush=color, symbolPen=pg.mkPen("#444444"), name=label)
             self.scatter_plot.addItem(pts)
-            self.points[source] = pts
-        pw.fit_legend(self.scatter_plot, self.legend)
+            self.legend.addItem(pts, label)
+            self.points[quantity] = pts
         self.hover = pw.HoverReadout(self.scatter_plot, self.hover_text_at, html=True)
 
         self.bar_plot = self.graphics.addPlot(row=0, col=1)
@@ -179,12 +210,12 @@ class ValidationPanel(QtWidgets.QWidget):
             self.summary.setText(f"Could not compute the runs: {rows}")
             return
         self.rows = rows
-        for source in self.source_colors:
-            mine = [r for r in rows if r["source"] == source]
+        for quantity in self.quantities:
+            mine = [r for r in rows if r["quantity"] == quantity]
             m = np.array([r["measured"] for r in mine])
-            self.points[source].setData(m, np.array([r["predicted"] for r in mine]))
-            self.band_lines[source].setData(np.repeat(m, 2),
-                                            np.ravel([[r["p05"], r["p95"]] for r in mine]) if mine else [])
+            self.points[quantity].setData(m, np.array([r["predicted"] for r in mine]))
+            self.band_lines[quantity].setData(np.repeat(m, 2),
+                                              np.ravel([[r["p05"], r["p95"]] for r in mine]) if mine else [])
         values = [v for r in rows for v in (r["measured"], r["p05"], r["p95"])]
         lo, hi = min(values) / 1.5, max(values) * 1.5
         self.identity.setData([lo, hi], [lo, hi])
@@ -193,9 +224,11 @@ class ValidationPanel(QtWidgets.QWidget):
         errors = np.abs([r["rel_error"] for r in rows])
         worst = rows[int(np.argmax(errors))]
         inside = sum(r["in_band"] for r in rows)
+        by_kind = ", ".join(f"{k} {np.median([abs(r['rel_error']) for r in rows if r['kind'] == k]) * 100:.0f}%"
+                            for k in KINDS if any(r["kind"] == k for r in rows))
         self.summary.setText(
-            f"{len(rows)} runs ({name} set): median |error| {np.median(errors) * 100:.0f}%, worst "
-            f"{errors.max() * 100:.0f}% ({worst['name'].split(' (')[0]}); {inside} inside p05–p95")
+            f"{len(rows)} runs ({name} set): median |error| {np.median(errors) * 100:.0f}% ({by_kind}); worst "
+            f"{errors.max() * 100:.0f}% ({worst['name'].split(',')[0].split(' (')[0]}); {inside} in p05–p95")
 
     def is_ready(self) -> bool:
         return bool(self.rows) and self._requested == self.set_name
@@ -212,7 +245,8 @@ class ValidationPanel(QtWidgets.QWidget):
             return ""
         r = self.rows[i]
         return pw.hover_html([
-            (r["name"], True), (f"{self.source_names.get(r['source'], r['source'])}: {r['where']}", False),
+            (r["name"], True), (quantity_text(r), False),
+            (f"{self.source_names.get(r['source'], r['source'])}: {r['where']}", False),
             (f"measured {fmt_seconds(r['measured'])}, predicted {fmt_seconds(r['predicted'])} "
              f"({r['rel_error'] * 100:+.0f}%), p05–p95 {fmt_seconds(r['p05'])} – {fmt_seconds(r['p95'])}", False),
             (f"assumed: {r['assumed']}", False)])

@@ -1,4 +1,5 @@
-"""The published runs file: complete, sourced, and its conversions consistent with the sources' own arithmetic."""
+"""The published runs file (training and inference): complete, sourced, its conversions consistent with the
+sources' own arithmetic, and its loader strict."""
 
 from __future__ import annotations
 
@@ -6,11 +7,16 @@ import numpy as np
 import pytest
 
 from trinity_desktop.model import evaluate, presets
+from trinity_desktop.model.errors import ValidationError
 from trinity_desktop.model.validation import (
+    INFER_METRICS,
     calibrated_ranges,
+    fit_efficiencies,
+    fitted_errors,
     megatron_recompute_flops,
-    predicted_step_times,
+    predicted_times,
     published_runs,
+    runs_from_text,
 )
 
 
@@ -34,7 +40,7 @@ def test_mt_nlg_iteration_time_and_tflops_agree_through_megatrons_flop_count():
 def test_narayanan_one_trillion_converts_to_a_step_time():
     """Table 1: 1008B on 3072 GPUs at 163 TFLOP/s per GPU, batch 3072 -> 96 B s l h^2 (...) / (3072 x 163e12)."""
     run = next(r for r in published_runs() if "1008.0B" in r.name)
-    assert run.measured_step_time_s == pytest.approx(102.6, rel=0.002)
+    assert run.measured_time_s == pytest.approx(102.6, rel=0.002)
 
 
 def test_korthikanti_table5_iteration_times_match_their_mfu():
@@ -43,13 +49,128 @@ def test_korthikanti_table5_iteration_times_match_their_mfu():
     sc = run.scenario
     b, s, L, h, v = sc.global_batch, sc.seq_len, sc.model.layers, sc.model.hidden, sc.model.vocab
     model_flops = 72 * b * L * s * h ** 2 * (1 + s / (6 * h) + v / (12 * h * L))
-    assert model_flops / (run.measured_step_time_s * sc.gpus * 312e12) == pytest.approx(0.563, abs=0.002)
+    assert model_flops / (run.measured_time_s * sc.gpus * 312e12) == pytest.approx(0.563, abs=0.002)
 
 
 def test_predicted_times_fall_with_efficiency_and_ranges_stay_ordered():
     runs = published_runs()[:3]
-    t = predicted_step_times(runs, np.array([[0.4, 0.8], [0.6, 0.8], [0.6, 0.9]]), 0.8)
+    t = predicted_times(runs, np.array([[0.4, 0.8, 0.8], [0.6, 0.8, 0.8], [0.6, 0.9, 0.8]]))
     assert np.all(t[:, 0] > t[:, 1]) and np.all(t[:, 1] >= t[:, 2])
-    ranges = calibrated_ranges(np.array([0.7, 0.4]), np.array([-0.2, 0.0, 0.1, 0.3]))
-    for low, likely, high in ranges.values():
-        assert 0.01 <= low <= likely <= high <= 1.0
+    for hbm_fitted in (False, True):
+        ranges = calibrated_ranges(np.array([0.7, 0.4, 0.6]), np.array([-0.2, 0.0, 0.1, 0.3]), hbm_fitted=hbm_fitted)
+        for low, likely, high in ranges.values():
+            assert 0.01 <= low <= likely <= high <= 1.0
+        assert (ranges["hbm_efficiency"][1] == 0.6) == hbm_fitted
+
+
+def test_inference_runs_state_their_layout_and_fit_the_device():
+    runs = [r for r in published_runs() if r.kind == "inference"]
+    assert len(runs) >= 4
+    assert {r.quantity for r in runs} >= {"request_s", "ttft_s"}
+    refs = presets.references()
+    for r in runs:
+        assert r.source in refs and r.where and r.metric in INFER_METRICS
+        sc = r.scenario
+        assert sc.kind == "decode" and sc.batch >= 1 and sc.prompt_len >= 1 and sc.gen_len >= 1
+        assert evaluate(r.scenario).fits, r.name  # request_s is then the grid's (all KV in HBM)
+
+
+def test_throughput_per_gpu_converts_to_the_batch_time():
+    """TensorRT-LLM 0.6.1, H100 FP8, LLaMA 70B, batch 64, TP 2, 2048/2048: 547 tok/s per GPU ->
+    64 x 2048 / (547 x 2) = 119.8 s for the static batch."""
+    run = next(r for r in published_runs() if r.name.startswith("Llama 2 70B, TP 2, batch 64"))
+    assert run.quantity == "request_s"
+    assert run.measured_time_s == pytest.approx(64 * 2048 / (547 * 2))
+
+
+def test_gpt20b_single_gpu_request_by_hand():
+    """FasterTransformer GPT-20B, 1 A100, batch 1, 200 in / 200 out, FP16, default efficiencies:
+    decode is bandwidth-bound: each step reads the weights W = L (12h^2 + 13h) + Vh (+2h final norm) at 2 bytes
+    and the KV cache 2 L h x 2 bytes x the mean context 200 + 100, at 0.8 x 2.039 TB/s; the prefill is
+    compute-bound: 2 (12 L h^2 + hV) x 200 FLOPs at 0.5 x 312 TFLOP/s (attention over 200 keys is < 1%)."""
+    run = next(r for r in published_runs() if r.name.startswith("GPT-20B, 1 GPU, batch 1"))
+    L, h, V = 44, 6144, 51200
+    weights = L * (12 * h * h + 13 * h) + V * h + 2 * h
+    step = (2 * weights + 2 * L * h * 2 * 300) / (0.8 * 2.039e12)
+    prefill = 2 * (12 * L * h * h + h * V) * 200 / (0.5 * 312e12)
+    predicted = predicted_times([run], np.array([[0.5, 0.8, 0.8]]))[0, 0]
+    assert predicted == pytest.approx(200 * step + prefill, rel=2e-3)
+    assert run.measured_time_s == 5.648
+
+
+def test_hbm_efficiency_is_identified_by_decode_runs():
+    """Decode-bound runs alone pin hbm_efficiency: fitting it to runs made with 0.6 recovers 0.6."""
+    runs = [r for r in published_runs() if r.name.startswith(("GPT-20B, 1 GPU", "Llama 2 7B, 1 GPU, batch 112"))]
+    truth = predicted_times(runs, np.array([[0.5, 0.8, 0.6]]))[:, 0]
+    fake = [r.__class__(**{**r.__dict__, "metric": "request_latency_s", "measured": float(t)})
+            for r, t in zip(runs, truth, strict=True)]
+    x = fit_efficiencies(fake, (0.5, 0.8, 0.8), free=(False, False, True))
+    assert x[2] == pytest.approx(0.6, rel=1e-3)
+    assert np.all(np.abs(fitted_errors(fake, x)) < 1e-3)
+
+
+GOOD = """
+[[inference]]
+name = "x"
+source = "fastertransformer-gpt"
+where = "row"
+hardware = "a100-80gb-sxm"
+model = "llama-2-7b"
+gpus = 1
+batch = 4
+prompt_len = 128
+gen_len = 32
+weight_dtype = "fp16"
+kv_dtype = "fp16"
+metric = "request_latency_s"
+measured = 1.5
+"""
+
+
+def test_a_complete_inference_entry_loads():
+    (run,) = runs_from_text(GOOD)
+    assert run.kind == "inference" and run.quantity == "request_s" and run.scenario.batch == 4
+
+
+@pytest.mark.parametrize("change, needle", [
+    (("batch = 4\n", ""), "batch"),
+    (('metric = "request_latency_s"', 'metric = "tokens"'), "metric"),
+    (("measured = 1.5", "measured = -1.5"), "measured"),
+    (("measured = 1.5", 'measured = "fast"'), "measured"),
+    (('hardware = "a100-80gb-sxm"', 'hardware = "a99"'), "a99"),
+    (('model = "llama-2-7b"', 'model = "llama-9"'), "llama-9"),
+    (("gpus = 1", "gpus = 3"), "gpus"),
+    (('kv_dtype = "fp16"', 'kv_dtype = "fp12"'), "kv_dtype"),
+    (("[[inference]]", "[[inference]"), "valid TOML"),
+])
+def test_malformed_entries_are_one_line_errors(change, needle):
+    with pytest.raises(ValidationError) as info:
+        runs_from_text(GOOD.replace(*change))
+    message = str(info.value)
+    assert needle in message and "\n" not in message
+    if needle != "valid TOML":
+        assert "inference run 'x'" in message
+
+
+def test_a_malformed_training_entry_is_one_line_too():
+    text = """
+[[run]]
+name = "t"
+source = "korthikanti2022"
+hardware = "a100-80gb-sxm"
+model = "korthikanti-175b"
+gpus = 64
+tp = 8
+pp = 8
+virtual_stages = 5
+global_batch = 64
+seq_len = 2048
+metric = "step_time_s"
+measured = 13.75
+"""
+    with pytest.raises(ValidationError) as info:
+        runs_from_text(text)
+    message = str(info.value)
+    assert "training run 't'" in message and "virtual_stages" in message and "\n" not in message
+    (run,) = runs_from_text(text.replace("virtual_stages = 5", "virtual_stages = 3"))
+    assert run.scenario.virtual_stages == 3 and run.quantity == "step_time_s"

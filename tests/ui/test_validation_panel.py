@@ -32,17 +32,23 @@ def test_every_published_run_is_a_point_with_its_band(panel):
     runs = published_runs()
     drawn = sum(len(item.xData) for item in panel.points.values())
     assert drawn == len(runs) == len(panel.rows)
-    for source, item in panel.points.items():
+    assert set(panel.points) == {"step_time_s", "request_s", "ttft_s"}  # training and inference, both in seconds
+    for quantity, item in panel.points.items():
         x, y = item.xData, item.yData  # the data as given (getData() is log10 on log axes)
-        mine = [r for r in panel.rows if r["source"] == source]
+        mine = [r for r in panel.rows if r["quantity"] == quantity]
+        assert mine
         np.testing.assert_allclose(x, [r["measured"] for r in mine])
         np.testing.assert_allclose(y, [r["predicted"] for r in mine])
-        bx, by = panel.band_lines[source].xData, panel.band_lines[source].yData
+        bx, by = panel.band_lines[quantity].xData, panel.band_lines[quantity].yData
         assert len(bx) == 2 * len(mine)
         assert np.all(by[0::2] <= y + 1e-9) and np.all(by[1::2] >= y - 1e-9)  # p05 <= predicted <= p95
     ix, iy = panel.identity.xData, panel.identity.yData
     np.testing.assert_allclose(ix, iy)
-    assert "median |error|" in panel.summary.text()
+    assert "median |error|" in panel.summary.text() and "inference" in panel.summary.text()
+    # each quantity has its own marker, named in the legend (outside the view: it never covers a point)
+    assert len({item.opts["symbol"] for item in panel.points.values()}) == len(panel.points)
+    assert [label.text for _, label in panel.legend.items] == ["training step", "inference request", "first token"]
+    assert panel.legend.parentItem() is not panel.scatter_plot.getViewBox()
 
 
 def test_hover_names_the_run_and_its_source(panel):
@@ -50,6 +56,9 @@ def test_hover_names_the_run_and_its_source(panel):
     text = panel.hover_text_at(np.log10(r["measured"]), np.log10(r["predicted"]))
     assert "175B" in text and "Table 5" in text and "13.8 s" in text
     assert panel.hover_text_at(-3.0, 5.0) == ""
+    ft = next(r for r in panel.rows if r["name"].startswith("GPT-175B, TP 8, batch 16"))
+    text = panel.hover_text_at(np.log10(ft["measured"]), np.log10(ft["predicted"]))
+    assert "inference request time" in text and "FasterTransformer" in text and "3706.23 ms" in text
 
 
 def test_sensitivity_bars_show_the_dominant_assumption_on_top(panel):
