@@ -57,12 +57,21 @@ class _PlotZoom(QtCore.QObject):
             QtCore.QTimer.singleShot(0, self.apply)
         return False
 
+    @classmethod
+    def on(cls, view: pg.GraphicsView) -> _PlotZoom:
+        """The view's zoom, made on its first slide and kept (a child of the view) for the next ones."""
+        zoom = view.findChild(cls)
+        if zoom is None:
+            return cls(view)
+        view.installEventFilter(zoom)
+        zoom.apply()
+        return zoom
+
     def remove(self) -> None:
         self.view.removeEventFilter(self)
         self.view.autoPixelRange = True
         pg.GraphicsView.setRange(self.view, QtCore.QRectF(0, 0, self.view.width(), self.view.height()),
                                  padding=0, disableAutoPixel=False)
-        self.deleteLater()
 
 
 class Presenter(QtCore.QObject):
@@ -145,7 +154,7 @@ class Presenter(QtCore.QObject):
             self._plain_title_bars()
             for shortcut in self._shortcuts:
                 shortcut.setEnabled(True)
-            self._zooms = [_PlotZoom(view) for view in win.findChildren(pg.GraphicsView)]
+            self._zooms = [_PlotZoom.on(view) for view in win.findChildren(pg.GraphicsView)]
             self.activeChanged.emit(True)
         self.go(index, animate=False)
         QtCore.QTimer.singleShot(0, self._rezoom)  # after the slide's docks have their sizes
@@ -170,10 +179,7 @@ class Presenter(QtCore.QObject):
         self._banner.hide()
         win.removeToolBar(self._banner)
         for dock in self._title_bars:
-            old = dock.titleBarWidget()
-            dock.setTitleBarWidget(None)
-            if old is not None:
-                old.deleteLater()
+            dock.setTitleBarWidget(None)  # hidden and kept (a child of the dock) for the next presentation
         self._title_bars = []
         win.menuBar().setVisible(self._saved["menu"])
         win.statusBar().setVisible(self._saved["status"])
@@ -186,9 +192,14 @@ class Presenter(QtCore.QObject):
     def _plain_title_bars(self) -> None:
         """Each dock's title as a plain label: no float or close buttons on a slide."""
         for dock in self.window.docks.values():
-            label = QtWidgets.QLabel(dock.windowTitle())
-            label.setObjectName("slide_panel_title")
-            label.setContentsMargins(6, 2, 6, 2)
+            label = dock.findChild(QtWidgets.QLabel, "slide_panel_title",
+                                   QtCore.Qt.FindChildOption.FindDirectChildrenOnly)
+            if label is None:  # made on the first presentation, kept for the next ones
+                label = QtWidgets.QLabel(dock)
+                label.setObjectName("slide_panel_title")
+                label.setContentsMargins(6, 2, 6, 2)
+                label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+            label.setText(dock.windowTitle())
             label.setAccessibleName(f"{dock.windowTitle()} (panel title)")
             dock.setTitleBarWidget(label)
             self._title_bars.append(dock)
