@@ -23,11 +23,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 ROOT = Path(__file__).resolve().parents[2]
 # Issue 13's budget for the one-folder bundle, 220 MB, was set on a build without scipy. scipy.stats and
 # scipy.optimize (the model's uncertainty analysis) import most of scipy: special, linalg, sparse, spatial,
-# integrate, interpolate, fft, ndimage, and scipy's own OpenBLAS (24 MB, besides numpy's). They have a budget of
-# their own, so that the rest of the app still keeps to 220 MB.
+# integrate, interpolate, fft, ndimage, and scipy's own OpenBLAS (24 MB, besides numpy's); every one of their
+# extension modules is loaded by `import scipy.optimize, scipy.stats` (checked with /proc/self/maps), so none can
+# go. They have a budget of their own (66.7 MB measured, stripped), so that the rest of the app still keeps to
+# 220 MB (161 MB measured). The total, 228 MB, is over the issue's 220 MB (README, "Bundle size").
 BUDGET_MB = 220
 SCIPY_PART = "scipy (+ scipy.libs)"
-SCIPY_BUDGET_MB = 80
+SCIPY_BUDGET_MB = 70
 
 # Parts of the bundle, first match wins (paths relative to the folder that holds the libraries, _internal/).
 PARTS = [
