@@ -134,12 +134,24 @@ def apply_theme(name: str, root=None) -> str:
                        (role.Highlight, "highlight")):
             palette.setColor(r, QtGui.QColor(colors[key]))
         palette.setColor(role.HighlightedText, QtGui.QColor(colors["base"]))
+        # A disabled control's text half-way to the background: visibly off (Cancel while no search runs), still
+        # readable. A palette built from scratch would otherwise give disabled text the enabled colour.
+        off = disabled_text_color(colors)
+        for r in (role.WindowText, role.Text, role.ButtonText):
+            palette.setColor(QtGui.QPalette.ColorGroup.Disabled, r, off)
         app.setPalette(palette)
         app.setStyleSheet(indicator_style(_current))
     pg.setConfigOptions(background=colors["plot_bg"], foreground=colors["plot_fg"])
     if root is not None:
         restyle_plots(root)
     return _current
+
+
+def disabled_text_color(colors: dict) -> QtGui.QColor:
+    """The theme's text colour mixed half-way with its window colour."""
+    text, window = QtGui.QColor(colors["text"]), QtGui.QColor(colors["window"])
+    return QtGui.QColor(*((a + b) // 2 for a, b in ((text.red(), window.red()), (text.green(), window.green()),
+                                                     (text.blue(), window.blue()))))
 
 
 def plot_text_color() -> str:

@@ -112,3 +112,21 @@ def test_every_panel_text_reads_in_every_theme(window, name):
                 problems += _plot_problems(dock_name, view)
         problems += _widget_problems(dock_name, panel)
     assert problems == [], "\n".join(sorted(set(problems))[:60])
+
+
+@pytest.mark.parametrize("name", sorted(theme.THEMES))
+def test_a_disabled_button_looks_disabled_in_every_theme(qtbot, name):
+    """Seen after a theme switch: Cancel (disabled while no search runs) drawn like an enabled button."""
+    try:
+        theme.apply_theme(name)
+        button = QtWidgets.QPushButton("Cancel")
+        qtbot.addWidget(button)
+        button.setEnabled(False)
+        pal = button.palette()
+        group, role = QtGui.QPalette.ColorGroup, QtGui.QPalette.ColorRole
+        off, on = pal.color(group.Disabled, role.ButtonText), pal.color(group.Active, role.ButtonText)
+        background = pal.color(group.Disabled, role.Button)
+        assert off != on
+        assert 1.5 <= contrast_ratio(off, background) < contrast_ratio(on, background)
+    finally:
+        theme.apply_theme("light")
