@@ -6,8 +6,8 @@ heads up to N) x PP (divisors of the layers up to N) x batch (sequences decoded 
 KV-cache format x KV offload (the share of the KV cache kept in host DRAM, FlexGen; 0 = off). A replica is one
 TP x PP deployment (the pipeline-parallel inference of model/inference.py: L/PP layers per stage, the batch
 circulating as PP micro-batches); combinations with TP x PP > N are invalid. Replicas are the deployments the
-budget holds, N // (TP x PP), each serving its own batch; their per-GPU throughput is one replica's,
-batch / (TPOT x TP x PP). For each weight format (whose compute format sets the peak FLOP/s,
+budget holds, N // (TP x PP), each serving its own batch. Throughput per GPU is per GPU of the budget:
+replicas x batch / TPOT / N, so GPUs a layout leaves idle (TP2 x PP6 on 16) count against it. For each weight format (whose compute format sets the peak FLOP/s,
 `dtypes.compute_dtype_for_weights`) one open-grid `evaluate_grid` call times every other combination with the
 core's inference formulas.
 
@@ -68,12 +68,14 @@ def serving_space(model: Architecture, hardware, gpus: int, max_batch: int = 102
 @dataclass(frozen=True)
 class ServingCandidate:
     layout: Mapping[str, object]
-    scenario: Scenario
+    scenario: Scenario  # one replica: gpus = TP x PP
     results: Results
+    budget: int  # the GPUs the search had, N
 
     @property
     def tokens_per_s_per_gpu(self) -> float:
-        return self.results.infer["tokens_per_s"] / self.scenario.gpus
+        """Tokens/s of every replica the budget holds, per GPU of the budget (idle GPUs included)."""
+        return self.results.infer["tokens_per_s"] * self.layout["replicas"] / self.budget
 
     @property
     def tpot_s(self) -> float:
@@ -164,7 +166,8 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
         mem = np.broadcast_to(out["memory_total"], shape)
         ttft = np.broadcast_to(out["prefill_s"], shape)
         tpot = np.broadcast_to(out["time_per_output_token_s"], shape)
-        per_gpu = np.broadcast_to(out["tokens_per_s"], shape) / (axes["tp"] * axes["pp"])
+        replicas = gpus // (axes["tp"] * axes["pp"])  # 0 where TP x PP > N: those are invalid
+        per_gpu = np.broadcast_to(out["tokens_per_s"] * replicas, shape) / gpus
         fits = valid & (mem <= hardware.hbm_bytes)
         ok_ttft = np.ones(shape, bool) if ttft_slo is None else ttft <= ttft_slo
         ok_tpot = np.ones(shape, bool) if tpot_slo is None else tpot <= tpot_slo
@@ -192,9 +195,10 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
     best = front = None
     if found:
         thr, lat = np.array([f[0] for f in found]), np.array([f[1] for f in found])
-        best = _candidate(model, hardware, prompt_len, gen_len, found[int(np.lexsort((lat, -thr))[0])][2], fixed)
+        best = _candidate(model, hardware, prompt_len, gen_len, found[int(np.lexsort((lat, -thr))[0])][2], fixed,
+                          gpus)
         mask = _pareto_mask(thr, lat)
-        front = tuple(sorted((_candidate(model, hardware, prompt_len, gen_len, f[2], fixed)
+        front = tuple(sorted((_candidate(model, hardware, prompt_len, gen_len, f[2], fixed, gpus)
                               for f, keep in zip(found, mask, strict=True) if keep), key=lambda c: c.tpot_s))
     return ServingPlan(configurations_evaluated=totals["evaluated"], feasible=totals["feasible"],
                        invalid=totals["invalid"], not_fitting=totals["not_fitting"],
@@ -211,7 +215,7 @@ def scenario_for(model: Architecture, hardware, prompt_len: int, gen_len: int, l
                     kv_dtype=layout["kv_dtype"], kv_offload_fraction=layout["kv_offload"], **fixed)
 
 
-def _candidate(model, hardware, prompt_len, gen_len, layout: Mapping, fixed: Mapping) -> ServingCandidate:
+def _candidate(model, hardware, prompt_len, gen_len, layout: Mapping, fixed: Mapping, budget: int) -> ServingCandidate:
     sc = scenario_for(model, hardware, prompt_len, gen_len, layout, **fixed)
-    return ServingCandidate(layout=layout, scenario=sc, results=evaluate(sc))
+    return ServingCandidate(layout=layout, scenario=sc, results=evaluate(sc), budget=budget)
 

@@ -150,7 +150,7 @@ class PlannerPanel(QtWidgets.QWidget):
         self.graphics.setAccessibleName("Planner charts")
         self.graphics.setAccessibleDescription(
             "Left: the Pareto front of the searched layouts, step time against memory per GPU (inference: tokens "
-            "per second per GPU against time per output token), coloured by the binding resource; hover for the "
+            "per second per GPU of the budget, idle GPUs included, against time per output token), coloured by the binding resource; hover for the "
             "layout, click to load it. Right: the best step time for each pair of values of two layout axes, "
             "hatched where nothing fits, with contour lines of step time.")
         self.front_plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0,

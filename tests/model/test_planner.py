@@ -138,7 +138,7 @@ def test_serving_planner_equals_a_brute_force_loop_of_evaluate():
         r = evaluate(Scenario(hardware=hardware, model=model, kind="decode", gpus=tp, batch=b, prompt_len=2048,
                               gen_len=256, weight_dtype=wd, kv_dtype=kd, kv_offload_fraction=off))
         if r.fits and r.infer["prefill_s"] <= ttft and r.infer["time_per_output_token_s"] <= tpot:
-            good.append((r.infer["tokens_per_s"] / tp, r.infer["time_per_output_token_s"]))
+            good.append((r.infer["tokens_per_s"] * (8 // tp) / 8, r.infer["time_per_output_token_s"]))  # per budget GPU
     plan = plan_serving(model, hardware, 8, 2048, 256, ttft_slo=ttft, tpot_slo=tpot, space=space)
     assert plan.feasible == len(good) and plan.configurations_evaluated == space.size
     assert plan.best.tokens_per_s_per_gpu == max(g[0] for g in good)
@@ -167,7 +167,8 @@ def test_serving_planner_with_pipeline_stages_equals_a_brute_force_loop_of_evalu
         r = evaluate(Scenario(hardware=hardware, model=model, kind="decode", gpus=tp * pp, pp=pp, batch=b,
                               prompt_len=2048, gen_len=256, weight_dtype=wd, kv_dtype=kd, kv_offload_fraction=off))
         if r.fits and r.infer["time_per_output_token_s"] <= tpot_slo:
-            good.append((r.infer["tokens_per_s"] / (tp * pp), r.infer["time_per_output_token_s"], pp))
+            good.append((r.infer["tokens_per_s"] * (gpus // (tp * pp)) / gpus, r.infer["time_per_output_token_s"],
+                         pp))
     plan = plan_serving(model, hardware, gpus, 2048, 256, tpot_slo=tpot_slo, space=space)
     assert plan.invalid == invalid and plan.feasible == len(good) and plan.configurations_evaluated == space.size
     assert plan.best.tokens_per_s_per_gpu == max(g[0] for g in good)
