@@ -129,6 +129,7 @@ class MainWindow(QtWidgets.QMainWindow):
         store.changed.connect(self._settle_layouts)  # last: after every panel has drawn the new results
         self._on_results(store.results)
         self.bands = install_bands(self)  # uncertainty bands: computed off the UI thread (ui/bands.py)
+        QtWidgets.QApplication.instance().aboutToQuit.connect(self.stop_background_work)
         for name, dock in self.docks.items():  # a panel hidden behind a tab catches up when it is shown
             dock.visibilityChanged.connect(lambda shown, n=name: shown and self._catch_up(n))
         # Panels draw the first results when they are first shown (visibilityChanged), not all at start-up.
@@ -444,6 +445,15 @@ class MainWindow(QtWidgets.QMainWindow):
         for dock in self.docks.values():
             dock.show()
         QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)
+
+    def stop_background_work(self) -> None:
+        """Before the app quits: the bands' worker, a planner search and the validation rows finish or stop, so
+        that no worker thread reaches into a window being destroyed (seen: a segfault at exit, now and then)."""
+        self.bands.shutdown(wait=True)
+        for panel in self.panels.built().values():
+            stop = getattr(panel, "stop_workers", None)
+            if stop is not None:
+                stop()
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.save_layout()

@@ -41,6 +41,7 @@ class BandService(QtCore.QObject):
         self._latest: Scenario | None = None
         self._cache: list[tuple[Scenario, Uncertainty | None]] = []
         self._busy = False
+        self._closed = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bands")
         self._computed.connect(self._on_computed, QtCore.Qt.ConnectionType.QueuedConnection)
         self._timer = QtCore.QTimer(self)
@@ -77,6 +78,8 @@ class BandService(QtCore.QObject):
             self._start(self._latest)
 
     def _start(self, scenario: Scenario) -> None:
+        if self._closed:  # the app is quitting
+            return
         self._busy = True
         self._executor.submit(self._work, scenario)
 
@@ -108,6 +111,7 @@ class BandService(QtCore.QObject):
             self.request(self._latest)
 
     def shutdown(self, wait: bool = True) -> None:
+        self._closed = True
         self._timer.stop()
         self._executor.shutdown(wait=wait, cancel_futures=True)
 

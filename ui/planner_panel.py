@@ -296,6 +296,11 @@ class PlannerPanel(QtWidgets.QWidget):
     def cancel(self) -> None:
         self._stop.set()
 
+    def stop_workers(self) -> None:
+        """The app is quitting: stop the search and wait for the worker (it checks the stop flag per chunk)."""
+        self.cancel()
+        self.wait_idle(10000)
+
     def wait_idle(self, msecs: int = 60000) -> bool:
         """Block until the worker is idle (tests and exports)."""
         return self.pool.waitForDone(msecs)

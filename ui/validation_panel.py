@@ -65,6 +65,7 @@ class ValidationPanel(QtWidgets.QWidget):
         self.bands: Uncertainty | None = None
         self._requested: str | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="validation")
+        self._closed = False
         self._rowsReady.connect(self._on_rows, QtCore.Qt.ConnectionType.QueuedConnection)
         refs = references()
         runs = published_runs()
@@ -194,7 +195,13 @@ class ValidationPanel(QtWidgets.QWidget):
         self.set_name = name
         self._requested = name
         self.summary.setText(f"Computing the published runs with the {name} set…")
-        self._executor.submit(self._work, name)
+        if not self._closed:
+            self._executor.submit(self._work, name)
+
+    def stop_workers(self) -> None:
+        """The app is quitting: drop queued work, let the running one finish."""
+        self._closed = True
+        self._executor.shutdown(wait=True, cancel_futures=True)
 
     def _work(self, name: str) -> None:
         try:

@@ -69,3 +69,27 @@ def test_the_controls_switch_to_a_calibrated_set(window, tmp_path):
     window.undo_action.trigger()
     assert window.store.scenario.efficiency.compute == 0.5
     assert combo.currentData() == "default"
+
+
+def test_quitting_stops_every_worker_first(window, qtbot):
+    """A worker thread that outlives its window reaches into freed Qt objects: a segfault at exit, seen now and
+    then. Before the app quits (aboutToQuit), the bands, a planner search and the validation rows stop."""
+    import threading
+
+    from PySide6 import QtWidgets
+
+    for name in ("planner", "validation"):
+        window.docks[name].show()
+        window.docks[name].raise_()
+    qtbot.wait(50)
+    window.store.edit(gpus=128)  # new bands and a new planner search start on their workers
+    qtbot.wait(200)
+    receivers = QtWidgets.QApplication.instance().receivers("2aboutToQuit()")
+    assert receivers >= 1
+    window.stop_background_work()
+    busy = [t.name for t in threading.enumerate() if t.name.startswith(("bands", "validation")) and t.is_alive()]
+    assert busy == []
+    assert window.panels["planner"].pool.activeThreadCount() == 0
+    window.store.edit(gpus=64)  # an edit after that (the window still paints while quitting) starts nothing
+    qtbot.wait(300)
+    assert [t.name for t in threading.enumerate() if t.name.startswith("bands") and t.is_alive()] == []

@@ -14,7 +14,6 @@ from trinity_desktop.store import ScenarioStore
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.theme import CONTRAST_COLORS, MIN_TEXT_CONTRAST, contrast_ratio, text_colors_in_html
 
-
 MIN_DISABLED_CONTRAST = 3.0
 
 
