@@ -100,6 +100,7 @@ def startup_time(start: float) -> int:
     window.show()
     QtCore.QTimer.singleShot(30_000, app.quit)
     app.exec()
+    tear_down(window)
     if probe.elapsed is None:
         print("trinity-desktop: error: the window was never painted", file=sys.stderr)
         return 1
@@ -163,11 +164,14 @@ def tear_down(window) -> None:
     timer and animation, close (autosave's clean exit), then delete the window and all its children (plots,
     scenes, timers) while the QApplication still exists, and drain the posted events. Left to Python's exit,
     the wrappers are collected in arbitrary order, some after the QApplication, which crashed about one run
-    in four after --present-to."""
+    in four after --present-to (and one in ten after --startup-time: PySide's exit hook deleting the window
+    during interpreter finalization, pyqtgraph's Python overrides running half torn down)."""
     app = QtWidgets.QApplication.instance()
     talk = getattr(window, "talk", None)
     if talk is not None:
         talk.presenter.stop()
+    if hasattr(window, "stop_background_work"):
+        window.stop_background_work()
     for timer in window.findChildren(QtCore.QTimer):
         timer.stop()
     for animation in window.findChildren(QtCore.QAbstractAnimation):
@@ -231,4 +235,6 @@ def run(file: str | None = None) -> int:
     app.installEventFilter(_FileOpenHandler(window))
     app.aboutToQuit.connect(window.workspace.clean_exit)
     quit_on_interrupt(app)
-    return app.exec()
+    code = app.exec()
+    tear_down(window)
+    return code

@@ -182,6 +182,10 @@ def _child_start(kind: str) -> dict:
     window.show()
     QtCore.QTimer.singleShot(60_000, app.quit)
     app.exec()
+    if kind == "app":
+        from trinity_desktop.app import tear_down
+
+        tear_down(window)
     return {"first_paint_wall": seen.get("wall"), "peak_rss_bytes": seen.get("rss")}
 
 
