@@ -4,22 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from trinity_desktop.model import Scenario, ValidationError, presets
+from tests.model.test_uncertainty import _decode_8b, _train_175b
+from trinity_desktop.model import ValidationError
 from trinity_desktop.model.planner import plan_training
 from trinity_desktop.model.serving_planner import plan_serving
 from trinity_desktop.model.uncertainty import propagate, time_bands
-
-HW = presets.hardware_presets()
-MODELS = presets.model_presets()
-
-
-def _train_175b(**kw) -> Scenario:
-    return Scenario(hardware=HW["a100-80gb-sxm"], model=MODELS["korthikanti-175b"], kind="train", gpus=64,
-                    tp=8, pp=8, global_batch=64, micro_batch=1, seq_len=2048, **kw)
-
-
-def _decode_8b(**kw) -> Scenario:
-    return Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", **{"gpus": 1, "batch": 1, **kw})
 
 
 @pytest.mark.parametrize("scenario", [_train_175b(), _decode_8b(), _decode_8b(gpus=4, batch=64)],

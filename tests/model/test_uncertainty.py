@@ -24,7 +24,8 @@ def _train_175b(**kw) -> Scenario:
 
 
 def _decode_8b(**kw) -> Scenario:
-    return Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1, **{"batch": 1, **kw})
+    """Llama-3-8B decode on H100s, one GPU and batch 1 unless `kw` says otherwise (bandwidth-bound)."""
+    return Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", **{"gpus": 1, "batch": 1, **kw})
 
 
 def test_every_assumption_names_a_reference_and_likely_matches_the_point_model():
