@@ -70,7 +70,7 @@ def test_train_errors_name_the_options_given(capsys):
 def test_validation_error_shows_scalars():
     import numpy as np
 
-    from trinity_desktop.model.errors import ValidationError
+    from trinity_desktop.model.base.errors import ValidationError
 
     assert str(ValidationError("context", [16777217.0], "x")).startswith("context = 16777217 is")
     assert str(ValidationError("x", np.float64(2.5), "y")).startswith("x = 2.5 is")

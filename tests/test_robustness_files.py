@@ -17,10 +17,15 @@ from trinity_desktop import session_file as sf
 from trinity_desktop.__main__ import main
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Architecture, Hardware, ValidationError
-from trinity_desktop.model.files import FileRefused, read_capped
-from trinity_desktop.model.presets import PresetError, hardware_presets, load_hardware_file, load_model_file
-from trinity_desktop.model.ranges import ARCHITECTURE_RULES, HARDWARE_RULES
-from trinity_desktop.model.split import edge_devices
+from trinity_desktop.model.base.files import FileRefused, read_capped
+from trinity_desktop.model.base.ranges import ARCHITECTURE_RULES, HARDWARE_RULES
+from trinity_desktop.model.inputs.presets import (
+    PresetError,
+    hardware_presets,
+    load_hardware_file,
+    load_model_file,
+)
+from trinity_desktop.model.views.split import edge_devices
 
 HW = """key = "chip"
 hbm_bytes = 8e10

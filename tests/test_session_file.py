@@ -17,7 +17,7 @@ from trinity_desktop import session_file as sf
 from trinity_desktop.deck import Deck, Slide, example_decks
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Efficiency, Hardware, Scenario, ValidationError, evaluate
-from trinity_desktop.model.presets import hardware_presets, model_presets
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 
 HW = hardware_presets()
 MODELS = model_presets()
@@ -342,7 +342,7 @@ def test_virtual_stages_round_trip_and_old_files_default_to_plain_1f1b(scenario)
 
 
 def test_layout_planner_deck_ends_on_the_planners_fastest_layout():
-    from trinity_desktop.model.planner import plan_training
+    from trinity_desktop.model.search.planner import plan_training
 
     _, deck = sf.load(DECK_DIR / "layout_planner.json")
     first, inter, _, fastest = (s.scenario for s in deck.slides)

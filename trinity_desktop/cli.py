@@ -3,24 +3,24 @@
 A stable contract for scripts and tests. Bad arguments exit 2 with one line naming the problem.
 
   calc train|infer  one scenario. `--technique NAME` (repeatable) applies techniques of
-                    resources/techniques.toml in order, as scenario transforms (model/techniques.py).
+                    resources/techniques.toml in order, as scenario transforms (model/views/techniques.py).
                     `--json` keys include memory_per_gpu_bytes, time_per_step_s (train) or prefill_s /
                     time_per_output_token_s (infer), bytes_by_link_per_gpu (train), bottleneck, roofline,
                     `pressure` {compute, bandwidth, memory}: the heatmap's numbers, the share of each
                     resource's limit used (1.0 = at the limit; memory > 1: does not fit; the highest one is
-                    the bottleneck; model/pressure.py), `triangle_weights`: the same clipped to [0, 1] and
+                    the bottleneck; model/formulas/pressure.py), `triangle_weights`: the same clipped to [0, 1] and
                     normalised to sum to 1 (where the triangle places the workload),
                     `techniques_applied` [catalogue keys], and
                     `stages` [{name, kind, lane, start_s, end_s, duration_s, flops, bytes_by_link,
-                    live_memory_by_tier, binding, micro_batch}] (model/stages.py; the last stage ends at the
+                    live_memory_by_tier, binding, micro_batch}] (model/views/stages.py; the last stage ends at the
                     step time, or at request_s for infer).
   calc infer        also `--pp P` (pipeline stages; `--gpus` is the replica's total, TP = gpus / P; JSON tp, pp),
                     `--context N` (tokens per sequence, prompt + generated: prompt_len = N - gen_len),
                     `--sessions N` (concurrent sequences = batch), `--kv-policy`, `--kv-window`, `--kv-sinks`,
                     `--kv-placement {spill,evict}`; `--json` adds kv_residency_bytes {hbm, host, cxl, ssd}
                     (per GPU at the end of the request), effective_time_per_output_token_s,
-                    kv_placement_policy, kv_evicted_tokens, kv_unplaced_bytes (model/residency.py).
-  calc split        split computing between an edge device and the cloud (model/split.py, Neurosurgeon):
+                    kv_placement_policy, kv_evicted_tokens, kv_unplaced_bytes (model/step/kv_residency.py).
+  calc split        split computing between an edge device and the cloud (model/views/split.py, Neurosurgeon):
                     `--model --device --network [--objective latency|energy] [--json]`; the JSON holds
                     split_points [{index, name, device_s, transfer_s, cloud_s, total_s, energy_j}] (index k:
                     the first k layers on the device; 0 = all cloud, last = all device), optimal_index,
@@ -43,24 +43,29 @@ from collections.abc import Sequence
 from trinity_desktop import cli_validate
 from trinity_desktop.cli_plan import add_plan_parser, run_plan
 from trinity_desktop.model import Scenario, ValidationError, evaluate
-from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
-from trinity_desktop.model.kv_policy import KV_POLICIES
-from trinity_desktop.model.layer_profiles import profile_keys
-from trinity_desktop.model.presets import (
+from trinity_desktop.model.base.dtypes import (
+    KV_DTYPES,
+    OPTIMIZER_STATE_BYTES,
+    TRAIN_PRECISIONS,
+    WEIGHT_DTYPES,
+)
+from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
+from trinity_desktop.model.formulas.layer_profiles import profile_keys
+from trinity_desktop.model.formulas.pressure import barycentric
+from trinity_desktop.model.inputs.presets import (
     find,
     hardware_presets,
     load_hardware_file,
     load_model_file,
     model_presets,
 )
-from trinity_desktop.model.pressure import barycentric
-from trinity_desktop.model.residency import PLACEMENT_POLICIES, residency_json
-from trinity_desktop.model.roofline import roofline_json
-from trinity_desktop.model.scenario import OFFLOAD_MODES, RECOMPUTE
-from trinity_desktop.model.split import OBJECTIVES, edge_devices, networks, split_json, split_summary
-from trinity_desktop.model.stages import request_time, stages_json
-from trinity_desktop.model.techniques import applicable, load_techniques
-from trinity_desktop.model.techniques import apply as apply_technique
+from trinity_desktop.model.inputs.scenario import OFFLOAD_MODES, RECOMPUTE
+from trinity_desktop.model.step.kv_residency import PLACEMENT_POLICIES, residency_json
+from trinity_desktop.model.views.roofline import roofline_json
+from trinity_desktop.model.views.split import OBJECTIVES, edge_devices, networks, split_json, split_summary
+from trinity_desktop.model.views.stages import request_time, stages_json
+from trinity_desktop.model.views.techniques import applicable, load_techniques
+from trinity_desktop.model.views.techniques import apply as apply_technique
 
 PROG = "trinity-desktop"
 BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
@@ -273,7 +278,7 @@ def apply_techniques(sc: Scenario, names: Sequence[str]) -> Scenario:
 
 
 def _pressure(r) -> dict:
-    """The pressures as the heatmap shows them: share of each resource's limit used (model/pressure.py)."""
+    """The pressures as the heatmap shows them: share of each resource's limit used (model/formulas/pressure.py)."""
     return {"compute": r.pressure.compute, "bandwidth": r.pressure.bandwidth, "memory": r.pressure.memory}
 
 

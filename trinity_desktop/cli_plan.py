@@ -1,4 +1,4 @@
-"""`plan train` and `plan infer`: search every layout (model/planner.py, model/serving_planner.py) from the
+"""`plan train` and `plan infer`: search every layout (model/search/planner.py, model/search/serving_planner.py) from the
 command line. The `layout` keys of the JSON are `calc` options: `calc train` (or `calc infer`) with a reported
 layout prints the same numbers.
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import argparse
 
-from trinity_desktop.model.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
-from trinity_desktop.model.planner import OBJECTIVES, plan_training, training_space
-from trinity_desktop.model.serving_planner import plan_serving, serving_space
+from trinity_desktop.model.base.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
+from trinity_desktop.model.search.planner import OBJECTIVES, plan_training, training_space
+from trinity_desktop.model.search.serving_planner import plan_serving, serving_space
 
 
 def _gpu_counts(text: str) -> list[int]:

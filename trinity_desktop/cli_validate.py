@@ -1,5 +1,5 @@
 """Command-line pieces for honest numbers: `--efficiency SET` and `--uncertainty` on `calc train|infer`, and the
-`validate` subcommand (model/validation.py). cli.py keeps only the hooks.
+`validate` subcommand (model/search/validation.py). cli.py keeps only the hooks.
 
   calc train|infer --efficiency {default,calibrated}
                    the efficiency set: the likely values of resources/assumptions.toml, or the set
@@ -8,7 +8,7 @@
   calc train|infer --uncertainty [--samples N]
                    adds `uncertainty` {samples, evaluations, set, headline, time_per_step_s (train) or
                    time_per_output_token_s and ttft_s (infer), mfu, tokens_per_s: {p05, p50, p95},
-                   sensitivity: {assumption: {first, total}}} (model/uncertainty.py).
+                   sensitivity: {assumption: {first, total}}} (model/search/uncertainty.py).
   validate [--json] [--fit] [--efficiency SET] [--samples N]
                    predicted against measured time for every run of resources/published_runs.toml (training:
                    step time; inference: request, first-token or per-token time), with the p05-p95 band; the
@@ -24,8 +24,8 @@ from __future__ import annotations
 import argparse
 
 from trinity_desktop.model import Scenario
-from trinity_desktop.model.assumptions import SETS, efficiency_json, efficiency_of
-from trinity_desktop.model.uncertainty import DEFAULT_SAMPLES, propagate, uncertainty_json
+from trinity_desktop.model.inputs.assumptions import SETS, efficiency_json, efficiency_of
+from trinity_desktop.model.search.uncertainty import DEFAULT_SAMPLES, propagate, uncertainty_json
 
 
 def _power_of_two(text: str) -> int:
@@ -109,7 +109,7 @@ def wrap_text(text_fn):
 
 
 def validate_report(args) -> dict:
-    from trinity_desktop.model.validation import validate
+    from trinity_desktop.model.search.validation import validate
 
     return validate(set_name=args.efficiency, samples=args.samples, fit=args.fit)
 

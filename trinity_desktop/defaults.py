@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from trinity_desktop.model import Scenario
-from trinity_desktop.model.presets import hardware_presets, model_presets
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 
 
 def default_scenario() -> Scenario:

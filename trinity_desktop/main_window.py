@@ -14,7 +14,7 @@ from trinity_desktop.layout_plan import FORM_DOCKS, available_geometry, keep_on_
 from trinity_desktop.layout_state import check_layout
 from trinity_desktop.lazy_panels import LazyPanels
 from trinity_desktop.model import Results, ValidationError
-from trinity_desktop.model.presets import (
+from trinity_desktop.model.inputs.presets import (
     PresetError,
     hardware_presets,
     load_hardware_file,
@@ -22,7 +22,7 @@ from trinity_desktop.model.presets import (
     model_presets,
     workload_library,
 )
-from trinity_desktop.model.workloads import evaluate_library, workload_scenario
+from trinity_desktop.model.views.workloads import evaluate_library, workload_scenario
 from trinity_desktop.shortcuts import ShortcutsOverlay
 from trinity_desktop.store import ScenarioStore
 from trinity_desktop.talk import TalkController
@@ -385,8 +385,8 @@ class MainWindow(QtWidgets.QMainWindow):
         return used
 
     def pressure_help_text(self) -> str:
-        """The pressure model's own documentation (model/pressure.py), so the app and the code say the same."""
-        from trinity_desktop.model import pressure
+        """The pressure model's own documentation (model/formulas/pressure.py), so the app and the code say the same."""
+        from trinity_desktop.model.formulas import pressure
 
         return pressure.__doc__.strip()
 

@@ -38,7 +38,7 @@ from typing import Any
 
 from trinity_desktop.deck import Deck, Slide
 from trinity_desktop.model import Architecture, Efficiency, Hardware, Scenario, ValidationError, evaluate
-from trinity_desktop.model.files import FileRefused, FileTooLarge, read_capped
+from trinity_desktop.model.base.files import FileRefused, FileTooLarge, read_capped
 
 VERSION_KEY = "trinity_session"
 CURRENT_VERSION = 2

@@ -27,7 +27,7 @@ def _keep_tier_on_hardware(scenario: Scenario, changes: dict) -> dict:
     """A CXL KV-offload target does not follow the user to hardware without a CXL pool: it falls back to host
     memory (else training carried a tier the roofline cannot place, and going back to decode was refused)."""
     if scenario.kv_offload_tier == "cxl" and "hardware" in changes and "kv_offload_tier" not in changes:
-        from trinity_desktop.model.tiers import tier_map
+        from trinity_desktop.model.inputs.tiers import tier_map
 
         if "cxl" not in tier_map(changes["hardware"]):
             return {**changes, "kv_offload_tier": "host"}

@@ -1,6 +1,6 @@
 """Uncertainty bands on screen: computed lazily off the UI thread, and the drawing helpers panels use.
 
-`BandService` owns the current scenario's `Uncertainty` (model/uncertainty.py: 4,096 Sobol samples with
+`BandService` owns the current scenario's `Uncertainty` (model/search/uncertainty.py: 4,096 Sobol samples with
 Sobol indices in one evaluate_grid call). An edit repaints every panel from the point estimate first; the
 service then computes the bands on one worker thread, DEBOUNCE_MS after the last edit of a burst, and emits
 `bandsChanged` when they are ready, so the edit->repaint budget is untouched (stale bands are hidden at once).
@@ -20,8 +20,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from trinity_desktop.model.scenario import Scenario
-from trinity_desktop.model.uncertainty import DEFAULT_SAMPLES, Uncertainty, propagate
+from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.search.uncertainty import DEFAULT_SAMPLES, Uncertainty, propagate
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_seconds
 

@@ -13,8 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.stages import refreshed_stage
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.stages import refreshed_stage
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds

@@ -13,14 +13,19 @@ from collections.abc import Mapping
 from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model import Architecture, Hardware, Scenario, ValidationError
-from trinity_desktop.model.assumptions import SETS, efficiency_of
-from trinity_desktop.model.dtypes import KV_DTYPES, OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS, WEIGHT_DTYPES
-from trinity_desktop.model.kv_policy import KV_POLICIES
-from trinity_desktop.model.scenario import RECOMPUTE
+from trinity_desktop.model.base.dtypes import (
+    KV_DTYPES,
+    OPTIMIZER_STATE_BYTES,
+    TRAIN_PRECISIONS,
+    WEIGHT_DTYPES,
+)
+from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
+from trinity_desktop.model.inputs.assumptions import SETS, efficiency_of
+from trinity_desktop.model.inputs.scenario import RECOMPUTE
 
 KINDS = (("train", "Training step"), ("prefill", "Inference: prefill"), ("decode", "Inference: decode"))
 
-CONTEXT_MAX = 1 << 24  # tokens per sequence, prompt + generated: the most model/kv_matrix.py accepts
+CONTEXT_MAX = 1 << 24  # tokens per sequence, prompt + generated: the most model/views/kv_matrix.py accepts
 _SPINS = {
     # field: (label, minimum, maximum, tooltip, group)
     "gpus": ("GPUs", 1, 1 << 20, "Total devices. Training: TP x PP x CP x DP. Inference: TP x PP (one replica; "
@@ -186,7 +191,7 @@ class ScenarioControls(QtWidgets.QWidget):
         return combo
 
     def _efficiency_combo(self) -> QtWidgets.QComboBox:
-        """The named efficiency sets (model/assumptions.py): default, or calibrated by `validate --fit`."""
+        """The named efficiency sets (model/inputs/assumptions.py): default, or calibrated by `validate --fit`."""
         combo = QtWidgets.QComboBox()
         combo.setToolTip("compute_efficiency, hbm_efficiency and network_efficiency: the default assumptions "
                          "(resources/assumptions.toml) or the set fitted to published runs by "

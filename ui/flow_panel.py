@@ -2,11 +2,11 @@
 
 Lanes (y) are pipeline stages, the DP network and the host link (training) or the GPU group (inference); time
 (x) is in s / ms / µs. A stepper (previous, next, play; Left/Right arrow keys, Space) walks the step phase by
-phase (model/phases.py: data load, forward, backward, gradient sync, optimizer; or prefill, KV offload,
+phase (model/views/phases.py: data load, forward, backward, gradient sync, optimizer; or prefill, KV offload,
 decode, KV onload): the phase's bars keep their colour, the rest fade. "1F1B detail" steps bar by bar instead
 (every micro-batch's forward and backward). Play walks the whole step in at most PLAY_BUDGET_MS.
 `stageFocused(name, numbers)` lets the roofline and memory panels follow. The stages come from
-`trinity_desktop.model.stages.stages(scenario, results)`; items are long-lived and updated with setOpts/setData.
+`trinity_desktop.model.views.stages.stages(scenario, results)`; items are long-lived and updated with setOpts/setData.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.phases import Phase, phases
-from trinity_desktop.model.stages import Stage, bubble_fraction, lane_order, notes, stages
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.phases import Phase, phases
+from trinity_desktop.model.views.stages import Stage, bubble_fraction, lane_order, notes, stages
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.flow_readout import (

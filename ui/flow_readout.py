@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trinity_desktop.model.phases import Phase
-from trinity_desktop.model.stages import Stage
+from trinity_desktop.model.views.phases import Phase
+from trinity_desktop.model.views.stages import Stage
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_seconds

@@ -1,6 +1,6 @@
 """Heatmap panel: the workload library (rows) x compute, bandwidth, memory pressure (columns) on one hardware.
 
-Values are `row.results.pressure` (model/pressure.py): the fraction of each resource's limit the workload
+Values are `row.results.pressure` (model/formulas/pressure.py): the fraction of each resource's limit the workload
 uses, 1.0 = at the limit (compute or the busiest link busy all step at its achievable rate, HBM full; memory
 > 1: does not fit). The binding resource is the highest pressure, so the outlined cell is the hottest one of its row. One long-lived ImageItem is updated with setImage; cell labels
 are reused unless the number of rows changes.
@@ -15,8 +15,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.pressure import RESOURCES
-from trinity_desktop.model.workloads import WorkloadRow
+from trinity_desktop.model.formulas.pressure import RESOURCES
+from trinity_desktop.model.views.workloads import WorkloadRow
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_seconds

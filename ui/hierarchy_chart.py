@@ -14,8 +14,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from trinity_desktop.model.hardware import Hardware
-from trinity_desktop.model.tiers import tiers_for
+from trinity_desktop.model.inputs.hardware import Hardware
+from trinity_desktop.model.inputs.tiers import tiers_for
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme

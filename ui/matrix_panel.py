@@ -19,10 +19,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from trinity_desktop.model.errors import ValidationError
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.grad_sync_matrix import LINK_CLASSES, SYNC_ALGORITHMS, sync_matrix
-from trinity_desktop.model.kv_matrix import binned_fraction, kv_matrix
+from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.grad_sync_matrix import LINK_CLASSES, SYNC_ALGORITHMS, sync_matrix
+from trinity_desktop.model.views.kv_matrix import binned_fraction, kv_matrix
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds

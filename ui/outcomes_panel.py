@@ -1,6 +1,6 @@
 """System outcomes panel: scenario variants side by side, so the bottleneck shift shows at a glance.
 
-Rows are the variants of `trinity_desktop.model.variants.compare(current scenario)` (baseline, + one
+Rows are the variants of `trinity_desktop.model.views.variants.compare(current scenario)` (baseline, + one
 technique each) and any "current scenario" snapshots the user added. Columns: the binding resource (in its
 theme colour), step time stacked by stage, memory per GPU by component against the HBM capacity, and bytes
 moved per link (log scale). Items are long-lived: bar items per stage, component and link are created once
@@ -15,8 +15,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.variants import VariantResult, compare, variant_result
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.variants import VariantResult, compare, variant_result
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme

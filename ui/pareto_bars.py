@@ -14,7 +14,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
-from trinity_desktop.model.uncertainty import FRONT_SAMPLES, Band, time_bands
+from trinity_desktop.model.search.uncertainty import FRONT_SAMPLES, Band, time_bands
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_seconds
 

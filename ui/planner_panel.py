@@ -1,12 +1,12 @@
 """Planner: every layout of the current job searched off the GUI thread; the Pareto front and a 2-D map.
 
-Training (model/planner.py): the Pareto front of step time against memory per GPU, one dot per layout,
+Training (model/search/planner.py): the Pareto front of step time against memory per GPU, one dot per layout,
 coloured by its binding resource (theme.RESOURCE_COLORS); the ring marks the fastest, the diamond the scenario
 in force. Hover a dot for its layout; click it to load that layout as one undoable edit. The map shows, for
 each pair of values of two chosen axes (TP x PP, micro-batch x ZeRO, ...), the best step time over every other
 axis (cividis, log scale), hatched where no layout fits, with contour lines of step time.
 
-Inference (model/serving_planner.py): the Pareto front of tokens/s per GPU against time per output token over
+Inference (model/search/serving_planner.py): the Pareto front of tokens/s per GPU against time per output token over
 TP, batch, weight and KV formats and KV offload within the scenario's GPU count; click loads the layout.
 
 The search runs in a worker thread (a one-thread QThreadPool): a progress bar follows it, Cancel stops it
@@ -24,8 +24,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model import Results, Scenario
-from trinity_desktop.model.planner import AXES, plan_training
-from trinity_desktop.model.serving_planner import plan_serving
+from trinity_desktop.model.search.planner import AXES, plan_training
+from trinity_desktop.model.search.serving_planner import plan_serving
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.pareto_bars import ParetoBars

@@ -3,7 +3,7 @@ tokens/s against a latency target) for a small LLM on an edge device; beside it,
 (not modelled), stated as assumptions next to the paper they lean on (GPTQ, reference "gptq"). On a narrow
 panel the two charts stack; every bar value and line label is placed by the shared placer (ui/label_layout.py) or left to the hover.
 
-All numbers come from `trinity_desktop.model.on_device` (the core decode roofline).
+All numbers come from `trinity_desktop.model.views.on_device` (the core decode roofline).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.on_device import BITS, DEFAULT_TARGET_S, SMALL_MODELS, on_device_table
-from trinity_desktop.model.presets import model_presets
-from trinity_desktop.model.split import edge_devices
+from trinity_desktop.model.inputs.presets import model_presets
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.on_device import BITS, DEFAULT_TARGET_S, SMALL_MODELS, on_device_table
+from trinity_desktop.model.views.split import edge_devices
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme

@@ -1,7 +1,7 @@
 """References dock: every entry of resources/references.toml, who cites it, and its citation to copy.
 
 "Used by" is computed, not typed: the hardware presets' per-value sources, the model presets' source, the
-workload library's source, the formulas of model/provenance.py, and the panels' own citations (given by the
+workload library's source, the formulas of model/views/provenance.py, and the panels' own citations (given by the
 app through `set_panel_citations`). Rows cited by the current scenario's hardware or model are shown in bold.
 """
 
@@ -11,15 +11,15 @@ from collections.abc import Mapping
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.presets import (
+from trinity_desktop.model.inputs.presets import (
     Reference,
     hardware_presets,
     model_presets,
     references,
     workload_library,
 )
-from trinity_desktop.model.provenance import FORMULAS
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.provenance import FORMULAS
 from trinity_desktop.ui import theme
 
 COLUMNS = ("Key", "Authors", "Year", "Title", "arXiv / URL", "Used by")

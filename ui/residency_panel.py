@@ -14,9 +14,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.kv_policy import KV_POLICIES
-from trinity_desktop.model.residency import (
+from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
+from trinity_desktop.model.inputs.tiers import TIER_LABELS
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.step.kv_residency import (
     PLACEMENT_POLICIES,
     RESIDENCY_TIERS,
     default_context_axis,
@@ -24,7 +25,6 @@ from trinity_desktop.model.residency import (
     residency_curve,
     serving_scenario,
 )
-from trinity_desktop.model.tiers import TIER_LABELS
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
@@ -467,7 +467,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self._refresh_band()
 
     def _refresh_band(self) -> None:
-        from trinity_desktop.model.uncertainty import efficiency_extremes
+        from trinity_desktop.model.search.uncertainty import efficiency_extremes
         from trinity_desktop.ui.bands import FillBand
 
         if not hasattr(self, "step_band"):

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from trinity_desktop.model.uncertainty import Uncertainty, efficiency_extremes
+from trinity_desktop.model.search.uncertainty import Uncertainty, efficiency_extremes
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.bands import FillBand, attainable_range, matches
 from trinity_desktop.ui.units import fmt_flops_rate

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from trinity_desktop.model.errors import ValidationError
-from trinity_desktop.model.hardware import Hardware
-from trinity_desktop.model.roofline import roofline
+from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.inputs.hardware import Hardware
+from trinity_desktop.model.views.roofline import roofline
 from trinity_desktop.ui.roofline_style import COMPARE_STYLES, LINK_SYMBOLS, MAX_COMPARE
 
 

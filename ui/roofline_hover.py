@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from trinity_desktop.model.roofline import STAGE_POINT, OperatingPoint
+from trinity_desktop.model.views.roofline import STAGE_POINT, OperatingPoint
 from trinity_desktop.ui.roofline_style import (
     HOVER_PX,
     LINK_WORDS,

@@ -19,15 +19,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.hardware import Hardware
-from trinity_desktop.model.roofline import (
+from trinity_desktop.model.inputs.hardware import Hardware
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.roofline import (
     STAGE_POINT,
     Ceiling,
     Roofline,
     roofline,
 )
-from trinity_desktop.model.stages import refreshed_stage
+from trinity_desktop.model.views.stages import refreshed_stage
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme

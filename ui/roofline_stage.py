@@ -11,7 +11,7 @@ import math
 
 from PySide6 import QtCore, QtGui
 
-from trinity_desktop.model.roofline import (
+from trinity_desktop.model.views.roofline import (
     INTENSITY_CAP,
     STAGE_POINT,
     stage_bytes,

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 
-from trinity_desktop.model.roofline import batch_values, context_values, decode_sweep
+from trinity_desktop.model.views.roofline import batch_values, context_values, decode_sweep
 from trinity_desktop.ui.roofline_style import BANDWIDTH, COMPUTE, MODES, fmt_count
 
 

@@ -2,7 +2,7 @@
 
 Stacked bars per split point (device, transfer, cloud time) with the optimum marked, device energy per split
 point below, selectors for the model profile, device, network and objective, and log sliders for the uplink
-bandwidth and the device speed. All numbers come from `trinity_desktop.model.split`.
+bandwidth and the device speed. All numbers come from `trinity_desktop.model.views.split`.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.hardware import Hardware
-from trinity_desktop.model.layer_profiles import profile, profile_keys
-from trinity_desktop.model.presets import hardware_presets, model_presets
-from trinity_desktop.model.split import (
+from trinity_desktop.model.formulas.layer_profiles import profile, profile_keys
+from trinity_desktop.model.inputs.hardware import Hardware
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.split import (
     DEFAULT_CLOUD,
     OBJECTIVES,
     edge_devices,
@@ -161,7 +161,7 @@ class SplitPanel(QtWidgets.QWidget):
         self.caption_label.setFont(pw.font(11))
         self.caption_label.setWordWrap(True)
         self.caption_label.setAccessibleName("Energy and latency model")
-        self.caption_label.setToolTip("The stated model behind the bars (model/split.py).")
+        self.caption_label.setToolTip("The stated model behind the bars (model/views/split.py).")
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from trinity_desktop.model import techniques as tq
+from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.ui import plot_widgets as pw
 
 

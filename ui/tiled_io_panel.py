@@ -11,10 +11,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from trinity_desktop.model import flash_io
-from trinity_desktop.model.dtypes import ACTIVATION_BYTES
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.roofline import sram_bytes_for_flash
+from trinity_desktop.model.base.dtypes import ACTIVATION_BYTES
+from trinity_desktop.model.formulas import flash_io
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.roofline import sram_bytes_for_flash
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes

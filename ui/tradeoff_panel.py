@@ -1,7 +1,7 @@
 """Trade-off explorer: the techniques of one exchange direction as bubbles, computed for the current scenario.
 
 x = the saved resource's measure, percent decrease; y = the spent resource's measure, percent increase
-(model/techniques.py defines the measures once: compute = hardware FLOPs, bandwidth = link occupancy
+(model/views/techniques.py defines the measures once: compute = hardware FLOPs, bandwidth = link occupancy
 Σ bytes / link bandwidth, memory = HBM bytes per device). Bubble size = deployment relevance (the
 catalogue's weight and its stated basis); colour = the resource spent. The y axis is symmetric-log
 (sign(v)·log10(1 + |v|)) because spends range from 0% to over 1000%. Techniques that do not apply here, or
@@ -19,9 +19,9 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model import Results
-from trinity_desktop.model import techniques as tq
-from trinity_desktop.model.presets import references
-from trinity_desktop.model.pressure import RESOURCES
+from trinity_desktop.model.formulas.pressure import RESOURCES
+from trinity_desktop.model.inputs.presets import references
+from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme

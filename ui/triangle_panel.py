@@ -1,7 +1,7 @@
 """Triangle navigator: library workloads placed by their computed pressures; techniques drawn as moves.
 
 Corners: Compute (top), Bandwidth (bottom left), Memory (bottom right). A workload with pressures (c, b, m)
-sits at `barycentric(c, b, m)` (model/pressure.py: the same numbers as the heatmap, clipped to [0, 1] and
+sits at `barycentric(c, b, m)` (model/formulas/pressure.py: the same numbers as the heatmap, clipped to [0, 1] and
 normalised to sum to 1). Edges carry the paper's three substitution paths (arXiv 2601.11577 abstract: more
 computation → less bandwidth, more bandwidth → less memory, more memory → less computation) and their
 reverses. Ticking techniques draws the path of the current scenario as arrows, each coloured by the
@@ -18,8 +18,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model import Results, ValidationError, barycentric, evaluate
-from trinity_desktop.model import techniques as tq
-from trinity_desktop.model.workloads import WorkloadRow, evaluate_library
+from trinity_desktop.model.views import techniques as tq
+from trinity_desktop.model.views.workloads import WorkloadRow, evaluate_library
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.technique_list import TechniqueList

@@ -1,13 +1,13 @@
 """Validation: the model's predicted time against published, measured runs, and what matters most.
 
-Left: one point per run of resources/published_runs.toml (model/validation.py) on log-log axes, measured on x,
+Left: one point per run of resources/published_runs.toml (model/search/validation.py) on log-log axes, measured on x,
 predicted on y, both in seconds: a training run's step time, an inference run's request time (prefill + the
 output tokens) or first-token time. The identity line is a perfect model; each run's p05-p95 band over the
 assumption ranges is a vertical bar; colour and marker by quantity (circle: training step, triangle: inference
 request, diamond: first token), named in the legend; hover a point for its run, quantity, source and error. The table is computed
 once per efficiency set, off the UI thread, when the panel is first shown.
 Right: "what matters most" for the current scenario: the total (wide bar) and first-order (narrow bar) Sobol
-indices of the headline time for each assumption (model/uncertainty.py), fed by the band service
+indices of the headline time for each assumption (model/search/uncertainty.py), fed by the band service
 (ui/bands.py) through `set_bands`.
 """
 
@@ -19,11 +19,11 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.assumptions import available_sets
-from trinity_desktop.model.evaluate import Results
-from trinity_desktop.model.presets import references
-from trinity_desktop.model.uncertainty import Uncertainty
-from trinity_desktop.model.validation import published_runs, run_rows
+from trinity_desktop.model.inputs.assumptions import available_sets
+from trinity_desktop.model.inputs.presets import references
+from trinity_desktop.model.search.uncertainty import Uncertainty
+from trinity_desktop.model.search.validation import published_runs, run_rows
+from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_seconds

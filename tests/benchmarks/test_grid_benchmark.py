@@ -10,7 +10,8 @@ import time
 
 import numpy as np
 
-from trinity_desktop.model import Scenario, evaluate_grid, presets
+from trinity_desktop.model import Scenario, evaluate_grid
+from trinity_desktop.model.inputs import presets
 
 AXES = dict(
     tp=[1, 2, 4, 8],

@@ -19,8 +19,9 @@ import time
 import numpy as np
 import pytest
 
-from trinity_desktop.model import Scenario, evaluate, evaluate_grid, presets
-from trinity_desktop.model.planner import AXES, plan_training, training_space
+from trinity_desktop.model import Scenario, evaluate, evaluate_grid
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.search.planner import AXES, plan_training, training_space
 
 MODEL = presets.model_presets()["llama-3.1-405b"]
 HW = presets.hardware_presets()["h100-sxm"]
@@ -84,7 +85,7 @@ def test_planner_against_a_bare_evaluate_grid_and_a_python_loop():
 def test_serving_planner_throughput(benchmark):
     """`plan infer` for Llama-3.1-405B on 16 H100: TP x PP x batch x formats x offload, one open-grid call per
     weight format; the same search with PP fixed to 1 (the space before pipeline-parallel serving) alongside."""
-    from trinity_desktop.model.serving_planner import plan_serving, serving_space
+    from trinity_desktop.model.search.serving_planner import plan_serving, serving_space
 
     space = serving_space(MODEL, HW, 16)
     tp_only = dataclasses.replace(space, pp=(1,))
@@ -120,8 +121,8 @@ def _llm_analysis_per_config() -> float:
 
 PEAK_RSS_SCRIPT = """
 import json, resource, sys, time
-from trinity_desktop.model import presets
-from trinity_desktop.model.planner import plan_training, training_space
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.search.planner import plan_training, training_space
 m, hw = presets.model_presets()["llama-3.1-405b"], presets.hardware_presets()["h100-sxm"]
 counts = [2048, 4096, 8192, 16384]
 space = training_space(m, counts, 2048, 8192, max_micro_batch=2048)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 
 from trinity_desktop.defaults import default_scenario
-from trinity_desktop.model.planner import plan_training
-from trinity_desktop.model.uncertainty import FRONT_SAMPLES, propagate, time_bands
+from trinity_desktop.model.search.planner import plan_training
+from trinity_desktop.model.search.uncertainty import FRONT_SAMPLES, propagate, time_bands
 
 
 def test_time_bands_of_the_default_training_front(benchmark):

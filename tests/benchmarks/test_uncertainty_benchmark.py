@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 
-from trinity_desktop.model import Scenario, evaluate, presets
-from trinity_desktop.model.uncertainty import propagate
+from trinity_desktop.model import Scenario, evaluate
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.search.uncertainty import propagate
 
 
 def _scenario() -> Scenario:

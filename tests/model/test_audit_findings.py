@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from trinity_desktop.model import Scenario, evaluate
-from trinity_desktop.model.presets import hardware_presets, model_presets
-from trinity_desktop.model.stages import stages
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
+from trinity_desktop.model.views.stages import stages
 
 HW = hardware_presets()
 MODELS = model_presets()
@@ -32,7 +32,7 @@ def test_zero3_gradient_sync_does_not_share_the_backward_with_the_gathers():
     exposed: step = 2·t_gather + t_grad + optimizer (pp = 1, m = 1)."""
     sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["gpt3-175b"], kind="train", gpus=32, zero=3,
                   micro_batch=1, global_batch=32, seq_len=1024)
-    from trinity_desktop.model.stages import training_pieces
+    from trinity_desktop.model.views.stages import training_pieces
 
     p = training_pieces(sc)
     assert 2 * p["t_gather"] > p["t_c"]
@@ -90,7 +90,7 @@ def test_context_past_max_seq_is_noted(model, kind, tokens, limit):
 # --- item 9: the achievable ridge is where the model's decode time turns ---------------------------------
 
 def test_decode_gemms_turn_compute_bound_at_the_achievable_ridge_batch():
-    from trinity_desktop.model.roofline import decode_sweep
+    from trinity_desktop.model.views.roofline import decode_sweep
 
     sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1, batch=1,
                   prompt_len=512, gen_len=64)
@@ -204,7 +204,7 @@ def test_policy_request_time_is_where_its_stages_end(policy):
 
 @pytest.mark.parametrize("policy", ["full", "window", "streaming", "h2o", "razor"])
 def test_kv_matrix_agrees_with_the_models_window(policy):
-    from trinity_desktop.model.kv_matrix import kv_matrix
+    from trinity_desktop.model.views.kv_matrix import kv_matrix
 
     sc = _decode(MODELS["mistral-7b"], 16000, gen_len=384, kv_policy=policy, kv_window=8192)
     k, r = kv_matrix(sc), evaluate(sc)

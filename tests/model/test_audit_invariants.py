@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trinity_desktop.model import Scenario, ValidationError, evaluate, presets
+from trinity_desktop.model import Scenario, ValidationError, evaluate
+from trinity_desktop.model.inputs import presets
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MODELS = presets.model_presets()
@@ -53,7 +54,7 @@ def _log_uniform(lo: float, hi: float):
     return st.floats(math.log10(lo), math.log10(hi)).map(lambda e: 10.0 ** e)
 
 
-# The physical ranges a validated hardware value lies in (model/ranges.py on the robustness branch):
+# The physical ranges a validated hardware value lies in (model/base/ranges.py on the robustness branch):
 # rates and sizes from 1e3 (1e6 for FLOP/s) to 1e15 (1e18), latencies up to 1 s, links 0 (absent) or in range.
 @st.composite
 def extreme_hardware(draw):
@@ -84,7 +85,7 @@ def _all_numbers(r) -> list[float]:
        kv_policy=st.sampled_from(["full", "window", "h2o", "razor"]), kv_offload=st.sampled_from([0.0, 0.5]))
 def test_every_validated_input_gives_finite_non_negative_outputs(hw, model_key, kind, gpus, zero, offload, length,
                                                                  batch, kv_policy, kv_offload):
-    from trinity_desktop.model.stages import stages
+    from trinity_desktop.model.views.stages import stages
 
     arch = MODELS[model_key]
     try:
@@ -115,7 +116,7 @@ def test_every_validated_input_gives_finite_non_negative_outputs(hw, model_key, 
        pp=st.sampled_from([1, 2, 4]))
 def test_a_requests_time_is_its_stages_end(model_key, hw_key, gpus, batch, prompt, gen, policy, window, offload, kind,
                                            pp):
-    from trinity_desktop.model.stages import request_time, stages
+    from trinity_desktop.model.views.stages import request_time, stages
 
     hw = HARDWARE[hw_key]
     try:  # gpus is the replica's total, TP x PP (pipeline-parallel inference)

@@ -1,4 +1,4 @@
-"""The scalar fast path (model/fastnp.py): the formulas give the same numbers on plain numbers, numpy scalars
+"""The scalar fast path (model/base/xp.py): the formulas give the same numbers on plain numbers, numpy scalars
 and numpy arrays, and fastnp's functions agree with numpy's."""
 
 from __future__ import annotations
@@ -9,10 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from trinity_desktop.defaults import default_scenario
-from trinity_desktop.model import evaluate, evaluate_grid, fastnp, presets
-from trinity_desktop.model.evaluate import _infer_inputs, _train_inputs, numpy_scalars
-from trinity_desktop.model.inference import inference_step
-from trinity_desktop.model.training import training_step
+from trinity_desktop.model import evaluate, evaluate_grid
+from trinity_desktop.model.base import xp as fastnp
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.step.evaluation import _infer_inputs, _train_inputs, numpy_scalars
+from trinity_desktop.model.step.inference import inference_step
+from trinity_desktop.model.step.training import training_step
 
 
 def _leaves(tree, prefix=""):
@@ -88,7 +90,7 @@ def test_fastnp_keeps_numpy_semantics_for_arrays_and_nan():
 def test_a_division_by_zero_on_plain_numbers_reruns_on_numpy_scalars(monkeypatch):
     import importlib
 
-    evaluate_module = importlib.import_module("trinity_desktop.model.evaluate")
+    evaluate_module = importlib.import_module("trinity_desktop.model.step.evaluation")
 
     expected = evaluate(default_scenario())
     real = evaluate_module.training_step
@@ -106,10 +108,10 @@ def test_a_division_by_zero_on_plain_numbers_reruns_on_numpy_scalars(monkeypatch
 def test_one_evaluation_per_scenario_serves_the_roofline_and_the_stage_pieces(monkeypatch):
     import importlib
 
-    from trinity_desktop.model.roofline import roofline
-    from trinity_desktop.model.stages import training_pieces
+    from trinity_desktop.model.views.roofline import roofline
+    from trinity_desktop.model.views.stages import training_pieces
 
-    evaluate_module = importlib.import_module("trinity_desktop.model.evaluate")
+    evaluate_module = importlib.import_module("trinity_desktop.model.step.evaluation")
     sc = default_scenario().replace(seq_len=6144)
     results = evaluate(sc)
     expected_points = roofline(sc).points

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from trinity_desktop.model import flash_io as fio
-from trinity_desktop.model.presets import hardware_presets
-from trinity_desktop.model.roofline import sram_bytes_for_flash
+from trinity_desktop.model.formulas import flash_io as fio
+from trinity_desktop.model.inputs.presets import hardware_presets
+from trinity_desktop.model.views.roofline import sram_bytes_for_flash
 
 A100_SRAM = hardware_presets()["a100-80gb-sxm"].sram_per_core_bytes
 POW2 = 2 ** np.arange(9, 17)  # 512 ... 65536

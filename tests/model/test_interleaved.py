@@ -12,15 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trinity_desktop.defaults import default_scenario
-from trinity_desktop.model import Scenario, ValidationError, evaluate, evaluate_grid, presets
-from trinity_desktop.model.memory import in_flight_micro_batches
-from trinity_desktop.model.pipeline_schedule import (
+from trinity_desktop.model import Scenario, ValidationError, evaluate, evaluate_grid
+from trinity_desktop.model.formulas.memory import in_flight_micro_batches
+from trinity_desktop.model.formulas.pipeline_schedule import (
     interleaved_1f1b,
     interleaved_timeline,
     peak_in_flight_chunks,
     stage_order,
 )
-from trinity_desktop.model.stages import bubble_fraction, stages
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.views.stages import bubble_fraction, stages
 
 
 def _pieces(sc):

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from trinity_desktop.model import Scenario, ValidationError, evaluate, presets
+from trinity_desktop.model import Scenario, ValidationError, evaluate
+from trinity_desktop.model.inputs import presets
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -73,7 +74,7 @@ def test_training_results_are_consistent(sc):
     # MFU can never exceed the achievable fraction of peak the compute time is based on
     assert 0 < r.train["mfu"] <= sc.efficiency.compute * (1 + 1e-12)
     assert r.train["tokens_per_s"] == pytest.approx(sc.global_batch * sc.seq_len / r.time_total, rel=1e-12)
-    # pressures are shares of the achievable rates (model/pressure.py): compute = hardware FLOPs / (time x GPUs
+    # pressures are shares of the achievable rates (model/formulas/pressure.py): compute = hardware FLOPs / (time x GPUs
     # x peak x compute efficiency) = MFU x HFU/MFU / efficiency, bandwidth = the busiest link's share of its
     # achievable bandwidth, memory = bytes / capacity
     c, b, m = r.pressure.as_tuple()
@@ -290,7 +291,7 @@ def test_inference_results_are_consistent(sc):
     assert 0 <= b <= 1.0
     assert r.infer["kv_bytes"] == pytest.approx(sc.batch * (sc.prompt_len + sc.gen_len)
                                                 * r.infer["kv_bytes_per_token"], rel=1e-12)
-    from trinity_desktop.model.stages import kv_spills, stages
+    from trinity_desktop.model.views.stages import kv_spills, stages
 
     if kv_spills(sc):  # the request is timed with the KV moves between tiers: it ends where its stages end
         assert r.infer["request_s"] == pytest.approx(max(x.end_s for x in stages(sc, r)), rel=1e-12)
@@ -366,5 +367,5 @@ def test_tensor_parallel_inference_splits_weights_and_kv():
     assert eight.memory["weights"] == pytest.approx(one.memory["weights"] / 8, rel=1e-12)
     assert eight.memory["kv_cache"] == pytest.approx(one.memory["kv_cache"] / 8, rel=1e-12)
     # 16-way TP on 8 KV heads replicates each KV head on two ranks: the per-GPU cache stops shrinking
-    from trinity_desktop.model.inference import kv_share_per_gpu
+    from trinity_desktop.model.step.inference import kv_share_per_gpu
     np.testing.assert_allclose(kv_share_per_gpu(arch, np.array([1, 8, 16, 64])), [1, 1 / 8, 1 / 8, 1 / 8])

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from trinity_desktop.model import Scenario, ValidationError
-from trinity_desktop.model.comms import allreduce_time, gradient_sync, link_for_group
-from trinity_desktop.model.grad_sync_matrix import SYNC_ALGORITHMS, sync_matrix
-from trinity_desktop.model.inference import kv_bytes_per_token
-from trinity_desktop.model.kv_matrix import EVICTED, KEPT, KEPT_QUANTISED, binned_fraction, kv_matrix
-from trinity_desktop.model.kv_policy import KV_POLICY_CODE, kept_tokens
-from trinity_desktop.model.presets import hardware_presets, model_presets
+from trinity_desktop.model.formulas.comms import allreduce_time, gradient_sync, link_for_group
+from trinity_desktop.model.formulas.kv_policy import KV_POLICY_CODE, kept_tokens
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
+from trinity_desktop.model.step.inference import kv_bytes_per_token
+from trinity_desktop.model.views.grad_sync_matrix import SYNC_ALGORITHMS, sync_matrix
+from trinity_desktop.model.views.kv_matrix import EVICTED, KEPT, KEPT_QUANTISED, binned_fraction, kv_matrix
 
 
 @pytest.fixture(scope="module")

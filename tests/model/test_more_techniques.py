@@ -11,15 +11,15 @@ import pytest
 
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Scenario, ValidationError, evaluate
-from trinity_desktop.model import techniques as tq
-from trinity_desktop.model.comms import allreduce_bus_factor
-from trinity_desktop.model.evaluate import evaluate_grid
-from trinity_desktop.model.flops import attention_core_flops_per_token
-from trinity_desktop.model.presets import hardware_presets, model_presets, workload_library
-from trinity_desktop.model.residency import residency_at
-from trinity_desktop.model.scenario import OFFLOAD_CODE
-from trinity_desktop.model.training import QUANT_FLOPS_PER_ELEMENT, stage_params
-from trinity_desktop.model.workloads import workload_scenario
+from trinity_desktop.model.formulas.comms import allreduce_bus_factor
+from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets, workload_library
+from trinity_desktop.model.inputs.scenario import OFFLOAD_CODE
+from trinity_desktop.model.step.evaluation import evaluate_grid
+from trinity_desktop.model.step.kv_residency import residency_at
+from trinity_desktop.model.step.training import QUANT_FLOPS_PER_ELEMENT, stage_params
+from trinity_desktop.model.views import techniques as tq
+from trinity_desktop.model.views.workloads import workload_scenario
 
 HW = hardware_presets()
 H100 = HW["h100-sxm"]
@@ -281,9 +281,9 @@ def test_modelled_flags():
 
 def test_cxl_pool_holds_the_offloaded_kv_and_is_read_over_its_own_link():
     from trinity_desktop.model import ValidationError, evaluate
-    from trinity_desktop.model.presets import hardware_presets, model_presets
-    from trinity_desktop.model.residency import residency_at
-    from trinity_desktop.model.tiers import tier_map
+    from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
+    from trinity_desktop.model.inputs.tiers import tier_map
+    from trinity_desktop.model.step.kv_residency import residency_at
 
     base = default_scenario().replace(kind="decode", model=model_presets()["llama-3.1-70b"], gpus=8, batch=8,
                                       prompt_len=32768, gen_len=1024)

@@ -1,4 +1,4 @@
-"""Pipeline-parallel inference (model/inference.py): tp x pp GPUs, L/pp layers per stage, decode micro-batches
+"""Pipeline-parallel inference (model/step/inference.py): tp x pp GPUs, L/pp layers per stage, decode micro-batches
 circulating through the stages (TPOT = pp x slot), prefill stage by stage plus pp - 1 sends."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from trinity_desktop.model import ValidationError, evaluate, evaluate_grid
-from trinity_desktop.model.presets import hardware_presets, model_presets
-from trinity_desktop.model.scenario import Scenario
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
+from trinity_desktop.model.inputs.scenario import Scenario
 
 MODELS, HW = model_presets(), hardware_presets()
 H100 = HW["h100-sxm"]

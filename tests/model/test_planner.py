@@ -9,9 +9,10 @@ import itertools
 import numpy as np
 import pytest
 
-from trinity_desktop.model import Scenario, ValidationError, evaluate, presets
-from trinity_desktop.model.planner import AXES, TrainSpace, plan_training, training_space
-from trinity_desktop.model.scenario import OFFLOAD_MODES, RECOMPUTE
+from trinity_desktop.model import Scenario, ValidationError, evaluate
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.inputs.scenario import OFFLOAD_MODES, RECOMPUTE
+from trinity_desktop.model.search.planner import AXES, TrainSpace, plan_training, training_space
 
 HW = presets.hardware_presets()
 MODELS = presets.model_presets()
@@ -126,7 +127,7 @@ def test_bad_objective_names_the_field():
 
 
 def test_serving_planner_equals_a_brute_force_loop_of_evaluate():
-    from trinity_desktop.model.serving_planner import ServingSpace, plan_serving
+    from trinity_desktop.model.search.serving_planner import ServingSpace, plan_serving
 
     model, hardware = MODELS["llama-3-70b"], HW["h100-sxm"]
     space = ServingSpace(tp=(1, 2, 4, 8), batch=(1, 4, 16, 64, 256), weight_dtype=("bf16", "fp8", "int4"),
@@ -152,7 +153,7 @@ def test_serving_planner_equals_a_brute_force_loop_of_evaluate():
 def test_serving_planner_with_pipeline_stages_equals_a_brute_force_loop_of_evaluate():
     """TP x PP up to 16 GPUs: pairs beyond the budget (and PP3, which does not divide 80 layers) are invalid;
     every other layout is checked by the scalar `evaluate` of a `calc infer --gpus TPxPP --pp PP` scenario."""
-    from trinity_desktop.model.serving_planner import ServingSpace, plan_serving
+    from trinity_desktop.model.search.serving_planner import ServingSpace, plan_serving
 
     model, hardware, gpus = MODELS["llama-3-70b"], HW["h100-sxm"], 16
     space = ServingSpace(tp=(2, 4, 8, 16), pp=(1, 2, 3, 4), batch=(1, 8, 64), weight_dtype=("bf16", "int4"),

@@ -7,8 +7,9 @@ from importlib import resources
 
 import pytest
 
-from trinity_desktop.model import Architecture, Hardware, Scenario, ValidationError, evaluate, presets
-from trinity_desktop.model.presets import PresetError, load_hardware_file, load_model_file
+from trinity_desktop.model import Architecture, Hardware, Scenario, ValidationError, evaluate
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.inputs.presets import PresetError, load_hardware_file, load_model_file
 
 RESOURCE_FILES = ("hardware.toml", "models.toml", "workloads.toml", "references.toml")
 # Keys of a workload entry that are not Scenario fields.
@@ -285,7 +286,8 @@ def test_bad_array_of_tables(tmp_path):
 
 def test_library_is_evaluated_once_per_hardware_and_efficiency(monkeypatch):
     """The heatmap and the triangle both show the library: the second call reuses the first's rows."""
-    from trinity_desktop.model import Efficiency, workloads
+    from trinity_desktop.model import Efficiency
+    from trinity_desktop.model.views import workloads
 
     calls = []
     real = workloads.evaluate

@@ -11,8 +11,11 @@ import math
 import numpy as np
 import pytest
 
-from trinity_desktop.model import Scenario, comms, evaluate, flops, inference, memory, presets
-from trinity_desktop.model.memory import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE
+from trinity_desktop.model import Scenario, evaluate
+from trinity_desktop.model.formulas import comms, flops, memory
+from trinity_desktop.model.formulas.memory import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.step import inference
 
 GB = 1e9
 

@@ -6,16 +6,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from trinity_desktop.model import Scenario, ValidationError, evaluate
-from trinity_desktop.model.inference import kv_bytes_per_token
-from trinity_desktop.model.presets import hardware_presets, model_presets, references
-from trinity_desktop.model.residency import (
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets, references
+from trinity_desktop.model.inputs.tiers import _tier_file, page_tokens, tier_map, tiers_for
+from trinity_desktop.model.step.inference import kv_bytes_per_token
+from trinity_desktop.model.step.kv_residency import (
     RESIDENCY_TIERS,
     kv_bytes_per_token_after_policy,
     residency_at,
     residency_curve,
     residency_json,
 )
-from trinity_desktop.model.tiers import _tier_file, page_tokens, tier_map, tiers_for
 
 PENDING_REFERENCES: set[str] = set()  # every cited key is in references.toml
 

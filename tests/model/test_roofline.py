@@ -1,4 +1,4 @@
-"""Roofline ceilings, operating points and the decode sweep (model/roofline.py)."""
+"""Roofline ceilings, operating points and the decode sweep (model/views/roofline.py)."""
 
 import json
 import math
@@ -8,8 +8,8 @@ import pytest
 
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Scenario
-from trinity_desktop.model import roofline as rl
-from trinity_desktop.model.presets import hardware_presets, model_presets
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
+from trinity_desktop.model.views import roofline as rl
 
 HW = hardware_presets()
 MODELS = model_presets()
@@ -187,7 +187,7 @@ def test_roofline_json_shape():
 def test_offload_transfer_is_a_point_on_the_host_roof(offload):
     from trinity_desktop.defaults import default_scenario
     from trinity_desktop.model import evaluate
-    from trinity_desktop.model.roofline import operating_points
+    from trinity_desktop.model.views.roofline import operating_points
 
     sc = default_scenario().replace(offload=offload)
     points = {p.name: p for p in operating_points(sc)}

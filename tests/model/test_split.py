@@ -9,16 +9,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trinity_desktop.model import ValidationError, presets
-from trinity_desktop.model import split as sp
-from trinity_desktop.model.layer_profiles import (
+from trinity_desktop.model import ValidationError
+from trinity_desktop.model.formulas.layer_profiles import (
     bottleneck_flops,
     cnn_profiles,
     conv_flops,
     profile,
     transformer_profile,
 )
-from trinity_desktop.model.on_device import BITS, on_device_table
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.views import split as sp
+from trinity_desktop.model.views.on_device import BITS, on_device_table
 
 # Keys used in edge.toml that references.toml still lacks (full citations are in the issue #7 report).
 PENDING_REFERENCES: set[str] = set()  # every cited key is in references.toml

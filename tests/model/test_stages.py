@@ -11,12 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import trinity_desktop.model.stages as stages_mod
+import trinity_desktop.model.views.stages as stages_mod
 from trinity_desktop.defaults import default_scenario
-from trinity_desktop.model import Scenario, ValidationError, evaluate, presets
-from trinity_desktop.model.evaluate import evaluate_grid
-from trinity_desktop.model.residency import residency_at, residency_curve
-from trinity_desktop.model.stages import (
+from trinity_desktop.model import Scenario, ValidationError, evaluate
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.inputs.tiers import tier_map
+from trinity_desktop.model.step.evaluation import evaluate_grid
+from trinity_desktop.model.step.kv_residency import residency_at, residency_curve
+from trinity_desktop.model.views.stages import (
     LINKS,
     Stage,
     bubble_fraction,
@@ -25,8 +27,7 @@ from trinity_desktop.model.stages import (
     stages_json,
     training_pieces,
 )
-from trinity_desktop.model.tiers import tier_map
-from trinity_desktop.model.variants import VARIANTS, baseline, compare, variant_scenarios
+from trinity_desktop.model.views.variants import VARIANTS, baseline, compare, variant_scenarios
 
 MODELS = presets.model_presets()
 HARDWARE = presets.hardware_presets()
@@ -404,7 +405,7 @@ def _groups(sc: Scenario):
 
 
 def _transfer_s(sc: Scenario, tier: str, nbytes: float, page: float) -> float:
-    """Hand formula (model/residency.py): bytes / (B_tier x eta_net) + ceil(bytes / page) x latency_tier."""
+    """Hand formula (model/step/kv_residency.py): bytes / (B_tier x eta_net) + ceil(bytes / page) x latency_tier."""
     t = tier_map(sc.hardware)[tier]
     return nbytes / (t.bandwidth * sc.efficiency.network) + math.ceil(nbytes / page) * t.latency_s
 

@@ -11,9 +11,9 @@ import pytest
 
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Scenario, ValidationError, barycentric, evaluate
-from trinity_desktop.model import techniques as tq
-from trinity_desktop.model.presets import hardware_presets, model_presets, references, workload_library
-from trinity_desktop.model.workloads import evaluate_library, workload_scenario
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets, references, workload_library
+from trinity_desktop.model.views import techniques as tq
+from trinity_desktop.model.views.workloads import evaluate_library, workload_scenario
 
 H100 = hardware_presets()["h100-sxm"]
 MODELS = model_presets()

@@ -6,9 +6,9 @@ import pytest
 
 from tests.model.test_uncertainty import _decode_8b, _train_175b
 from trinity_desktop.model import ValidationError
-from trinity_desktop.model.planner import plan_training
-from trinity_desktop.model.serving_planner import plan_serving
-from trinity_desktop.model.uncertainty import propagate, time_bands
+from trinity_desktop.model.search.planner import plan_training
+from trinity_desktop.model.search.serving_planner import plan_serving
+from trinity_desktop.model.search.uncertainty import propagate, time_bands
 
 
 @pytest.mark.parametrize("scenario", [_train_175b(), _decode_8b(), _decode_8b(gpus=4, batch=64)],

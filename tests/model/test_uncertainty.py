@@ -7,11 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trinity_desktop.model import Scenario, ValidationError, evaluate, evaluate_grid, presets
-from trinity_desktop.model.assumptions import EFFICIENCY_NAMES, default_assumptions, efficiency_json
-from trinity_desktop.model.inference import RESERVED_FRACTION
-from trinity_desktop.model.scenario import Efficiency
-from trinity_desktop.model.uncertainty import dominant, propagate, triangular_ppf, uncertainty_json
+from trinity_desktop.model import Scenario, ValidationError, evaluate, evaluate_grid
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.inputs.assumptions import EFFICIENCY_NAMES, default_assumptions, efficiency_json
+from trinity_desktop.model.inputs.scenario import Efficiency
+from trinity_desktop.model.search.uncertainty import dominant, propagate, triangular_ppf, uncertainty_json
+from trinity_desktop.model.step.inference import RESERVED_FRACTION
 
 HW = presets.hardware_presets()
 MODELS = presets.model_presets()
@@ -143,11 +144,11 @@ def test_scipy_is_imported_only_where_used():
     import subprocess
     import sys
 
-    code = ("import sys, trinity_desktop.model, trinity_desktop.model.uncertainty, trinity_desktop.model.validation, "
+    code = ("import sys, trinity_desktop.model, trinity_desktop.model.search.uncertainty, trinity_desktop.model.search.validation, "
             "trinity_desktop.cli; print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
     root = pathlib.Path(__file__).resolve().parents[2]
     users = sorted(p.relative_to(root).as_posix() for d in ("model", "ui", "trinity_desktop")
                    for p in (root / d).rglob("*.py") if "from scipy" in p.read_text() or "import scipy" in p.read_text())
-    assert users == ["model/uncertainty.py", "model/validation.py"]
+    assert users == ["model/search/uncertainty.py", "model/search/validation.py"]

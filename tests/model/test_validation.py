@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trinity_desktop.model import evaluate, presets
-from trinity_desktop.model.errors import ValidationError
-from trinity_desktop.model.validation import (
+from trinity_desktop.model import evaluate
+from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.search.validation import (
     INFER_METRICS,
     calibrated_ranges,
     fit_efficiencies,

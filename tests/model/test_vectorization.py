@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trinity_desktop.model import Scenario, ValidationError, evaluate, evaluate_grid, presets
-from trinity_desktop.model.scenario import RECOMPUTE
+from trinity_desktop.model import Scenario, ValidationError, evaluate, evaluate_grid
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.inputs.scenario import RECOMPUTE
 
 MODELS = presets.model_presets()
 HARDWARE = presets.hardware_presets()

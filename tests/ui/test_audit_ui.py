@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trinity_desktop.model.presets import hardware_presets, model_presets
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 from ui.controls import ScenarioControls
 
 

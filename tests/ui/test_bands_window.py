@@ -7,7 +7,7 @@ from PySide6 import QtCore
 
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.main_window import MainWindow
-from trinity_desktop.model.assumptions import write_calibrated
+from trinity_desktop.model.inputs.assumptions import write_calibrated
 from trinity_desktop.store import ScenarioStore
 
 

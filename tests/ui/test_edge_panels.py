@@ -7,9 +7,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from trinity_desktop.model import Scenario, evaluate, presets  # noqa: E402
-from trinity_desktop.model import split as sp  # noqa: E402
-from trinity_desktop.model.on_device import BITS, on_device_table  # noqa: E402
+from trinity_desktop.model import Scenario, evaluate  # noqa: E402
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.views import split as sp
+from trinity_desktop.model.views.on_device import BITS, on_device_table  # noqa: E402
 from trinity_desktop.ui.quantisation_panel import QuantisationPanel  # noqa: E402
 from trinity_desktop.ui.split_panel import SplitPanel  # noqa: E402
 

@@ -18,8 +18,8 @@ from PySide6 import QtCore, QtGui  # noqa: E402
 from trinity_desktop import session_file  # noqa: E402
 from trinity_desktop.defaults import default_scenario  # noqa: E402
 from trinity_desktop.model import evaluate  # noqa: E402
-from trinity_desktop.model.presets import hardware_presets, references  # noqa: E402
-from trinity_desktop.model.provenance import FORMULAS  # noqa: E402
+from trinity_desktop.model.inputs.presets import hardware_presets, references  # noqa: E402
+from trinity_desktop.model.views.provenance import FORMULAS  # noqa: E402
 from trinity_desktop.ui import export  # noqa: E402
 from trinity_desktop.ui.breakdown_panel import BreakdownPanel  # noqa: E402
 from trinity_desktop.ui.references_panel import ReferencesPanel  # noqa: E402

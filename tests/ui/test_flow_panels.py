@@ -13,8 +13,8 @@ from PySide6 import QtCore, QtWidgets  # noqa: E402
 
 from trinity_desktop.defaults import default_scenario  # noqa: E402
 from trinity_desktop.model import evaluate  # noqa: E402
-from trinity_desktop.model.stages import stages  # noqa: E402
-from trinity_desktop.model.variants import VARIANTS  # noqa: E402
+from trinity_desktop.model.views.stages import stages  # noqa: E402
+from trinity_desktop.model.views.variants import VARIANTS  # noqa: E402
 from trinity_desktop.ui import theme  # noqa: E402
 from trinity_desktop.ui.flow_panel import FlowPanel  # noqa: E402
 from trinity_desktop.ui.outcomes_panel import OutcomesPanel  # noqa: E402
@@ -221,7 +221,7 @@ def test_training_opens_on_the_five_phases(qtbot, phase_flow, train_results):
 
 
 def test_phases_cover_every_busy_bar_once_except_the_grouped_ones(train_results):
-    from trinity_desktop.model.phases import phases
+    from trinity_desktop.model.views.phases import phases
 
     items = stages(train_results.scenario, train_results)
     groups = phases(items, "train")
@@ -233,7 +233,7 @@ def test_phases_cover_every_busy_bar_once_except_the_grouped_ones(train_results)
 
 
 def test_inference_phases_with_kv_offload():
-    from trinity_desktop.model.phases import phases
+    from trinity_desktop.model.views.phases import phases
 
     sc = default_scenario().replace(kind="decode", gpus=8, batch=8, prompt_len=126976, gen_len=4096)
     r = evaluate(sc)

@@ -8,7 +8,7 @@ from PySide6 import QtCore, QtWidgets
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.main_window import LAYOUT_VERSION, MainWindow
 from trinity_desktop.model import evaluate
-from trinity_desktop.model.presets import model_presets
+from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.store import ScenarioStore
 
 
@@ -173,12 +173,12 @@ def test_panels_behind_a_tab_catch_up_when_shown(window):
     QtWidgets.QApplication.processEvents()
     assert "flow" not in window._stale
     stages = window.panels["flow"].stage_count()
-    from trinity_desktop.model.stages import stages as model_stages
+    from trinity_desktop.model.views.stages import stages as model_stages
     assert stages == len(model_stages(window.store.scenario, window.store.results))
 
 
 def test_help_explains_the_pressures_with_the_models_own_words(window):
-    from trinity_desktop.model import pressure
+    from trinity_desktop.model.formulas import pressure
 
     text = window.pressure_help_text()
     assert text == pressure.__doc__.strip()

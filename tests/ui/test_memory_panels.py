@@ -8,8 +8,9 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PySide6 import QtWidgets  # noqa: E402
 
-from trinity_desktop.model import Scenario, evaluate, presets  # noqa: E402
-from trinity_desktop.model.residency import residency_curve  # noqa: E402
+from trinity_desktop.model import Scenario, evaluate  # noqa: E402
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.step.kv_residency import residency_curve  # noqa: E402
 from trinity_desktop.ui.matrix_panel import MatrixPanel  # noqa: E402
 from trinity_desktop.ui.residency_panel import ResidencyPanel  # noqa: E402
 

@@ -7,8 +7,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from trinity_desktop.model import Scenario, evaluate, presets  # noqa: E402
-from trinity_desktop.model.workloads import evaluate_library  # noqa: E402
+from trinity_desktop.model import Scenario, evaluate  # noqa: E402
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.views.workloads import evaluate_library  # noqa: E402
 from trinity_desktop.ui import theme  # noqa: E402
 from trinity_desktop.ui.breakdown_panel import BreakdownPanel  # noqa: E402
 from trinity_desktop.ui.heatmap_panel import HeatmapPanel  # noqa: E402

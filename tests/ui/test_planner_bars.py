@@ -11,7 +11,7 @@ import pytest
 
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import evaluate
-from trinity_desktop.model.uncertainty import FRONT_SAMPLES, propagate, time_bands
+from trinity_desktop.model.search.uncertainty import FRONT_SAMPLES, propagate, time_bands
 from trinity_desktop.ui import pareto_bars
 from trinity_desktop.ui.planner_panel import PlannerPanel
 

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from trinity_desktop.defaults import default_scenario
-from trinity_desktop.model import evaluate, presets
-from trinity_desktop.model.planner import plan_training
+from trinity_desktop.model import evaluate
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.search.planner import plan_training
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.planner_panel import PlannerPanel, edit_for, hatch_segments
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from trinity_desktop.cli import run_cli
-from trinity_desktop.model.presets import hardware_presets
-from trinity_desktop.model.pressure import RESOURCES, binding_resource
-from trinity_desktop.model.workloads import evaluate_library
+from trinity_desktop.model.formulas.pressure import RESOURCES, binding_resource
+from trinity_desktop.model.inputs.presets import hardware_presets
+from trinity_desktop.model.views.workloads import evaluate_library
 from trinity_desktop.ui.heatmap_panel import NA_VALUE, HeatmapPanel
 
 HARDWARE = ("h100-sxm", "a100-80gb-sxm", "mi300x", "m4-max")

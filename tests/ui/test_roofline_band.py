@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from trinity_desktop.defaults import default_scenario
-from trinity_desktop.model import Scenario, evaluate, presets
-from trinity_desktop.model.uncertainty import efficiency_extremes, propagate
+from trinity_desktop.model import Scenario, evaluate
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.search.uncertainty import efficiency_extremes, propagate
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.bands import BAND_ALPHA
 from trinity_desktop.ui.roofline_band import BAND_LEGEND

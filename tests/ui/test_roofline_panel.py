@@ -9,8 +9,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from trinity_desktop.defaults import default_scenario  # noqa: E402
-from trinity_desktop.model import Scenario, evaluate, flash_io, presets  # noqa: E402
-from trinity_desktop.model.roofline import decode_sweep, roofline  # noqa: E402
+from trinity_desktop.model import Scenario, evaluate  # noqa: E402
+from trinity_desktop.model.formulas import flash_io
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.views.roofline import decode_sweep, roofline  # noqa: E402
 from trinity_desktop.ui.plot_widgets import si_decade  # noqa: E402
 from trinity_desktop.ui.roofline_panel import SWEEP_GEMM, RooflinePanel  # noqa: E402
 from trinity_desktop.ui.tiled_io_panel import TiledIOPanel  # noqa: E402

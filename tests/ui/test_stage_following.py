@@ -12,13 +12,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from trinity_desktop.defaults import default_scenario  # noqa: E402
-from trinity_desktop.model import Scenario, evaluate, presets  # noqa: E402
-from trinity_desktop.model.roofline import (  # noqa: E402
+from trinity_desktop.model import Scenario, evaluate  # noqa: E402
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.views.roofline import (  # noqa: E402
     STAGE_POINT,
     roofline,  # noqa: E402
     stage_operating_point,
 )
-from trinity_desktop.model.stages import stages  # noqa: E402
+from trinity_desktop.model.views.stages import stages  # noqa: E402
 from trinity_desktop.ui.breakdown_panel import BreakdownPanel, time_segments_for_stage  # noqa: E402
 from trinity_desktop.ui.flow_panel import FlowPanel  # noqa: E402
 from trinity_desktop.ui.roofline_panel import RooflinePanel  # noqa: E402

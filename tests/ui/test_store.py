@@ -6,7 +6,7 @@ import pytest
 
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import evaluate
-from trinity_desktop.model.presets import model_presets
+from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.store import ScenarioStore
 
 

@@ -9,9 +9,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from trinity_desktop.defaults import default_scenario  # noqa: E402
-from trinity_desktop.model import evaluate, presets  # noqa: E402
-from trinity_desktop.model import techniques as tq  # noqa: E402
-from trinity_desktop.model.workloads import evaluate_library, workload_scenario  # noqa: E402
+from trinity_desktop.model import evaluate  # noqa: E402
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.views import techniques as tq
+from trinity_desktop.model.views.workloads import evaluate_library, workload_scenario  # noqa: E402
 from trinity_desktop.ui import theme  # noqa: E402
 from trinity_desktop.ui.tradeoff_panel import TradeoffPanel, symlog  # noqa: E402
 from trinity_desktop.ui.triangle_panel import CORNERS, SQRT3_2, TrianglePanel, triangle_point  # noqa: E402

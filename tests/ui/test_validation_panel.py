@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trinity_desktop.model import Scenario, evaluate, presets
-from trinity_desktop.model.uncertainty import propagate
-from trinity_desktop.model.validation import published_runs
+from trinity_desktop.model import Scenario, evaluate
+from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.search.uncertainty import propagate
+from trinity_desktop.model.search.validation import published_runs
 from trinity_desktop.ui.bands import BandService, range_text
 from trinity_desktop.ui.validation_panel import ValidationPanel
 
@@ -112,8 +113,8 @@ def test_residency_step_curve_band_brackets_the_curve(shown_panel):
 
 
 def test_attainable_range_spans_the_point_roofline():
-    from trinity_desktop.model.scenario import Efficiency
-    from trinity_desktop.model.uncertainty import efficiency_extremes
+    from trinity_desktop.model.inputs.scenario import Efficiency
+    from trinity_desktop.model.search.uncertainty import efficiency_extremes
     from trinity_desktop.ui.bands import attainable_range
 
     sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1)

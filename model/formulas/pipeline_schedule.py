@@ -1,0 +1,130 @@
+"""Interleaved 1F1B: the order and start times of every model chunk's forward and backward on every stage.
+
+Narayanan et al. 2021 §2.2.2 (reference "pipedream-1f1b"), as Megatron-LM schedules it
+(`forward_backward_pipelining_with_interleaving`): each of the p stages holds v chunks of L/(p·v) layers; chunk
+c of stage r is virtual stage c·p + r. The k-th forward of a stage runs chunk (k // p) mod v of micro-batch
+(k // (p·v))·p + k mod p; the k-th backward runs chunk v-1 - (k // p) mod v of the same micro-batch. Stage r
+first runs min(2(p-1-r) + (v-1)p, m·v) warm-up forwards, then alternates one forward and one backward, then
+drains the backwards. A forward waits for the same chunk's forward on the previous stage (chunk c-1 on the
+last stage for stage 0); a backward waits for the next stage's (chunk c+1 on stage 0 for the last stage).
+
+With uniform chunk times t_f/v and t_b/v the schedule lasts (m + (p-1)/v)(t_f + t_b): the bubble is
+(p-1)/(v·m) of the ideal time m(t_f + t_b), v times smaller than plain 1F1B's (p-1)/m. Micro-batches come in
+groups of p, so m must be a multiple of p.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from trinity_desktop.model.base.errors import ValidationError
+
+
+@dataclass(frozen=True)
+class ChunkOp:
+    """One chunk's forward ("F") or backward ("B") on one stage, in the stage's execution order."""
+
+    op: str
+    micro_batch: int
+    chunk: int
+    start_s: float
+    end_s: float
+
+
+def _virtual(k: int, p: int, v: int, backward: bool) -> tuple[int, int]:
+    """(micro-batch, chunk) of the k-th forward or backward of a stage."""
+    group = (k // p) % v
+    return (k // (p * v)) * p + k % p, (v - 1 - group if backward else group)
+
+
+def stage_order(p: int, v: int, m: int, stage: int) -> list[tuple[str, int, int]]:
+    """The execution order of one stage: [(op, micro-batch, chunk)], Megatron-LM's interleaved 1F1B."""
+    n = m * v
+    warmup = min(2 * (p - 1 - stage) + (v - 1) * p, n)
+    order = [("F", *_virtual(k, p, v, False)) for k in range(warmup)]
+    for i in range(n - warmup):
+        order += [("F", *_virtual(warmup + i, p, v, False)), ("B", *_virtual(i, p, v, True))]
+    order += [("B", *_virtual(k, p, v, True)) for k in range(n - warmup, n)]
+    return order
+
+
+def interleaved_1f1b(p: int, v: int, m: int, t_f: float, t_b: float) -> list[list[ChunkOp]]:
+    """Every stage's chunk operations with start and end times (uniform chunk times t_f/v, t_b/v)."""
+    if p < 2 or v < 1 or m < 1 or m % p:
+        raise ValidationError("pipeline", (p, v, m), "p >= 2 stages, v >= 1 chunks and m a multiple of p")
+    orders = [stage_order(p, v, m, s) for s in range(p)]
+    tf, tb = t_f / v, t_b / v
+    f_end = np.full((p, v, m), np.nan)
+    b_end = np.full((p, v, m), np.nan)
+    done: list[list[ChunkOp]] = [[] for _ in range(p)]
+    free = [0.0] * p
+    remaining = sum(len(o) for o in orders)
+    while remaining:
+        progressed = False
+        for s in range(p):
+            while len(done[s]) < len(orders[s]):
+                op, j, c = orders[s][len(done[s])]
+                if op == "F":
+                    dep = 0.0 if s == 0 and c == 0 else (f_end[s - 1, c, j] if s else f_end[p - 1, c - 1, j])
+                elif s < p - 1:
+                    dep = b_end[s + 1, c, j]
+                else:
+                    dep = b_end[0, c + 1, j] if c < v - 1 else f_end[p - 1, v - 1, j]
+                if np.isnan(dep):
+                    break
+                start = max(free[s], dep)
+                end = start + (tf if op == "F" else tb)
+                (f_end if op == "F" else b_end)[s, c, j] = end
+                done[s].append(ChunkOp(op, j, c, start, end))
+                free[s] = end
+                remaining -= 1
+                progressed = True
+        if not progressed:  # cannot happen for Megatron-LM's order; guards against an endless loop
+            raise RuntimeError("interleaved 1F1B schedule deadlocked")
+    return done
+
+
+def peak_in_flight_chunks(order: list[tuple[str, int, int]]) -> int:
+    """Most chunks whose forward has run and backward has not, over one stage's order (activation memory)."""
+    live = peak = 0
+    for op, _j, _c in order:
+        live += 1 if op == "F" else -1
+        peak = max(peak, live)
+    return peak
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A drawable interleaved schedule: per stage, its chunk operations and, when m was too large to draw
+    every operation, one grouped steady-state block (start, end) standing for `grouped` micro-batches."""
+
+    ops: list[list[ChunkOp]]
+    groups: list[tuple[float, float]]
+    grouped: int
+
+
+def interleaved_timeline(p: int, v: int, m: int, t_f: float, t_b: float, max_micro_batches: int) -> Timeline:
+    """`interleaved_1f1b` for drawing. When m > max_micro_batches, m_sim = the largest multiple of p not above
+    it (at least 3p) is simulated and the other m - m_sim micro-batches (a multiple of p) are one grouped block
+    of (m - m_sim)(t_f + t_b) on every stage, inserted where stage 0 is half-way through its operations (in the
+    steady state every stage is busy, so shifting the later operations by the block keeps every dependency):
+    the timeline still ends at (m + (p-1)/v)(t_f + t_b)."""
+    m_sim = m if m <= max(max_micro_batches, 3 * p) else max(3 * p, (max_micro_batches // p) * p)
+    ops = interleaved_1f1b(p, v, m_sim, t_f, t_b)
+    grouped = m - m_sim
+    if not grouped:
+        return Timeline(ops, [], 0)
+    delta = grouped * (t_f + t_b)
+    t_cut = ops[0][len(ops[0]) // 2].start_s
+    shifted, groups = [], []
+    for stage_ops in ops:
+        i = next(k for k, op in enumerate(stage_ops) if op.start_s >= t_cut - 1e-12 * max(t_cut, 1.0))
+        before = {op.op: max(x.micro_batch for x in stage_ops[:i] if x.op == op.op) if any(
+            x.op == op.op for x in stage_ops[:i]) else -1 for op in stage_ops}
+        later = [ChunkOp(op.op, op.micro_batch + (grouped if op.micro_batch > before[op.op] else 0), op.chunk,
+                         op.start_s + delta, op.end_s + delta) for op in stage_ops[i:]]
+        shifted.append(stage_ops[:i] + later)
+        groups.append((stage_ops[i].start_s, stage_ops[i].start_s + delta))
+    return Timeline(shifted, groups, grouped)

@@ -1,0 +1,92 @@
+"""Resource pressures and the binding resource: one definition used by the heatmap, the triangle, the
+status bar, the slide captions and the CLI (`pressure` in `calc --json`).
+
+A pressure is the share of one resource's limit that the scenario uses; 1.0 means that resource is at its
+limit. Rates are the achievable ones the model times every step with: the datasheet peak times the
+scenario's efficiency (model/inputs/scenario.py `Efficiency`: 50% of peak FLOP/s, 80% of HBM and of link bandwidth
+by default), so a resource that sets the step time reads 1.0:
+
+  compute   = FLOPs / (step time x devices x peak FLOP/s x compute efficiency)
+              1.0: the tensor cores are busy for the whole step
+  bandwidth = max over links of bytes / (step time x link bandwidth x its efficiency)
+              1.0: the busiest of HBM, scale-up, scale-out and host link (and NVMe, at its own rate)
+              moves data for the whole step
+  memory    = bytes held per device / HBM capacity
+              1.0: HBM is full (> 1: it does not fit)
+
+Compute and bandwidth are capped at 1 (a resource cannot be busier than always); memory is not, so a
+scenario that does not fit reads above 1. A decode step that streams the weights through HBM for its whole
+duration has bandwidth pressure 1.0; a training step at 38% MFU with 50% compute efficiency has compute
+pressure ~0.76.
+
+Hot = constrained: the binding resource (bottleneck) is the one with the highest pressure, i.e. the one
+nearest its limit, so in every heatmap row the hottest cell is the outlined one. Ties go to memory, then
+bandwidth (a capacity limit is harder than a rate limit). This is the roofline's reading of time (the
+busier of compute and data movement bounds the step, Williams et al. 2009) extended with capacity
+(memory wall: a step that does not fit cannot run, Rajbhandari et al. 2020).
+
+The triangle places a workload by these three numbers clipped to [0, 1] and normalised to sum to 1
+(`barycentric`); the CLI names those `triangle_weights`, never `pressure`.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from trinity_desktop.model.base import (
+    xp as np,  # numpy, with fast paths for scalars (one formula serves grid and scalar)
+)
+
+RESOURCES = ("compute", "bandwidth", "memory")
+
+
+@dataclass(frozen=True)
+class Pressure:
+    compute: float
+    bandwidth: float
+    memory: float
+
+    def as_tuple(self) -> tuple[float, float, float]:
+        return (self.compute, self.bandwidth, self.memory)
+
+    @property
+    def binding(self) -> str:
+        return binding_resource(*self.as_tuple())
+
+
+TIE_ORDER = ("memory", "bandwidth", "compute")  # who binds when two pressures are equal
+
+
+def binding_resource(compute, bandwidth, memory) -> str:
+    """Name of the binding resource: the one with the highest pressure (ties: memory, then bandwidth)."""
+    values = {"compute": float(compute), "bandwidth": float(bandwidth), "memory": float(memory)}
+    return max(TIE_ORDER, key=lambda name: values[name])
+
+
+def achievable_rates(peak, link_bandwidth, efficiency):
+    """(peak FLOP/s, {link: B/s}) at the rates the model times steps with: peak x `efficiency.compute`, HBM x
+    `efficiency.hbm`, scale-up, scale-out and host link x `efficiency.network`; other links (NVMe) as given."""
+    scale = {"hbm": efficiency.hbm, "scale-up": efficiency.network, "scale-out": efficiency.network,
+             "host": efficiency.network}
+    return peak * efficiency.compute, {k: bw * scale.get(k, 1.0) for k, bw in link_bandwidth.items()}
+
+
+def utilisation_pressures(flops, time_total, devices, peak, bytes_by_link, link_bandwidth, memory_total,
+                          capacity):
+    """(compute, bandwidth, memory) pressures as defined above. `bytes_by_link` and `link_bandwidth` map a
+    link name to bytes per device per step and its bandwidth in B/s (links with no bandwidth are skipped).
+    Broadcasts over arrays."""
+    compute = np.asarray(flops, dtype=float) / (np.asarray(time_total, dtype=float) * devices * peak)
+    loads = [np.asarray(bytes_by_link[k], dtype=float) / (np.asarray(time_total, dtype=float) * bw)
+             for k, bw in link_bandwidth.items() if bw > 0 and k in bytes_by_link]
+    bandwidth = functools.reduce(np.maximum, loads) if loads else np.zeros_like(compute)
+    memory = np.asarray(memory_total, dtype=float) / capacity
+    return np.clip(compute, 0.0, 1.0), np.clip(bandwidth, 0.0, 1.0), memory
+
+
+def barycentric(compute, bandwidth, memory):
+    """Weights (c, b, m) summing to 1 for placing a workload in the triangle. Broadcasts."""
+    p = np.clip(np.stack(np.broadcast_arrays(compute, bandwidth, memory)).astype(float), 0.0, 1.0)
+    total = p.sum(axis=0)
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / 3.0)

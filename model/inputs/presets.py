@@ -1,0 +1,242 @@
+"""Presets from resources/*.toml (hardware, models, workloads, references) and user TOML files.
+
+Each preset value may be a plain number or an inline table {value, source, status, note}; the source is a
+key into references.toml. A bad file raises `PresetError` naming the file, the entry, the key and the problem.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.files import FileRefused, read_capped
+from trinity_desktop.model.inputs.architecture import Architecture
+from trinity_desktop.model.inputs.hardware import Hardware
+
+RESOURCE_PACKAGE = "trinity_desktop.resources"
+MAX_FILE_BYTES = 1_000_000
+
+PEAK_KEYS = {"peak_fp32": "fp32", "peak_tf32": "tf32", "peak_bf16": "bf16", "peak_fp16": "fp16",
+             "peak_fp8": "fp8", "peak_int8": "int8"}
+HW_NUMBERS = ("hbm_bytes", "hbm_bw", "sram_bytes", "sram_per_core_bytes", "l2_bytes", "scaleup_bw",
+              "scaleup_latency_s", "host_link_bw", "host_dram_bytes", "scaleout_bw", "scaleout_latency_s",
+              "nvme_bw", "tdp_w")
+HW_REQUIRED = ("hbm_bytes", "hbm_bw")
+HW_TEXT = ("key", "name", "vendor", "kind", "scaleup_name", "host_link_name", "scaleout_name")
+MODEL_REQUIRED = ("name", "layers", "hidden", "heads", "vocab")
+
+
+class PresetError(ValidationError):
+    """A preset or user file that cannot be used; the message names the file, the entry and the key."""
+
+    def __init__(self, where: str, key: str, problem: str):
+        self.where, self.key, self.problem = where, key, problem
+        ValueError.__init__(self, f"{where}: {key}: {problem}")
+        self.field, self.value, self.allowed = key, None, problem
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.key}: {self.problem}"
+
+
+@dataclass(frozen=True)
+class Reference:
+    key: str
+    authors: str
+    year: int
+    title: str
+    venue: str = ""
+    arxiv: str = ""
+    url: str = ""
+    note: str = ""
+
+    def citation(self) -> str:
+        where = f"arXiv:{self.arxiv}" if self.arxiv else self.url
+        return f"{self.authors} ({self.year}). {self.title}. {self.venue} {where}".replace("  ", " ").strip()
+
+
+def _read_toml(source: Path | str, text: str | None = None) -> dict:
+    name = str(source)
+    if text is None:
+        try:
+            text = read_capped(source, MAX_FILE_BYTES).decode("utf-8")
+        except FileRefused as exc:
+            raise PresetError(name, "file", str(exc)) from None
+        except UnicodeDecodeError as exc:
+            raise PresetError(name, "file", f"cannot be read as UTF-8 text (byte {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise PresetError(name, "TOML", str(exc)) from None
+    except RecursionError:
+        raise PresetError(name, "TOML", "nested too deeply") from None
+    except ValueError:  # an integer of more than 4300 digits (int's string-conversion limit)
+        raise PresetError(name, "TOML", f"a number has more than {sys.get_int_max_str_digits()} digits") from None
+
+
+def _resource_text(filename: str) -> str:
+    return resources.files(RESOURCE_PACKAGE).joinpath(filename).read_text(encoding="utf-8")
+
+
+def _number(where: str, key: str, raw: Any) -> tuple[float, str, str, str]:
+    """(value, source, status, note) from a plain number or an inline {value, source, status, note}."""
+    source = status = note = ""
+    if isinstance(raw, Mapping):
+        if "value" not in raw:
+            raise PresetError(where, key, "an inline table needs a 'value'")
+        source, status, note = str(raw.get("source", "")), str(raw.get("status", "")), str(raw.get("note", ""))
+        raw = raw["value"]
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        raise PresetError(where, key, f"must be a number, got {raw!r}")
+    value = float(raw)
+    if not value >= 0 or value == float("inf"):
+        raise PresetError(where, key, f"must be a finite number >= 0, got {raw!r}")
+    return value, source, status, note
+
+
+def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
+    key = str(entry.get("key") or entry.get("name") or "")
+    where = f"{where} [{key or 'unnamed'}]"
+    known = set(PEAK_KEYS) | set(HW_NUMBERS) | set(HW_TEXT) | {"gpus_per_node_default"}
+    for name in entry:
+        if name not in known:
+            raise PresetError(where, name, "is not a hardware key (known: " + ", ".join(sorted(known)) + ")")
+    if not key:
+        raise PresetError(where, "key", "is required (a short identifier such as 'h100-sxm')")
+    sources, status, notes, values, peaks = {}, {}, {}, {}, {}
+    for name in (*PEAK_KEYS, *HW_NUMBERS):
+        if name in entry:
+            value, src, st, note = _number(where, name, entry[name])
+            sources[name], status[name], notes[name] = src, st, note
+            if name in PEAK_KEYS:
+                if value <= 0:
+                    raise PresetError(where, name, "a peak must be > 0 (omit the key when not published)")
+                peaks[PEAK_KEYS[name]] = value
+            else:
+                values[name] = value
+    for name in HW_REQUIRED:
+        if values.get(name, 0) <= 0:
+            raise PresetError(where, name, "is required and must be > 0")
+    if not ({"bf16", "fp16"} & set(peaks)):
+        raise PresetError(where, "peak_bf16", "is required (or peak_fp16): the dense 16-bit peak FLOP/s")
+    values.pop("tdp_w", None)
+    gpn = entry.get("gpus_per_node_default", 1)
+    if isinstance(gpn, bool) or not isinstance(gpn, int) or gpn < 1:
+        raise PresetError(where, "gpus_per_node_default", f"must be a whole number >= 1, got {gpn!r}")
+    text = {name: str(entry[name]) for name in HW_TEXT if name in entry}
+    text["key"] = key  # a table with a name but no key is keyed by its name
+    text.setdefault("name", key)
+    text.setdefault("vendor", "")
+    text.setdefault("kind", "user")
+    try:
+        return Hardware(**text, peak_flops=peaks, gpus_per_node_default=gpn, sources=sources, status=status,
+                        notes=notes, **values)
+    except ValidationError as exc:  # outside its physical range (model/base/ranges.py)
+        name = exc.field.removeprefix(f"{key}.")
+        name = {f"peak_flops.{dtype}": k for k, dtype in PEAK_KEYS.items()}.get(name, name)  # the file's own key
+        raise PresetError(where, name, f"{exc.value!r} is not allowed: {exc.allowed}") from None
+
+
+_ARCH_FIELDS = {f.name: f for f in fields(Architecture)}
+
+
+def architecture_from_dict(entry: Mapping, where: str) -> Architecture:
+    key = str(entry.get("key") or entry.get("name") or "")
+    where = f"{where} [{key or 'unnamed'}]"
+    for name in entry:
+        if name not in _ARCH_FIELDS:
+            raise PresetError(where, name, "is not a model key (known: " + ", ".join(_ARCH_FIELDS) + ")")
+    for name in MODEL_REQUIRED:
+        if name not in entry:
+            raise PresetError(where, name, "is required")
+    args = dict(entry)
+    args.setdefault("key", key)
+    for name in ("layers", "hidden", "heads", "vocab"):
+        v = args[name]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise PresetError(where, name, f"must be a whole number >= 1, got {v!r}")
+    args.setdefault("kv_heads", args["heads"])
+    if args["hidden"] % args["heads"] and "head_dim" not in args:
+        raise PresetError(where, "head_dim", "is required when hidden is not a multiple of heads")
+    args.setdefault("head_dim", args["hidden"] // args["heads"])
+    args.setdefault("ffn_hidden", 4 * args["hidden"])
+    if "attention" not in args:
+        kv, h = args["kv_heads"], args["heads"]
+        args["attention"] = "mha" if kv == h else ("mqa" if kv == 1 else "gqa")
+    for name, value in args.items():
+        expected = _ARCH_FIELDS[name].type
+        if expected == "int" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise PresetError(where, name, f"must be a whole number, got {value!r}")
+        if expected == "bool" and not isinstance(value, bool):
+            raise PresetError(where, name, f"must be true or false, got {value!r}")
+        if expected == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise PresetError(where, name, f"must be a number, got {value!r}")
+        if expected == "str" and not isinstance(value, str):
+            raise PresetError(where, name, f"must be text, got {value!r}")
+    try:
+        return Architecture(**args)
+    except ValidationError as exc:
+        raise PresetError(where, exc.field.split(".")[-1], f"{exc.value!r} is not allowed: {exc.allowed}") from None
+
+
+def _entries(doc: dict, table: str, where: str) -> list[dict]:
+    if table in doc:
+        items = doc[table]
+        if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):
+            raise PresetError(where, table, f"must be an array of tables [[{table}]]")
+        return items
+    return [doc]  # a user file may describe one item with top-level keys
+
+
+def load_hardware_file(path: Path | str, text: str | None = None) -> list[Hardware]:
+    doc = _read_toml(path, text)
+    return [hardware_from_dict(e, f"{path} #{i + 1}") for i, e in enumerate(_entries(doc, "hardware", str(path)))]
+
+
+def load_model_file(path: Path | str, text: str | None = None) -> list[Architecture]:
+    doc = _read_toml(path, text)
+    return [architecture_from_dict(e, f"{path} #{i + 1}") for i, e in enumerate(_entries(doc, "model", str(path)))]
+
+
+@cache
+def hardware_presets() -> dict[str, Hardware]:
+    items = load_hardware_file("hardware.toml", _resource_text("hardware.toml"))
+    return {hw.key: hw for hw in items}
+
+
+@cache
+def model_presets() -> dict[str, Architecture]:
+    items = load_model_file("models.toml", _resource_text("models.toml"))
+    return {m.key: m for m in items}
+
+
+@cache
+def references() -> dict[str, Reference]:
+    doc = _read_toml("references.toml", _resource_text("references.toml"))
+    allowed = {f.name for f in fields(Reference)}
+    out = {}
+    for e in doc.get("reference", []):
+        out[e["key"]] = Reference(**{k: v for k, v in e.items() if k in allowed})
+    return out
+
+
+@cache
+def workload_library() -> dict[str, dict]:
+    """Workload rows of the heatmap: plain dicts of Scenario fields plus name/description/model/source."""
+    doc = _read_toml("workloads.toml", _resource_text("workloads.toml"))
+    return {w["key"]: dict(w) for w in doc.get("workload", [])}
+
+
+def find(presets: Mapping[str, Any], name: str, what: str):
+    """Look a preset up by key or display name (case-insensitive); a miss names the choices."""
+    lowered = name.lower()
+    for key, item in presets.items():
+        if key.lower() == lowered or getattr(item, "name", "").lower() == lowered:
+            return item
+    raise ValidationError(what, name, "one of " + ", ".join(presets))

@@ -1,0 +1,221 @@
+"""Serving planner: every tensor- and pipeline-parallel serving layout within a GPU budget, under TTFT and TPOT
+targets.
+
+For a model, hardware, GPU budget N, prompt and generation lengths, the space is TP (divisors of the attention
+heads up to N) x PP (divisors of the layers up to N) x batch (sequences decoded together) x weight format x
+KV-cache format x KV offload (the share of the KV cache kept in host DRAM, FlexGen; 0 = off). A replica is one
+TP x PP deployment (the pipeline-parallel inference of model/step/inference.py: L/PP layers per stage, the batch
+circulating as PP micro-batches); combinations with TP x PP > N are invalid. Replicas are the deployments the
+budget holds, N // (TP x PP), each serving its own batch. Throughput per GPU is per GPU of the budget:
+replicas x batch / TPOT / N, so GPUs a layout leaves idle (TP2 x PP6 on 16) count against it. For each weight format (whose compute format sets the peak FLOP/s,
+`dtypes.compute_dtype_for_weights`) one open-grid `evaluate_grid` call times every other combination with the
+core's inference formulas.
+
+A layout is feasible when it fits in HBM (weights + KV + the runtime reserve) and meets the targets: TTFT =
+prefill of the prompt (stage by stage through the pipeline), TPOT = decode time per output token at the mean
+context. The best is the highest tokens/s per GPU; the Pareto front is throughput per GPU against TPOT. The
+reported layouts are re-evaluated with the scalar `evaluate`, so `calc infer --gpus TPxPP --pp PP` with the same
+options prints the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from trinity_desktop.model.base.dtypes import BYTES_PER_ELEMENT, KV_DTYPES, WEIGHT_DTYPES
+from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.inputs.architecture import Architecture
+from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
+
+KV_OFFLOAD_SHARES = (0.0, 0.5, 1.0)
+REASONS = {"memory": "does not fit in HBM", "ttft": "misses the TTFT target", "tpot": "misses the TPOT target"}
+
+
+@dataclass(frozen=True)
+class ServingSpace:
+    tp: tuple[int, ...]
+    batch: tuple[int, ...]
+    weight_dtype: tuple[str, ...]
+    kv_dtype: tuple[str, ...]
+    kv_offload: tuple[float, ...] = KV_OFFLOAD_SHARES
+    pp: tuple[int, ...] = (1,)
+
+    @property
+    def size(self) -> int:
+        return (len(self.tp) * len(self.pp) * len(self.batch) * len(self.weight_dtype) * len(self.kv_dtype)
+                * len(self.kv_offload))
+
+
+def serving_space(model: Architecture, hardware, gpus: int, max_batch: int = 1024) -> ServingSpace:
+    """TP: divisors of the heads up to the budget; PP: divisors of the layers up to the budget; batch: powers of
+    two up to `max_batch`; every weight and KV format the hardware computes or stores; KV offload shares 0, 1/2, 1
+    (only 0 without a host link)."""
+    tp = tuple(d for d in range(1, min(gpus, model.heads) + 1) if model.heads % d == 0)
+    pp = tuple(d for d in range(1, min(gpus, model.layers) + 1) if model.layers % d == 0)
+    batch = tuple(1 << k for k in range(int(math.log2(max_batch)) + 1))
+    offload = KV_OFFLOAD_SHARES if hardware.host_link_bw > 0 else (0.0,)
+    return ServingSpace(tp=tp, batch=batch, weight_dtype=WEIGHT_DTYPES, kv_dtype=KV_DTYPES, kv_offload=offload,
+                        pp=pp)
+
+
+@dataclass(frozen=True)
+class ServingCandidate:
+    layout: Mapping[str, object]
+    scenario: Scenario  # one replica: gpus = TP x PP
+    results: Results
+    budget: int  # the GPUs the search had, N
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        """Tokens/s of every replica the budget holds, per GPU of the budget (idle GPUs included)."""
+        return self.results.infer["tokens_per_s"] * self.layout["replicas"] / self.budget
+
+    @property
+    def tpot_s(self) -> float:
+        return self.results.infer["time_per_output_token_s"]
+
+    def as_json(self) -> dict:
+        i = self.results.infer
+        return {"layout": dict(self.layout), "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+                "tokens_per_s": i["tokens_per_s"] * self.layout["replicas"], "ttft_s": i["prefill_s"],
+                "tpot_s": i["time_per_output_token_s"], "memory_per_gpu_bytes": self.results.memory_total,
+                "bottleneck": self.results.bottleneck}
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    configurations_evaluated: int
+    feasible: int
+    invalid: int
+    not_fitting: int
+    missing_targets: int
+    reasons: Mapping[str, int]
+    search_seconds: float
+    best: ServingCandidate | None
+    pareto: tuple[ServingCandidate, ...]
+    cancelled: bool = False
+
+    def as_json(self) -> dict:
+        common = max(self.reasons, key=self.reasons.get) if self.reasons else None
+        return {"configurations_evaluated": self.configurations_evaluated, "feasible": self.feasible,
+                "invalid": self.invalid, "not_fitting": self.not_fitting, "missing_targets": self.missing_targets,
+                "most_common_reason": REASONS[common] if common else None,
+                "reasons": {REASONS[k]: v for k, v in self.reasons.items()}, "search_seconds": self.search_seconds,
+                "best": self.best.as_json() if self.best else None, "pareto": [c.as_json() for c in self.pareto]}
+
+
+def _pareto_mask(throughput: np.ndarray, tpot: np.ndarray) -> np.ndarray:
+    """Points no other point beats in both throughput per GPU (higher) and TPOT (lower)."""
+    order = np.lexsort((-throughput, tpot))
+    best = np.maximum.accumulate(throughput[order])
+    keep = np.ones(order.size, dtype=bool)
+    keep[1:] = throughput[order][1:] > best[:-1]
+    mask = np.zeros(tpot.size, dtype=bool)
+    mask[order[keep]] = True
+    return mask
+
+
+def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_len: int, *,
+                 ttft_slo: float | None = None, tpot_slo: float | None = None, space: ServingSpace | None = None,
+                 progress: Callable[[float], None] | None = None, cancelled: Callable[[], bool] | None = None,
+                 **fixed) -> ServingPlan:
+    """Search `space` (default `serving_space`); `fixed` holds other Scenario fields (gpus_per_node, efficiency,
+    the KV policy ...). Targets in seconds; None = no target."""
+    for name, slo in (("ttft_slo", ttft_slo), ("tpot_slo", tpot_slo)):
+        if slo is not None and not 0 < slo < 1e6:
+            raise ValidationError(name, slo, "a positive number of seconds")
+    space = space or serving_space(model, hardware, gpus)
+    t0 = time.perf_counter()
+    totals, reasons = Counter(), Counter()
+    found: list[tuple[float, float, dict]] = []   # (tokens/s per GPU, TPOT, layout values)
+    stopped = False
+    tp = np.asarray([t for t in space.tp if t <= gpus and model.heads % t == 0], dtype=np.int64)
+    pp = np.asarray([p for p in space.pp if p <= gpus and model.layers % p == 0], dtype=np.int64)
+    per_layout = space.size // (len(space.tp) * len(space.pp))
+    # a (TP, PP) pair is a layout when both divide and one replica, TP x PP GPUs, fits the budget (and the
+    # links it needs exist: evaluate_grid's `valid`)
+    pairs_ok = (tp[:, None] * pp[None, :] <= gpus)
+    totals["invalid"] = per_layout * (len(space.tp) * len(space.pp) - tp.size * pp.size)
+    totals["evaluated"] = space.size
+    if not pairs_ok.any():
+        totals["invalid"] = space.size
+    for k, wd in enumerate(space.weight_dtype):
+        if cancelled is not None and cancelled():
+            stopped = True
+            break
+        if not pairs_ok.any():
+            break
+        base = Scenario(hardware=hardware, model=model, kind="decode", gpus=int(tp[0]), batch=1,
+                        prompt_len=prompt_len, gen_len=gen_len, weight_dtype=wd, **fixed)
+        axes = {"tp": tp[:, None, None, None, None], "pp": pp[None, :, None, None, None],
+                "batch": np.asarray(space.batch)[None, None, :, None, None],
+                "kv_bytes": np.asarray([BYTES_PER_ELEMENT[d] for d in space.kv_dtype])[None, None, None, :, None],
+                "kv_offload_fraction": np.asarray(space.kv_offload)[None, None, None, None, :]}
+        shape = (tp.size, pp.size, len(space.batch), len(space.kv_dtype), len(space.kv_offload))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            out = evaluate_grid(base, **axes)
+        valid = pairs_ok[:, :, None, None, None] & np.broadcast_to(out["valid"], shape)
+        totals["invalid"] += int(np.count_nonzero(~valid))
+        mem = np.broadcast_to(out["memory_total"], shape)
+        ttft = np.broadcast_to(out["prefill_s"], shape)
+        tpot = np.broadcast_to(out["time_per_output_token_s"], shape)
+        replicas = gpus // (axes["tp"] * axes["pp"])  # 0 where TP x PP > N: those are invalid
+        per_gpu = np.broadcast_to(out["tokens_per_s"] * replicas, shape) / gpus
+        fits = valid & (mem <= hardware.hbm_bytes)
+        ok_ttft = np.ones(shape, bool) if ttft_slo is None else ttft <= ttft_slo
+        ok_tpot = np.ones(shape, bool) if tpot_slo is None else tpot <= tpot_slo
+        too_big = valid & ~fits
+        for name, failing in (("memory", too_big), ("ttft", fits & ~ok_ttft), ("tpot", fits & ok_ttft & ~ok_tpot)):
+            reasons[name] += int(np.count_nonzero(failing))
+        totals["not_fitting"] += int(np.count_nonzero(too_big))
+        totals["missing_targets"] += int(np.count_nonzero(fits & ~(ok_ttft & ok_tpot)))
+        good = fits & ok_ttft & ok_tpot
+        totals["feasible"] += int(np.count_nonzero(good))
+        flat = np.flatnonzero(good)
+        if flat.size:
+            thr, lat = per_gpu.reshape(-1)[flat], tpot.reshape(-1)[flat]
+            picks = np.union1d(np.flatnonzero(_pareto_mask(thr, lat)), [int(np.argmax(thr))])
+            coords = np.unravel_index(flat[picks], shape)
+            for j, pick in enumerate(picks):
+                t, p = int(tp[coords[0][j]]), int(pp[coords[1][j]])
+                found.append((float(thr[pick]), float(lat[pick]), {
+                    "tp": t, "pp": p, "replicas": gpus // (t * p), "batch": int(space.batch[coords[2][j]]),
+                    "weight_dtype": wd, "kv_dtype": space.kv_dtype[coords[3][j]],
+                    "kv_offload": float(space.kv_offload[coords[4][j]])}))
+        if progress is not None:
+            progress((k + 1) / len(space.weight_dtype))
+    elapsed = time.perf_counter() - t0
+    best = front = None
+    if found:
+        thr, lat = np.array([f[0] for f in found]), np.array([f[1] for f in found])
+        best = _candidate(model, hardware, prompt_len, gen_len, found[int(np.lexsort((lat, -thr))[0])][2], fixed,
+                          gpus)
+        mask = _pareto_mask(thr, lat)
+        front = tuple(sorted((_candidate(model, hardware, prompt_len, gen_len, f[2], fixed, gpus)
+                              for f, keep in zip(found, mask, strict=True) if keep), key=lambda c: c.tpot_s))
+    return ServingPlan(configurations_evaluated=totals["evaluated"], feasible=totals["feasible"],
+                       invalid=totals["invalid"], not_fitting=totals["not_fitting"],
+                       missing_targets=totals["missing_targets"], reasons={k: v for k, v in reasons.items() if v},
+                       search_seconds=elapsed, best=best, pareto=front or (), cancelled=stopped)
+
+
+def scenario_for(model: Architecture, hardware, prompt_len: int, gen_len: int, layout: Mapping,
+                 **fixed) -> Scenario:
+    """One replica of a serving layout as a decode scenario (`calc infer --gpus tp x pp --pp pp --batch ... `)."""
+    return Scenario(hardware=hardware, model=model, kind="decode", gpus=layout["tp"] * layout["pp"],
+                    pp=layout["pp"], batch=layout["batch"],
+                    prompt_len=prompt_len, gen_len=gen_len, weight_dtype=layout["weight_dtype"],
+                    kv_dtype=layout["kv_dtype"], kv_offload_fraction=layout["kv_offload"], **fixed)
+
+
+def _candidate(model, hardware, prompt_len, gen_len, layout: Mapping, fixed: Mapping, budget: int) -> ServingCandidate:
+    sc = scenario_for(model, hardware, prompt_len, gen_len, layout, **fixed)
+    return ServingCandidate(layout=layout, scenario=sc, results=evaluate(sc), budget=budget)
+

@@ -1,0 +1,233 @@
+"""Inference: weights, KV cache, prefill and decode time, per GPU with tensor and pipeline parallelism. Vectorized.
+
+KV cache per token = 2 (K and V) · L · n_kv · d_head · bytes (vLLM §3; the scaling book's 2·bytes·H·K·L);
+MLA caches one latent of kv_lora_rank + rope dims per layer (DeepSeek-V2/V3). Each kernel group is
+timed with the roofline, max(FLOPs / achievable peak, bytes / achievable HBM bandwidth) (Williams et al.
+2009), so decode at small batch is bound by reading the weights and the KV cache.
+
+Sliding-window attention (the architecture's own `sliding_window`, Mistral 7B §2: a rolling buffer of W tokens;
+`global_layers` full-attention layers where a model mixes them): a windowed layer keeps and reads at most W
+tokens and a prefill query attends to at most W keys (kv_policy.arch_kept, kv_policy.mean_min), on top of the
+KV policy. Mistral-7B at 32k context keeps 4,096 tokens: 0.54 GB of bf16 KV per sequence instead of 4.29 GB.
+
+A request lasts prefill_s + decode_s, decode_s = Σ over its g steps; each step's attention is linear in the
+tokens kept, so decode_s = g · (weights + TP + attention at the mean kept over contexts s ... s + g).
+
+KV-cache offload (FlexGen, Sheng et al. 2023): a share f = `kv_offload_fraction` of the KV cache lives in host
+DRAM. HBM holds (1 - f) of it; each decode step fetches the offloaded share over the host link,
+f · KV read / (host-link bandwidth · η_net), not overlapped with the attention that needs it (the convention
+of `residency`), and the fetched bytes are written to HBM before the attention reads them. Prefill writes the
+share out over the host link, overlapped with the prefill's compute (what does not hide is exposed). The time
+appears as its own entry ("KV fetch (host link)", "KV offload (host link)") only where f > 0.
+
+Prefix caching (vLLM automatic prefix caching; PagedAttention shares prefix blocks, vllm §4.4): a share
+h = `prefix_hit_fraction` of each prompt is already in the cache, so prefill computes only the s(1 - h) new
+tokens (at least one): GEMM FLOPs scale by (1 - h); the new queries attend causally to every earlier key,
+on average (s + hs)/2 of them; only the new tokens' KV is written, the cached prefix's KV is read instead.
+Memory is unchanged: the prefix's KV is in the cache either way (kept across requests, which is the memory
+the technique spends; sharing one copy between the batch's sequences is not credited).
+
+Pipeline parallelism (Pope et al. 2022, "Efficiently Scaling Transformer Inference" §3; vLLM and TensorRT-LLM
+pipeline-parallel serving; point-to-point sends as in Narayanan et al. 2021): a deployment of tp x pp GPUs, every
+stage holding L/pp layers (pp divides the layers), TP inside a stage. Per GPU: weights W/(tp·pp) and the KV of the
+stage's layers, b · kept · kv_bytes_per_token · (TP share) / pp (the per-GPU figures are stage averages: the
+embedding and the LM head are spread evenly, not placed on the first and the last stage).
+- Decode: the b sequences are split into n = min(b, pp) micro-batches of b/n sequences (a mean: b need not be a
+  multiple) that circulate through the stages. One slot = one stage's time for one micro-batch over L/pp layers:
+  the roofline of its GEMMs (re-reading the stage's weights for every micro-batch), its attention over the
+  micro-batch's KV and the TP all-reduces of its layers, plus one point-to-point send of the micro-batch's
+  activations (b/n · h · act_bytes, alpha + S/B) over the link the stage boundary crosses (scale-up while tp·pp
+  GPUs fit in a node, else scale-out: `comms.link_for_group(pp, tp, ...)`). A token passes all pp stages, so
+  TPOT = pp × slot and tokens/s = b / TPOT. With b >= pp every stage is busy in every slot; with b < pp only b
+  micro-batches of one sequence exist and pp - b slots of each stage's pp stay idle (bytes and FLOPs per GPU count
+  the n busy slots, time counts all pp). The last stage's slot send stands for handing the sampled token ids back
+  to the first stage: the pipeline's period is its slowest stage, so every slot carries one send.
+- Prefill: one batch of prompts passes stage by stage, with no chunked-prompt pipelining: TTFT = Σ of the pp
+  stages (each the roofline of its L/pp layers) + (pp − 1) sends of b · s · h · act_bytes.
+pp = 1 gives the tensor-parallel formulas above exactly.
+"""
+
+from __future__ import annotations
+
+from trinity_desktop.model.base import (
+    xp as np,  # numpy, with fast paths for scalars (one formula serves grid and scalar)
+)
+from trinity_desktop.model.base.numeric import safe_div
+from trinity_desktop.model.formulas.comms import allreduce_time, link_for_group, p2p_time
+from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
+from trinity_desktop.model.formulas.kv_policy import arch_kept, kept_terms, kept_tokens, mean_kept, mean_min
+from trinity_desktop.model.inputs.architecture import Architecture
+from trinity_desktop.model.inputs.hardware import Hardware
+
+# vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
+# CUDA graphs and the runtime, and never holds weights or KV cache.
+RESERVED_FRACTION = 0.10
+
+
+def kv_bytes_per_token(arch: Architecture, kv_bytes):
+    """KV-cache bytes per token for the whole model: kv_tensors · L · kv_width · bytes."""
+    return arch.kv_tensors * arch.layers * arch.kv_width * np.asarray(kv_bytes, dtype=float)
+
+
+def kv_share_per_gpu(arch: Architecture, tp):
+    """Fraction of the KV cache one TP rank holds: ceil(n_kv / t) / n_kv (KV heads are replicated when
+    t > n_kv); MLA's latent is replicated on every rank."""
+    tp = np.asarray(tp, dtype=float)
+    if arch.attention == "mla":
+        return np.ones_like(tp)
+    return np.ceil(arch.kv_heads / tp) / arch.kv_heads
+
+
+def _roofline(flops, nbytes, peak_eff, bw_eff):
+    """(time, compute-bound part, bandwidth-bound part) of one kernel group."""
+    t_f = flops / peak_eff
+    t_b = nbytes / bw_eff
+    t = np.maximum(t_f, t_b)
+    return t, np.where(t_f >= t_b, t, 0.0), np.where(t_f >= t_b, 0.0, t)
+
+
+def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch, prompt_len, gen_len,
+                   weight_bytes, kv_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
+                   kv_policy=0, kv_window=4096, kv_sinks=4, kv_heavy_ratio=0.2, razor_retrieval_fraction=0.15,
+                   kv_offload_fraction=0.0, prefix_hit_fraction=0.0, kv_offload_bw=None,
+                   reserved_fraction=RESERVED_FRACTION, pp=1):
+    tp = np.asarray(tp, dtype=float)
+    pp = np.asarray(pp, dtype=float)
+    b = np.asarray(batch, dtype=float)
+    n_mb = np.minimum(b, pp)  # decode micro-batches in flight: pp, or b when b < pp (idle slots)
+    b_mb = b / n_mb           # sequences per decode micro-batch (a mean where pp does not divide b)
+    s = np.asarray(prompt_len, dtype=float)
+    g = np.asarray(gen_len, dtype=float)
+    L, h = arch.layers, arch.hidden
+    peak_eff = peak * eff_compute
+    bw_eff = hw.hbm_bw * eff_hbm
+
+    weights_total = arch.params_total() * np.asarray(weight_bytes, dtype=float)
+    weights_gpu = weights_total / (tp * pp)
+    # Bytes streamed per forward pass of one stage: every weight but the lookup tables (embeddings, positions).
+    streamed_gpu = (arch.params_total() - arch.lookup_params()) * np.asarray(weight_bytes, dtype=float) / (tp * pp)
+    kv_tok = kv_bytes_per_token(arch, kv_bytes)
+    kv_tok_gpu = kv_tok * kv_share_per_gpu(arch, tp) / pp  # the stage's L/pp layers
+    policy = dict(policy=kv_policy, window=kv_window, sinks=kv_sinks, heavy_ratio=kv_heavy_ratio,
+                  retrieval_fraction=razor_retrieval_fraction)
+    arch_window, window_share = arch.sliding_window, arch.window_layer_share
+
+    def kept_at(context):  # tokens kept per sequence: the policy, capped by the architecture's own window
+        return arch_kept(kept_tokens(context=context, **policy), arch_window, window_share)
+
+    kept_end = kept_at(s + g)
+    kv_total = b * kept_end * kv_tok
+    f_off = np.asarray(kv_offload_fraction, dtype=float)
+    kv_all_gpu = b * kept_end * kv_tok_gpu
+    kv_gpu = kv_all_gpu * (1.0 - f_off)
+    kv_host = kv_all_gpu * f_off
+    reserved = reserved_fraction * hw.hbm_bytes * np.ones_like(kv_gpu)
+    memory = {"weights": weights_gpu * np.ones_like(kv_gpu), "kv_cache": kv_gpu, "reserved": reserved}
+    memory_total = weights_gpu + kv_gpu + reserved
+    # The offload target's bandwidth: the host link (host DRAM) by default, or a CXL pool's link.
+    host_bw = (hw.host_link_bw if kv_offload_bw is None else kv_offload_bw) * eff_network
+    offloading = bool(np.any(f_off > 0.0))
+
+    W_tok = L * arch.matmul_params_active_per_layer() + h * arch.vocab  # weights multiplied per token
+    bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
+    bw_pp, al_pp, in_pp = link_for_group(pp, tp, gpus_per_node, hw, eff_network)  # stage boundaries
+    piped = pp > 1.0
+
+    # --- prefill: the whole prompt in one pass; causal attention averages s/2 keys per query -------
+    # Prefix caching: only the s_new = s(1 - h) uncached tokens (at least one) are computed.
+    hit = np.asarray(prefix_hit_fraction, dtype=float)
+    s_new = np.maximum(s * (1.0 - hit), np.minimum(s, 1.0))
+    s_cached = s - s_new
+    tokens = b * s_new
+    gemm_f = 2.0 * W_tok * tokens / (tp * pp)  # one stage's share (per GPU)
+    # keys per new query: the mean causal context (s + s_cached)/2, on windowed layers the mean of min(x, W)
+    keys = mean_min(s_cached, s, np.inf)
+    if window_share > 0:
+        keys = window_share * mean_min(s_cached, s, float(arch_window)) + (1.0 - window_share) * keys
+    attn_f = L * tokens * attention_core_flops_per_token(keys, arch.heads, arch.qk_dim, arch.v_dim) / (tp * pp)
+    kept_prefix = kept_at(np.maximum(s_cached, 1.0)) * (s_cached > 0)
+    kv_write = b * np.maximum(kept_at(s) - kept_prefix, 0.0) * kv_tok_gpu
+    kv_prefix_read = b * kept_prefix * kv_tok_gpu
+    pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, peak_eff, bw_eff)
+    pa, pa_c, pa_b = _roofline(attn_f, kv_write + kv_prefix_read, peak_eff, bw_eff)
+    p_tp = L / pp * 2.0 * allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
+    # KV offload: the new tokens' offloaded share goes out over the host link behind the prefill's compute.
+    p_host_bytes = f_off * kv_write
+    p_off = np.maximum(0.0, safe_div(p_host_bytes, host_bw) - (pg + pa))
+    # the prompt batch's activations cross each of the pp - 1 stage boundaries once
+    p_pp = (pp - 1.0) * p2p_time(tokens * h * act_bytes, bw_pp, al_pp, piped)
+    prefill = pp * (pg + pa + p_tp + p_off) + p_pp
+
+    # --- decode: one token per sequence at the average context prompt + gen/2 ------------------
+    ctx = s + g / 2.0
+    if arch.is_moe:  # expected routed experts touched per layer by b tokens: E(1 - (1 - k/E)^b)
+        touched = 1.0 - (1.0 - arch.experts_per_token / arch.experts) ** b_mb
+        expert_bytes = arch.expert_params() * np.asarray(weight_bytes, dtype=float) / (tp * pp)
+        weights_read = streamed_gpu - expert_bytes + expert_bytes * touched
+    else:
+        weights_read = streamed_gpu * np.ones_like(b)
+    # one slot: one micro-batch of b_mb sequences through one stage's L/pp layers (per GPU)
+    d_gemm_f = 2.0 * W_tok * b_mb / (tp * pp)
+
+    def attention(kept):
+        """(time, compute part, bandwidth part, host fetch time, KV bytes read, host bytes, FLOPs) of one decode
+        step's attention with `kept` tokens per sequence: every term is proportional to `kept`."""
+        kv_read = b_mb * kept * kv_tok_gpu
+        d_host_bytes = f_off * kv_read  # the offloaded share, fetched each step
+        d_off = safe_div(d_host_bytes, host_bw)
+        # KV formats narrower than 16 bits are converted back before the attention GEMMs: ~2 FLOPs (scale,
+        # shift) per element read.
+        dequant_f = np.where(np.asarray(kv_bytes) < 1.0 + 1e-9, 2.0 * kv_read / np.asarray(kv_bytes, dtype=float),
+                             0.0)
+        d_attn_f = (L * b_mb * attention_core_flops_per_token(kept, arch.heads, arch.qk_dim, arch.v_dim) / (tp * pp)
+                    + dequant_f)
+        return (*_roofline(d_attn_f, kv_read, peak_eff, bw_eff), d_off, kv_read, d_host_bytes, d_attn_f)
+
+    da, da_c, da_b, d_off, kv_read, d_host_bytes, d_attn_f = attention(kept_at(ctx))
+    dg, dg_c, dg_b = _roofline(d_gemm_f, weights_read, peak_eff, bw_eff)
+    d_tp = L / pp * 2.0 * allreduce_time(tp, b_mb * h * act_bytes, bw_tp, al_tp)
+    d_pp = p2p_time(b_mb * h * act_bytes, bw_pp, al_pp, piped)  # the micro-batch to the next stage
+    tpot = pp * (dg + da + d_tp + d_off + d_pp)  # a token passes all pp stages, one slot each
+    # The request's g decode steps attend to contexts s ... s + g: their attention time is linear in the tokens
+    # kept, so the sum is g steps at the mean kept over that range (kv_policy.mean_kept; = kept at s + g/2 for
+    # the full cache). One home for the request time: model/views/stages.py draws its decode groups the same way.
+    terms = kept_terms(kv_policy, kv_window, kv_sinks, kv_heavy_ratio, razor_retrieval_fraction, arch_window,
+                       window_share)
+    da_mean, _, _, d_off_mean, _, _, _ = attention(mean_kept(terms, s, s + g))
+    decode_s = g * (pp * (dg + d_tp + da_mean + d_off_mean + d_pp))
+
+    # Bytes per GPU: over the prefill (the GPU's stage), and per decode step (its n busy slots).
+    tp_bytes_prefill = L / pp * 2.0 * 2.0 * (tp - 1.0) / tp * tokens * h * act_bytes
+    tp_bytes_decode = n_mb * (L / pp * 2.0 * 2.0 * (tp - 1.0) / tp * b_mb * h * act_bytes)
+    # pipeline sends: every stage but the last sends its activations on (the mean over the pp stages)
+    pp_bytes_prefill = (pp - 1.0) / pp * tokens * h * act_bytes
+    pp_bytes_decode = n_mb * (pp - 1.0) / pp * b_mb * h * act_bytes
+    prefill_time = {"GEMMs (weights)": pp * pg, "attention": pp * pa, "TP communication": pp * p_tp}
+    decode_time = {"GEMMs (weights)": pp * dg, "attention (KV reads)": pp * da, "TP communication": pp * d_tp}
+    if bool(np.any(piped)):
+        prefill_time["PP communication"] = p_pp
+        decode_time["PP communication"] = pp * d_pp
+    if offloading:
+        prefill_time["KV offload (host link)"] = pp * p_off
+        decode_time["KV fetch (host link)"] = pp * d_off
+    return {
+        "weights_bytes": weights_total, "kv_bytes_per_token": kv_tok, "kv_bytes": kv_total,
+        "kv_host_bytes": kv_host, "prefill_tokens_computed": tokens,
+        "memory": memory, "memory_total": memory_total,
+        "prefill_s": prefill, "time_per_output_token_s": tpot, "tokens_per_s": b / tpot,
+        "decode_s": decode_s, "request_s": prefill + decode_s,
+        "decode_kv_read_bytes": n_mb * kv_read, "decode_attention_flops": n_mb * d_attn_f * tp * pp,
+        "prefill_time": prefill_time, "decode_time": decode_time,
+        # FLOPs over all tp·pp GPUs
+        "prefill_flops": (gemm_f + attn_f) * tp * pp, "decode_flops": n_mb * (d_gemm_f + d_attn_f) * tp * pp,
+        "prefill_shares": ((pg_c + pa_c) * pp / prefill, ((pg_b + pa_b + p_tp + p_off) * pp + p_pp) / prefill),
+        "decode_shares": ((dg_c + da_c) * pp / tpot, (dg_b + da_b + d_tp + d_off + d_pp) * pp / tpot),
+        "prefill_bytes": {"hbm": streamed_gpu + kv_write + kv_prefix_read,
+                          "scale-up": np.where(in_tp, tp_bytes_prefill, 0.0) + np.where(in_pp, pp_bytes_prefill, 0.0),
+                          "scale-out": np.where(in_tp, 0.0, tp_bytes_prefill) + np.where(in_pp, 0.0, pp_bytes_prefill),
+                          "host": p_host_bytes * np.ones_like(tp_bytes_prefill)},
+        "decode_bytes": {"hbm": n_mb * (weights_read + kv_read + d_host_bytes),
+                         "scale-up": np.where(in_tp, tp_bytes_decode, 0.0) + np.where(in_pp, pp_bytes_decode, 0.0),
+                         "scale-out": np.where(in_tp, 0.0, tp_bytes_decode) + np.where(in_pp, 0.0, pp_bytes_decode),
+                         "host": n_mb * d_host_bytes * np.ones_like(tp_bytes_decode)},
+    }

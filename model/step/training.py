@@ -1,0 +1,294 @@
+"""One training step: memory per GPU, FLOPs, time by stage, bytes per link. Vectorized.
+
+`training_step` takes numbers (or numpy arrays, broadcast together) for every layout and precision knob,
+so the same call computes one scenario, a slider sweep, or a grid of configurations.
+
+Time model (per GPU on the busiest pipeline stage, the critical path):
+  t_mb     = compute + TP all-reduces + CP all-gathers + EP all-to-alls + PP sends, per micro-batch
+  pipeline = (m + (p - 1)/v) · t_mb      1F1B (v = 1): bubble fraction (p-1)/(m+p-1) (Narayanan et al. 2021);
+                                         interleaved 1F1B with v chunks per stage (§2.2.2): the bubble is
+                                         (p-1)/(v·m) of the ideal time m·t_mb, and every micro-batch crosses
+                                         v stage boundaries per direction on each GPU (v x the PP sends)
+  DP       = gradient sync overlapping the last micro-batch's backward; ZeRO-3 parameter all-gathers
+             prefetched behind each micro-batch's compute, and the DP link they hold during the last
+             backward is not free for the gradient sync; ZeRO-1/2 parameter all-gather after the step
+  step     = pipeline + exposed DP + optimizer (HBM-bound: reads and writes every local state byte)
+             + gradient compression (DGC top-k selection; quantise/dequantise for quantised communication)
+             + exposed offload transfers over the host link (and, for ZeRO-Infinity, to and from NVMe)
+
+Quantised gradient communication (QSGD, Alistarh et al. 2017; 8-bit all-reduce): the data-parallel gradient
+traffic is sent at `grad_comm_bytes` per element instead of the gradient format's width, so the reduce-scatter
+(or all-reduce, or DGC all-gather) volume scales by grad_comm_bytes / grad_bytes. Quantising before the send
+and dequantising what arrives costs QUANT_FLOPS_PER_ELEMENT FLOPs and QUANT_HBM_PASSES HBM passes over the
+local gradient per step (stated assumptions, not measured).
+
+NVMe offload (ZeRO-Infinity, Rajbhandari et al. 2021): as ZeRO-Offload (gradients down, updated weights up over
+the host link, Adam on the CPU), but the fp32 master weights and optimizer states live on NVMe: each step
+reads and writes them (2 x local x K bytes at `hardware.nvme_bw`). The reads are prefetched behind the last
+micro-batch's backward pass, the writes stream behind the CPU's update; what does not hide is exposed.
+"""
+
+from __future__ import annotations
+
+from trinity_desktop.model.base import (
+    xp as np,  # numpy, with fast paths for scalars (one formula serves grid and scalar)
+)
+from trinity_desktop.model.base.numeric import safe_div
+from trinity_desktop.model.formulas.comms import (
+    allreduce_bus_factor,
+    allreduce_time,
+    gather_bus_factor,
+    gather_time,
+    gradient_sync,
+    is_intra_node,
+    link_for_group,
+    p2p_time,
+)
+from trinity_desktop.model.formulas.flops import attention_core_flops_per_token, training_flops
+from trinity_desktop.model.formulas.kv_policy import mean_min
+from trinity_desktop.model.formulas.memory import (
+    activation_bytes_per_layer,
+    in_flight_micro_batches,
+    layers_per_stage,
+    model_state_bytes,
+)
+from trinity_desktop.model.inputs.architecture import Architecture
+from trinity_desktop.model.inputs.hardware import Hardware
+
+# ZeRO-Offload runs Adam on the host CPU, bound by host memory bandwidth. Stated assumption: a DGX-class
+# host has 2 sockets x 8 DDR5-4800 channels = 614 GB/s for 8 GPUs, 77 GB/s each; ~65% achievable -> 50 GB/s.
+HOST_OPTIMIZER_BW = 50e9
+# Quantised communication (QSGD-style, stated assumptions): per gradient element, scale + round before the send
+# and scale + accumulate after it = 4 FLOPs; read the gradient and write its quantised copy, then read what
+# arrives = 2 passes of the local gradient through HBM.
+QUANT_FLOPS_PER_ELEMENT = 4.0
+QUANT_HBM_PASSES = 2.0
+OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS, OFFLOAD_NVME = 0, 1, 2, 3
+
+
+def stage_params(arch: Architecture, tp, pp, ep):
+    """(dense, expert) parameters held by one GPU of the busiest pipeline stage.
+
+    Layers split evenly over stages (ceil(L/p) on the busiest); embeddings sit on the first stage and
+    the output head on the last (both on one stage when p = 1); TP shards everything; EP shards routed
+    experts. Norm parameters are counted as sharded too (they are < 0.01% of the total)."""
+    tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
+    L = arch.layers
+    final_norm = arch._norm_params()
+    experts = arch.expert_params()
+    layer_total = arch.params_total() - arch.embedding_params() - final_norm
+    frac = layers_per_stage(L, pp) / L
+    token_emb = arch.vocab * arch.hidden + (arch.max_seq * arch.hidden if arch.position == "learned" else 0)
+    emb_stage = np.where(pp == 1, arch.embedding_params() + final_norm, token_emb + final_norm)
+    dense = ((layer_total - experts) * frac + emb_stage) / tp
+    expert = experts * frac / (tp * ep)
+    return dense, expert
+
+
+def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, pp, cp, ep, sp, zero,
+                  recompute, flash, micro_batch, global_batch, seq_len, weight_bytes, grad_bytes,
+                  master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
+                  offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0,
+                  virtual_stages=1, grad_overlap=1.0):
+    gpus, tp, pp, cp, ep = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
+    v = np.asarray(virtual_stages, dtype=float)
+    zero, recompute = np.asarray(zero), np.asarray(recompute)
+    dp = gpus / (tp * pp * cp)
+    m = np.maximum(1.0, np.ceil(np.asarray(global_batch, dtype=float) / (micro_batch * dp)))
+    L, h, a = arch.layers, arch.hidden, arch.heads
+    s_local = np.asarray(seq_len, dtype=float) / cp
+    lps = layers_per_stage(L, pp)
+
+    # --- memory per GPU -------------------------------------------------------------------------
+    psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
+    k_bytes = np.asarray(master_bytes, dtype=float) + opt_state_bytes
+    w_d, g_d, o_d = model_state_bytes(psi_dense, dp, zero, weight_bytes, grad_bytes, k_bytes)
+    w_e, g_e, o_e = model_state_bytes(psi_expert, dp / ep, zero, weight_bytes, grad_bytes, k_bytes)
+    n_moe = arch.moe_layers
+    moe_ffn = (arch.moe_ffn_hidden or arch.ffn_hidden) * (arch.experts_per_token + arch.shared_experts)
+    ffn_avg = ((L - n_moe) * arch.ffn_hidden + n_moe * moe_ffn) / L
+    kv_width = a * arch.qk_dim if arch.attention == "mla" else arch.kv_heads * arch.head_dim
+    per_layer_act = activation_bytes_per_layer(
+        s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
+        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
+    activations = per_layer_act * lps * in_flight_micro_batches(pp, m, v)
+    memory = {"weights": w_d + w_e, "gradients": g_d + g_e, "optimizer": o_d + o_e, "activations": activations}
+    memory_total = sum(memory.values())
+
+    # --- FLOPs ----------------------------------------------------------------------------------
+    tokens = np.asarray(global_batch, dtype=float) * seq_len
+    W = arch.matmul_params_active_per_layer()
+    # Keys per query: the sequence (Korthikanti's convention), scaled on sliding-window layers by the causal
+    # mean of min(x, W) over the mean causal context s/2 (= 2W - W²/s for s > W; kv_policy.mean_min).
+    s_keys = np.asarray(seq_len, dtype=float)
+    share = arch.window_layer_share
+    if share > 0:
+        windowed = s_keys * mean_min(0.0, s_keys, float(arch.sliding_window)) / (s_keys / 2.0)
+        s_keys = share * windowed + (1.0 - share) * s_keys
+    attn_layer = attention_core_flops_per_token(s_keys, a, arch.qk_dim, arch.v_dim)
+    layers_fwd = L * (2.0 * W + attn_layer)
+    fwd = layers_fwd + 2.0 * h * arch.vocab
+    model_flops, hw_flops = training_flops(tokens, fwd, L * attn_layer, layers_fwd, recompute, flash)
+
+    # --- time per micro-batch on one GPU of the busiest stage ---------------------------------
+    per_gpu_mb = hw_flops / (m * dp) / (tp * pp * cp)
+    t_c = per_gpu_mb / (peak * eff_compute)
+    bwd_share = (model_flops * 2.0 / 3.0 + (hw_flops - model_flops)) / hw_flops
+    t_bwd = t_c * bwd_share
+
+    bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
+    n_ar = 4.0 + 2.0 * (recompute == 2)  # Megatron: 2 forward + 2 backward (+2 when recomputing the forward)
+    tp_msg = micro_batch * s_local * h * act_bytes
+    t_tp = lps * n_ar * allreduce_time(tp, tp_msg, bw_tp, al_tp)
+    b_tp = lps * n_ar * allreduce_bus_factor(tp) * tp_msg
+
+    bw_cp, al_cp, in_cp = link_for_group(cp, tp, gpus_per_node, hw, eff_network)
+    cp_msg = 2.0 * micro_batch * np.asarray(seq_len, dtype=float) * arch.kv_width * act_bytes / tp
+    t_cp = lps * 2.0 * gather_time(cp, cp_msg, bw_cp, al_cp)  # K,V all-gather forward, reduce-scatter backward
+    b_cp = lps * 2.0 * gather_bus_factor(cp) * cp_msg
+
+    bw_ep, al_ep, in_ep = link_for_group(ep, tp * cp, gpus_per_node, hw, eff_network)
+    moe_lps = lps * n_moe / L
+    ep_msg = micro_batch * s_local * h * act_bytes * arch.experts_per_token
+    t_ep = moe_lps * 4.0 * gather_time(ep, ep_msg, bw_ep, al_ep)  # dispatch + combine, forward + backward
+    b_ep = moe_lps * 4.0 * gather_bus_factor(ep) * ep_msg
+
+    pp_stride = tp * cp * dp
+    in_pp = is_intra_node(2, pp_stride, gpus_per_node) & (hw.scaleup_bw > 0)
+    bw_pp = np.where(in_pp, hw.scaleup_bw, hw.scaleout_bw) * eff_network
+    al_pp = np.where(in_pp, hw.scaleup_latency_s, hw.scaleout_latency_s)
+    pp_msg = micro_batch * s_local * h * act_bytes / np.where(sp, tp, 1.0)
+    t_pp = 2.0 * v * p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1)  # a send forward + one backward per chunk
+    b_pp = np.where(pp > 1, 2.0 * v * pp_msg, 0.0)
+
+    t_mb = t_c + t_tp + t_cp + t_ep + t_pp
+    pipeline = (m + (pp - 1.0) / v) * t_mb
+    bubble = (pp - 1.0) / v * t_mb
+
+    # --- data parallel: gradients and ZeRO parameter gathers ---------------------------------
+    bw_dp, al_dp, in_dp = link_for_group(dp, tp * cp, gpus_per_node, hw, eff_network)
+    bw_edp, al_edp, in_edp = link_for_group(dp / ep, tp * cp * ep, gpus_per_node, hw, eff_network)
+    grads_d, grads_e = psi_dense * grad_bytes, psi_expert * grad_bytes
+    # quantised communication: the wire carries grad_comm_bytes per element (0 = the gradient format)
+    gcb = np.asarray(grad_comm_bytes, dtype=float)
+    wire = np.where(gcb > 0.0, gcb, grad_bytes) / grad_bytes
+    quantised = wire < 1.0
+    params_d, params_e = psi_dense * weight_bytes, psi_expert * weight_bytes
+    z0 = zero == 0
+    ina = np.asarray(in_network_aggregation, dtype=bool) & ~in_dp  # switch reduction on the scale-out fabric
+    t_gd, b_gd = gradient_sync(dp, grads_d * wire, bw_dp, al_dp, z0, grad_compression, ina)
+    t_ge, b_ge = gradient_sync(dp / ep, grads_e * wire, bw_edp, al_edp, z0, grad_compression, ina & ~in_edp)
+    t_grad = t_gd + t_ge
+    t_gather = gather_time(dp, params_d, bw_dp, al_dp) + gather_time(dp / ep, params_e, bw_edp, al_edp)
+    n_gathers = np.where(zero == 3, 2.0 * m, np.where(zero >= 1, 1.0, 0.0))
+    b_dp = b_gd + n_gathers * gather_bus_factor(dp) * params_d
+    b_edp = b_ge + n_gathers * gather_bus_factor(dp / ep) * params_e
+    # DGC: selecting the top-k gradients streams the gradient and its momentum residual through HBM
+    # (read gradient, read/write residual: ~3 passes).
+    # Quantised communication: QUANT_HBM_PASSES over the local gradient, QUANT_FLOPS_PER_ELEMENT per element.
+    grad_elements = np.where(dp > 1.0, psi_dense + psi_expert, 0.0)
+    quant_flops = np.where(quantised, QUANT_FLOPS_PER_ELEMENT * grad_elements, 0.0)  # per GPU
+    quant_hbm = np.where(quantised, QUANT_HBM_PASSES * grad_elements * grad_bytes, 0.0)
+    t_quant = np.maximum(quant_hbm / (hw.hbm_bw * eff_hbm), quant_flops / (peak * eff_compute))
+    hw_flops_kernels = hw_flops
+    hw_flops = hw_flops + quant_flops * gpus
+    t_compress = np.where(np.asarray(grad_compression) > 1.0,
+                          3.0 * (grads_d + grads_e) / (hw.hbm_bw * eff_hbm), 0.0) + t_quant
+
+    # --- offload over the host link (ZeRO-Offload: optimizer; vDNN: activations) -------------
+    offload = np.asarray(offload)
+    off_nvme = offload == OFFLOAD_NVME
+    off_opt, off_act = (offload == OFFLOAD_OPTIMIZER) | off_nvme, offload == OFFLOAD_ACTIVATIONS
+    host_bw = hw.host_link_bw * eff_network
+    shard = np.where(zero >= 1, 1.0 / dp, 1.0)
+    shard_e = np.where(zero >= 1, ep / dp, 1.0)
+    local = psi_dense * shard + psi_expert * shard_e
+    grads_down = np.where(off_opt, local * grad_bytes, 0.0)   # gradients of the local shard to host
+    params_up = np.where(off_opt, local * weight_bytes, 0.0)  # updated weights back to the GPU
+    act_swap = np.where(off_act, 2.0 * per_layer_act * lps, 0.0)  # out in the forward, back in the backward
+    t_down, t_up, t_swap = (safe_div(x, host_bw) for x in (grads_down, params_up, act_swap))
+    swap_exposed = m * np.maximum(0.0, t_swap - t_c)
+    # ZeRO-Infinity keeps the optimizer states (fp32 master + moments) on NVMe; host memory keeps the gradients.
+    nvme_bytes = np.where(off_nvme, memory["optimizer"], 0.0)
+    host_bytes = np.where(off_opt, memory["optimizer"] + memory["gradients"], 0.0) - nvme_bytes + np.where(
+        off_act, activations * (1.0 - np.minimum(lps, 2.0) / lps), 0.0)
+    memory["optimizer"] = np.where(off_opt, 0.0, memory["optimizer"])
+    memory["gradients"] = np.where(off_opt, 0.0, memory["gradients"])
+    memory["activations"] = np.where(off_act, activations * np.minimum(lps, 2.0) / lps, activations)
+    memory_total = sum(memory.values())
+
+    # The gradient sync overlaps the last micro-batch's backward on the DP link. Under ZeRO-3 that link also
+    # carries the backward's prefetched parameter all-gather (min(2·t_gather, t_c) of the link's time behind
+    # t_c, the backward's share t_bwd/t_c of it), so only the rest of t_bwd is free for the gradients; the
+    # backward compute cannot hide both at once (it did, and a longer sequence then shortened the step).
+    zero3_link_busy = np.where(zero == 3, np.minimum(1.0, safe_div(2.0 * t_gather, t_c)), 0.0)
+    # grad_overlap: the share of that free time the sync hides behind (an assumption: assumptions.toml)
+    overlap_s = t_bwd * grad_overlap * (1.0 - zero3_link_busy)
+    grad_exposed = np.maximum(0.0, t_grad + t_down - overlap_s)
+    param_exposed = np.where(zero == 3, m * np.maximum(0.0, 2.0 * t_gather - t_c),
+                             np.where((zero == 1) | (zero == 2), t_gather, 0.0))
+    dp_exposed = grad_exposed + param_exposed
+    dp_time = t_grad + np.where(zero == 3, 2.0 * m * t_gather, np.where(zero >= 1, t_gather, 0.0))
+
+    # --- optimizer step: streams every local state byte through HBM --------------------------
+    opt_bytes = local * (2.0 * k_bytes + grad_bytes + weight_bytes)
+    t_opt = np.where(off_opt, opt_bytes / HOST_OPTIMIZER_BW, opt_bytes / (hw.hbm_bw * eff_hbm))
+
+    # ZeRO-Infinity: read the local optimizer states from NVMe (prefetched behind the last backward pass) and
+    # write them back (streamed behind the CPU's update).
+    nvme_read = np.where(off_nvme, local * k_bytes, 0.0)
+    nvme_write = nvme_read
+    nvme_bw = max(float(hw.nvme_bw), 0.0)
+    t_nvme_read, t_nvme_write = safe_div(nvme_read, nvme_bw), safe_div(nvme_write, nvme_bw)
+    nvme_exposed = np.maximum(0.0, t_nvme_read - t_bwd) + np.maximum(0.0, t_nvme_write - t_opt)
+
+    offload_exposed = t_up + swap_exposed + nvme_exposed
+    total = pipeline + dp_exposed + t_opt + t_compress + offload_exposed
+    compute = m * t_c
+    comm_exposed = m * (t_tp + t_cp + t_ep + t_pp) + dp_exposed
+    time = {"compute": compute, "communication_exposed": comm_exposed, "pipeline_bubble": bubble,
+            "optimizer": t_opt, "gradient_compression": t_compress, "offload_transfer": offload_exposed}
+
+    # --- bytes per link per GPU per step ----------------------------------------------------
+    per_mb = [(b_tp, in_tp), (b_cp, in_cp), (b_ep, in_ep), (b_pp, in_pp)]
+    per_step = [(b_dp, in_dp), (b_edp, in_edp)]
+    scale_up = sum(m * np.where(i, b, 0.0) for b, i in per_mb) + sum(np.where(i, b, 0.0) for b, i in per_step)
+    scale_out = sum(m * np.where(i, 0.0, b) for b, i in per_mb) + sum(np.where(i, 0.0, b) for b, i in per_step)
+    # HBM traffic estimate: weights read three times per micro-batch (forward, two backward GEMMs),
+    # stored activations written once and read once, plus the optimizer's state traffic.
+    hbm = (m * (3.0 * memory["weights"] * np.where(zero == 3, dp, 1.0) + 2.0 * per_layer_act * lps)
+           + np.where(off_opt, 0.0, opt_bytes)
+           + np.where(np.asarray(grad_compression) > 1.0, 3.0 * (grads_d + grads_e), 0.0) + quant_hbm)
+    host = grads_down + params_up + m * act_swap
+    bytes_by_link = {"hbm": hbm, "scale-up": scale_up, "scale-out": scale_out, "host": host}
+
+    link = lambda intra: np.where(intra, "scale-up", "scale-out")  # noqa: E731
+    pieces = {  # the per-micro-batch and per-step pieces the stage model (model/views/stages.py) draws
+        "m": m, "pp": pp, "v": v, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd, "grad_overlap": overlap_s,
+        "t_recompute": t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, "flops_mb": per_gpu_mb,
+        "bwd_share": bwd_share, "recompute_share": (hw_flops_kernels - model_flops) / hw_flops_kernels,
+        "n_ar": n_ar, "t_tp": t_tp, "t_cp": t_cp, "t_ep": t_ep, "t_pp": t_pp,
+        "b_tp": b_tp, "b_cp": b_cp, "b_ep": b_ep, "b_pp": b_pp, "link_tp": link(in_tp), "link_cp": link(in_cp),
+        "link_ep": link(in_ep), "link_pp": link(in_pp), "link_dp": link(in_dp), "link_edp": link(in_edp),
+        "t_grad": t_grad, "b_grad_d": b_gd, "b_grad_e": b_ge, "t_gather": t_gather,
+        "gather_d": gather_bus_factor(dp) * params_d, "gather_e": gather_bus_factor(dp / ep) * params_e,
+        "t_compress": t_compress,
+        "compress_bytes": np.where(np.asarray(grad_compression) > 1.0, 3.0 * (grads_d + grads_e), 0.0) + quant_hbm,
+        "grads_down": grads_down, "params_up": params_up, "act_swap": act_swap, "t_down": t_down, "t_up": t_up,
+        "t_swap": t_swap, "host_bw": host_bw, "opt_bytes": opt_bytes, "t_opt": t_opt,
+        "offload_optimizer": off_opt, "offload_activations": off_act, "per_layer_act": per_layer_act,
+        "act_mb": per_layer_act * lps, "zero": zero, "recompute": recompute, "t_nvme_exposed": nvme_exposed,
+        "nvme_traffic_bytes": nvme_read + nvme_write,
+    }
+    return {
+        "pieces": pieces,
+        "dp": dp, "micro_batches": m, "memory": memory, "memory_total": memory_total,
+        "model_flops": model_flops, "hardware_flops": hw_flops, "time": time, "time_total": total,
+        "dp_comm_time": dp_time, "backward_time_last_micro_batch": t_bwd,
+        "pipeline_bubble_fraction": safe_div(bubble, pipeline),  # of the pipeline phase: (p-1)/(m+p-1) for 1F1B
+        "mfu": model_flops / (total * gpus * peak), "tokens_per_s": tokens / total,
+        "bytes_by_link": bytes_by_link, "tokens": tokens,
+        "host_bytes": host_bytes, "nvme_bytes": nvme_bytes, "nvme_traffic_bytes": nvme_read + nvme_write,
+        "compute_share": compute / total,
+        "bandwidth_share": (comm_exposed + t_opt + t_compress + offload_exposed) / total,
+    }

@@ -1,0 +1,716 @@
+"""Stage by stage: one training step or one inference request as a timeline of stages. Qt-free.
+
+`stages(scenario, results=None) -> tuple[Stage, ...]` lays out the pieces the core times (model/step/training.py,
+model/step/inference.py) on lanes, with start and end times, FLOPs and bytes per link per GPU, the live memory per
+tier and the binding resource. The stage times are the core's own quantities (`training_step` returns them
+as "pieces"; inference uses `evaluate_grid` and model/step/kv_residency.py); the last stage ends at `evaluate(scenario).time_total` for training and at `infer["request_s"]` for an inference request.
+
+Training step (per GPU; lanes "stage 0" ... "stage p-1", "DP network", "host link"; the DP network and
+host-link lanes show one GPU of stage 0, the stage the core's critical path ends on):
+  - 1F1B schedule (Narayanan et al. 2021, reference "pipedream-1f1b"): stage s runs min(p-1-s, m) warm-up
+    forwards, then alternates one forward and one backward, then drains the backwards. Each micro-batch
+    block is forward compute, then the forward TP/CP/EP all-reduces/gathers and the pipeline send; the
+    backward block is the backward collectives, the recomputation (selective, full or FlashAttention's) and
+    the backward compute. Forward time = t_c - t_bwd, backward = t_bwd (training.py's split: backward is
+    2/3 of the model FLOPs plus every recomputed FLOP). With uniform blocks the pipeline lasts
+    (m + p - 1)(t_f + t_b), the core's `pipeline`; the idle gaps are the bubble, (p-1)/(m+p-1) of it.
+    The collectives inside a block are drawn after its compute (in Megatron-LM they interleave with the
+    layers; the core adds their time to the block, so the block length is the same).
+  - DP gradient reduce-scatter (ZeRO >= 1) or all-reduce (ZeRO-0), drawn as GRAD_BUCKETS equal buckets on
+    the DP network lane starting grad_overlap before the pipeline ends (the core overlaps it with the last
+    micro-batch's backward, t_bwd, less the part of it the ZeRO-3 backward all-gather holds the DP link:
+    grad_overlap = t_bwd·(1 - min(1, 2·t_gather/t_c)); reference "zero" §7, "megatron-lm"); the part longer
+    than grad_overlap is exposed.
+  - ZeRO-3 parameter all-gathers: two per micro-batch, prefetched behind the micro-batch's compute; what
+    does not fit behind t_c is drawn after the pipeline (core: m·max(0, 2·t_gather - t_c)). ZeRO-1/2: one
+    parameter all-gather after the optimizer step.
+  - DGC top-k selection (reference "dgc"), the optimizer step (HBM-bound; on the host CPU with ZeRO-Offload,
+    "zero-offload"), offload transfers over the host link (gradients down overlapping the backward,
+    updated weights up after the step; vDNN activation swaps, "vdnn", hidden behind compute where they fit).
+  - Data load (stated assumption, "modelling-assumption"): the GPU's tokens as int32 ids, m·b·s·4 bytes,
+    read over the host link at the start of the step and overlapped with the first forward (the data loader
+    prefetches); it adds no exposed time and its bytes are not part of the core's per-link totals.
+
+Inference request (lane "GPU (TP group)"): prefill, then the decode steps grouped into at most
+DECODE_GROUPS bars (`decode_groups`, the one computation behind both the bars and `request_s`). A group of
+steps [a, b) lasts the core's decode_s of b - a steps from context prompt + a (`evaluate_grid(prompt_len=
+prompt + a, gen_len=b - a)`): a step's attention is linear in the tokens kept, so the groups add up to the
+core's decode_s, for every KV policy and the model's own sliding window (kv_policy.mean_kept). The bars'
+FLOPs and bytes are the core's step at the group's mean context prompt + (a + b)/2, times its steps.
+With pipeline stages (pp > 1) the lane is one GPU of one stage: the bars last as long as the core's pipelined
+prefill (the stages in turn plus the sends) and decode steps (pp slots each), and carry that GPU's FLOPs and bytes.
+
+KV offload and onload (model/step/kv_residency.py; vllm §3 paging, pcie-spec host link, memory_tiers.toml tiers): when
+the request's KV cache does not fit in the HBM that weights and the runtime reserve leave (residency's "spill"
+placement at the request's final context), the request is timed by residency's effective decode step instead
+of the core's. One `residency_curve` call over [prompt, each group's mean context, each group's end context]
+places the cache on HBM, host DRAM, the CXL pool and NVMe SSD. Per decode step and tier the off-HBM bytes are
+moved over the host link in  T_tier = bytes_tier / (B_tier · η_net) + ceil(bytes_tier / page) · latency_tier
+(residency's formula; no overlap of transfers with compute, residency's stated assumption). A decode group
+of n steps at mean context c is drawn as one "KV onload from <tier>" stage per used tier on the host-link
+lane (n · T_tier(c), bytes n · bytes_tier(c) on the host link), followed by the decode compute
+n · (step_time_s(c) - Σ T_tier(c)): the group lasts n · step_time_s(c) exactly. Prefill is followed by one
+"KV offload to <tier>" stage per tier holding part of the prompt's KV (T_tier at context = prompt, written
+once; the one token per step that decode appends is not drawn). The request then ends at
+    prefill_s + Σ_tier T_tier(prompt) + Σ_groups n_g · step_time_s(c_g).
+Live memory per tier: HBM = the core's memory at the stage's context minus the KV placed off HBM (or beyond
+every tier); host, and cxl / ssd when the request uses them, = residency's resident bytes. When the cache
+fits in HBM nothing of this is drawn and the request is the core's. With `kv_placement="evict"` (residency's
+other policy) what HBM cannot hold is dropped: no transfer stages, residency's (shorter) step time, and the
+evicted bytes leave the live memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.numeric import safe_div
+from trinity_desktop.model.formulas.memory import in_flight_micro_batches
+from trinity_desktop.model.formulas.pipeline_schedule import interleaved_timeline
+from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.inputs.tiers import tier_map
+from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
+from trinity_desktop.model.step.kv_residency import (
+    PLACEMENT_POLICIES,
+    RESIDENCY_TIERS,
+    residency_curve,
+    serving_scenario,
+)
+
+KINDS = ("compute", "communication", "memory-transfer", "idle", "io")
+BINDINGS = ("compute", "bandwidth", "memory")
+LINKS = ("hbm", "scale-up", "scale-out", "host")
+TIERS = ("hbm", "host")
+EXTRA_TIERS = ("cxl", "ssd")   # live-memory keys present only on the stages of a request whose KV uses them
+OFF_HBM_TIERS = tuple(t for t in RESIDENCY_TIERS if t != "hbm")  # host, cxl, ssd: KV spill order
+TIER_NAMES = {"host": "host DRAM", "cxl": "CXL pool", "ssd": "NVMe SSD"}
+GRAD_BUCKETS = 4       # drawing choice: the core times one overlapped sync; shown as 4 equal buckets
+DECODE_GROUPS = 32     # decode steps are grouped into at most this many bars
+MAX_SIMULATED_MICRO_BATCHES = 96  # beyond this the steady 1F1B middle is drawn as one grouped block per stage
+TOKEN_ID_BYTES = 4.0   # int32 token ids (data load assumption)
+DP_LANE, HOST_LANE, CPU_LANE, GPU_LANE = "DP network", "host link", "host CPU", "GPU (TP group)"
+SOURCES = ("pipedream-1f1b", "megatron-lm", "korthikanti2022", "zero", "zero-offload", "vdnn", "dgc",
+           "nccl-tests-performance", "vllm", "pcie-spec", "modelling-assumption")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One bar of the timeline. Seconds, FLOPs and bytes are SI and per GPU; memory is live per GPU."""
+
+    name: str
+    kind: str
+    lane: str
+    start_s: float
+    end_s: float
+    flops: float = 0.0
+    bytes_by_link: Mapping[str, float] = field(default_factory=dict)
+    live_memory_by_tier: Mapping[str, float] = field(default_factory=dict)
+    binding: str = "compute"
+    micro_batch: int = -1
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValidationError("stage.kind", self.kind, "one of " + ", ".join(KINDS))
+        if self.binding not in BINDINGS:
+            raise ValidationError("stage.binding", self.binding, "one of " + ", ".join(BINDINGS))
+        links = {k: float(self.bytes_by_link.get(k, 0.0)) for k in LINKS}
+        tiers = {k: float(self.live_memory_by_tier.get(k, 0.0)) for k in TIERS}
+        tiers.update({k: float(self.live_memory_by_tier[k]) for k in EXTRA_TIERS if k in self.live_memory_by_tier})
+        object.__setattr__(self, "bytes_by_link", MappingProxyType(links))
+        object.__setattr__(self, "live_memory_by_tier", MappingProxyType(tiers))
+        for name in ("start_s", "end_s", "flops"):
+            object.__setattr__(self, name, float(getattr(self, name)))
+
+    @property
+    def duration_s(self) -> float:
+        return self.end_s - self.start_s
+
+    def as_dict(self) -> dict:
+        """Plain JSON-ready numbers (the CLI's `stages` entries and the flow panel's `stageFocused`)."""
+        return {"name": self.name, "kind": self.kind, "lane": self.lane, "start_s": self.start_s,
+                "end_s": self.end_s, "duration_s": self.duration_s, "flops": self.flops,
+                "bytes_by_link": dict(self.bytes_by_link), "live_memory_by_tier": dict(self.live_memory_by_tier),
+                "binding": self.binding, "micro_batch": self.micro_batch}
+
+
+def stages(scenario: Scenario, results: Results | None = None, kv_placement: str = "spill") -> tuple[Stage, ...]:
+    """The stages of one training step (kind "train") or one inference request (prefill + decode), sorted by
+    start time. `results` is `evaluate(scenario)`; passed in when the caller has it already. `kv_placement`
+    ("spill" or "evict", model/step/kv_residency.py) decides what happens to KV that HBM cannot hold: spill draws
+    offload/onload stages to the slower tiers; evict drops it (no transfers, residency's shorter step)."""
+    if not isinstance(scenario, Scenario):
+        raise ValidationError("scenario", type(scenario).__name__, "a Scenario")
+    if kv_placement not in PLACEMENT_POLICIES:
+        raise ValidationError("kv_placement", kv_placement, "one of " + ", ".join(PLACEMENT_POLICIES))
+    r = evaluate(scenario) if results is None else results
+    if r.scenario != scenario:
+        raise ValidationError("results", "results of another scenario", "evaluate(scenario)")
+    out = (_training_stages(scenario, r) if scenario.kind == "train"
+           else _inference_stages(scenario, r, kv_placement))
+    lanes = lane_order(out)
+    return tuple(sorted(out, key=lambda st: (st.start_s, lanes.index(st.lane), st.end_s)))
+
+
+def stages_json(scenario: Scenario, results: Results | None = None, kv_placement: str = "spill") -> list[dict]:
+    """`stages` as plain dicts for `calc train|infer --json`: name, kind, lane, start_s, end_s, duration_s,
+    flops, bytes_by_link, live_memory_by_tier (hbm, host; cxl, ssd when the KV uses them), binding,
+    micro_batch (SI units, per GPU)."""
+    return [st.as_dict() for st in stages(scenario, results, kv_placement)]
+
+
+def lane_order(items) -> list[str]:
+    """Lanes top to bottom: pipeline stages in rank order, then the DP network, host link and host CPU."""
+    names = {st.lane for st in items}
+    pipe = sorted((n for n in names if n.startswith("stage ")), key=lambda n: int(n.split()[1]))
+    rest = [n for n in (GPU_LANE, DP_LANE, HOST_LANE, CPU_LANE) if n in names]
+    return pipe + rest + sorted(names - set(pipe) - set(rest))
+
+
+def notes(scenario: Scenario) -> tuple[str, ...]:
+    """The assumptions a reader of the timeline should see, in words."""
+    if scenario.kind == "train":
+        return ("Data load: m·b·s token ids at 4 bytes over the host link, prefetched (no exposed time).",
+                "TP/CP/EP collectives and pipeline sends are drawn after each block's compute (they interleave "
+                "with the layers in Megatron-LM; the block length is the core's).",
+                "The DP network and host-link lanes show one GPU of pipeline stage 0.",
+                f"The gradient sync is drawn as {GRAD_BUCKETS} equal buckets overlapping the last backward.")
+    if kv_spills(scenario):
+        return ("Decode steps are grouped; each group is timed at its mean context by the KV residency model "
+                "(the cache does not fit in HBM and spills to slower tiers).",
+                "KV onload: every decode step reads the off-HBM KV over the host link (bytes / bandwidth + one "
+                "latency per 16-token page), not overlapped with compute; prefill first offloads the prompt's "
+                "spilled KV.")
+    return ("Decode steps are grouped; each group is timed by the core at its mean context.",
+            "The KV cache fits in HBM: no offload or onload between memory tiers.")
+
+
+def kv_spills(scenario: Scenario) -> bool:
+    """True when an inference request's KV cache at its final context (prompt + gen) does not fit in the HBM
+    that weights and the runtime reserve leave (model/step/kv_residency.py, "spill" placement). False for training."""
+    if not isinstance(scenario, Scenario) or scenario.kind == "train":
+        return False
+    rc = residency_curve(scenario, context=scenario.prompt_len + scenario.gen_len, sessions=scenario.batch)
+    return bool(np.any(rc["needed"] - rc["resident"]["hbm"] > 0))
+
+
+def bubble_fraction(items, lane: str = "stage 0") -> float:
+    """Idle share of one pipeline lane over the pipeline phase (time 0 to the last backward on any stage).
+    1F1B with uniform blocks: (p-1)/(m+p-1) on every stage (Narayanan et al. 2021)."""
+    ends = [st.end_s for st in items if st.name.startswith(("backward", "steady"))]
+    if not ends:
+        return 0.0
+    end = max(ends)
+    idle = sum(max(0.0, min(st.end_s, end) - st.start_s) for st in items if st.lane == lane and st.kind == "idle")
+    return idle / end if end > 0 else 0.0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# training
+
+
+def training_pieces(sc: Scenario) -> dict:
+    """The per-micro-batch and per-step pieces of `training.training_step` for one scenario, as floats: the
+    core's own numbers, so the timeline always adds up to the core's step time."""
+    core = evaluate_grid(sc)["pieces"]
+    out = {k: (str(np.asarray(v)) if np.asarray(v).dtype.kind == "U" else _f(v)) for k, v in core.items()}
+    for k in ("zero", "recompute"):
+        out[k] = int(out[k])
+    for k in ("offload_optimizer", "offload_activations"):
+        out[k] = bool(out[k])
+    missing = set(PIECE_KEYS) - set(out)
+    if missing:  # a core change that drops a piece the timeline draws
+        raise KeyError(f"training_step no longer returns the pieces {sorted(missing)}")
+    return out
+
+
+PIECE_KEYS = ("m", "pp", "v", "dp", "lps", "t_c", "t_bwd", "grad_overlap", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
+              "n_ar", "t_tp", "t_cp", "t_ep", "t_pp", "b_tp", "b_cp", "b_ep", "b_pp", "link_tp", "link_cp", "link_ep",
+              "link_pp", "link_dp", "link_edp", "t_grad", "b_grad_d", "b_grad_e", "t_gather", "gather_d", "gather_e",
+              "t_compress", "compress_bytes", "grads_down", "params_up", "act_swap", "t_down", "t_up", "t_swap",
+              "host_bw", "opt_bytes", "t_opt", "offload_optimizer", "offload_activations", "per_layer_act", "act_mb",
+              "zero", "recompute")
+
+
+def _f(x) -> float:
+    return float(np.asarray(x, dtype=float))
+
+
+def one_f_one_b(p: int, m: int, t_f: float, t_b: float) -> tuple[np.ndarray, np.ndarray]:
+    """Start times (F, B), each of shape (p, m), of the 1F1B schedule with uniform block times.
+
+    Stage s runs w = min(p-1-s, m) warm-up forwards, then alternates F(w+i), B(i), then drains the backwards;
+    F(s, j) waits for F(s-1, j) and B(s, j) for B(s+1, j) (PipeDream-Flush / Megatron-LM 1F1B). The makespan is
+    (m + p - 1)(t_f + t_b) and each stage idles (p-1)(t_f + t_b) (Narayanan et al. 2021)."""
+    if p < 1 or m < 1:
+        raise ValidationError("pipeline", (p, m), "p >= 1 stages and m >= 1 micro-batches")
+    orders = []
+    for s in range(p):
+        w = min(p - 1 - s, m)
+        order = [("F", j) for j in range(w)]
+        for i in range(m - w):
+            order += [("F", w + i), ("B", i)]
+        order += [("B", j) for j in range(m - w, m)]
+        orders.append(order)
+    f_end = np.full((p, m), np.nan)
+    b_end = np.full((p, m), np.nan)
+    f_start, b_start = np.zeros((p, m)), np.zeros((p, m))
+    ptr, free = [0] * p, [0.0] * p
+    remaining = 2 * p * m
+    while remaining:
+        progressed = False
+        for s in range(p):
+            while ptr[s] < len(orders[s]):
+                op, j = orders[s][ptr[s]]
+                if op == "F":
+                    dep = 0.0 if s == 0 else f_end[s - 1, j]
+                else:
+                    dep = f_end[s, j] if s == p - 1 else b_end[s + 1, j]
+                if np.isnan(dep):
+                    break
+                start = max(free[s], dep)
+                if op == "F":
+                    f_start[s, j], f_end[s, j] = start, start + t_f
+                else:
+                    b_start[s, j], b_end[s, j] = start, start + t_b
+                free[s] = start + (t_f if op == "F" else t_b)
+                ptr[s] += 1
+                remaining -= 1
+                progressed = True
+        if not progressed:  # cannot happen for a valid 1F1B order; guards against an endless loop
+            raise RuntimeError("1F1B schedule deadlocked")
+    return f_start, b_start
+
+
+def _links(**kw) -> dict:
+    out = dict.fromkeys(LINKS, 0.0)
+    for k, v in kw.items():
+        out[k.replace("_", "-")] += float(v)
+    return out
+
+
+def _add(d: dict, link: str, value: float) -> None:
+    d[link] = d.get(link, 0.0) + float(value)
+
+
+def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
+    P = training_pieces(sc)
+    p, m_true = int(P["pp"]), int(round(P["m"]))
+    m_sim = min(m_true, max(MAX_SIMULATED_MICRO_BATCHES, 3 * p))
+    k_extra = m_true - m_sim
+    cut = m_sim // 2  # the grouped steady block goes after B(s, cut) on every stage
+
+    t_c, t_bwd = P["t_c"], P["t_bwd"]
+    t_fc = t_c - t_bwd
+    t_rc = P["t_recompute"]
+    fwd_comm_frac = {"tp": 2.0 / P["n_ar"], "cp": 0.5, "ep": 0.5, "pp": 0.5}
+    comm_f = sum(P[f"t_{k}"] * v for k, v in fwd_comm_frac.items())
+    comm_b = sum(P[f"t_{k}"] * (1.0 - v) for k, v in fwd_comm_frac.items())
+    t_f, t_b = t_fc + comm_f, comm_b + t_bwd
+    period = t_f + t_b
+    active = [k.upper() + {"tp": " all-reduce", "cp": " KV gather", "ep": " all-to-all", "pp": " send"}[k]
+              for k in ("tp", "cp", "ep", "pp") if P[f"t_{k}"] > 0]
+    comm_label = " + ".join(active) if active else "communication"
+    comm_bytes_f, comm_bytes_b = dict.fromkeys(LINKS, 0.0), dict.fromkeys(LINKS, 0.0)
+    for k, v in fwd_comm_frac.items():
+        _add(comm_bytes_f, P[f"link_{k}"], P[f"b_{k}"] * v)
+        _add(comm_bytes_b, P[f"link_{k}"], P[f"b_{k}"] * (1.0 - v))
+
+    mem = r.memory
+    capacity = r.capacity
+    weights_eff = mem["weights"] * (P["dp"] if P["zero"] == 3 else 1.0)
+    act_mb = P["act_mb"]
+    keep = min(P["lps"], 2.0) / P["lps"] if P["offload_activations"] else 1.0
+    states_hbm = mem["weights"] + mem["gradients"] + mem["optimizer"]
+    chunks = int(round(P["v"]))  # interleaved 1F1B: model chunks per stage
+    in_flight_peak = _f(in_flight_micro_batches(p, m_true, chunks))
+    host_static = r.train.get("host_bytes", 0.0) - (act_mb * in_flight_peak * (1 - keep))
+
+    def live(n_act: float) -> dict:
+        return {"hbm": states_hbm + act_mb * n_act * keep, "host": host_static + act_mb * n_act * (1 - keep)}
+
+    def bind(kind_binding: str, live_mem: dict) -> str:
+        return "memory" if live_mem["hbm"] > capacity else kind_binding
+
+    fl = P["flops_mb"]
+    rec_name = {2: "recompute (full layer forward)", 1: "recompute (selective: attention core)"}.get(
+        P["recompute"], "recompute (FlashAttention backward)")
+
+    if chunks > 1:
+        tl = interleaved_timeline(p, chunks, m_true, t_f, t_b, MAX_SIMULATED_MICRO_BATCHES)
+        k_extra = tl.grouped
+        pipe_end = (m_true + (p - 1) / chunks) * period
+        out, stage0 = [], []
+        fwd_links, bwd_links = _links(hbm=weights_eff + act_mb), _links(hbm=2.0 * weights_eff + act_mb)
+        for s, stage_ops in enumerate(tl.ops):
+            lane, n_live = f"stage {s}", 0
+            for op in stage_ops:
+                t0, j, tag = op.start_s, op.micro_batch, f"mb {op.micro_batch} chunk {op.chunk}"
+                if op.op == "F":
+                    n_live += 1
+                    lm = live(n_live / chunks)
+                    out.append(Stage(f"forward {tag}", "compute", lane, t0, t0 + t_fc / chunks,
+                                     fl * (1 - P["bwd_share"]) / chunks, {k: x / chunks for k, x in fwd_links.items()},
+                                     lm, bind("compute", lm), j))
+                    if comm_f > 0:
+                        out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + t_fc / chunks,
+                                         op.end_s, 0.0, {k: x / chunks for k, x in comm_bytes_f.items()}, lm,
+                                         bind("bandwidth", lm), j))
+                    if s == 0:
+                        stage0.append(("fwd", t0, t_fc / t_c / chunks, j))
+                    continue
+                lm = live(n_live / chunks)
+                n_live -= 1
+                t1 = t0 + comm_b / chunks
+                if comm_b > 0:
+                    out.append(Stage(f"comm {comm_label} (bwd) {tag}", "communication", lane, t0, t1, 0.0,
+                                     {k: x / chunks for k, x in comm_bytes_b.items()}, lm, bind("bandwidth", lm), j))
+                if t_rc > 0:
+                    out.append(Stage(f"{rec_name} {tag}", "compute", lane, t1, t1 + t_rc / chunks,
+                                     fl * P["recompute_share"] / chunks, _links(), lm, bind("compute", lm), j))
+                out.append(Stage(f"backward {tag}", "compute", lane, t1 + t_rc / chunks, op.end_s,
+                                 fl * (P["bwd_share"] - P["recompute_share"]) / chunks,
+                                 {k: x / chunks for k, x in bwd_links.items()}, lm, bind("compute", lm), j))
+                if s == 0:
+                    stage0.append(("bwd", t1, t_bwd / t_c / chunks, j))
+            if tl.groups:
+                g0, g1 = tl.groups[s]
+                lm_g = live(in_flight_peak)
+                out.append(Stage(f"steady interleaved 1F1B x{k_extra} micro-batches (grouped)", "compute", lane, g0,
+                                 g1, k_extra * fl, {lk: k_extra * x for lk, x in _sum_links(
+                                     fwd_links, bwd_links, comm_bytes_f, comm_bytes_b).items()},
+                                 lm_g, bind("compute", lm_g), -1))
+        group0 = (tl.groups[0][0], f"{k_extra} micro-batches") if tl.groups else None
+    else:
+        f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
+        if k_extra:
+            delta = k_extra * period
+            idx = np.arange(m_sim)
+            for s in range(p):
+                w = min(p - 1 - s, m_sim)
+                f_start[s, idx > cut + w] += delta
+                b_start[s, idx > cut] += delta
+        pipe_end = (m_true + p - 1) * period
+        out: list[Stage] = []
+
+        def mb_label(j: int, w: int = 0) -> int:
+            """True micro-batch index of simulated F (w = warm-up count) or B (w = 0) number j."""
+            return j + k_extra if j > cut + w else j
+
+        for s in range(p):
+            lane = f"stage {s}"
+            w = min(p - 1 - s, m_sim)
+            for j in range(m_sim):
+                jj, jb = mb_label(j, w), mb_label(j)
+                # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
+                lm = live(j + 1 - max(0, j - w))
+                t0 = f_start[s, j]
+                out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P["bwd_share"]),
+                                 _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj))
+                if comm_f > 0:
+                    out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc,
+                                     t0 + t_f, 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj))
+                # live at B(j): forwards done = min(m, j + 1 + w) (1F1B order), backwards done = j
+                lm_b = live(min(m_sim, j + 1 + w) - j)
+                t0 = b_start[s, j]
+                if comm_b > 0:
+                    out.append(Stage(f"comm {comm_label} (bwd) mb {jb}", "communication", lane, t0, t0 + comm_b,
+                                     0.0, comm_bytes_b, lm_b, bind("bandwidth", lm_b), jb))
+                t1 = t0 + comm_b
+                if t_rc > 0:
+                    out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc,
+                                     fl * P["recompute_share"], _links(), lm_b, bind("compute", lm_b), jb))
+                out.append(Stage(f"backward mb {jb}", "compute", lane, t1 + t_rc, t0 + t_b,
+                                 fl * (P["bwd_share"] - P["recompute_share"]),
+                                 _links(hbm=2.0 * weights_eff + act_mb), lm_b, bind("compute", lm_b), jb))
+                if k_extra and j == cut:
+                    g0 = t0 + t_b
+                    lm_g = live(min(p - s, m_true))
+                    out.append(Stage(f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, "
+                                     f"backwards {cut + 1}-{cut + k_extra}, grouped)", "compute",
+                                     lane, g0, g0 + k_extra * period, k_extra * fl,
+                                     {lk: k_extra * v for lk, v in _sum_links(
+                                         _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f,
+                                         comm_bytes_b).items()}, lm_g, bind("compute", lm_g), -1))
+
+        # stage 0's forward and backward compute, where the DP and host-link lanes hide their transfers:
+        # (tag, start, share of t_c, micro-batch); group0 = (start, label) of the grouped steady block
+        w0 = min(p - 1, m_sim)
+        stage0 = [blk for j in range(m_sim) for blk in (("fwd", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
+                                                         ("bwd", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j)))]
+        group0 = (b_start[0, cut] + t_b, f"micro-batches {cut + 1}-{cut + k_extra}") if k_extra else None
+
+    # --- DP network and host link, one GPU of stage 0 ------------------------------------------------
+    grad_bytes = dict.fromkeys(LINKS, 0.0)
+    _add(grad_bytes, P["link_dp"], P["b_grad_d"])
+    _add(grad_bytes, P["link_edp"], P["b_grad_e"])
+    gather_bytes = dict.fromkeys(LINKS, 0.0)  # one parameter all-gather
+    _add(gather_bytes, P["link_dp"], P["gather_d"])
+    _add(gather_bytes, P["link_edp"], P["gather_e"])
+    states_only = live(0.0)
+    zero, t_g = P["zero"], P["t_gather"]
+
+    if zero == 3 and t_g > 0:  # two gathers per micro-batch prefetched behind compute
+        hidden = min(2.0 * t_g, t_c)
+        for tag, t0, frac, jj in stage0:
+            dur = hidden * frac
+            out.append(Stage(f"ZeRO-3 all-gather ({tag}, prefetched) mb {jj}", "communication", DP_LANE, t0,
+                             t0 + dur, 0.0, {k: v * 2.0 * dur / (2.0 * t_g) for k, v in gather_bytes.items()},
+                             live(in_flight_peak), "bandwidth", jj))
+        if group0:
+            g0, what = group0
+            out.append(Stage(f"ZeRO-3 all-gathers (prefetched), {what}", "communication", DP_LANE, g0,
+                             g0 + k_extra * period, 0.0, {k: v * k_extra * hidden / t_g for k, v in gather_bytes.items()},
+                             live(in_flight_peak), "bandwidth", -1))
+
+    if P["offload_activations"] and P["t_swap"] > 0:  # vDNN: out during forward, back in during backward
+        hidden = min(P["t_swap"], t_c)
+        for tag, t0, frac, jj in stage0:
+            dur = hidden * frac
+            out.append(Stage(f"activations {'out' if tag == 'fwd' else 'in'} (host link) mb {jj}", "memory-transfer",
+                             HOST_LANE, t0, t0 + dur, 0.0, _links(host=P["act_swap"] * dur / P["t_swap"]), live(1.0),
+                             "bandwidth", jj))
+        if group0:
+            g0, what = group0
+            out.append(Stage(f"activation swaps, {what}", "memory-transfer", HOST_LANE, g0, g0 + k_extra * period, 0.0,
+                             _links(host=k_extra * P["act_swap"] * hidden / P["t_swap"]), live(1.0), "bandwidth", -1))
+
+    g_start = pipe_end - P["grad_overlap"]  # after the last backward's ZeRO-3 gather, when there is one
+    t_grad, t_down = P["t_grad"], P["t_down"]
+    verb = "all-reduce" if zero == 0 else "reduce-scatter"
+    if sc.grad_compression > 1.0:
+        verb = f"sparse all-gather (DGC {sc.grad_compression:g}x)"
+    if t_grad > 0:
+        for i in range(GRAD_BUCKETS):
+            a0 = g_start + i * t_grad / GRAD_BUCKETS
+            out.append(Stage(f"DP gradient {verb} bucket {i + 1}/{GRAD_BUCKETS}", "communication", DP_LANE, a0,
+                             a0 + t_grad / GRAD_BUCKETS, 0.0, {k: v / GRAD_BUCKETS for k, v in grad_bytes.items()},
+                             live(1.0), "bandwidth", -1))
+    t = g_start + t_grad
+    if t_down > 0:
+        out.append(Stage("gradients to host (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + t_down, 0.0,
+                         _links(host=P["grads_down"]), live(1.0), "bandwidth", -1))
+    t = max(pipe_end, t + t_down)  # = pipeline + exposed gradient sync (core: max(0, t_grad + t_down - grad_overlap))
+
+    if zero == 3 and t_g > 0:
+        exposed = m_true * max(0.0, 2.0 * t_g - t_c)
+        if exposed > 0:
+            out.append(Stage("ZeRO-3 all-gathers, exposed (did not fit behind compute)", "communication", DP_LANE,
+                             t, t + exposed, 0.0, {k: v * exposed / t_g for k, v in gather_bytes.items()},
+                             states_only, "bandwidth", -1))
+            t += exposed
+    gpu_lanes = [f"stage {s}" for s in range(p)]
+    if P["t_compress"] > 0:
+        what = "DGC top-k gradient selection" if sc.grad_compression > 1.0 else "gradient quantisation"
+        for lane in gpu_lanes:
+            out.append(Stage(what, "memory-transfer", lane, t, t + P["t_compress"], 0.0,
+                             _links(hbm=P["compress_bytes"]), states_only, "bandwidth", -1))
+        t += P["t_compress"]
+    if P["offload_optimizer"]:
+        out.append(Stage("optimizer step on the host CPU (ZeRO-Offload)", "compute", CPU_LANE, t, t + P["t_opt"],
+                         0.0, _links(), states_only, "bandwidth", -1))
+    else:
+        for lane in gpu_lanes:
+            out.append(Stage("optimizer step", "compute", lane, t, t + P["t_opt"], 0.0, _links(hbm=P["opt_bytes"]),
+                             states_only, bind("bandwidth", states_only), -1))
+    t += P["t_opt"]
+    if P["t_up"] > 0:
+        out.append(Stage("updated weights to GPU (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + P["t_up"],
+                         0.0, _links(host=P["params_up"]), states_only, "bandwidth", -1))
+        t += P["t_up"]
+    if P.get("t_nvme_exposed", 0.0) > 0:
+        t_nv = P["t_nvme_exposed"]
+        out.append(Stage("optimizer states to/from NVMe, exposed (ZeRO-Infinity)", "memory-transfer", HOST_LANE,
+                         t, t + t_nv, 0.0, _links(), states_only, "bandwidth", -1))
+        t += t_nv
+    if zero in (1, 2) and t_g > 0:
+        out.append(Stage(f"ZeRO-{zero} parameter all-gather", "communication", DP_LANE, t, t + t_g, 0.0,
+                         gather_bytes, states_only, "bandwidth", -1))
+        t += t_g
+    if P["offload_activations"] and P["t_swap"] > 0:
+        exposed = m_true * max(0.0, P["t_swap"] - t_c)
+        if exposed > 0:
+            out.append(Stage("activation swaps, exposed", "memory-transfer", HOST_LANE, t, t + exposed, 0.0,
+                             _links(host=m_true * P["act_swap"] * exposed / (m_true * P["t_swap"])), states_only,
+                             "bandwidth", -1))
+            t += exposed
+    end = t
+
+    # data load: prefetched, overlapping the first forward
+    load_bytes = m_true * sc.micro_batch * sc.seq_len * TOKEN_ID_BYTES
+    if P["host_bw"] > 0:
+        out.append(Stage("data load (token ids, prefetched)", "io", HOST_LANE, 0.0,
+                         load_bytes / P["host_bw"], 0.0, _links(host=load_bytes), live(0.0), "bandwidth", -1))
+
+    # idle gaps on the pipeline lanes: the bubble inside the pipeline, waiting on the network after it
+    for lane in gpu_lanes:
+        busy = sorted((st.start_s, st.end_s) for st in out if st.lane == lane)
+        cursor = 0.0
+        gaps = []
+        for a0, a1 in busy:
+            if a0 > cursor + 1e-12 * max(end, 1.0):
+                gaps.append((cursor, a0))
+            cursor = max(cursor, a1)
+        if end > cursor + 1e-12 * max(end, 1.0):
+            gaps.append((cursor, end))
+        for g0, g1 in gaps:
+            name = "bubble (1F1B warm-up/cool-down)" if g1 <= pipe_end * (1 + 1e-12) else "waiting (exposed DP/offload)"
+            out.append(Stage(name, "idle", lane, g0, g1, 0.0, _links(), states_only if g0 >= pipe_end else live(0.0),
+                             "compute" if g1 <= pipe_end * (1 + 1e-12) else "bandwidth", -1))
+    return out
+
+
+def _sum_links(*ds) -> dict:
+    out = dict.fromkeys(LINKS, 0.0)
+    for d in ds:
+        for k, v in d.items():
+            out[k] += v
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# inference
+
+
+def decode_groups(sc: Scenario, kv_placement: str = "spill") -> dict:
+    """The request's timing, the one computation its stages and `request_s` share: prefill_s; the decode steps
+    in at most DECODE_GROUPS groups [lo, hi) with their seconds group_s (the core's decode_s of the group's
+    steps, or, when the KV cache spills, steps x residency's effective step at the group's mean context);
+    kv (`_kv_tiers`, None when the cache fits) and offload [(tier, bytes, seconds)] written after prefill;
+    request_s = prefill_s + Σ offload seconds + Σ group_s."""
+    s, g = sc.prompt_len, sc.gen_len
+    full = evaluate_grid(sc)
+    n = min(g, DECODE_GROUPS)
+    edges = np.round(np.linspace(0.0, g, n + 1)).astype(int)
+    lo, hi = edges[:-1], edges[1:]
+    steps = (hi - lo).astype(float)
+    mid = s + (lo + hi) / 2.0
+    ctx_end = s + hi.astype(float)
+    kv = _kv_tiers(sc, np.concatenate([[float(s)], mid, ctx_end]), kv_placement)
+    if kv is None:  # the core's own sum over each group's steps: the groups add up to its decode_s exactly
+        group_s = np.asarray(evaluate_grid(sc, prompt_len=s + lo.astype(float), gen_len=steps)["decode_s"], dtype=float)
+        offload = []
+    else:  # the cache spills: residency's effective step (with the tier transfers) at each group's mean context
+        group_s = steps * kv["step_time_s"][1:n + 1]
+        offload = [(tier, float(kv["resident"][tier][0]), float(kv["transfer_s"][tier][0])) for tier in kv["used"]]
+    prefill = float(full["prefill_s"])
+    request = prefill + sum(d for _, b, d in offload if b > 0) + float(np.sum(group_s))
+    return {"full": full, "n": n, "lo": lo, "hi": hi, "steps": steps, "mid": mid, "ctx_end": ctx_end, "kv": kv,
+            "group_s": group_s, "offload": offload, "prefill_s": prefill, "request_s": request}
+
+
+def request_time(sc: Scenario, kv_placement: str = "spill") -> float:
+    """Seconds of one inference request: where its last stage ends (`decode_groups`)."""
+    return decode_groups(sc, kv_placement)["request_s"]
+
+
+def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> list[Stage]:
+    s, tp = sc.prompt_len, sc.gpus  # all tp x pp devices: the FLOPs below are totals over them
+    capacity = r.capacity
+    plan = decode_groups(sc, kv_placement)
+    full, n, lo, hi, steps, kv = plan["full"], plan["n"], plan["lo"], plan["hi"], plan["steps"], plan["kv"]
+    grid = evaluate_grid(sc, prompt_len=np.concatenate([plan["mid"], plan["ctx_end"]]), gen_len=0)
+    flops = np.asarray(grid["decode_flops"], dtype=float)[:n] / tp
+    c_share, b_share = (np.asarray(x, dtype=float)[:n] for x in grid["decode_shares"])
+    link_arr = {k: np.broadcast_to(np.asarray(v, dtype=float), (2 * n,))[:n] for k, v in grid["decode_bytes"].items()}
+    mem_end = np.asarray(grid["memory_total"], dtype=float)[n:]
+    prefill_mem = _f(evaluate_grid(sc, prompt_len=s, gen_len=0)["memory_total"])
+    hbm_limit = capacity * (1.0 + 1e-9) if kv is not None else capacity
+
+    def live(i: int, core_mem: float) -> dict:
+        """Live memory per tier at residency point i (0 prompt, 1..n group means, n+1..2n group ends)."""
+        if kv is None:
+            return {"hbm": core_mem, "host": 0.0}
+        out = {"hbm": max(core_mem - kv["off_hbm"][i], 0.0)}
+        out.update({t: float(kv["resident"][t][i]) for t in kv["used"]})
+        out.setdefault("host", 0.0)
+        return out
+
+    out: list[Stage] = []
+    prefill = plan["prefill_s"]
+    pc, pb = (_f(x) for x in full["prefill_shares"])
+    lm = live(0, prefill_mem)
+    binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if pc >= pb else "bandwidth")
+    out.append(Stage(f"prefill ({s:,} prompt tokens x {sc.batch})", "compute", GPU_LANE, 0.0, prefill,
+                     _f(full["prefill_flops"]) / tp, {k: _f(v) for k, v in full["prefill_bytes"].items()}, lm,
+                     binding, -1))
+    t = prefill
+    for tier, nbytes, dur in plan["offload"]:
+        if nbytes > 0:
+            out.append(Stage(f"KV offload to {TIER_NAMES[tier]} ({nbytes / 1e9:,.1f} GB of the prompt's KV)",
+                             "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm, "bandwidth", -1))
+            t += dur
+    for i in range(n):
+        lm = live(n + 1 + i, float(mem_end[i]))
+        label = f"decode step {lo[i] + 1}" if steps[i] == 1 else f"decode steps {lo[i] + 1}-{hi[i]}"
+        dur = float(plan["group_s"][i])
+        if kv is not None:
+            for tier in kv["used"]:
+                nbytes, xfer = float(kv["resident"][tier][1 + i]), float(kv["transfer_s"][tier][1 + i])
+                if nbytes > 0:
+                    d = float(steps[i] * xfer)
+                    out.append(Stage(f"KV onload from {TIER_NAMES[tier]} ({label.replace('decode ', '')}, "
+                                     f"{nbytes / 1e9:,.1f} GB per step)", "memory-transfer", HOST_LANE, t, t + d,
+                                     0.0, _links(host=steps[i] * nbytes), lm, "bandwidth", -1))
+                    t += d
+                    dur -= d
+            dur = max(dur, 0.0)
+        binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if c_share[i] >= b_share[i] else "bandwidth")
+        out.append(Stage(f"{label} (context {int(s + lo[i]):,}-{int(s + hi[i]):,})", "compute", GPU_LANE, t, t + dur,
+                         float(steps[i] * flops[i]), {k: float(steps[i] * v[i]) for k, v in link_arr.items()}, lm,
+                         binding, -1))
+        t += dur
+    return out
+
+
+def _kv_tiers(sc: Scenario, context: np.ndarray, policy: str = "spill") -> dict | None:
+    """Residency of the request's KV cache at the given contexts (one vectorized `residency_curve` call,
+    sessions = batch, `policy` "spill" or "evict"), or None when it fits in HBM at every one of them (then
+    nothing changes). With "evict" no slower tier holds bytes: no transfers, the step reads only what is kept.
+
+    Returns step_time_s (residency's effective decode step), resident {tier: bytes per GPU}, off_hbm (KV
+    bytes not in HBM: placed on a slower tier or beyond every tier), used (off-HBM tiers holding bytes at some
+    context) and transfer_s {tier: T_tier}, T_tier = bytes / (B_tier · η_net) + ceil(bytes / page) · latency_tier
+    (residency's per-step tier transfer; vllm §3 pages, pcie-spec, memory_tiers.toml)."""
+    rc = residency_curve(sc, context=context, sessions=sc.batch, policy=policy)
+    needed = np.asarray(rc["needed"], dtype=float)
+    off_hbm = needed - np.asarray(rc["resident"]["hbm"], dtype=float)
+    if not np.any(off_hbm > 0):
+        return None
+    tiers = tier_map(serving_scenario(sc).hardware)
+    eta = sc.efficiency.network
+    page = float(rc["page_bytes"])
+    resident = {t: np.asarray(rc["resident"][t], dtype=float) for t in OFF_HBM_TIERS}
+    transfer = {}
+    for name in OFF_HBM_TIERS:  # a loop over the three slower tiers, not over configurations
+        b = resident[name]
+        if name in tiers:
+            tier = tiers[name]
+            transfer[name] = b / (tier.bandwidth * eta) + np.ceil(safe_div(b, page)) * tier.latency_s
+        else:
+            transfer[name] = np.zeros_like(b)
+    used = tuple(t for t in OFF_HBM_TIERS if np.any(resident[t] > 0))
+    return {"step_time_s": np.asarray(rc["step_time_s"], dtype=float), "resident": resident,
+            "off_hbm": np.maximum(off_hbm, 0.0), "used": used, "transfer_s": transfer}
+
+
+def refreshed_stage(results, stage: tuple[str, dict] | None) -> tuple[str, dict] | None:
+    """The same stage (name and lane, nearest start) in the stages of new `results`, as (name,
+    `Stage.as_dict()`), so a highlight stays true when the scenario changes; None when it no longer exists."""
+    if stage is None:
+        return None
+    name, numbers = stage
+    try:
+        fresh = stages(results.scenario, results)
+    except (ValidationError, ValueError, KeyError, RuntimeError):
+        return None
+    lane = numbers.get("lane")
+    same = [st for st in fresh if st.name == name and (lane is None or st.lane == lane)]
+    if not same:
+        return None
+    start = float(numbers.get("start_s", 0.0))
+    return name, min(same, key=lambda st: abs(st.start_s - start)).as_dict()

@@ -1,0 +1,375 @@
+"""The techniques catalogue (resources/techniques.toml) as computed moves in the compute/bandwidth/memory space.
+
+Each technique spends one resource to relieve another (Fan, Weng, Li, arXiv 2601.11577: "more computation ->
+less bandwidth, more bandwidth -> less memory, more memory -> less computation", and the reverses). A
+technique is a Scenario transform (field changes, integer scalings, or an Architecture change); its effect
+is `evaluate(after) - evaluate(before)`, never an asserted number.
+
+The measure of each resource, defined once (`resource_measures`):
+
+  compute    hardware FLOPs per step (training, with recomputation) or per prefill / output token
+             (inference): `Results.flops` (Korthikanti et al. 2022 Eq. 8 for training)
+  bandwidth  link occupancy: sum over links of bytes moved per GPU / the link's datasheet bandwidth, in
+             seconds (HBM, scale-up, scale-out, host link, and NVMe where ZeRO-Infinity moves bytes to it). Bytes on a 50 GB/s NIC and on 3.35 TB/s HBM are
+             not the same cost, so they are weighted by the time they hold their link (the alpha-beta
+             model's beta term; mpich-collectives)
+  memory     HBM bytes required per device: `Results.memory_total` (ZeRO §3 model states + activations,
+             or weights + KV cache + reserve in inference)
+
+`saved_pct` is the percent decrease of the saved resource's measure, `spent_pct` the percent increase of the
+spent resource's measure (both signed: a negative spend means the technique also relieved that resource).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources as _resources
+from types import MappingProxyType
+
+import numpy as np
+
+from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.numeric import safe_div
+from trinity_desktop.model.formulas.pressure import RESOURCES
+from trinity_desktop.model.inputs.scenario import WORKLOAD_KINDS, Scenario
+from trinity_desktop.model.step.evaluation import Results, evaluate
+
+RESOURCE_PACKAGE = "trinity_desktop.resources"
+LINK_NAMES = ("hbm", "scale-up", "scale-out", "host")
+
+
+_KNOWN_KEYS = {"key", "name", "spent", "saved", "citation", "relevance", "relevance_basis", "kinds", "set",
+               "scale", "model_set", "requires", "requires_min", "modelled", "reason", "note"}
+_SCENARIO_FIELDS = {f.name for f in dataclasses.fields(Scenario)} - {"hardware", "model", "efficiency",
+                                                                      "techniques"}
+_SCENARIO_PROPERTIES = {"dp", "micro_batches"}
+
+
+def direction_label(spent: str, saved: str) -> str:
+    """'spend compute → save memory'."""
+    return f"spend {spent} → save {saved}"
+
+
+DIRECTIONS = tuple((s, v) for s in RESOURCES for v in RESOURCES if s != v)
+
+
+@dataclass(frozen=True)
+class Technique:
+    key: str
+    name: str
+    spent: str
+    saved: str
+    citation: str
+    relevance: float
+    relevance_basis: str
+    kinds: tuple[str, ...]
+    set: Mapping[str, object] = field(default_factory=dict)
+    scale: Mapping[str, float] = field(default_factory=dict)
+    model_set: Mapping[str, object] = field(default_factory=dict)
+    requires: Mapping[str, object] = field(default_factory=dict)
+    requires_min: Mapping[str, float] = field(default_factory=dict)
+    modelled: bool = True
+    reason: str = ""
+    note: str = ""
+
+    def __post_init__(self):
+        for name in ("set", "scale", "model_set", "requires", "requires_min"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+        object.__setattr__(self, "kinds", tuple(self.kinds))
+
+    @property
+    def direction(self) -> tuple[str, str]:
+        """(spent, saved)."""
+        return (self.spent, self.saved)
+
+
+def _technique_from_dict(entry: Mapping, where: str) -> Technique:
+    key = str(entry.get("key", ""))
+    where = f"{where} [{key or 'unnamed'}]"
+    unknown = set(entry) - _KNOWN_KEYS
+    if unknown:
+        raise ValidationError(where, sorted(unknown), "technique keys: " + ", ".join(sorted(_KNOWN_KEYS)))
+    for name in ("key", "name", "spent", "saved", "citation", "relevance", "relevance_basis", "kinds"):
+        if name not in entry:
+            raise ValidationError(f"{where}.{name}", None, "a required technique key")
+    spent, saved = entry["spent"], entry["saved"]
+    if spent not in RESOURCES or saved not in RESOURCES or spent == saved:
+        raise ValidationError(f"{where}.spent/saved", (spent, saved), "two different resources of "
+                              + ", ".join(RESOURCES))
+    rel = entry["relevance"]
+    if isinstance(rel, bool) or not isinstance(rel, (int, float)) or not 0.0 <= rel <= 1.0:
+        raise ValidationError(f"{where}.relevance", rel, "a number from 0 to 1")
+    kinds = entry["kinds"]
+    if not kinds or any(k not in WORKLOAD_KINDS for k in kinds):
+        raise ValidationError(f"{where}.kinds", kinds, "a non-empty list of " + ", ".join(WORKLOAD_KINDS))
+    for table in ("set", "scale", "requires", "requires_min"):
+        bad = set(entry.get(table, {})) - _SCENARIO_FIELDS - (_SCENARIO_PROPERTIES if table.startswith("req")
+                                                              else set())
+        if bad:
+            raise ValidationError(f"{where}.{table}", sorted(bad), "Scenario field names")
+    for name, factor in entry.get("scale", {}).items():
+        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
+            raise ValidationError(f"{where}.scale.{name}", factor, "a positive factor")
+    modelled = bool(entry.get("modelled", True))
+    if modelled and not (entry.get("set") or entry.get("scale") or entry.get("model_set")):
+        raise ValidationError(f"{where}.set", None, "a transform (set, scale or model_set) when modelled")
+    if not modelled and not entry.get("reason"):
+        raise ValidationError(f"{where}.reason", None, "a reason when modelled = false")
+    return Technique(key=key, name=str(entry["name"]), spent=spent, saved=saved, citation=str(entry["citation"]),
+                     relevance=float(rel), relevance_basis=str(entry["relevance_basis"]), kinds=tuple(kinds),
+                     set=entry.get("set", {}), scale=entry.get("scale", {}), model_set=entry.get("model_set", {}),
+                     requires=entry.get("requires", {}), requires_min=entry.get("requires_min", {}),
+                     modelled=modelled, reason=str(entry.get("reason", "")), note=str(entry.get("note", "")))
+
+
+def parse_techniques(text: str, where: str = "techniques.toml") -> dict[str, Technique]:
+    """Parse a techniques TOML document; a bad entry raises ValidationError naming it and the key."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValidationError(where, "TOML", str(exc)) from None
+    out: dict[str, Technique] = {}
+    for i, entry in enumerate(doc.get("technique", [])):
+        t = _technique_from_dict(entry, f"{where} #{i + 1}")
+        if t.key in out:
+            raise ValidationError(f"{where} #{i + 1}.key", t.key, "a key not used by another technique")
+        out[t.key] = t
+    return out
+
+
+@cache
+def load_techniques() -> dict[str, Technique]:
+    """The catalogue of resources/techniques.toml, in file order."""
+    text = _resources.files(RESOURCE_PACKAGE).joinpath("techniques.toml").read_text(encoding="utf-8")
+    return parse_techniques(text)
+
+
+def techniques_in_direction(spent: str, saved: str) -> list[Technique]:
+    return [t for t in load_techniques().values() if t.direction == (spent, saved)]
+
+
+def _get(technique: str | Technique) -> Technique:
+    if isinstance(technique, Technique):
+        return technique
+    catalogue = load_techniques()
+    if technique not in catalogue:
+        raise ValidationError("technique", technique, "one of " + ", ".join(catalogue))
+    return catalogue[technique]
+
+
+def _changes(t: Technique, sc: Scenario) -> dict:
+    """Scenario field changes of `t` on `sc` (raises ValidationError when a scaled field stops being whole)."""
+    changes = dict(t.set)
+    for name, factor in t.scale.items():
+        target = name
+        if name == "tp" and sc.kind != "train":
+            target = "gpus"  # inference: tensor parallelism spans every GPU of the scenario
+        value = getattr(sc, target) * factor
+        if abs(value - round(value)) > 1e-9 or round(value) < 1:
+            raise ValidationError(target, value, f"a whole number (scaling {getattr(sc, target)} by {factor})")
+        changes[target] = int(round(value))
+    if t.model_set:
+        m = sc.model
+        suffix = ", ".join(f"{k} = {v}" for k, v in t.model_set.items())
+        model_changes = dict(t.model_set)
+        if model_changes.get("attention") == "mla":
+            model_changes = _mla_fields(m, model_changes)
+        changes["model"] = dataclasses.replace(m, **model_changes, name=f"{m.name} ({suffix})")
+    return changes
+
+
+def _mla_fields(m, model_set: Mapping) -> dict:
+    """MLA transplanted onto a multi-head / grouped-query model (deepseek-v3: a KV latent of kv_lora_rank = 512
+    plus a decoupled RoPE key of qk_rope_head_dim = 64 per token per layer). Each head keeps its query/key
+    width (no-RoPE part = head_dim - qk_rope_head_dim) and its value width (head_dim), so attention FLOPs per
+    token are unchanged; queries are projected directly (q_lora_rank = 0). The parameter count changes with
+    the projections: W_DKV (h x (r + d_rope)) and W_UK, W_UV (r x heads·(d_nope + d_v)) replace W_K, W_V."""
+    out = dict(model_set)
+    rope = int(out.get("qk_rope_head_dim", 64))
+    if m.head_dim <= rope:
+        raise ValidationError("model.head_dim", m.head_dim, f"more than the {rope} RoPE dimensions MLA decouples")
+    out.setdefault("qk_nope_head_dim", m.head_dim - rope)
+    out.setdefault("v_head_dim", m.head_dim)
+    out.setdefault("q_lora_rank", 0)
+    return out
+
+
+def _transformed(t: Technique, sc: Scenario) -> Scenario:
+    return sc.replace(**_changes(t, sc))
+
+
+def applicable(technique: str | Technique, scenario: Scenario) -> tuple[bool, str]:
+    """(True, "") when `technique` can be applied to `scenario`, else (False, why)."""
+    t = _get(technique)
+    if not t.modelled:
+        return False, f"Not modelled yet: {t.reason}"
+    if scenario.kind not in t.kinds:
+        return False, f"Applies to {' / '.join(t.kinds)} workloads, not {scenario.kind}."
+    for name, value in t.requires.items():
+        if getattr(scenario, name) != value:
+            return False, f"Needs {name} = {value} (this scenario has {getattr(scenario, name)})."
+    for name, value in t.requires_min.items():
+        if getattr(scenario, name) < value:
+            return False, f"Needs {name} ≥ {value} (this scenario has {getattr(scenario, name)})."
+    if scenario.model.attention == "mla" and "kv_heads" in t.model_set:
+        return False, "The model uses MLA (a compressed latent KV cache); KV heads do not apply."
+    if scenario.model.attention == "mla" and t.model_set.get("attention") == "mla":
+        return False, "Already in effect: the model uses MLA."
+    if "kv_heads" in t.model_set and scenario.model.kv_heads <= t.model_set["kv_heads"]:
+        return False, f"The model already has {scenario.model.kv_heads} KV head(s)."
+    try:
+        after = _transformed(t, scenario)
+    except ValidationError as exc:
+        return False, f"Not valid here: {exc}"
+    if after == scenario:
+        return False, "Already in effect in this scenario."
+    return True, ""
+
+
+def apply(technique: str | Technique, scenario: Scenario) -> Scenario:
+    """The scenario with `technique` applied (its key appended to `techniques`); ValidationError if not
+    applicable."""
+    t = _get(technique)
+    ok, reason = applicable(t, scenario)
+    if not ok:
+        raise ValidationError("technique", t.key, reason)
+    return _transformed(t, scenario).replace(techniques=(*scenario.techniques, t.key))
+
+
+def link_bandwidths(hardware) -> dict[str, float]:
+    """Datasheet bandwidth per link (bytes/s), keyed like `Results.bytes_by_link`."""
+    return {"hbm": hardware.hbm_bw, "scale-up": hardware.scaleup_bw, "scale-out": hardware.scaleout_bw,
+            "host": hardware.host_link_bw}
+
+
+def resource_measures(flops, link_bytes: Mapping[str, object], link_bw: Mapping[str, float], memory):
+    """(compute, bandwidth, memory) measures; broadcasts over arrays in every argument.
+
+    compute = hardware FLOPs; bandwidth = Σ_link bytes_link / bandwidth_link (seconds of link occupancy at
+    datasheet bandwidth, the alpha-beta model's beta term: mpich-collectives); memory = HBM bytes per device.
+    A link with no bandwidth contributes nothing (it carries no bytes in the model)."""
+    occupancy = sum(safe_div(np.asarray(link_bytes.get(k, 0.0), dtype=float), float(link_bw.get(k, 0.0)))
+                    for k in (*LINK_NAMES, "nvme"))
+    return np.asarray(flops, dtype=float), np.asarray(occupancy, dtype=float), np.asarray(memory, dtype=float)
+
+
+def _link_bytes_and_bw(results: Results) -> tuple[dict, dict]:
+    """bytes_by_link and datasheet bandwidths, plus the NVMe link where ZeRO-Infinity moves bytes over it."""
+    link_bytes, bw = dict(results.bytes_by_link), link_bandwidths(results.scenario.hardware)
+    nvme = _nvme_traffic(results)
+    if nvme > 0:
+        link_bytes["nvme"], bw["nvme"] = nvme, results.scenario.hardware.nvme_bw
+    return link_bytes, bw
+
+
+def measures_of(results: Results) -> dict[str, float]:
+    link_bytes, bw = _link_bytes_and_bw(results)
+    c, b, m = resource_measures(results.flops, link_bytes, bw, results.memory_total)
+    return {"compute": float(c), "bandwidth": float(b), "memory": float(m)}
+
+
+def percent_change(before, after):
+    """100 · (after − before) / before, 0 where before is 0. Broadcasts."""
+    before, after = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    return 100.0 * safe_div(after - before, before)
+
+
+@dataclass(frozen=True)
+class Effect:
+    """Before/after of one technique on one scenario. Deltas are after − before, SI units."""
+
+    key: str
+    spent: str
+    saved: str
+    applicable: bool
+    reason: str
+    before: Results
+    after: Results | None
+    d_flops: float = 0.0
+    d_compute_time: float = 0.0          # FLOP-bound seconds: pressure.compute × time_total
+    d_time: float = 0.0                  # step time / time per token or prefill
+    d_bytes: Mapping[str, float] = field(default_factory=dict)    # per link, bytes per GPU (+ "nvme" if used)
+    d_memory: Mapping[str, float] = field(default_factory=dict)   # "hbm" per device, "host" (+ "nvme") per GPU
+    d_pressure: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    measures_before: Mapping[str, float] = field(default_factory=dict)
+    measures_after: Mapping[str, float] = field(default_factory=dict)
+    pct_change: Mapping[str, float] = field(default_factory=dict)  # per resource measure, signed
+    saved_pct: float = 0.0
+    spent_pct: float = 0.0
+
+    def __post_init__(self):
+        for name in ("d_bytes", "d_memory", "measures_before", "measures_after", "pct_change"):
+            object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+
+
+def _host_bytes(r: Results) -> float:
+    """Bytes per GPU held in host DRAM: offloaded training state, or the offloaded share of the KV cache."""
+    return float(r.train.get("host_bytes", 0.0)) + float(r.infer.get("kv_host_bytes", 0.0))
+
+
+def _nvme_bytes(r: Results) -> float:
+    return float(r.train.get("nvme_bytes", 0.0))
+
+
+def _nvme_traffic(r: Results) -> float:
+    return float(r.train.get("nvme_traffic_bytes", 0.0))
+
+
+def effect_between(before: Results, after: Results, technique: Technique) -> Effect:
+    """The Effect of going from `before` to `after`, read in `technique`'s direction."""
+    mb, ma = measures_of(before), measures_of(after)
+    pct = {r: float(percent_change(mb[r], ma[r])) for r in RESOURCES}
+    links = sorted(set(before.bytes_by_link) | set(after.bytes_by_link), key=lambda k: (LINK_NAMES.index(k) if k in LINK_NAMES else len(LINK_NAMES), k))
+    d_bytes = {k: after.bytes_by_link.get(k, 0.0) - before.bytes_by_link.get(k, 0.0) for k in links}
+    if _nvme_traffic(before) > 0 or _nvme_traffic(after) > 0:
+        d_bytes["nvme"] = _nvme_traffic(after) - _nvme_traffic(before)
+    d_memory = {"hbm": after.memory_total - before.memory_total, "host": _host_bytes(after) - _host_bytes(before)}
+    if _nvme_bytes(before) > 0 or _nvme_bytes(after) > 0:
+        d_memory["nvme"] = _nvme_bytes(after) - _nvme_bytes(before)
+    cxl_before, cxl_after = (float(r.infer.get("kv_cxl_bytes", 0.0)) for r in (before, after))
+    if cxl_before > 0 or cxl_after > 0:
+        d_memory["cxl"] = cxl_after - cxl_before
+    return Effect(
+        key=technique.key, spent=technique.spent, saved=technique.saved, applicable=True, reason="",
+        before=before, after=after, d_flops=after.flops - before.flops,
+        d_compute_time=after.pressure.compute * after.time_total - before.pressure.compute * before.time_total,
+        d_time=after.time_total - before.time_total,
+        d_bytes=d_bytes, d_memory=d_memory,
+        d_pressure=tuple(a - b for a, b in zip(after.pressure.as_tuple(), before.pressure.as_tuple(), strict=True)),
+        measures_before=mb, measures_after=ma, pct_change=pct,
+        saved_pct=-pct[technique.saved], spent_pct=pct[technique.spent])
+
+
+def technique_effect(scenario: Scenario, key: str, before: Results | None = None) -> Effect:
+    """Evaluate `scenario` before and after applying technique `key`. Not applicable (or not modelled):
+    an Effect with applicable=False, the reason, and zero deltas (no number is made up)."""
+    t = _get(key)
+    before = before if before is not None else evaluate(scenario)
+    ok, reason = applicable(t, scenario)
+    if not ok:
+        return Effect(key=t.key, spent=t.spent, saved=t.saved, applicable=False, reason=reason, before=before,
+                      after=None, measures_before=measures_of(before))
+    return effect_between(before, evaluate(apply(t, scenario)), t)
+
+
+def path(scenario: Scenario, keys: Sequence[str], skip_inapplicable: bool = False) -> list[tuple[Scenario, Results]]:
+    """[(scenario, results)] starting with `scenario`, then after each technique in `keys`, in order.
+
+    A technique that is not applicable at its turn raises ValidationError, or is left out when
+    `skip_inapplicable` (the path then has fewer than len(keys) + 1 points)."""
+    out = [(scenario, evaluate(scenario))]
+    current = scenario
+    for key in keys:
+        t = _get(key)
+        ok, reason = applicable(t, current)
+        if not ok:
+            if skip_inapplicable:
+                continue
+            raise ValidationError("technique", key, reason)
+        current = apply(t, current)
+        out.append((current, evaluate(current)))
+    return out
