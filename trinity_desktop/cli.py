@@ -42,6 +42,7 @@ from collections.abc import Sequence
 
 from trinity_desktop import cli_validate
 from trinity_desktop.cli_plan import add_plan_parser, run_plan
+from trinity_desktop.cli_retrieval import add_retrieval_parser, retrieval_report, retrieval_text
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.base.dtypes import (
     KV_DTYPES,
@@ -194,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--objective", choices=OBJECTIVES, default="latency",
                        help="minimise end-to-end latency (default) or device energy")
     split.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    add_retrieval_parser(calc, _positive_int)
 
     add_plan_parser(sub, _Parser)
     for p in (train, infer):
@@ -443,6 +445,8 @@ def run_cli(argv: Sequence[str]) -> int:
         elif args.calc == "train":
             sc = cli_validate.with_efficiency(train_scenario(args), args)
             rep, text = cli_validate.extend_report(train_report(sc), sc, args), cli_validate.wrap_text(_text_train)
+        elif args.calc == "retrieval":
+            rep, text = retrieval_report(args), retrieval_text
         elif args.calc == "split":
             rep = split_report(args)
             summary = split_summary(args.model, args.device, args.network, args.objective)
