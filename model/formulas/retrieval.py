@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.tiers import Tier, tiers_for
