@@ -141,3 +141,9 @@ def batch_law() -> BatchLaw:
 @cache
 def growth_rates() -> GrowthRates:
     return _build(GrowthRates, _published().get("growth_per_2y", {}), f"{PUBLISHED_FILE} [growth_per_2y]")
+
+
+@cache
+def model_year_sources() -> dict[str, str]:
+    """{model preset key: references.toml key whose year dates the model}."""
+    return {str(k): str(v) for k, v in _published().get("model_years", {}).items()}
