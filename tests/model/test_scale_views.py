@@ -103,3 +103,16 @@ def test_recompute_effects_match_korthikanti_table2_ratios():
     assert x / (34 + x) * 0.95 < e["selective"].memory_saved < x / (34 + x)
     assert 0 < e["selective"].extra_compute < e["full"].extra_compute
     assert e["full"].memory_saved > e["selective"].memory_saved
+
+
+def test_calc_train_json_has_tokens_per_step_and_the_laws_optimum(capsys):
+    import json
+
+    from trinity_desktop.cli import run_cli
+
+    assert run_cli(["calc", "train", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "64", "--tp", "8",
+                    "--pp", "4", "--seq-len", "8192", "--global-batch", "512", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["batch_tokens"] == 512 * 8192
+    n = rep["params_active"]
+    assert rep["batch_tokens_optimal"] == pytest.approx(0.2920 * (6 * n * 20 * n) ** 0.3271)
