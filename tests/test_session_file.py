@@ -23,7 +23,8 @@ HW = hardware_presets()
 MODELS = model_presets()
 DOCKS = ("dock_controls", "dock_breakdown", "dock_heatmap", "dock_roofline", "dock_tiled_io", "dock_triangle",
          "dock_tradeoff", "dock_residency", "dock_matrix", "dock_flow", "dock_outcomes", "dock_split",
-         "dock_quantisation", "dock_references", "dock_planner")
+         "dock_quantisation", "dock_references", "dock_planner", "dock_retrieval", "dock_memory_wall",
+         "dock_batch_law", "dock_test_time")
 DECK_DIR = Path(str(resources.files("trinity_desktop.resources").joinpath("decks")))
 
 
@@ -300,7 +301,7 @@ def test_deck_helpers_return_new_decks(scenario):
 def test_shipped_decks_open_and_evaluate():
     files = sorted(DECK_DIR.glob("*.json"))
     assert example_decks() == files
-    assert 2 <= len(files) <= 4
+    assert 2 <= len(files) <= 5
     titles = set()
     for path in files:
         scenario, deck = sf.load(path)

@@ -42,6 +42,7 @@ from collections.abc import Sequence
 
 from trinity_desktop import cli_validate
 from trinity_desktop.cli_plan import add_plan_parser, run_plan
+from trinity_desktop.cli_retrieval import add_retrieval_parser, retrieval_report, retrieval_text
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.base.dtypes import (
     KV_DTYPES,
@@ -49,6 +50,7 @@ from trinity_desktop.model.base.dtypes import (
     TRAIN_PRECISIONS,
     WEIGHT_DTYPES,
 )
+from trinity_desktop.model.formulas.batch_law import scenario_batch
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.formulas.layer_profiles import profile_keys
 from trinity_desktop.model.formulas.pressure import barycentric
@@ -194,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--objective", choices=OBJECTIVES, default="latency",
                        help="minimise end-to-end latency (default) or device energy")
     split.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    add_retrieval_parser(calc, _positive_int)
 
     add_plan_parser(sub, _Parser)
     for p in (train, infer):
@@ -300,6 +303,9 @@ def train_report(sc: Scenario) -> dict:
         "flops_per_step": r.train["hardware_flops"], "model_flops_per_step": r.train["model_flops"],
         "time_per_step_s": {**r.time, "total": r.time_total},
         "mfu": r.train["mfu"], "tokens_per_s": r.train["tokens_per_s"],
+        # tokens per step vs the DeepSeek LLM law B_opt = 0.292 C^0.3271 at a Chinchilla run (C = 6 N x 20 N)
+        "batch_tokens": (batch := scenario_batch(sc.global_batch, sc.seq_len, r.params_active)).batch_tokens,
+        "batch_tokens_optimal": batch.optimal_tokens,
         # idle share of the pipeline phase ((p-1)/(m+p-1) for 1F1B), and of the whole step
         "pipeline_bubble_fraction": r.train["pipeline_bubble_fraction"],
         "pipeline_bubble_share_of_step": r.time["pipeline_bubble"] / r.time_total if r.time_total > 0 else 0.0,
@@ -443,6 +449,8 @@ def run_cli(argv: Sequence[str]) -> int:
         elif args.calc == "train":
             sc = cli_validate.with_efficiency(train_scenario(args), args)
             rep, text = cli_validate.extend_report(train_report(sc), sc, args), cli_validate.wrap_text(_text_train)
+        elif args.calc == "retrieval":
+            rep, text = retrieval_report(args), retrieval_text
         elif args.calc == "split":
             rep = split_report(args)
             summary = split_summary(args.model, args.device, args.network, args.objective)

@@ -119,6 +119,15 @@ def _validation():
     return ValidationPanel()
 
 
+def _scale_panel(module: str, cls: str):
+    def make():
+        import importlib
+
+        return getattr(importlib.import_module(f"trinity_desktop.ui.{module}"), cls)()
+
+    return make
+
+
 def _deck():
     from trinity_desktop.ui.deck_panel import DeckPanel
 
@@ -145,6 +154,14 @@ DOCKS: tuple[DockSpec, ...] = (
              citations=("pipedream-1f1b", "korthikanti2022", "zero", "megatron-lm", "flexgen")),
     DockSpec("validation", "Validation", _validation, "bottom-right",
              citations=("pipedream-1f1b", "korthikanti2022", "mt-nlg", "llama3-herd", "saltelli2010")),
+    DockSpec("retrieval", "Vector search tiers", _scale_panel("retrieval_panel", "RetrievalPanel"), "bottom-left",
+             citations=("hnsw", "jegou2011-pq", "diskann", "pgvector", "supabase-pgvector-hnsw", "rivestack-pgvector-bench")),
+    DockSpec("memory_wall", "Memory wall over time", _scale_panel("memory_wall_panel", "MemoryWallPanel"), "bottom-right",
+             citations=("gholami2024-memory-wall",)),
+    DockSpec("batch_law", "Tokens per step", _scale_panel("batch_law_panel", "BatchLawPanel"), "top-right",
+             citations=("deepseek-llm", "llama1", "llama2", "llama3-herd", "deepseek-v2", "deepseek-v3")),
+    DockSpec("test_time", "Test-time compute", _scale_panel("test_time_panel", "TestTimePanel"), "top-left",
+             citations=("deepseek-r1", "snell2024-test-time")),
 )
 
 CENTRE_GROUPS = ("top-left", "top-right", "bottom-left", "bottom-right")

@@ -1,0 +1,77 @@
+"""The scale-over-time docks (issue 25): each builds, draws the current scenario, states a computed finding in its
+title, and is registered in the dock registry."""
+
+import pytest
+
+from trinity_desktop.docks import DOCKS
+from trinity_desktop.model import Scenario, evaluate
+from trinity_desktop.model.claims.scale import recompute_scenario
+from trinity_desktop.model.formulas.batch_law import scenario_batch
+from trinity_desktop.model.formulas.retrieval import spill_points
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
+from trinity_desktop.model.views.test_time import compare
+from trinity_desktop.ui.batch_law_panel import BatchLawPanel
+from trinity_desktop.ui.memory_wall_panel import MemoryWallPanel
+from trinity_desktop.ui.retrieval_panel import RetrievalPanel
+from trinity_desktop.ui.test_time_panel import TestTimePanel
+
+H100 = hardware_presets()["h100-sxm"]
+
+
+@pytest.fixture(scope="module")
+def results():
+    return evaluate(recompute_scenario())
+
+
+def _title(chart) -> str:
+    return chart.plot._full_title[0]
+
+
+def test_registered():
+    names = {d.name for d in DOCKS}
+    assert {"retrieval", "memory_wall", "batch_law", "test_time"} <= names
+
+
+def test_retrieval_panel(qtbot, results):
+    p = RetrievalPanel()
+    qtbot.addWidget(p)
+    p.update_results(results)
+    spill = spill_points(768, "hnsw", H100)
+    assert p.summary()["tier_at_10m"] == "host"
+    assert "78M" in _title(p.chart) and f"{spill['host'] / 1e6:.3g}M" in _title(p.chart)
+    p.view_combo.setCurrentIndex(1)
+    assert "query" in _title(p.chart) and "host DRAM" in _title(p.chart)
+    p.index_combo.setCurrentIndex(2)   # DiskANN: SSD only
+    assert "SSD" in _title(p.chart)
+
+
+def test_memory_wall_panel(qtbot, results):
+    p = MemoryWallPanel()
+    qtbot.addWidget(p)
+    p.update_results(results)
+    g = p.growth()
+    assert f"{g['peak_flops']:.2f}x" in _title(p.chart)
+    p.view_combo.setCurrentIndex(1)
+    assert f"{g['model_memory']:.2f}x" in _title(p.chart) and "DeepSeek-V3" in _title(p.chart)
+
+
+def test_batch_law_panel(qtbot, results):
+    p = BatchLawPanel()
+    qtbot.addWidget(p)
+    p.update_results(results)
+    sc = results.scenario
+    b = scenario_batch(sc.global_batch, sc.seq_len, results.params_active)
+    assert f"{b.batch_tokens / 1e6:.3g}M" in _title(p.chart) and f"{b.optimal_tokens / 1e6:.3g}M" in _title(p.chart)
+    infer = evaluate(Scenario(hardware=H100, model=model_presets()["llama-3-8b"], kind="decode", gpus=1))
+    p.update_results(infer)
+    assert "grew 15.7x" in _title(p.chart)
+
+
+def test_test_time_panel(qtbot, results):
+    p = TestTimePanel()
+    qtbot.addWidget(p)
+    p.update_results(results)
+    c = compare(H100, 0.70)
+    assert f"{c.crossover_tokens:,.0f} tokens" in _title(p.chart)
+    p.target_combo.setCurrentIndex(1)
+    assert "80%" in _title(p.chart)

@@ -1,0 +1,126 @@
+"""The memory wall over time: the hardware presets' peak FLOP/s, HBM bandwidth, HBM capacity and scale-up /
+scale-out bandwidth per device by release year, each relative to its own fitted 2020 value (log scale), with the
+least-squares growth per two years as lines and Gholami et al.'s published rates dashed; a second view puts the
+dated models' memory needs (weights + 32k-token KV) against the devices' HBM capacity
+(model/views/memory_wall.py). The caption is open question 4's computed answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtWidgets
+
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.memory_wall import LABELS, memory_wall, open_question_4
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.scale_chart import ScaleChart, combo, set_log_data
+from trinity_desktop.ui.units import fmt_bytes
+
+COLORS = {"peak_flops": theme.RESOURCE_COLORS["compute"], "hbm_bw": theme.RESOURCE_COLORS["bandwidth"],
+          "hbm_bytes": theme.RESOURCE_COLORS["memory"], "scaleup_bw": theme.COMPONENT_COLORS["gradients"],
+          "scaleout_bw": theme.COMPONENT_COLORS["weights"]}
+SYMBOLS = {"peak_flops": "o", "hbm_bw": "s", "hbm_bytes": "d", "scaleup_bw": "t1", "scaleout_bw": "t"}
+SHORT = {"peak_flops": "FLOP/s", "hbm_bw": "HBM B/s", "hbm_bytes": "HBM bytes", "scaleup_bw": "scale-up",
+         "scaleout_bw": "scale-out"}
+BASE_YEAR = 2020.0
+VIEWS = (("Growth since 2020", "growth"), ("Model memory vs HBM", "capacity"))
+
+
+class MemoryWallPanel(QtWidgets.QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("MemoryWallPanel")
+        self.setAccessibleName("The memory wall over time")
+        self.view = "growth"
+        self.wall = None
+        self.view_combo = combo("View", "Growth of each quantity since 2020, or model memory against HBM capacity",
+                                VIEWS, self._set_view, 14)
+        self.view_combo.setMinimumContentsLength(10)
+        self.chart = ScaleChart(
+            "MemoryWallChart", "Memory wall over time",
+            "Log scale against release year. Growth view: each quantity of the datacenter presets relative to its "
+            "fitted 2020 value, points per device, solid fitted lines, dashed published rates (Gholami et al.). "
+            "Capacity view: models' weights + KV cache against devices' HBM capacity.",
+            left="x 2020", bottom="release year", log_x=False, log_y=True,
+            controls=[("View", self.view_combo)], legend_columns=3)
+        self.points = {q: self.chart.points(COLORS[q], SYMBOLS[q], SHORT[q]) for q in COLORS}
+        self.fits = {q: self.chart.line(COLORS[q], 2.0) for q in COLORS}
+        self.published = {q: self.chart.line(COLORS[q], 1.5, dash=True) for q in ("peak_flops", "hbm_bw", "scaleup_bw")}
+        self.models = self.chart.points(theme.COMPONENT_COLORS["optimizer"], "star", "model weights + 32k KV", 15)
+        self.model_fit = self.chart.line(theme.COMPONENT_COLORS["optimizer"], 2.0)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.chart)
+
+    def _set_view(self, value) -> None:
+        self.view = value
+        self.redraw()
+
+    def update_results(self, results: Results) -> None:
+        if self.wall is None:
+            self.wall = memory_wall()
+        self.redraw()
+
+    def redraw(self) -> None:
+        wall = self.wall
+        if wall is None:
+            return
+        g = wall.growth
+        fit_devices = [d for d in wall.devices if d.in_fit]
+        years = np.linspace(min(d.year for d in wall.devices) - 0.3, max(d.year for d in wall.devices) + 0.3, 20)
+        growth_view = self.view == "growth"
+        shown = list(COLORS) if growth_view else ["hbm_bytes"]
+        hover, ys = [], []
+        for q in COLORS:
+            on = q in shown
+            for item in (self.points[q], self.fits[q], self.published.get(q)):
+                if item is not None:
+                    item.setVisible(on)
+            if not on:
+                continue
+            base = float(g[q].at(BASE_YEAR)) if growth_view else 1.0
+            pts = [d for d in fit_devices if d.values[q] > 0]
+            set_log_data(self.points[q], [d.year for d in pts], [d.values[q] / base for d in pts])
+            set_log_data(self.fits[q], years, g[q].at(years) / base)
+            ys += [d.values[q] / base for d in pts]
+            if q in self.published:
+                rate = g[q].published_per_2y
+                set_log_data(self.published[q], years, rate ** ((years - BASE_YEAR) / 2.0))
+            hover += [(d.year, d.values[q] / base, f"{d.name} ({d.year:.1f})\n{LABELS[q]}: "
+                       f"{d.values[q]:.3g} {'B' if q == 'hbm_bytes' else 'FLOP/s' if q == 'peak_flops' else 'B/s'}\n"
+                       f"ridge {d.ridge:.0f} FLOP/B") for d in pts]
+        self.models.setVisible(not growth_view)
+        self.model_fit.setVisible(not growth_view)
+        if growth_view:
+            pw.set_axis_label(self.chart.plot, "left", "x 2020")
+            self.chart.show_in_legend([(self.points[q], SHORT[q]) for q in COLORS])
+            self.chart.set_title(f"Since 2020 peak FLOP/s grew {g['peak_flops'].per_2y:.2f}x per two years, HBM "
+                                 f"bandwidth {g['hbm_bw'].per_2y:.2f}x, capacity {g['hbm_bytes'].per_2y:.2f}x")
+            self.chart.caption.setText(
+                f"Solid: least squares over {len(fit_devices)} datacenter presets. Dashed: Gholami et al. 2024 (3.0x "
+                f"FLOP/s, 1.6x DRAM, 1.4x interconnect). Ridge point {g['ridge'].per_2y:.2f}x per two years.")
+            self.chart.caption.setToolTip(
+                f"Scale-up {g['scaleup_bw'].per_2y:.2f}x, scale-out {g['scaleout_bw'].per_2y:.2f}x per two years. "
+                f"Release years: resources/hardware_years.toml. Left out (no cited year): {', '.join(wall.left_out)}.")
+        else:
+            pw.set_axis_label(self.chart.plot, "left", "bytes")
+            self.chart.show_in_legend([(self.points["hbm_bytes"], "HBM capacity"), (self.models, "model weights + 32k KV")])
+            set_log_data(self.models, [m.year for m in wall.models], [m.total for m in wall.models])
+            set_log_data(self.model_fit, years, g["model_memory"].at(years))
+            ys += [m.total for m in wall.models]
+            hover += [(m.year, m.total, f"{m.name} ({m.year:.0f})\nweights {fmt_bytes(m.weights_bytes)} + "
+                       f"{wall.context // 1024}k KV {fmt_bytes(m.kv_bytes)}") for m in wall.models]
+            cap = max(d.values["hbm_bytes"] for d in fit_devices)
+            biggest = max(wall.models, key=lambda m: m.total)
+            self.chart.set_title(f"Model memory grows {g['model_memory'].per_2y:.2f}x per two years, HBM capacity "
+                                 f"{g['hbm_bytes'].per_2y:.2f}x: {biggest.name} needs {biggest.total / cap:.1f}x "
+                                 f"the largest device")
+            self.chart.caption.setText(f"Models' weights (bf16) + {wall.context // 1024}k-token KV cache, dated by "
+                                       "their papers, against one device's HBM. Hover the caption for open question 4.")
+            self.chart.caption.setToolTip("Open question 4, computed: " + open_question_4(wall))
+        self.chart.set_hover_points(hover)
+        self.chart.fit_range(list(years), ys, pad=0.1)
+
+    def growth(self) -> dict[str, float]:
+        return {q: g.per_2y for q, g in self.wall.growth.items()} if self.wall else {}
