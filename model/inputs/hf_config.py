@@ -2,7 +2,7 @@
 
 Families: dense (Llama), grouped-query attention (Qwen2.5, Mistral), multi-head latent attention with a mixture of
 experts (DeepSeek-V3), mixture of experts (Mixtral) and sliding-window attention (Mistral's window on every layer,
-Gemma-2's on every second layer, or an explicit `layer_types` list). Field names are those of the Transformers
+Gemma-2's on every second layer, Gemma-3's on five of every six, or an explicit `layer_types` list). Field names are those of the Transformers
 configuration classes (references.toml `hf-config-json`); the parameter count then follows `Architecture`'s layer
 structure, so a published config reproduces its model's published total (tests/model/test_hf_config.py).
 
@@ -24,7 +24,8 @@ from trinity_desktop.model.inputs.architecture import Architecture
 
 # model_type -> whether the input embedding and the output head are tied when the config does not say.
 FAMILIES: Mapping[str, bool] = {"llama": False, "mistral": False, "mixtral": False, "qwen2": False, "qwen3": False,
-                                "deepseek_v2": False, "deepseek_v3": False, "gemma": True, "gemma2": True}
+                                "deepseek_v2": False, "deepseek_v3": False, "gemma": True, "gemma2": True,
+                                "gemma3_text": True}
 EXPERT_COUNT_FIELDS = ("n_routed_experts", "num_local_experts", "num_experts")
 MLA_FIELDS = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 WINDOW_LAYER_TYPES = ("sliding_attention", "full_attention")
@@ -142,6 +143,9 @@ def _window(get: _Fields, model_type: str, layers: int) -> dict:
         full = types.count("full_attention")
     elif model_type == "gemma2":
         full = layers // 2  # Gemma-2 alternates local (windowed) and global layers
+    elif model_type == "gemma3_text":  # every `sliding_window_pattern`-th layer is global (6 unless stated)
+        pattern = get.whole("sliding_window_pattern", default=get.whole("_sliding_window_pattern", default=6))
+        full = layers // pattern
     elif qwen:
         full = min(get.whole("max_window_layers", default=layers, minimum=0), layers)  # the first ones attend fully
     else:

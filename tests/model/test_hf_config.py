@@ -109,6 +109,15 @@ def test_explicit_layer_types_and_qwen_window_layers():
     assert architecture_from_hf_config(qwen, "q").global_layers == 10  # the first 10 layers attend fully
 
 
+def test_gemma3_wrapper_with_a_window_pattern():
+    """A multimodal Gemma-3 config: the language model's fields sit in `text_config`; one layer in six is global."""
+    text = {"model_type": "gemma3_text", "hidden_size": 3840, "intermediate_size": 15360, "num_hidden_layers": 48,
+            "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 262208,
+            "max_position_embeddings": 131072, "sliding_window": 1024, "sliding_window_pattern": 6}
+    arch = architecture_from_hf_config({"model_type": "gemma3", "text_config": text}, "gemma-3")
+    assert (arch.sliding_window, arch.global_layers, arch.tied_embeddings) == (1024, 8, True)
+
+
 def test_a_loaded_config_evaluates_without_nan():
     hw = hardware_presets()["h200-sxm"]
     arch = load("deepseek-v3")
