@@ -134,7 +134,9 @@ def _window(get: _Fields, model_type: str, layers: int) -> dict:
     qwen = model_type in ("qwen2", "qwen3")
     if qwen and not get.flag("use_sliding_window", default=False):
         return {}  # Qwen configs carry a window that is off unless use_sliding_window is true
-    window = get.whole("sliding_window")
+    window = get.whole("sliding_window", minimum=0)
+    if window == 0:
+        return {}  # 0 = no window
     types = doc.get("layer_types")
     if types is not None:
         if not isinstance(types, list) or len(types) != layers or any(t not in WINDOW_LAYER_TYPES for t in types):
