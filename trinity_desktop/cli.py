@@ -117,7 +117,7 @@ def add_model_and_hardware_choice(p: argparse.ArgumentParser) -> None:
     """--model / --model-file and --hardware / --hardware-file (one of each), for `calc` and `plan`."""
     m = p.add_mutually_exclusive_group(required=True)
     m.add_argument("--model", help="model preset key or name (see `presets`)")
-    m.add_argument("--model-file", help="TOML file with the model preset keys")
+    m.add_argument("--model-file", help="TOML file with the model preset keys, or a Hugging Face config.json")
     h = p.add_mutually_exclusive_group(required=True)
     h.add_argument("--hardware", help="hardware preset key or name (see `presets`)")
     h.add_argument("--hardware-file", help="TOML file with the hardware preset keys")
@@ -223,7 +223,7 @@ def _single(items: list, path: str, what: str):
 def _model_and_hardware(args):
     for option, path in (("--model-file", args.model_file), ("--hardware-file", args.hardware_file)):
         if path is not None and not path.strip():
-            raise CliError(f"{option} {path!r}: give the path of a TOML file")
+            raise CliError(f"{option} {path!r}: give the path of a file (TOML; config.json for --model-file)")
     model = (_single(load_model_file(args.model_file), args.model_file, "model") if args.model_file is not None
              else find(model_presets(), args.model, "--model"))
     hardware = (_single(load_hardware_file(args.hardware_file), args.hardware_file, "hardware")

@@ -517,7 +517,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.load_hardware_file(path)
 
     def _ask_model_file(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load model file", "", "TOML (*.toml)")
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load model file", "", "Model files (*.toml *.json)")
         if path:
             self.load_model_file(path)
 

@@ -19,12 +19,13 @@ from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.base.files import FileRefused, read_capped
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
+from trinity_desktop.model.inputs.hf_config import ConfigFieldError, load_hf_config
 
 RESOURCE_PACKAGE = "trinity_desktop.resources"
 MAX_FILE_BYTES = 1_000_000
 
 PEAK_KEYS = {"peak_fp32": "fp32", "peak_tf32": "tf32", "peak_bf16": "bf16", "peak_fp16": "fp16",
-             "peak_fp8": "fp8", "peak_int8": "int8"}
+             "peak_fp8": "fp8", "peak_int8": "int8", "peak_fp4": "fp4"}
 HW_NUMBERS = ("hbm_bytes", "hbm_bw", "sram_bytes", "sram_per_core_bytes", "l2_bytes", "scaleup_bw",
               "scaleup_latency_s", "host_link_bw", "host_dram_bytes", "scaleout_bw", "scaleout_latency_s",
               "nvme_bw", "tdp_w")
@@ -200,6 +201,11 @@ def load_hardware_file(path: Path | str, text: str | None = None) -> list[Hardwa
 
 
 def load_model_file(path: Path | str, text: str | None = None) -> list[Architecture]:
+    if str(path).lower().endswith(".json"):  # a Hugging Face config.json (model/inputs/hf_config.py)
+        try:
+            return [load_hf_config(path, text, MAX_FILE_BYTES)]
+        except ConfigFieldError as exc:
+            raise PresetError(str(path), exc.field, exc.problem) from None
     doc = _read_toml(path, text)
     return [architecture_from_dict(e, f"{path} #{i + 1}") for i, e in enumerate(_entries(doc, "model", str(path)))]
 

@@ -57,8 +57,9 @@ INTENSITY_CAP = 1e6          # FLOP/B used for a point that moves no bytes (clip
 ADAM_FLOPS_PER_PARAM = 10.0  # AdamW per parameter: 2 moment updates (2 mul + 1 add each), bias
                              # corrections, sqrt, divide, weight decay and the update ≈ 10 FLOPs (assumed)
 ROOFLINE_SOURCE = "scaling-book"
-COMPUTE_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
-DTYPE_LABELS = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8"}
+COMPUTE_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+DTYPE_LABELS = {"fp32": "FP32", "tf32": "TF32", "bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "int8": "INT8",
+                "fp4": "FP4"}
 LINK_LABELS = {"hbm": "HBM", "sram": "SRAM", "l2": "L2", "scale-up": "scale-up", "host": "host",
                "scale-out": "scale-out", "nvme": "NVMe"}
 
@@ -128,7 +129,7 @@ def attainable(intensity, peak, bw):
 def ceilings(hw: Hardware) -> tuple[Ceiling, ...]:
     """Every roof of a device: compute per published dense format, then each data-movement link.
 
-    Compute: FP32, TF32, BF16/FP16, FP8, INT8 as published (dense); formats with the same peak share one
+    Compute: FP32, TF32, BF16/FP16, FP8, INT8, FP4 as published (dense); formats with the same peak share one
     roof (named "BF16/FP16", "FP8/INT8"). Bandwidth: HBM, then the on-chip SRAM and L2 roofs **only if
     the hardware carries a bandwidth for them** (`sram_bw`, `l2_bw` attributes): the presets give SRAM and
     L2 *sizes* but no source in resources/ gives an aggregate on-chip bandwidth, so those roofs are
