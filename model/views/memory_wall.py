@@ -5,7 +5,7 @@ published rates (3.0x FLOP/s, 1.6x DRAM bandwidth, 1.4x interconnect per two yea
 (peak / HBM bandwidth) and the models' memory needs (weights + KV cache at CONTEXT tokens, batch 1, from
 `evaluate` on a one-GPU decode scenario) against the devices' HBM capacity.
 
-Only datacenter accelerators (kinds datacenter-gpu and tpu) enter the fits; laptops and consumer GPUs are a
+Only datacenter accelerators (kinds datacenter-gpu, datacenter-accelerator and tpu) enter the fits; laptops and consumer GPUs are a
 different market line. A zero bandwidth (no scale-up fabric) is left out of that quantity's fit.
 """
 
@@ -25,7 +25,7 @@ LABELS = {"peak_flops": "Peak 16-bit FLOP/s", "hbm_bw": "HBM bandwidth", "hbm_by
           "scaleup_bw": "Scale-up bandwidth", "scaleout_bw": "Scale-out bandwidth"}
 PUBLISHED_KEY = {"peak_flops": "peak_flops", "hbm_bw": "dram_bandwidth", "scaleup_bw": "interconnect_bandwidth",
                  "scaleout_bw": "interconnect_bandwidth"}
-FIT_KINDS = ("datacenter-gpu", "tpu")
+FIT_KINDS = ("datacenter-gpu", "tpu", "datacenter-accelerator")
 CONTEXT = 32768   # tokens of KV cache in the models' memory needs (a long-context request)
 
 
