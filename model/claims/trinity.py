@@ -14,7 +14,7 @@ from trinity_desktop.model.inputs.presets import hardware_presets, workload_libr
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.inputs.tiers import tier_map
 from trinity_desktop.model.step.evaluation import evaluate
-from trinity_desktop.model.views.split import optimal_split, split_table, lookup
+from trinity_desktop.model.views.split import lookup, optimal_split, split_table
 from trinity_desktop.model.views.techniques import technique_effect
 from trinity_desktop.model.views.workloads import workload_scenario
 

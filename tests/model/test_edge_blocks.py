@@ -1,0 +1,51 @@
+"""Gated short-conv / attention block stacks: parameter counts against the published sizes, hand-derived per-token
+costs, and the fixed conv state against attention's KV growth."""
+
+import numpy as np
+import pytest
+
+from trinity_desktop.model.formulas.edge_blocks import (
+    decode_bytes,
+    decode_flops,
+    head_weights,
+    stack_weights,
+    state_bytes,
+)
+from trinity_desktop.model.inputs.edge_architectures import block_stacks
+from trinity_desktop.model.views.quant_quality import quality_curve
+
+S = block_stacks()
+
+
+def test_parameter_counts_match_published_sizes():
+    assert (stack_weights(S["lfm2-350m"]) + head_weights(S["lfm2-350m"])) == pytest.approx(354e6, rel=0.01)
+    assert (stack_weights(S["llama-3.2-1b-blocks"]) + head_weights(S["llama-3.2-1b-blocks"])) == pytest.approx(
+        1.24e9, rel=0.01)
+    assert S["lfm2-1.2b"].conv_layers == 10 and S["lfm2-1.2b"].attention_layers == 6
+
+
+def test_conv_state_is_fixed_and_kv_grows():
+    s = S["lfm2-1.2b"]
+    n = np.array([1024.0, 2048.0])
+    st = state_bytes(s, n)
+    # 6 attention layers x 2 (K, V) x 8 heads x 64 x 2 bytes per token; conv: 10 x 3 x 2048 x 2 bytes fixed
+    assert st[1] - st[0] == pytest.approx(1024 * 6 * 2 * 8 * 64 * 2)
+    assert state_bytes(s, 0.0) == pytest.approx(10 * 3 * 2048 * 2)
+
+
+def test_hand_derived_flops_and_bytes():
+    s = S["llama-3.2-1b-blocks"]
+    w = 16 * (2 * 2048 * 2048 + 2 * 2048 * 512 + 3 * 2048 * 8192) + 2048 * 128256
+    assert decode_flops(s, 0.0) == pytest.approx(2 * w)
+    assert decode_flops(s, 100.0) - decode_flops(s, 0.0) == pytest.approx(16 * 4 * 100 * 32 * 64)
+    assert decode_bytes(s, 0.0, weight_bytes=1.0) == pytest.approx(w)
+
+
+def test_quality_curve_bits_match_published_bpw():
+    c = quality_curve()
+    published = {"Q6_K": 6.56, "Q5_K_M": 5.65, "Q4_K_M": 4.80, "Q3_K_M": 3.85, "Q2_K": 3.40}
+    for p, bits in zip(c.points, c.bits, strict=True):
+        if p.format in published:
+            assert bits == pytest.approx(published[p.format], abs=0.015)
+    assert c.delta_pct[-1] == pytest.approx(8.82, abs=0.01)
+    assert c.cliff is not None and c.step_ratio[c.cliff - 1] > 1 >= max(c.step_ratio[:c.cliff - 1])
