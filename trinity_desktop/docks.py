@@ -125,6 +125,12 @@ def _deck():
     return DeckPanel()
 
 
+def _claims():
+    from trinity_desktop.ui.claims_panel import ClaimsPanel
+
+    return ClaimsPanel()
+
+
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
@@ -145,6 +151,7 @@ DOCKS: tuple[DockSpec, ...] = (
              citations=("pipedream-1f1b", "korthikanti2022", "zero", "megatron-lm", "flexgen")),
     DockSpec("validation", "Validation", _validation, "bottom-right",
              citations=("pipedream-1f1b", "korthikanti2022", "mt-nlg", "llama3-herd", "saltelli2010")),
+    DockSpec("claims", "Claims", _claims, "bottom-right", citations=("fan2026-trinity", "ggml-common")),
 )
 
 CENTRE_GROUPS = ("top-left", "top-right", "bottom-left", "bottom-right")
