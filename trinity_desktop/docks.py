@@ -131,6 +131,12 @@ def _claims():
     return ClaimsPanel()
 
 
+def _quant_quality():
+    from trinity_desktop.ui.quant_quality_panel import QuantQualityPanel
+
+    return QuantQualityPanel()
+
+
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
@@ -151,6 +157,8 @@ DOCKS: tuple[DockSpec, ...] = (
              citations=("pipedream-1f1b", "korthikanti2022", "zero", "megatron-lm", "flexgen")),
     DockSpec("validation", "Validation", _validation, "bottom-right",
              citations=("pipedream-1f1b", "korthikanti2022", "mt-nlg", "llama3-herd", "saltelli2010")),
+    DockSpec("quant_quality", "Quantisation quality", _quant_quality, "top-left",
+             citations=("llamacpp-quantize-readme", "ggml-common", "gptq", "awq", "qlora", "nvfp4", "ocp-mx")),
     DockSpec("claims", "Claims", _claims, "bottom-right", citations=("fan2026-trinity", "ggml-common")),
 )
 
