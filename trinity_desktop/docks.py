@@ -137,6 +137,12 @@ def _quant_quality():
     return QuantQualityPanel()
 
 
+def _edge_arch():
+    from trinity_desktop.ui.edge_arch_panel import EdgeArchPanel
+
+    return EdgeArchPanel()
+
+
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
@@ -159,6 +165,9 @@ DOCKS: tuple[DockSpec, ...] = (
              citations=("pipedream-1f1b", "korthikanti2022", "mt-nlg", "llama3-herd", "saltelli2010")),
     DockSpec("quant_quality", "Quantisation quality", _quant_quality, "top-left",
              citations=("llamacpp-quantize-readme", "ggml-common", "gptq", "awq", "qlora", "nvfp4", "ocp-mx")),
+    DockSpec("edge_arch", "Edge architectures", _edge_arch, "top-right",
+             citations=("transformers-lfm2-docs", "lfm2-config-350m", "lfm2-config-1.2b", "llama32-model-card",
+                        "roofline")),
     DockSpec("claims", "Claims", _claims, "bottom-right", citations=("fan2026-trinity", "ggml-common")),
 )
 

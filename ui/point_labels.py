@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyqtgraph as pg
+from PySide6 import QtGui
 
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
@@ -30,12 +31,16 @@ class PointLabels:
         plot.getViewBox().sigResized.connect(self.relayout)
         plot.getViewBox().sigRangeChanged.connect(self.relayout)
 
-    def set(self, points: Sequence[tuple[float, float, str, bool]], lines=()) -> None:
+    def set(self, points: Sequence[tuple[float, float, str, bool]], lines=(), colors=()) -> None:
         """(x, y, text, bold) per point, most important first; `lines`: polylines ((x, y), ...) the labels
-        keep off; all in view coordinates."""
+        keep off; all in view coordinates. `colors`: theme colours per label (default: the text colour), made
+        readable on the plot's background."""
         self.points = list(points)[: len(self.items)]
         self.lines = [tuple(line) for line in lines]
-        for item, (_x, _y, text, bold) in zip(self.items, self.points, strict=False):
+        bg = QtGui.QColor(theme.THEMES[theme.current_theme()]["plot_bg"])
+        for k, (item, (_x, _y, text, bold)) in enumerate(zip(self.items, self.points, strict=False)):
+            color = colors[k] if k < len(colors) else theme.plot_text_color()
+            item.setColor(QtGui.QColor(theme.readable(QtGui.QColor(color), bg)))
             item.setText(text)
             item.setFont(pw.font(None, bold))
         for item in self.items[len(self.points):]:

@@ -15,11 +15,10 @@ import numpy as np
 
 from trinity_desktop.model.base.dtypes import WEIGHT_FORMAT
 from trinity_desktop.model.claims.claim import Claim, judge, judge_at_least
-from trinity_desktop.model.formulas.edge_blocks import decode_time
-from trinity_desktop.model.inputs.edge_architectures import block_stacks
 from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import evaluate
+from trinity_desktop.model.views.edge_arch import HYBRID, edge_arch_curves
 from trinity_desktop.model.views.quant_quality import quality_curve
 from trinity_desktop.model.views.split import edge_devices
 
@@ -103,10 +102,8 @@ def largest_in_budget(device: str) -> Claim:
 
 
 def conv_vs_attention() -> Claim:
-    stacks = block_stacks()
-    hw = edge_devices()["laptop-x86-ddr5"].hardware
-    args = (EDGE_CONTEXT, hw.peak("fp32"), hw.hbm_bw, 0.5, 0.8, WEIGHT_FORMAT[EDGE_FORMAT].effective_bits / 8)
-    ratio = float(decode_time(stacks["llama-3.2-1b-blocks"], *args) / decode_time(stacks["lfm2-1.2b"], *args))
+    curves = edge_arch_curves("laptop-x86-ddr5", EDGE_FORMAT, context=[float(EDGE_CONTEXT)])
+    ratio = float(curves.by_key(HYBRID).speedup[0])
     return Claim("synth-gated-conv", SEED, "Gated short convolution blocks: 2.5x better cost ratios than attention "
                  "on CPUs", 2.5, ratio, "decode time per token, Llama-3.2-1B / LFM2-1.2B, laptop CPU, 4k context, Q4_K",
                  judge(2.5, ratio, 0.2), None, "dock_edge_arch", "transformers-lfm2-docs",

@@ -49,3 +49,18 @@ def test_quality_curve_bits_match_published_bpw():
             assert bits == pytest.approx(published[p.format], abs=0.015)
     assert c.delta_pct[-1] == pytest.approx(8.82, abs=0.01)
     assert c.cliff is not None and c.step_ratio[c.cliff - 1] > 1 >= max(c.step_ratio[:c.cliff - 1])
+
+
+def test_speedup_is_the_bytes_ratio_when_memory_bound():
+    from trinity_desktop.model.formulas.edge_blocks import decode_bytes as db
+    from trinity_desktop.model.views.edge_arch import context_reaching, edge_arch_curves
+
+    c = edge_arch_curves("laptop-x86-ddr5", "q4_k", context=[4096.0, 32768.0])
+    hybrid = c.by_key("lfm2-1.2b")
+    ratio = db(S["llama-3.2-1b-blocks"], 4096.0, 4.5 / 8) / db(S["lfm2-1.2b"], 4096.0, 4.5 / 8)
+    assert hybrid.speedup[0] == pytest.approx(ratio)   # a laptop CPU decodes memory-bound at batch 1
+    assert c.by_key("llama-3.2-1b-blocks").speedup == pytest.approx([1.0, 1.0])
+    full = edge_arch_curves()
+    assert full.by_key("lfm2-1.2b").speedup[-1] > full.by_key("lfm2-1.2b").speedup[0]
+    at = context_reaching(full, "lfm2-1.2b", 2.0)
+    assert at is not None and 32768 < at < 131072

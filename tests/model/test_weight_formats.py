@@ -44,3 +44,11 @@ def test_memory_and_decode_use_effective_bits():
 def test_unknown_format_refused():
     with pytest.raises(ValidationError):
         _decode("q1_x")
+
+
+def test_residency_curve_uses_effective_bits():
+    from trinity_desktop.model.step.kv_residency import residency_curve
+
+    sc = _decode("bf16").replace(kv_dtype="fp16")
+    full, q4k = residency_curve(sc), residency_curve(sc.replace(weight_dtype="q4_k"))
+    assert float(q4k["weights_bytes"].flat[0]) == pytest.approx(float(full["weights_bytes"].flat[0]) * 4.5 / 16)
