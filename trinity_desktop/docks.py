@@ -143,6 +143,12 @@ def _edge_arch():
     return EdgeArchPanel()
 
 
+def _edge_matrix():
+    from trinity_desktop.ui.edge_matrix_panel import EdgeMatrixPanel
+
+    return EdgeMatrixPanel()
+
+
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
@@ -168,6 +174,8 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("edge_arch", "Edge architectures", _edge_arch, "top-right",
              citations=("transformers-lfm2-docs", "lfm2-config-350m", "lfm2-config-1.2b", "llama32-model-card",
                         "roofline")),
+    DockSpec("edge_matrix", "Edge matrix", _edge_matrix, "bottom-left",
+             citations=("ggml-common", "llama32-model-card", "jetson-orin-nano-super", "jedec-ddr5", "roofline")),
     DockSpec("claims", "Claims", _claims, "bottom-right", citations=("fan2026-trinity", "ggml-common")),
 )
 

@@ -19,6 +19,7 @@ from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import evaluate
 from trinity_desktop.model.views.edge_arch import HYBRID, edge_arch_curves
+from trinity_desktop.model.views.edge_matrix import edge_matrix, largest_meeting
 from trinity_desktop.model.views.quant_quality import quality_curve
 from trinity_desktop.model.views.split import edge_devices
 
@@ -85,20 +86,20 @@ def latency_on_cpu() -> Claim:
 
 
 def largest_in_budget(device: str) -> Claim:
-    """Largest candidate preset whose Q4_K decode meets 100 ms per token on `device` and fits its memory."""
-    meets = []
-    for key in CANDIDATES:
-        r = evaluate(edge_scenario(key, device))
-        if r.fits and r.infer["time_per_output_token_s"] <= LATENCY_TARGET_S:
-            meets.append((r.params_total, key))
-    params, key = max(meets) if meets else (0.0, "none")
+    """Largest candidate preset whose Q4_K decode fits and meets 100 ms per token on `device` (the edge
+    matrix's cells, model/views/edge_matrix.py)."""
+    m = edge_matrix(devices=(device,), models=CANDIDATES, formats=(EDGE_FORMAT,), target_s=LATENCY_TARGET_S)
+    best = largest_meeting(m, device)
+    key = best[0] if best else CANDIDATES[0]
+    params = float(m.params[m.models.index(best[0])]) if best else 0.0
     dev = edge_devices()[device]
     return Claim(f"synth-sub3b-{device}", SEED, "Edge constraints: sub-3B parameter limits under sub-100 ms "
                  f"latency ({dev.name})", 3.0, params / 1e9,
                  "billion parameters of the largest preset meeting 100 ms/token at Q4_K", judge(3.0, params / 1e9, 0.25),
-                 edge_scenario(key if meets else CANDIDATES[0], device), "dock_quantisation", "llama32-model-card",
+                 edge_scenario(key, device), "dock_edge_matrix", "llama32-model-card",
                  "trinity-desktop claims --json",
-                 f"largest of {', '.join(CANDIDATES)} meeting the target: {key} (verdict: within 25% of 3B)")
+                 f"largest of {', '.join(CANDIDATES)} meeting the target: {best[0] if best else 'none'} "
+                 "(verdict: within 25% of 3B)")
 
 
 def conv_vs_attention() -> Claim:
