@@ -149,6 +149,12 @@ def _edge_matrix():
     return EdgeMatrixPanel()
 
 
+def _routing():
+    from trinity_desktop.ui.routing_panel import RoutingPanel
+
+    return RoutingPanel()
+
+
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
@@ -176,6 +182,8 @@ DOCKS: tuple[DockSpec, ...] = (
                         "roofline")),
     DockSpec("edge_matrix", "Edge matrix", _edge_matrix, "bottom-left",
              citations=("ggml-common", "llama32-model-card", "jetson-orin-nano-super", "jedec-ddr5", "roofline")),
+    DockSpec("routing", "Edge-cloud routing", _routing, "bottom-right",
+             citations=("routellm", "hybrid-llm", "neurosurgeon", "huang2012-lte")),
     DockSpec("claims", "Claims", _claims, "bottom-right", citations=("fan2026-trinity", "ggml-common")),
 )
 
