@@ -23,11 +23,11 @@ from trinity_desktop.model.views.edge_arch import (
 from trinity_desktop.model.views.split import edge_devices
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.chart_layout import stack_direction
 from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.wrap_layout import control_row
 
 SEED_SPEEDUP = 2.5   # the seed: "2.5x better cost ratios than attention on CPUs"
-STACK_BELOW_PX = 820
 COLORS = {ATTENTION: theme.FALLBACK_COLOR, HYBRID: theme.RESOURCE_COLORS["compute"],
           "all-conv": theme.RESOURCE_COLORS["bandwidth"]}
 FORMATS = ("bf16", "int8", "q8_0", "q4_k", "q4_0", "q2_k")
@@ -76,6 +76,8 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.splot: pg.PlotItem = self.speed_widget.getPlotItem()
         pw.style_plot(self.splot, "", left="speed-up over attention", bottom="tokens in context")
         self.splot.setLogMode(x=True, y=True)
+        self.splot.showAxis("right")
+        self.splot.getAxis("right").setStyle(tickFont=pw.font(), tickLength=0)
         pw.freeze_view(self.splot)
         self.splot.showGrid(x=True, y=True, alpha=0.2)
         self.lines = {key: pg.PlotDataItem([], [], pen=pg.mkPen(color, width=4 if key == HYBRID else 2))
@@ -127,8 +129,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
 
     def resizeEvent(self, event):  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if self.width() < STACK_BELOW_PX
-                     else QtWidgets.QBoxLayout.Direction.LeftToRight)
+        direction = stack_direction(self.width(), self.height())
         if self.plots.direction() != direction:
             self.plots.setDirection(direction)
 
@@ -158,9 +159,11 @@ class EdgeArchPanel(QtWidgets.QWidget):
         top = max(float(max(cur.speedup.max() for cur in c.curves)), SEED_SPEEDUP) * 1.15
         self.splot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
         self.splot.setYRange(np.log10(0.9), float(np.log10(top)), padding=0)
-        ticks = [(float(np.log10(v)), f"{v:g}") for v in (1, 1.5, 4, 8, 16, 32) if v < top]
-        ticks += [(float(np.log10(v)), f"{v:g} {text.split(':')[0]}") for v, text, _p in self.cited]
+        ticks = [(float(np.log10(v)), f"{v:g}") for v in (1, 1.5, 2, 4, 8, 16, 32) if v < top]
         self.splot.getAxis("left").setTicks([sorted(ticks), []])
+        # the cited ratios are named on the right axis, next to their dashed lines
+        self.splot.getAxis("right").setTicks([[(float(np.log10(v)), f"{text.split(':')[0]} {v:g}x")
+                                               for v, text, _p in self.cited], []])
         cited_lines = [((float(lx[0]), float(np.log10(v))), (float(lx[-1]), float(np.log10(v))))
                        for v, _t, _p in self.cited]
         order = [1, 2, 0]

@@ -33,6 +33,15 @@ def model_short(key: str) -> str:
     return model_presets()[key].name.removesuffix(" v0.1")
 
 
+def model_class(key: str) -> str:
+    """The size class a narrow dock names a model by: "3B" for Llama-3.2-3B (3.21B parameters)."""
+    return f"{model_presets()[key].params_total() / 1e9:.0f}B"
+
+
+NARROW_PX = 700        # below: rows named by device and size class ("Phone 3B")
+NO_COLORBAR_PX = 600   # below: the colour bar gives its width to the cells (the cells print their times)
+
+
 def matrix_title(m) -> str:
     """The finding: how many cells meet all three constraints, and what the weakest device runs without the
     3B limit."""
@@ -74,8 +83,8 @@ class EdgeMatrixPanel(QtWidgets.QWidget):
         nd, nm, nf = m.time_s.shape
         self.rows = [(i, j) for i in range(nd) for j in range(nm)]
         self.plot.getAxis("bottom").setTicks([[(k + 0.5, FORMAT_NAMES.get(f, f)) for k, f in enumerate(m.formats)]])
-        self.plot.getAxis("left").setTicks([[(r + 0.5, f"{device_short(m.devices[i])}: {model_short(m.models[j])}")
-                                             for r, (i, j) in enumerate(self.rows)]])
+        self._narrow: bool | None = None
+        self._set_row_ticks(False)
         for side in ("left", "bottom"):
             self.plot.getAxis(side).setStyle(tickLength=0)
 
@@ -120,6 +129,7 @@ class EdgeMatrixPanel(QtWidgets.QWidget):
         self.colorbar.axis.setTicks([[(-3.0, "1 ms"), (-2.0, "10 ms"), (-1.0, "100 ms"), (0.0, "1 s")]])
         self.colorbar.axis.setWidth(pw.QtGui.QFontMetrics(pw.font()).horizontalAdvance("100 ms") + 16)
         self.graphics.addItem(self.colorbar, row=0, col=1)
+        self._colorbar_shown = True
 
         self.hover = pw.HoverReadout(self.plot, self.hover_text)
         pw.LeaveFilter(self.graphics, self.hover.leave)
@@ -136,6 +146,27 @@ class EdgeMatrixPanel(QtWidgets.QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.caption)
+
+    def _set_row_ticks(self, narrow: bool) -> None:
+        m = self.m
+        name = model_class if narrow else model_short
+        sep = " " if narrow else ": "
+        self.plot.getAxis("left").setTicks([[(r + 0.5, f"{device_short(m.devices[i])}{sep}{name(m.models[j])}")
+                                             for r, (i, j) in enumerate(self.rows)]])
+
+    def resizeEvent(self, event):  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        narrow = self.width() < NARROW_PX
+        if narrow != self._narrow:
+            self._narrow = narrow
+            self._set_row_ticks(narrow)
+        show_bar = self.width() >= NO_COLORBAR_PX
+        if show_bar != self._colorbar_shown:
+            self._colorbar_shown = show_bar
+            if show_bar:
+                self.graphics.addItem(self.colorbar, row=0, col=1)
+            else:
+                self.graphics.removeItem(self.colorbar)
 
     def paint_cells(self) -> None:
         """Cell colours: cividis by log time; a cell that does not fit takes the plot's background (no time to

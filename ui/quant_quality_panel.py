@@ -15,9 +15,9 @@ from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.quant_quality import quality_curve
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.chart_layout import stack_direction
 from trinity_desktop.ui.point_labels import PointLabels
 
-STACK_BELOW_PX = 820
 QUIET = theme.FALLBACK_COLOR
 HOT = theme.RESOURCE_COLORS["compute"]
 STORAGE = theme.RESOURCE_COLORS["memory"]
@@ -115,8 +115,8 @@ class QuantQualityPanel(QtWidgets.QWidget):
             label.setPos(f.effective_bits + 0.1, yy)
             self.bplot.addItem(label, ignoreBounds=True)
             self.value_labels.append(label)
-        self.bplot.setXRange(0, float(eff.max()) + 1.6, padding=0)
-        self.bplot.setYRange(-0.6, len(formats) - 0.4, padding=0)
+        self.bplot.setXRange(0, float(eff.max()) * 1.45, padding=0)
+        self.bplot.setYRange(-0.7, len(formats) - 0.3, padding=0)
         self.bhover = pw.HoverReadout(self.bplot, self.bits_hover)
         pw.LeaveFilter(self.bits_widget, self.bhover.leave)
         self.bits_widget.scene().sigMouseClicked.connect(self._clicked)
@@ -141,13 +141,12 @@ class QuantQualityPanel(QtWidgets.QWidget):
 
     def resizeEvent(self, event):  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if self.width() < STACK_BELOW_PX
-                     else QtWidgets.QBoxLayout.Direction.LeftToRight)
+        direction = stack_direction(self.width(), self.height())
         if self.plots.direction() != direction:
             self.plots.setDirection(direction)
             stacked = direction == QtWidgets.QBoxLayout.Direction.TopToBottom
-            self.plots.setStretch(0, 1 if stacked else 3)
-            self.plots.setStretch(1, 1 if stacked else 2)
+            self.plots.setStretch(0, 2 if stacked else 3)   # stacked: the twelve bars get the taller share
+            self.plots.setStretch(1, 3 if stacked else 2)
 
     def update_results(self, results: Results) -> None:
         """The published points do not depend on the scenario; the current weight format's bar is bold."""

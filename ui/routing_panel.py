@@ -17,11 +17,11 @@ from trinity_desktop.model.views.routing import CLOUD_BATCH, routing
 from trinity_desktop.model.views.split import edge_devices, networks
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.chart_layout import stack_direction
 from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.wrap_layout import control_row
 
 SMALL_MODELS = ("llama-3.2-1b", "llama-3.2-3b")
-STACK_BELOW_PX = 820
 LATENCY = theme.RESOURCE_COLORS["bandwidth"]
 COST = theme.RESOURCE_COLORS["compute"]
 HOT = theme.COMPONENT_COLORS["optimizer"]   # vermillion: the answer point
@@ -111,8 +111,7 @@ class RoutingPanel(QtWidgets.QWidget):
 
     def resizeEvent(self, event):  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if self.width() < STACK_BELOW_PX
-                     else QtWidgets.QBoxLayout.Direction.LeftToRight)
+        direction = stack_direction(self.width(), self.height())
         if self.plots.direction() != direction:
             self.plots.setDirection(direction)
 
