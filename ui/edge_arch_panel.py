@@ -74,7 +74,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
                                                    "the tokens in context (log axis); dashed: published 2x and "
                                                    "the seed's 2.5x.")
         self.splot: pg.PlotItem = self.speed_widget.getPlotItem()
-        pw.style_plot(self.splot, "", left="speed-up over attention", bottom="tokens in context")
+        pw.style_plot(self.splot, "Decode speed-up over attention", left="speed-up (x)", bottom="tokens in context")
         self.splot.setLogMode(x=True, y=True)
         self.splot.showAxis("right")
         self.splot.getAxis("right").setStyle(tickFont=pw.font(), tickLength=0)
@@ -101,7 +101,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.state_widget.setAccessibleDescription("Lines: KV cache plus conv state per sequence in bytes "
                                                    "against the context, log-log.")
         self.tplot: pg.PlotItem = self.state_widget.getPlotItem()
-        pw.style_plot(self.tplot, "", left="state (B)", bottom="tokens in context")
+        pw.style_plot(self.tplot, "State per sequence", left="bytes", bottom="tokens in context")
         self.tplot.setLogMode(x=True, y=True)
         pw.freeze_view(self.tplot)
         self.tplot.showGrid(x=True, y=True, alpha=0.2)
@@ -117,12 +117,18 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.caption.setFont(pw.font(11))
         self.caption.setAccessibleName("Edge architecture sources")
 
+        self.title = QtWidgets.QLabel("")
+        self.title.setObjectName("EdgeArchTitle")
+        self.title.setWordWrap(True)
+        self.title.setFont(pw.font(14, bold=True))
+        self.title.setAccessibleName("Edge architecture finding")
         self.plots = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         self.plots.addWidget(self.speed_widget, 3)
         self.plots.addWidget(self.state_widget, 2)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(controls)
+        layout.addWidget(self.title)
         layout.addLayout(self.plots, 1)
         layout.addWidget(self.caption)
         self.refresh()
@@ -176,8 +182,8 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.tplot.setYRange(float(min(y.min() for y in ly)) - 0.3, float(max(y.max() for y in ly)) + 0.3, padding=0)
         self.tlabels.set(state_points, colors=[COLORS[self._key(cur)] for cur in c.curves], lines=[tuple(zip(lx, y, strict=True)) for y in ly])
         device = edge_devices()[c.device].name.split(" (")[0]
-        pw.set_title(self.splot, edge_arch_title(c))
-        pw.set_title(self.tplot, f"KV grows with context; {c.by_key(HYBRID).name}'s conv state does not")
+        self.title.setText(f"{edge_arch_title(c)}. Attention's KV cache grows with the context; the conv state "
+                           "does not.")
         self.caption.setText(
             f"{device}, {c.weight_dtype} weights, batch-1 decode, roofline time per token (model/formulas/"
             "edge_blocks.py). Stacks: Llama-3.2-1B (16 attention), LFM2-1.2B (10 gated short-conv + 6 GQA; "

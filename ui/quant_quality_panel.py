@@ -40,7 +40,7 @@ def quality_title(curve) -> str:
         return f"{curve.model}: no step loses quality faster than it saves storage"
     before, at = curve.points[k - 1], curve.points[k]
     return (f"{curve.model}: from {before.format} to {at.format} ({curve.bits[k]:.2f} bits) perplexity rises "
-            f"{curve.step_ratio[k - 1]:.1f}x faster than storage shrinks; Q2_K: +{curve.delta_pct[-1]:.1f}%")
+            f"{curve.step_ratio[k - 1]:.1f}x faster than storage shrinks, +{curve.delta_pct[-1]:.1f}% at Q2_K")
 
 
 def storage_title() -> str:
@@ -66,7 +66,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
             "Points: published perplexity rise over fp16 (%) against the file's bits per weight for each llama.cpp "
             "format of Llama 2 70B; the highlighted step is the cliff.")
         self.qplot: pg.PlotItem = self.quality_widget.getPlotItem()
-        pw.style_plot(self.qplot, quality_title(c), left="perplexity rise (%)",
+        pw.style_plot(self.qplot, f"Published perplexity ({c.model})", left="ppl rise (%)",
                       bottom="bits per weight (file size x 16 / fp16 size)")
         pw.freeze_view(self.qplot)
         self.qplot.showGrid(x=True, y=True, alpha=0.2)
@@ -95,7 +95,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.bits_widget.setAccessibleDescription("Horizontal bars: effective bits per weight as stored; the "
                                                   "code bits are the bar's inner tick. Click a bar to use it.")
         self.bplot: pg.PlotItem = self.bits_widget.getPlotItem()
-        pw.style_plot(self.bplot, storage_title(), bottom="bits per weight as stored")
+        pw.style_plot(self.bplot, "Bits per weight as stored", bottom="bits per weight")
         pw.freeze_view(self.bplot)
         formats = WEIGHT_FORMATS_STORED
         ys = np.arange(len(formats), dtype=float)[::-1]
@@ -131,11 +131,17 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.caption.setFont(pw.font(11))
         self.caption.setAccessibleName("Quality chart sources")
 
+        self.title = QtWidgets.QLabel(f"{quality_title(c)}. {storage_title()}.")
+        self.title.setObjectName("QuantQualityTitle")
+        self.title.setWordWrap(True)
+        self.title.setFont(pw.font(14, bold=True))
+        self.title.setAccessibleName("Quantisation quality finding")
         self.plots = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         self.plots.addWidget(self.quality_widget, 3)
         self.plots.addWidget(self.bits_widget, 2)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.title)
         layout.addLayout(self.plots, 1)
         layout.addWidget(self.caption)
 

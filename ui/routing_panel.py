@@ -150,11 +150,13 @@ class RoutingPanel(QtWidgets.QWidget):
                       float(np.interp(x.best_r, x.r, x.cloud_gpu_s)))
         self.lat_best.setData([bq], [bl])
         self.cost_best.setData([bq], [bc])
-        best = f"r = {x.best_r:.0%}: {bl:.1f} s"
+        same = [t for r, t in marks if abs(r - x.best_r) < 1e-9]   # a published point at the answer names it
+        at = f" ({same[0]})" if same else ""
+        best = f"r = {x.best_r:.0%}{at}: {bl:.1f} s"
         self.lat_labels.set([(bq, bl, best, True), *((float(a), float(b), t, False) for a, b, (_r, t)
                                                       in zip(mq, ml, marks, strict=True))],
                             lines=[tuple(zip(q, x.latency_s, strict=True))])
-        self.cost_labels.set([(bq, bc, f"r = {x.best_r:.0%}: {bc:.2f} GPU-s", True),
+        self.cost_labels.set([(bq, bc, f"r = {x.best_r:.0%}{at}: {bc:.2f} GPU-s", True),
                               *((float(a), float(b), t, False) for a, b, (_r, t) in zip(mq, mc, marks, strict=True))],
                              lines=[tuple(zip(q, x.cloud_gpu_s, strict=True))])
         lo = float(q.min())
