@@ -23,6 +23,7 @@ from trinity_desktop.model.views.edge_matrix import edge_matrix, largest_meeting
 from trinity_desktop.model.views.quant_quality import quality_curve
 from trinity_desktop.model.views.routing import routing
 from trinity_desktop.model.views.split import edge_devices
+from trinity_desktop.model.views.techniques import apply, technique_effect
 
 SEED = "synthesis"
 EDGE_FORMAT = "q4_k"
@@ -127,6 +128,18 @@ def sparse_attention() -> Claim:
                  "dense causal attention grows with exponent 2 over the same range")
 
 
+def distillation() -> Claim:
+    """The half-depth student (techniques.toml `distillation-half-depth`) on an edge decode: memory saved."""
+    sc = edge_scenario("llama-3.2-3b", "phone-a17-pro")
+    e = technique_effect(sc, "distillation-half-depth")
+    return Claim("synth-distillation", SEED, "Knowledge distillation for deployment: a smaller student is cheaper "
+                 "to serve", 0.0, e.saved_pct, "% of device memory saved by a half-depth student (claim: > 0)",
+                 "agrees" if e.saved_pct > 0 else "disagrees", apply("distillation-half-depth", sc), "dock_tradeoff",
+                 "distilbert", "trinity-desktop claims --json",
+                 f"Llama-3.2-3B Q4_K on the phone: memory {e.pct_change['memory']:+.1f}%, compute "
+                 f"{e.pct_change['compute']:+.1f}% per token; quality gap from DistilBERT: 97% of the teacher's (GLUE)")
+
+
 def edge_bound() -> Claim:
     sc = edge_scenario("llama-3.2-1b", "laptop-x86-ddr5")
     p = evaluate(sc).pressure
@@ -155,4 +168,4 @@ def routing_question() -> Claim:
 def claims() -> tuple[Claim, ...]:
     return (storage_43(), structured_output("4"), structured_output("2"), nonlinear_quality(), latency_on_cpu(),
             largest_in_budget("laptop-x86-ddr5"), largest_in_budget("phone-a17-pro"), conv_vs_attention(),
-            sparse_attention(), edge_bound(), routing_question())
+            sparse_attention(), distillation(), edge_bound(), routing_question())
