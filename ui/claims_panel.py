@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.claims.catalogue import all_claims
-from trinity_desktop.model.claims.claim import SEEDS, Claim
+from trinity_desktop.model.claims.claim import Claim
 from trinity_desktop.ui import theme
 
 COLUMNS = ("Verdict", "Seed", "Claim", "Claimed", "Computed", "Unit")
@@ -26,7 +26,7 @@ def claims_title(claims: tuple[Claim, ...]) -> str:
     """The finding: how many claims the model checks and how many of those it contradicts."""
     n = {v: sum(c.verdict == v for c in claims) for v in VERDICT_TEXT}
     checked = n["agrees"] + n["disagrees"]
-    return (f"{checked} of {len(claims)} seed claims computed: {n['agrees']} agree, {n['disagrees']} disagree "
+    return (f"{checked} of {len(claims)} claims computed: {n['agrees']} agree, {n['disagrees']} disagree "
             f"({n['not-computable']} not computable)")
 
 
@@ -36,7 +36,7 @@ class ClaimsPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("ClaimsPanel")
-        self.setAccessibleName("Claims: the seeds' claims checked against the model")
+        self.setAccessibleName("Claims: the source documents' claims checked against the model")
         self.claims = all_claims()
         font = theme.axis_font(FONT_PT)
         self.title = QtWidgets.QLabel(claims_title(self.claims))
@@ -50,8 +50,9 @@ class ClaimsPanel(QtWidgets.QWidget):
         self.table = QtWidgets.QTableWidget(len(self.claims), len(COLUMNS))
         self.table.setObjectName("ClaimsTable")
         self.table.setAccessibleName("Claims table")
-        self.table.setToolTip("One row per claim of the two seeds (" + "; ".join(SEEDS.values()) + "). Click a "
-                              "row to load the scenario it was computed for.")
+        self.table.setToolTip("One row per claim of the two source documents (Trinity: the AI Trinity companion "
+                              "page; Synthesis: the synthesis of the field). Click a row to load the scenario it was "
+                              "computed for.")
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setFont(font)
         self.table.horizontalHeader().setFont(font)

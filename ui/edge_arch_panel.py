@@ -1,6 +1,6 @@
 """Edge architectures: how much faster a gated short-convolution hybrid (LFM2-1.2B: 10 conv + 6 attention
 blocks) and an all-conv stack decode than attention (Llama-3.2-1B, same width and depth) as the context grows,
-on an edge device (model/views/edge_arch.py), with the published 2x (Liquid AI) and the seed's 2.5x as cited
+on an edge device (model/views/edge_arch.py), with the published 2x (Liquid AI) and the synthesis' claimed 2.5x as cited
 lines; beside it the per-sequence state: attention's KV cache grows with the context, the conv state does not.
 """
 
@@ -72,7 +72,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.speed_widget.setAccessibleName("Decode speed-up over attention against context chart")
         self.speed_widget.setAccessibleDescription("Lines: attention time / stack time per decoded token against "
                                                    "the tokens in context (log axis); dashed: published 2x and "
-                                                   "the seed's 2.5x.")
+                                                   "the claimed 2.5x.")
         self.splot: pg.PlotItem = self.speed_widget.getPlotItem()
         pw.style_plot(self.splot, "Decode speed-up over attention", left="speed-up (x)", bottom="tokens in context")
         self.splot.setLogMode(x=True, y=True)
@@ -87,7 +87,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         fg = theme.plot_text_color()
         self.cited = [(p.value, f"{p.label.split(':')[0]}: {p.value:g}x published", p) for p in speedup_points()]
         self.cited = [(v, "LFM2: published" if p else t, p) for v, t, p in self.cited]
-        self.cited.append((SEED_SPEEDUP, "seed: claimed", None))
+        self.cited.append((SEED_SPEEDUP, "claimed: by the synthesis", None))
         for value, _text, _p in self.cited:
             self.splot.addItem(pg.InfiniteLine(pos=float(np.log10(value)), angle=0, pen=pg.mkPen(fg, width=1.5,
                                                                                 style=QtCore.Qt.PenStyle.DashLine)))
@@ -188,7 +188,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
             f"{device}, {c.weight_dtype} weights, batch-1 decode, roofline time per token (model/formulas/"
             "edge_blocks.py). Stacks: Llama-3.2-1B (16 attention), LFM2-1.2B (10 gated short-conv + 6 GQA; "
             "Transformers LFM2 docs), all-conv (hypothetical). Dashed: Liquid AI's 2x (context not stated) and the "
-            "seed's 2.5x.")
+            "synthesis' claimed 2.5x.")
 
     def speed_hover(self, x: float, _y: float) -> str:
         c = self.curves
