@@ -60,7 +60,7 @@ def structured_output(bits: str) -> Claim:
     return Claim(f"synth-{bits}bit-json", SEED, text, None, None, "structured-output validity",
                  "not-computable", None, "dock_quant_quality", "llamacpp-quantize-readme",
                  "trinity-desktop claims --json",
-                 "source status: unsourced in the seed; no published structured-output (JSON validity) accuracy "
+                 "source status: unsourced in the synthesis; no published structured-output (JSON validity) accuracy "
                  f"by weight format was read, so no number is given. Nearest published measure: {curve.model} "
                  f"{fmt} perplexity +{curve.delta_pct[i]:.2f}% over fp16 (llama.cpp quantize README)")
 
