@@ -64,3 +64,22 @@ def test_speedup_is_the_bytes_ratio_when_memory_bound():
     assert full.by_key("lfm2-1.2b").speedup[-1] > full.by_key("lfm2-1.2b").speedup[0]
     at = context_reaching(full, "lfm2-1.2b", 2.0)
     assert at is not None and 32768 < at < 131072
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(1, 1e6), st.floats(1, 1e6), st.sampled_from(["bf16", "q8_0", "q4_k", "q2_k"]))
+def test_more_context_never_helps_attention(n1, n2, fmt):
+    """Time per token grows with the context for every stack; the hybrid's advantage over attention never
+    shrinks as the context grows (its KV grows 6/16 as fast, the conv state not at all)."""
+    from trinity_desktop.model.views.edge_arch import edge_arch_curves
+
+    lo, hi = sorted((n1, n2))
+    c = edge_arch_curves("laptop-x86-ddr5", fmt, context=[lo, hi])
+    for curve in c.curves:
+        assert curve.time_s[1] >= curve.time_s[0] - 1e-15
+    hybrid = c.by_key("lfm2-1.2b").speedup
+    assert hybrid[1] >= hybrid[0] - 1e-12 and hybrid[0] >= 1.0

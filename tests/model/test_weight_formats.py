@@ -52,3 +52,21 @@ def test_residency_curve_uses_effective_bits():
     sc = _decode("bf16").replace(kv_dtype="fp16")
     full, q4k = residency_curve(sc), residency_curve(sc.replace(weight_dtype="q4_k"))
     assert float(q4k["weights_bytes"].flat[0]) == pytest.approx(float(full["weights_bytes"].flat[0]) * 4.5 / 16)
+
+
+def test_stored_bits_cover_the_codes():
+    for f in WEIGHT_FORMAT.values():
+        assert f.code_bits < f.effective_bits <= f.code_bits + 1   # scales cost less than a bit per weight
+
+
+def test_cli_infer_takes_a_stored_format(capsys):
+    import json
+
+    from trinity_desktop.cli import run_cli
+
+    args = ["calc", "infer", "--model", "llama-3.2-1b", "--hardware", "laptop-x86-ddr5", "--batch", "1", "--json"]
+    assert run_cli([*args, "--weight-dtype", "q4_k"]) == 0
+    q4k = json.loads(capsys.readouterr().out)
+    assert run_cli([*args, "--weight-dtype", "bf16"]) == 0
+    bf16 = json.loads(capsys.readouterr().out)
+    assert q4k["weights_bytes"] == pytest.approx(bf16["weights_bytes"] * 4.5 / 16)
