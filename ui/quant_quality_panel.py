@@ -39,15 +39,15 @@ def quality_title(curve) -> str:
     if k is None:
         return f"{curve.model}: no step loses quality faster than it saves storage"
     before, at = curve.points[k - 1], curve.points[k]
-    return (f"{curve.model}: from {before.format} to {at.format} ({curve.bits[k]:.2f} bits) perplexity rises "
-            f"{curve.step_ratio[k - 1]:.1f}x faster than storage shrinks, +{curve.delta_pct[-1]:.1f}% at Q2_K")
+    return (f"{curve.model}: from {before.format} to {at.format} perplexity rises {curve.step_ratio[k - 1]:.1f}x "
+            f"faster than storage shrinks; +{curve.delta_pct[-1]:.1f}% at Q2_K")
 
 
 def storage_title() -> str:
     bits = {f.key: f.effective_bits for f in WEIGHT_FORMATS_STORED}
     a, b = SEED_PAIR
     saved = 1.0 - bits[b] / bits[a]
-    return f"As stored, Q4_K → Q2_K saves {saved:.1%} ({bits[a]:g} → {bits[b]:g} bits), not 50%"
+    return f"Stored, Q4_K → Q2_K saves {saved:.1%} ({bits[a]:g} → {bits[b]:g} bits), not 50%"
 
 
 class QuantQualityPanel(QtWidgets.QWidget):
@@ -123,9 +123,13 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self._ys = ys
 
         self.caption = QtWidgets.QLabel(
-            f"Published points: llama.cpp quantize README, {c.model} (fp16 {c.points[0].size_gib:g} GiB, perplexity "
-            f"{c.points[0].perplexity:g}); K-quant files are mixes, so their bits exceed the pure format's. Cliff: "
-            "a step's share of the whole perplexity rise over its share of the storage saved exceeds 1.")
+            f"Points: llama.cpp quantize README ({c.model}). Cliff: a step's share of the perplexity rise exceeds "
+            "its share of the storage saved. Kurtic et al. 2024: FP8 lossless, INT4 weight-only rivals INT8.")
+        self.caption.setToolTip(
+            f"{c.model}: fp16 {c.points[0].size_gib:g} GiB, perplexity {c.points[0].perplexity:g}. The K-quant "
+            "files are llama.cpp's mixes (some tensors kept wider), so their bits per weight exceed the pure "
+            "format's. Kurtic et al. 2024 (Llama 3.1, over 500,000 evaluations): FP8 effectively lossless, tuned "
+            "INT8 1–3% lower accuracy, INT4 weight-only rivals 8-bit.")
         self.caption.setObjectName("QuantQualityCaption")
         self.caption.setWordWrap(True)
         self.caption.setFont(pw.font(11))
