@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from trinity_desktop.model.claims.catalogue import all_claims
 from trinity_desktop.model.claims.claim import VERDICTS, Claim
-from trinity_desktop.session_file import _to_json
+from trinity_desktop.session_file import to_document
 
 
 def add_claims_parser(sub) -> None:
@@ -19,7 +19,7 @@ def add_claims_parser(sub) -> None:
 
 def claim_json(c: Claim) -> dict:
     return {"id": c.id, "seed": c.seed, "text": c.text, "claimed": c.claimed, "computed": c.computed,
-            "unit": c.unit, "verdict": c.verdict, "scenario": None if c.scenario is None else _to_json(c.scenario),
+            "unit": c.unit, "verdict": c.verdict, "scenario": None if c.scenario is None else to_document(c.scenario)["scenario"],
             "panel": c.panel, "source": c.source, "reproduce": c.reproduce, "note": c.note}
 
 
