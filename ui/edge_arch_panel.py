@@ -11,12 +11,12 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model.base.dtypes import WEIGHT_FORMATS
-from trinity_desktop.model.inputs.edge_architectures import speedup_points
+from trinity_desktop.model.inputs.edge_architectures import block_stacks, speedup_points
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.edge_arch import (
-    ATTENTION,
     DEFAULT_DEVICE,
     HYBRID,
+    HYBRIDS,
     context_reaching,
     edge_arch_curves,
 )
@@ -28,8 +28,8 @@ from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.wrap_layout import control_row
 
 SEED_SPEEDUP = 2.5   # the seed: "2.5x better cost ratios than attention on CPUs"
-COLORS = {ATTENTION: theme.FALLBACK_COLOR, HYBRID: theme.RESOURCE_COLORS["compute"],
-          "all-conv": theme.RESOURCE_COLORS["bandwidth"]}
+COLORS = {"attention": theme.FALLBACK_COLOR, "hybrid": theme.RESOURCE_COLORS["compute"],
+          "conv": theme.RESOURCE_COLORS["bandwidth"]}
 FORMATS = ("bf16", "int8", "q8_0", "q4_k", "q4_0", "q2_k")
 
 
@@ -37,16 +37,25 @@ def _k(tokens: float) -> str:
     return f"{tokens / 1024:.0f}k" if tokens >= 1024 else f"{tokens:.0f}"
 
 
+def line_name(curve) -> str:
+    """The short name a line is labelled with: the model, or what a hypothetical stack is made of."""
+    if curve.role == "conv":
+        return "all short-conv"
+    if "hypothetical" in curve.name:
+        return "all attention"
+    return curve.name.split(" (")[0]
+
+
 def edge_arch_title(curves) -> str:
     """The finding: the hybrid's speed-up at 4k tokens and where it reaches the published and claimed ratios."""
-    hybrid = curves.by_key(HYBRID)
+    hybrid = curves.by_role("hybrid")
     at4k = float(np.interp(np.log(4096), np.log(curves.context), hybrid.speedup))
-    two = context_reaching(curves, HYBRID, 2.0)
-    seed = context_reaching(curves, HYBRID, SEED_SPEEDUP)
+    two = context_reaching(curves, 2.0)
+    seed = context_reaching(curves, SEED_SPEEDUP)
     end = _k(curves.context[-1])
     reach = f"2x from {_k(two)}" if two else f"not 2x by {end}"
     seed_text = f"{SEED_SPEEDUP:g}x from {_k(seed)}" if seed else f"not {SEED_SPEEDUP:g}x by {end}"
-    return f"Hybrid decodes {at4k:.2f}x as fast as attention at 4k tokens; {reach}, {seed_text}"
+    return f"{hybrid.name} decodes {at4k:.2f}x as fast as attention at 4k tokens; {reach}, {seed_text}"
 
 
 class EdgeArchPanel(QtWidgets.QWidget):
@@ -63,9 +72,14 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.format_combo = pw.labelled_combo("Weights", "Weight format as stored (effective bits per weight)",
                                               [(f, f) for f in FORMATS if f in WEIGHT_FORMATS], min_chars=6)
         self.format_combo.setCurrentIndex(FORMATS.index("q4_k"))
-        for combo in (self.device_combo, self.format_combo):
+        stacks = block_stacks()
+        self.hybrid_combo = pw.labelled_combo("Hybrid", "LFM2 model (10 gated short-conv + 6 attention blocks)",
+                                              [(stacks[k].name, k) for k in HYBRIDS], min_chars=9)
+        self.hybrid_combo.setCurrentIndex(HYBRIDS.index(HYBRID))
+        for combo in (self.device_combo, self.format_combo, self.hybrid_combo):
             combo.currentIndexChanged.connect(lambda _i: self.refresh())
-        controls = control_row((("Device", self.device_combo), ("Weights", self.format_combo)), pw.font())
+        controls = control_row((("Hybrid", self.hybrid_combo), ("Device", self.device_combo),
+                                ("Weights", self.format_combo)), pw.font())
 
         bg = theme.THEMES[theme.current_theme()]["plot_bg"]
         self.speed_widget = pg.PlotWidget(background=bg, axisItems={"bottom": pw.LogSIAxis("bottom")})
@@ -80,7 +94,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.splot.getAxis("right").setStyle(tickFont=pw.font(), tickLength=0)
         pw.freeze_view(self.splot)
         self.splot.showGrid(x=True, y=True, alpha=0.2)
-        self.lines = {key: pg.PlotDataItem([], [], pen=pg.mkPen(color, width=4 if key == HYBRID else 2))
+        self.lines = {key: pg.PlotDataItem([], [], pen=pg.mkPen(color, width=4 if key == "hybrid" else 2))
                       for key, color in COLORS.items()}
         for line in self.lines.values():
             self.splot.addItem(line)
@@ -105,7 +119,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.tplot.setLogMode(x=True, y=True)
         pw.freeze_view(self.tplot)
         self.tplot.showGrid(x=True, y=True, alpha=0.2)
-        self.state_lines = {key: pg.PlotDataItem([], [], pen=pg.mkPen(color, width=4 if key == HYBRID else 2))
+        self.state_lines = {key: pg.PlotDataItem([], [], pen=pg.mkPen(color, width=4 if key == "hybrid" else 2))
                             for key, color in COLORS.items()}
         for line in self.state_lines.values():
             self.tplot.addItem(line)
@@ -145,23 +159,21 @@ class EdgeArchPanel(QtWidgets.QWidget):
             self.efficiency = results.scenario.efficiency
             self.refresh()
 
-    def _key(self, curve) -> str:
-        return "all-conv" if curve.key.endswith("-all-conv") else curve.key
 
     def refresh(self) -> None:
         self.curves = c = edge_arch_curves(self.device_combo.currentData(), self.format_combo.currentData(),
-                                           efficiency=self.efficiency)
+                                           efficiency=self.efficiency, hybrid=self.hybrid_combo.currentData())
         lx = np.log10(c.context)
         points, state_points = [], []
-        where = {ATTENTION: 0.45, HYBRID: 0.72, "all-conv": 0.55}   # share of the axis each line is named at
+        where = {"attention": 0.45, "hybrid": 0.72, "conv": 0.55}   # share of the axis each line is named at
         for curve in c.curves:
-            key = self._key(curve)
+            key = curve.role
             self.lines[key].setData(c.context, curve.speedup)
             self.state_lines[key].setData(c.context, curve.state_bytes)
-            short = curve.name.split(" (")[0] if key != "all-conv" else "all short-conv"
+            short = line_name(curve)
             i = int(where[key] * (len(lx) - 1))
-            points.append((float(lx[i]), float(np.log10(curve.speedup[i])), short, key == HYBRID))
-            state_points.append((float(lx[i]), float(np.log10(curve.state_bytes[i])), short, key == HYBRID))
+            points.append((float(lx[i]), float(np.log10(curve.speedup[i])), short, key == "hybrid"))
+            state_points.append((float(lx[i]), float(np.log10(curve.state_bytes[i])), short, key == "hybrid"))
         top = max(float(max(cur.speedup.max() for cur in c.curves)), SEED_SPEEDUP) * 1.15
         self.splot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
         self.splot.setYRange(np.log10(0.9), float(np.log10(top)), padding=0)
@@ -173,21 +185,22 @@ class EdgeArchPanel(QtWidgets.QWidget):
         cited_lines = [((float(lx[0]), float(np.log10(v))), (float(lx[-1]), float(np.log10(v))))
                        for v, _t, _p in self.cited]
         order = [1, 2, 0]
-        colors = [COLORS[self._key(c.curves[i])] for i in order]
+        colors = [COLORS[c.curves[i].role] for i in order]
         self.slabels.set([points[i] for i in order], colors=colors,
                          lines=[tuple(zip(lx, np.log10(cur.speedup), strict=True)) for cur in c.curves]
                          + cited_lines)
         ly = [np.log10(cur.state_bytes) for cur in c.curves]
         self.tplot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
         self.tplot.setYRange(float(min(y.min() for y in ly)) - 0.3, float(max(y.max() for y in ly)) + 0.3, padding=0)
-        self.tlabels.set(state_points, colors=[COLORS[self._key(cur)] for cur in c.curves], lines=[tuple(zip(lx, y, strict=True)) for y in ly])
+        self.tlabels.set(state_points, colors=[COLORS[cur.role] for cur in c.curves], lines=[tuple(zip(lx, y, strict=True)) for y in ly])
         device = edge_devices()[c.device].name.split(" (")[0]
         self.title.setText(f"{edge_arch_title(c)}. Attention's KV cache grows with the context; the conv state "
                            "does not.")
+        attention = c.by_role("attention").name
         self.caption.setText(
             f"{device}, {c.weight_dtype} weights, batch-1 decode, roofline time per token (model/formulas/"
-            "edge_blocks.py). Stacks: Llama-3.2-1B (16 attention), LFM2-1.2B (10 gated short-conv + 6 GQA; "
-            "Transformers LFM2 docs), all-conv (hypothetical). Dashed: Liquid AI's 2x (context not stated) and the "
+            f"edge_blocks.py). Attention: {attention}; {c.by_role('hybrid').name}: 10 gated short-conv + 6 GQA "
+            "blocks (Transformers LFM2 docs); all short-conv: hypothetical. Dashed: Liquid AI's 2x (context not stated) and the "
             "synthesis' claimed 2.5x.")
 
     def speed_hover(self, x: float, _y: float) -> str:

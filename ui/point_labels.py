@@ -58,7 +58,7 @@ class PointLabels:
             w, h = ll.text_size(item)
             labels.append(ll.Label(str(k), w, h, ll.around(sx, sy, w, h, MARKER_PX / 2 + 2,
                                                            ll.SIDES + ("above-right", "below-right", "above-left",
-                                                                       "below-left"), steps=1)))
+                                                                       "below-left"), steps=3)))
         obstacles = [ll.box_of(sx - MARKER_PX / 2, sy - MARKER_PX / 2, MARKER_PX, MARKER_PX) for sx, sy in anchors]
         for line in self.lines:
             pts = [ll.scene_point(vb, x, y) for x, y in line]

@@ -18,7 +18,7 @@ from trinity_desktop.model.claims.claim import Claim, judge, judge_at_least
 from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import evaluate
-from trinity_desktop.model.views.edge_arch import HYBRID, edge_arch_curves
+from trinity_desktop.model.views.edge_arch import edge_arch_curves
 from trinity_desktop.model.views.edge_matrix import edge_matrix, largest_meeting
 from trinity_desktop.model.views.quant_quality import quality_curve
 from trinity_desktop.model.views.routing import routing
@@ -106,7 +106,7 @@ def largest_in_budget(device: str) -> Claim:
 
 def conv_vs_attention() -> Claim:
     curves = edge_arch_curves("laptop-x86-ddr5", EDGE_FORMAT, context=[float(EDGE_CONTEXT)])
-    ratio = float(curves.by_key(HYBRID).speedup[0])
+    ratio = float(curves.by_role("hybrid").speedup[0])
     return Claim("synth-gated-conv", SEED, "Gated short convolution blocks: 2.5x better cost ratios than attention "
                  "on CPUs", 2.5, ratio, "decode time per token, Llama-3.2-1B / LFM2-1.2B, laptop CPU, 4k context, Q4_K",
                  judge(2.5, ratio, 0.2), None, "dock_edge_arch", "transformers-lfm2-docs",

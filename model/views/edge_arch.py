@@ -20,13 +20,16 @@ from trinity_desktop.model.inputs.presets import find
 from trinity_desktop.model.inputs.scenario import Efficiency
 from trinity_desktop.model.views.split import edge_devices
 
-ATTENTION = "llama-3.2-1b-blocks"
+ATTENTION = "llama-3.2-1b-blocks"   # the published all-attention model of LFM2-1.2B's width and depth
 HYBRID = "lfm2-1.2b"
+HYBRIDS = ("lfm2-350m", "lfm2-700m", "lfm2-1.2b")
+ROLES = ("attention", "hybrid", "conv")
 DEFAULT_DEVICE = "laptop-x86-ddr5"
 
 
 @dataclass(frozen=True)
 class StackCurve:
+    role: str               # "attention", "hybrid" or "conv"
     key: str
     name: str
     flops: np.ndarray
@@ -43,22 +46,28 @@ class EdgeArchCurves:
     context: np.ndarray
     curves: tuple[StackCurve, ...]   # attention, hybrid, all-conv
 
-    def by_key(self, key: str) -> StackCurve:
-        return next(c for c in self.curves if c.key == key)
+    def by_role(self, role: str) -> StackCurve:
+        return next(c for c in self.curves if c.role == role)
 
 
 def context_axis(n: int = 64) -> np.ndarray:
     return np.unique(np.round(np.geomspace(256, 131072, n)))
 
 
-def stacks() -> tuple[BlockStack, BlockStack, BlockStack]:
+def stacks(hybrid_key: str = HYBRID) -> tuple[BlockStack, BlockStack, BlockStack]:
+    """(attention, hybrid, all-conv) at the hybrid's widths and depth: the attention stack is the published
+    Llama-3.2-1B for LFM2-1.2B (the same widths), otherwise the hybrid with every block attention
+    (hypothetical); the all-conv stack is always hypothetical."""
     s = block_stacks()
-    hybrid = s[HYBRID]
-    return (s[ATTENTION], hybrid, hybrid.replace_layers("conv", "All short-conv (LFM2-1.2B widths, hypothetical)"))
+    hybrid = find(s, hybrid_key, "hybrid model")
+    attention = (s[ATTENTION] if hybrid.key == HYBRID else
+                 hybrid.replace_layers("attention", f"All attention ({hybrid.name} widths, hypothetical)"))
+    return (attention, hybrid, hybrid.replace_layers("conv", f"All short-conv ({hybrid.name} widths, hypothetical)"))
 
 
 def edge_arch_curves(device: str = DEFAULT_DEVICE, weight_dtype: str = "q4_k", context=None,
-                     efficiency: Efficiency | None = None, cache_bytes: float = 2.0) -> EdgeArchCurves:
+                     efficiency: Efficiency | None = None, cache_bytes: float = 2.0,
+                     hybrid: str = HYBRID) -> EdgeArchCurves:
     if weight_dtype not in BYTES_PER_ELEMENT:
         raise ValidationError("weight_dtype", weight_dtype, "one of " + ", ".join(BYTES_PER_ELEMENT))
     dev = find(edge_devices(), device, "device")
@@ -69,16 +78,17 @@ def edge_arch_curves(device: str = DEFAULT_DEVICE, weight_dtype: str = "q4_k", c
     hw = dev.hardware
     peak = hw.peak("bf16")
     wb = BYTES_PER_ELEMENT[weight_dtype]
-    times = [decode_time(s, n, peak, hw.hbm_bw, eff.compute, eff.hbm, wb, cache_bytes) for s in stacks()]
-    curves = tuple(StackCurve(s.key, s.name, decode_flops(s, n), decode_bytes(s, n, wb, cache_bytes),
-                              state_bytes(s, n, cache_bytes), t, times[0] / t) for s, t in zip(stacks(), times,
-                                                                                             strict=True))
+    trio = stacks(hybrid)
+    times = [decode_time(s, n, peak, hw.hbm_bw, eff.compute, eff.hbm, wb, cache_bytes) for s in trio]
+    curves = tuple(StackCurve(role, s.key, s.name, decode_flops(s, n), decode_bytes(s, n, wb, cache_bytes),
+                              state_bytes(s, n, cache_bytes), t, times[0] / t)
+                   for role, s, t in zip(ROLES, trio, times, strict=True))
     return EdgeArchCurves(dev.key, weight_dtype, n, curves)
 
 
-def context_reaching(curves: EdgeArchCurves, key: str, speedup: float) -> float | None:
-    """The smallest context (tokens, log-interpolated) at which stack `key` reaches `speedup`, or None."""
-    s = curves.by_key(key).speedup
+def context_reaching(curves: EdgeArchCurves, speedup: float, role: str = "hybrid") -> float | None:
+    """The smallest context (tokens, log-interpolated) at which the `role` stack reaches `speedup`, or None."""
+    s = curves.by_role(role).speedup
     above = np.flatnonzero(s >= speedup)
     if above.size == 0:
         return None

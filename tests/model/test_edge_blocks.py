@@ -56,13 +56,13 @@ def test_speedup_is_the_bytes_ratio_when_memory_bound():
     from trinity_desktop.model.views.edge_arch import context_reaching, edge_arch_curves
 
     c = edge_arch_curves("laptop-x86-ddr5", "q4_k", context=[4096.0, 32768.0])
-    hybrid = c.by_key("lfm2-1.2b")
+    hybrid = c.by_role("hybrid")
     ratio = db(S["llama-3.2-1b-blocks"], 4096.0, 4.5 / 8) / db(S["lfm2-1.2b"], 4096.0, 4.5 / 8)
     assert hybrid.speedup[0] == pytest.approx(ratio)   # a laptop CPU decodes memory-bound at batch 1
-    assert c.by_key("llama-3.2-1b-blocks").speedup == pytest.approx([1.0, 1.0])
+    assert c.by_role("attention").speedup == pytest.approx([1.0, 1.0])
     full = edge_arch_curves()
-    assert full.by_key("lfm2-1.2b").speedup[-1] > full.by_key("lfm2-1.2b").speedup[0]
-    at = context_reaching(full, "lfm2-1.2b", 2.0)
+    assert full.by_role("hybrid").speedup[-1] > full.by_role("hybrid").speedup[0]
+    at = context_reaching(full, 2.0)
     assert at is not None and 32768 < at < 131072
 
 
@@ -81,5 +81,29 @@ def test_more_context_never_helps_attention(n1, n2, fmt):
     c = edge_arch_curves("laptop-x86-ddr5", fmt, context=[lo, hi])
     for curve in c.curves:
         assert curve.time_s[1] >= curve.time_s[0] - 1e-15
-    hybrid = c.by_key("lfm2-1.2b").speedup
+    hybrid = c.by_role("hybrid").speedup
     assert hybrid[1] >= hybrid[0] - 1e-12 and hybrid[0] >= 1.0
+
+
+def test_lfm2_sizes_from_their_configs():
+    """The auto-adjusted FFN width (x 2/3, up to a multiple of 256) gives the 350M's published 4608 and the
+    1.2B's 8192; the 700M's 6912 follows the same rule. Every LFM2 puts attention at blocks 2, 5, 8, 10, 12, 14."""
+    def adjusted(block_ff_dim):
+        return 256 * -(-int(2 * block_ff_dim / 3) // 256)
+
+    assert [adjusted(6656), adjusted(12288), adjusted(10240)] == [4608, 8192, 6912]
+    for key, ffn in (("lfm2-350m", 4608), ("lfm2-1.2b", 8192), ("lfm2-700m", 6912)):
+        s = S[key]
+        assert s.ffn_hidden == ffn
+        assert [i for i, t in enumerate(s.layer_types) if t == "attention"] == [2, 5, 8, 10, 12, 14]
+    sizes = [stack_weights(S[k]) + head_weights(S[k]) for k in ("lfm2-350m", "lfm2-700m", "lfm2-1.2b")]
+    assert sizes == sorted(sizes) and 0.7e9 < sizes[1] < 0.76e9
+
+
+def test_smaller_hybrids_compare_with_attention_at_their_own_widths():
+    from trinity_desktop.model.views.edge_arch import edge_arch_curves
+
+    c = edge_arch_curves(hybrid="lfm2-350m", context=[4096.0])
+    attention = c.by_role("attention")
+    assert "hypothetical" in attention.name and attention.speedup[0] == pytest.approx(1.0)
+    assert c.by_role("hybrid").speedup[0] > 1.0

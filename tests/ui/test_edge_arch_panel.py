@@ -10,7 +10,7 @@ from trinity_desktop.ui.edge_arch_panel import EdgeArchPanel, edge_arch_title
 
 def test_title_from_the_curves():
     c = edge_arch_curves()
-    hybrid = c.by_key("lfm2-1.2b").speedup
+    hybrid = c.by_role("hybrid").speedup
     at4k = float(np.interp(np.log(4096), np.log(c.context), hybrid))
     assert f"{at4k:.2f}x" in edge_arch_title(c)
     assert "not 2.5x" in edge_arch_title(c)
