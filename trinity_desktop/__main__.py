@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 START = time.perf_counter()  # program entry, before Qt and numpy are imported
 
-CLI_COMMANDS = ("calc", "plan", "presets", "validate", "bench")
+CLI_COMMANDS = ("calc", "plan", "presets", "validate", "bench", "claims")
 SCALE_MIN, SCALE_MAX = 1.0, 4.0  # --screenshot --scale: 4x of a 1920x1080 window is already 7680x4320
 
 

@@ -40,7 +40,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from trinity_desktop import cli_validate
+from trinity_desktop import cli_claims, cli_validate
 from trinity_desktop.cli_plan import add_plan_parser, run_plan
 from trinity_desktop.cli_retrieval import add_retrieval_parser, retrieval_report, retrieval_text
 from trinity_desktop.model import Scenario, ValidationError, evaluate
@@ -48,7 +48,7 @@ from trinity_desktop.model.base.dtypes import (
     KV_DTYPES,
     OPTIMIZER_STATE_BYTES,
     TRAIN_PRECISIONS,
-    WEIGHT_DTYPES,
+    WEIGHT_FORMATS,
 )
 from trinity_desktop.model.formulas.batch_law import scenario_batch
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     length.add_argument("--context", type=_positive_int, metavar="N",
                         help="tokens per sequence, prompt + generated (sets prompt-len = N - gen-len; N > gen-len)")
     infer.add_argument("--gen-len", type=_positive_int, default=512, help="generated tokens (default 512)")
-    infer.add_argument("--weight-dtype", choices=WEIGHT_DTYPES, default="bf16")
+    infer.add_argument("--weight-dtype", choices=WEIGHT_FORMATS, default="bf16")
     infer.add_argument("--kv-dtype", choices=KV_DTYPES, default="bf16")
     infer.add_argument("--kv-policy", choices=KV_POLICIES, default="full",
                        help="KV-cache policy: full, window (sliding window), streaming (sinks + window), "
@@ -202,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (train, infer):
         cli_validate.add_calc_options(p)
     cli_validate.add_validate_parser(sub)
+    cli_claims.add_claims_parser(sub)
 
     presets = sub.add_parser("presets", help="list hardware and model presets, edge devices and networks")
     presets.add_argument("--json", action="store_true", help="print machine-readable JSON")
@@ -444,6 +445,8 @@ def run_cli(argv: Sequence[str]) -> int:
             rep, text = presets_report(), _text_presets
         elif args.command == "plan":
             rep, text = run_plan(args, *_model_and_hardware(args))
+        elif args.command == "claims":
+            rep, text = cli_claims.claims_report(args), cli_claims.claims_text
         elif args.command == "validate":
             rep, text = cli_validate.validate_report(args), cli_validate.validate_text
         elif args.calc == "train":

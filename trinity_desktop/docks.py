@@ -134,6 +134,36 @@ def _deck():
     return DeckPanel()
 
 
+def _claims():
+    from trinity_desktop.ui.claims_panel import ClaimsPanel
+
+    return ClaimsPanel()
+
+
+def _quant_quality():
+    from trinity_desktop.ui.quant_quality_panel import QuantQualityPanel
+
+    return QuantQualityPanel()
+
+
+def _edge_arch():
+    from trinity_desktop.ui.edge_arch_panel import EdgeArchPanel
+
+    return EdgeArchPanel()
+
+
+def _edge_matrix():
+    from trinity_desktop.ui.edge_matrix_panel import EdgeMatrixPanel
+
+    return EdgeMatrixPanel()
+
+
+def _routing():
+    from trinity_desktop.ui.routing_panel import RoutingPanel
+
+    return RoutingPanel()
+
+
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
@@ -162,6 +192,17 @@ DOCKS: tuple[DockSpec, ...] = (
              citations=("deepseek-llm", "llama1", "llama2", "llama3-herd", "deepseek-v2", "deepseek-v3")),
     DockSpec("test_time", "Test-time compute", _scale_panel("test_time_panel", "TestTimePanel"), "top-left",
              citations=("deepseek-r1", "snell2024-test-time")),
+    DockSpec("quant_quality", "Quantisation quality", _quant_quality, "top-left",
+             citations=("llamacpp-quantize-readme", "ggml-common", "gptq", "awq", "qlora", "nvfp4", "ocp-mx",
+                        "kurtic2024")),
+    DockSpec("edge_arch", "Edge architectures", _edge_arch, "top-right",
+             citations=("transformers-lfm2-docs", "lfm2-config-350m", "lfm2-config-1.2b", "llama32-model-card",
+                        "roofline")),
+    DockSpec("edge_matrix", "Edge matrix", _edge_matrix, "bottom-left",
+             citations=("ggml-common", "llama32-model-card", "jetson-orin-nano-super", "jedec-ddr5", "roofline")),
+    DockSpec("routing", "Edge-cloud routing", _routing, "bottom-right",
+             citations=("routellm", "hybrid-llm", "neurosurgeon", "huang2012-lte")),
+    DockSpec("claims", "Claims", _claims, "bottom-right", citations=("fan2026-trinity", "ggml-common")),
 )
 
 CENTRE_GROUPS = ("top-left", "top-right", "bottom-left", "bottom-right")

@@ -17,7 +17,7 @@ from trinity_desktop.model.base.dtypes import (
     KV_DTYPES,
     OPTIMIZER_STATE_BYTES,
     TRAIN_PRECISIONS,
-    WEIGHT_DTYPES,
+    WEIGHT_FORMATS,
 )
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.inputs.assumptions import SETS, efficiency_of
@@ -61,7 +61,7 @@ _COMBOS = {
                   "Number format of weights, gradients and GEMMs (mixed precision keeps an fp32 master).", "train"),
     "optimizer": ("Optimizer", [(o, o) for o in OPTIMIZER_STATE_BYTES],
                   "AdamW: 12 B/param of fp32 state (ZeRO's K = 12); SGD momentum; 8-bit Adam.", "train"),
-    "weight_dtype": ("Weight format", [(d, d) for d in WEIGHT_DTYPES], "Format of the weights read each decode step.",
+    "weight_dtype": ("Weight format", [(d, d) for d in WEIGHT_FORMATS], "Format of the weights read each decode step.",
                      "infer"),
     "kv_dtype": ("KV-cache format", [(d, d) for d in KV_DTYPES], "Format of the cached keys and values.", "infer"),
     "kv_policy": ("KV policy", [(p, p) for p in KV_POLICIES],

@@ -52,3 +52,8 @@ def judge(claimed: float, computed: float, rel_tol: float) -> Verdict:
 def judge_range(low: float, high: float, computed: float) -> Verdict:
     """`agrees` when a claimed range [low, high] contains the computed value."""
     return "agrees" if low <= computed <= high else "disagrees"
+
+
+def judge_at_least(threshold: float, computed: float) -> Verdict:
+    """`agrees` when a directional claim's measure reaches its threshold (computed >= threshold)."""
+    return "agrees" if computed >= threshold else "disagrees"

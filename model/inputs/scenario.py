@@ -14,7 +14,7 @@ from trinity_desktop.model.base.dtypes import (
     KV_DTYPES,
     OPTIMIZER_STATE_BYTES,
     TRAIN_PRECISIONS,
-    WEIGHT_DTYPES,
+    WEIGHT_FORMATS,
     check_choice,
 )
 from trinity_desktop.model.base.errors import ValidationError
@@ -111,7 +111,7 @@ class Scenario:
         check_choice("recompute", self.recompute, RECOMPUTE)
         check_choice("precision", self.precision, TRAIN_PRECISIONS)
         check_choice("optimizer", self.optimizer, tuple(OPTIMIZER_STATE_BYTES))
-        check_choice("weight_dtype", self.weight_dtype, WEIGHT_DTYPES)
+        check_choice("weight_dtype", self.weight_dtype, WEIGHT_FORMATS)
         check_choice("kv_dtype", self.kv_dtype, KV_DTYPES)
         check_choice("kv_policy", self.kv_policy, KV_POLICIES)
         check_choice("offload", self.offload, OFFLOAD_MODES)

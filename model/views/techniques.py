@@ -43,7 +43,7 @@ LINK_NAMES = ("hbm", "scale-up", "scale-out", "host")
 
 
 _KNOWN_KEYS = {"key", "name", "spent", "saved", "citation", "relevance", "relevance_basis", "kinds", "set",
-               "scale", "model_set", "requires", "requires_min", "modelled", "reason", "note"}
+               "scale", "model_set", "model_scale", "requires", "requires_min", "modelled", "reason", "note"}
 _SCENARIO_FIELDS = {f.name for f in dataclasses.fields(Scenario)} - {"hardware", "model", "efficiency",
                                                                       "techniques"}
 _SCENARIO_PROPERTIES = {"dp", "micro_batches"}
@@ -70,6 +70,7 @@ class Technique:
     set: Mapping[str, object] = field(default_factory=dict)
     scale: Mapping[str, float] = field(default_factory=dict)
     model_set: Mapping[str, object] = field(default_factory=dict)
+    model_scale: Mapping[str, float] = field(default_factory=dict)   # Architecture integer fields x factor
     requires: Mapping[str, object] = field(default_factory=dict)
     requires_min: Mapping[str, float] = field(default_factory=dict)
     modelled: bool = True
@@ -77,7 +78,7 @@ class Technique:
     note: str = ""
 
     def __post_init__(self):
-        for name in ("set", "scale", "model_set", "requires", "requires_min"):
+        for name in ("set", "scale", "model_set", "model_scale", "requires", "requires_min"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
         object.__setattr__(self, "kinds", tuple(self.kinds))
 
@@ -111,17 +112,21 @@ def _technique_from_dict(entry: Mapping, where: str) -> Technique:
                                                               else set())
         if bad:
             raise ValidationError(f"{where}.{table}", sorted(bad), "Scenario field names")
-    for name, factor in entry.get("scale", {}).items():
-        if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
-            raise ValidationError(f"{where}.scale.{name}", factor, "a positive factor")
+    for table in ("scale", "model_scale"):
+        for name, factor in entry.get(table, {}).items():
+            if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
+                raise ValidationError(f"{where}.{table}.{name}", factor, "a positive factor")
     modelled = bool(entry.get("modelled", True))
-    if modelled and not (entry.get("set") or entry.get("scale") or entry.get("model_set")):
-        raise ValidationError(f"{where}.set", None, "a transform (set, scale or model_set) when modelled")
+    if modelled and not (entry.get("set") or entry.get("scale") or entry.get("model_set")
+                         or entry.get("model_scale")):
+        raise ValidationError(f"{where}.set", None, "a transform (set, scale, model_set or model_scale) when "
+                              "modelled")
     if not modelled and not entry.get("reason"):
         raise ValidationError(f"{where}.reason", None, "a reason when modelled = false")
     return Technique(key=key, name=str(entry["name"]), spent=spent, saved=saved, citation=str(entry["citation"]),
                      relevance=float(rel), relevance_basis=str(entry["relevance_basis"]), kinds=tuple(kinds),
                      set=entry.get("set", {}), scale=entry.get("scale", {}), model_set=entry.get("model_set", {}),
+                     model_scale=entry.get("model_scale", {}),
                      requires=entry.get("requires", {}), requires_min=entry.get("requires_min", {}),
                      modelled=modelled, reason=str(entry.get("reason", "")), note=str(entry.get("note", "")))
 
@@ -172,10 +177,16 @@ def _changes(t: Technique, sc: Scenario) -> dict:
         if abs(value - round(value)) > 1e-9 or round(value) < 1:
             raise ValidationError(target, value, f"a whole number (scaling {getattr(sc, target)} by {factor})")
         changes[target] = int(round(value))
-    if t.model_set:
+    if t.model_set or t.model_scale:
         m = sc.model
-        suffix = ", ".join(f"{k} = {v}" for k, v in t.model_set.items())
         model_changes = dict(t.model_set)
+        for name, factor in t.model_scale.items():
+            value = getattr(m, name) * factor
+            if abs(value - round(value)) > 1e-9 or round(value) < 1:
+                raise ValidationError(f"model.{name}", value, f"a whole number (scaling {getattr(m, name)} by "
+                                      f"{factor})")
+            model_changes[name] = int(round(value))
+        suffix = ", ".join(f"{k} = {v}" for k, v in model_changes.items())
         if model_changes.get("attention") == "mla":
             model_changes = _mla_fields(m, model_changes)
         changes["model"] = dataclasses.replace(m, **model_changes, name=f"{m.name} ({suffix})")

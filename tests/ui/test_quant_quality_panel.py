@@ -1,0 +1,36 @@
+"""Quantisation-quality panel: its titles state the computed findings, the cliff is the one highlighted step, a bar
+click sets the weight format, and the charts stack on a narrow dock."""
+
+import pytest
+
+from trinity_desktop.model.views.quant_quality import quality_curve
+from trinity_desktop.ui.quant_quality_panel import QuantQualityPanel, quality_title, storage_title
+
+
+def test_titles_state_the_findings():
+    assert "41.7%" in storage_title() and "2.625" in storage_title()
+    c = quality_curve()
+    title = quality_title(c)
+    assert c.points[c.cliff].format in title and f"{c.delta_pct[-1]:.1f}%" in title
+
+
+def test_stacks_when_narrow_and_sets_format(shown_panel, qtbot):
+    panel = shown_panel(QuantQualityPanel, size=(683, 700))
+    assert panel.plots.direction().name == "TopToBottom"
+    wide = shown_panel(QuantQualityPanel, size=(1800, 950))
+    assert wide.plots.direction().name == "LeftToRight"
+    assert wide.cliff_line.xData[0] == pytest.approx(quality_curve().bits[quality_curve().cliff - 1])
+    with qtbot.waitSignal(panel.editRequested) as blocker:
+        panel.editRequested.emit({"weight_dtype": "q2_k"})
+    assert blocker.args[0] == {"weight_dtype": "q2_k"}
+    assert "q2_k" in panel.bits_hover(0, 5.0).lower() or "Q2_K" in panel.bits_hover(0, 5.0)
+
+
+def test_labels_inside_the_plot(shown_panel, qtbot):
+    panel = shown_panel(QuantQualityPanel, size=(960, 1000))
+    qtbot.wait(50)
+    shown = [i for i in panel.qlabels.items[: len(panel.qlabels.points)] if i.isVisible()]
+    assert len(shown) >= 4
+    vb = panel.qplot.getViewBox().sceneBoundingRect()
+    for item in shown:
+        assert vb.contains(item.sceneBoundingRect())

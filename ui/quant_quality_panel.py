@@ -1,0 +1,193 @@
+"""Quantisation quality: published perplexity against storage per format, the cliff where quality falls faster
+than storage shrinks (model/views/quant_quality.py), and beside it the bits per weight each stored format
+really takes, scales and zero points included (model/base/dtypes.py WEIGHT_FORMAT, ggml-common.h et al.).
+A click on a format bar sets the scenario's weight format (`editRequested`). Narrow docks stack the charts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtWidgets
+
+from trinity_desktop.model.base.dtypes import WEIGHT_FORMATS_STORED
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.quant_quality import quality_curve
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.chart_layout import stack_direction
+from trinity_desktop.ui.point_labels import PointLabels
+
+QUIET = theme.FALLBACK_COLOR
+HOT = theme.RESOURCE_COLORS["compute"]
+STORAGE = theme.RESOURCE_COLORS["memory"]
+SEED_PAIR = ("q4_k", "q2_k")   # the seed's "2-bit saves 43%" read on stored formats
+SHORT_NAMES = {"gptq4_g128": "GPTQ4 g128", "awq4_g128": "AWQ4 g128", "nf4_dq": "NF4 + DQ"}
+
+
+def bits_text(bits: float) -> str:
+    return f"{bits:.4f}".rstrip("0").rstrip(".")
+
+
+def short_name(f) -> str:
+    return SHORT_NAMES.get(f.key, f.name.removeprefix("GGUF "))
+
+
+def quality_title(curve) -> str:
+    """The finding: where quality starts to fall faster than storage shrinks."""
+    k = curve.cliff
+    if k is None:
+        return f"{curve.model}: no step loses quality faster than it saves storage"
+    before, at = curve.points[k - 1], curve.points[k]
+    return (f"{curve.model}: from {before.format} to {at.format} perplexity rises {curve.step_ratio[k - 1]:.1f}x "
+            f"faster than storage shrinks; +{curve.delta_pct[-1]:.1f}% at Q2_K")
+
+
+def storage_title() -> str:
+    bits = {f.key: f.effective_bits for f in WEIGHT_FORMATS_STORED}
+    a, b = SEED_PAIR
+    saved = 1.0 - bits[b] / bits[a]
+    return f"Stored, Q4_K → Q2_K saves {saved:.1%} ({bits[a]:g} → {bits[b]:g} bits), not 50%"
+
+
+class QuantQualityPanel(QtWidgets.QWidget):
+    editRequested = QtCore.Signal(dict)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("QuantQualityPanel")
+        self.setAccessibleName("Quantisation quality: perplexity and stored bits per weight format")
+        self.curve = quality_curve()
+        c = self.curve
+
+        self.quality_widget = pg.PlotWidget(background=theme.THEMES[theme.current_theme()]["plot_bg"])
+        self.quality_widget.setAccessibleName("Perplexity rise against bits per weight chart")
+        self.quality_widget.setAccessibleDescription(
+            "Points: published perplexity rise over fp16 (%) against the file's bits per weight for each llama.cpp "
+            "format of Llama 2 70B; the highlighted step is the cliff.")
+        self.qplot: pg.PlotItem = self.quality_widget.getPlotItem()
+        pw.style_plot(self.qplot, f"Published perplexity ({c.model})", left="ppl rise (%)",
+                      bottom="bits per weight (file size x 16 / fp16 size)")
+        pw.freeze_view(self.qplot)
+        self.qplot.showGrid(x=True, y=True, alpha=0.2)
+        x = np.array(c.bits[1:])   # fp16 (16 bits, 0%) is the reference, stated in the caption
+        y = np.array(c.delta_pct[1:])
+        self.line = pg.PlotDataItem(x, y, pen=pg.mkPen(QUIET, width=2))
+        self.qplot.addItem(self.line)
+        k = c.cliff
+        if k is not None:
+            cx, cy = np.array(c.bits[k - 1:]), np.array(c.delta_pct[k - 1:])
+            self.cliff_line = pg.PlotDataItem(cx, cy, pen=pg.mkPen(HOT, width=4))
+            self.qplot.addItem(self.cliff_line)
+        self.points = pg.ScatterPlotItem(x, y, size=10, brush=pg.mkBrush(STORAGE), pen=pg.mkPen(STORAGE))
+        self.qplot.addItem(self.points)
+        self.qplot.setXRange(float(x.min()) - 0.4, float(x.max()) + 0.8, padding=0)
+        self.qplot.setYRange(-0.6, float(y.max()) * 1.15, padding=0)
+        self.qlabels = PointLabels(self.qplot, len(x))
+        order = sorted(range(len(x)), key=lambda i: -y[i])
+        self.qlabels.set([(float(x[i]), float(y[i]), f"{c.points[i + 1].format} +{y[i]:.2f}%",
+                           k is not None and i + 1 >= k) for i in order], lines=[tuple(zip(x, y, strict=True))])
+        self.qhover = pw.HoverReadout(self.qplot, self.quality_hover)
+        pw.LeaveFilter(self.quality_widget, self.qhover.leave)
+
+        self.bits_widget = pg.PlotWidget(background=theme.THEMES[theme.current_theme()]["plot_bg"])
+        self.bits_widget.setAccessibleName("Effective bits per weight of each stored format chart")
+        self.bits_widget.setAccessibleDescription("Horizontal bars: effective bits per weight as stored; the "
+                                                  "code bits are the bar's inner tick. Click a bar to use it.")
+        self.bplot: pg.PlotItem = self.bits_widget.getPlotItem()
+        pw.style_plot(self.bplot, "Bits per weight as stored", bottom="bits per weight")
+        pw.freeze_view(self.bplot)
+        formats = WEIGHT_FORMATS_STORED
+        ys = np.arange(len(formats), dtype=float)[::-1]
+        eff = np.array([f.effective_bits for f in formats])
+        brushes = [pg.mkBrush(HOT if f.key in SEED_PAIR else STORAGE) for f in formats]
+        self.bars = pg.BarGraphItem(x0=np.zeros_like(eff), y=ys, height=0.7, width=eff, brushes=brushes,
+                                    pen=pg.mkPen(None))
+        self.bplot.addItem(self.bars)
+        code = np.array([f.code_bits for f in formats])
+        self.code_ticks = pg.ScatterPlotItem(code, ys, symbol="|", size=18, pen=pg.mkPen(theme.plot_text_color(),
+                                                                                           width=2))
+        self.bplot.addItem(self.code_ticks)
+        self.bplot.getAxis("left").setTicks([[(float(yy), short_name(f)) for yy, f in zip(ys, formats, strict=True)], []])
+        self.value_labels = []
+        for yy, f in zip(ys, formats, strict=True):
+            label = pw.label_item(bits_text(f.effective_bits), anchor=(0, 0.5), bold=f.key in SEED_PAIR)
+            label.setPos(f.effective_bits + 0.1, yy)
+            self.bplot.addItem(label, ignoreBounds=True)
+            self.value_labels.append(label)
+        self.bplot.setXRange(0, float(eff.max()) * 1.45, padding=0)
+        self.bplot.setYRange(-0.7, len(formats) - 0.3, padding=0)
+        self.bhover = pw.HoverReadout(self.bplot, self.bits_hover)
+        pw.LeaveFilter(self.bits_widget, self.bhover.leave)
+        self.bits_widget.scene().sigMouseClicked.connect(self._clicked)
+        self._ys = ys
+
+        self.caption = QtWidgets.QLabel(
+            f"Points: llama.cpp quantize README ({c.model}). Cliff: a step's share of the perplexity rise exceeds "
+            "its share of the storage saved. Kurtic et al. 2024: FP8 lossless, INT4 weight-only rivals INT8.")
+        self.caption.setToolTip(
+            f"{c.model}: fp16 {c.points[0].size_gib:g} GiB, perplexity {c.points[0].perplexity:g}. The K-quant "
+            "files are llama.cpp's mixes (some tensors kept wider), so their bits per weight exceed the pure "
+            "format's. Kurtic et al. 2024 (Llama 3.1, over 500,000 evaluations): FP8 effectively lossless, tuned "
+            "INT8 1–3% lower accuracy, INT4 weight-only rivals 8-bit.")
+        self.caption.setObjectName("QuantQualityCaption")
+        self.caption.setWordWrap(True)
+        self.caption.setFont(pw.font(11))
+        self.caption.setAccessibleName("Quality chart sources")
+
+        self.title = QtWidgets.QLabel(f"{quality_title(c)}. {storage_title()}.")
+        self.title.setObjectName("QuantQualityTitle")
+        self.title.setWordWrap(True)
+        self.title.setFont(pw.font(14, bold=True))
+        self.title.setAccessibleName("Quantisation quality finding")
+        self.plots = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
+        self.plots.addWidget(self.quality_widget, 3)
+        self.plots.addWidget(self.bits_widget, 2)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.title)
+        layout.addLayout(self.plots, 1)
+        layout.addWidget(self.caption)
+
+    def resizeEvent(self, event):  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        direction = stack_direction(self.width(), self.height())
+        if self.plots.direction() != direction:
+            self.plots.setDirection(direction)
+            stacked = direction == QtWidgets.QBoxLayout.Direction.TopToBottom
+            self.plots.setStretch(0, 2 if stacked else 3)   # stacked: the twelve bars get the taller share
+            self.plots.setStretch(1, 3 if stacked else 2)
+
+    def update_results(self, results: Results) -> None:
+        """The published points do not depend on the scenario; the current weight format's bar is bold."""
+        current = results.scenario.weight_dtype
+        for label, f in zip(self.value_labels, WEIGHT_FORMATS_STORED, strict=True):
+            label.setText(bits_text(f.effective_bits) + ("  ← current" if f.key == current else ""))
+
+    def quality_hover(self, x: float, y: float) -> str:
+        c = self.curve
+        i = int(np.argmin([abs(b - x) + abs(d - y) / 4 for b, d in zip(c.bits[1:], c.delta_pct[1:], strict=True)]))
+        p = c.points[i + 1]
+        return pw.hover_html([(f"{p.format} ({p.model})", True),
+                              (f"{p.size_gib:g} GiB = {c.bits[i + 1]:.2f} bits per weight; perplexity "
+                               f"{p.perplexity:g}, +{c.delta_pct[i + 1]:.2f}% over fp16", False),
+                              ("step ratio " + f"{c.step_ratio[i]:.2f} (quality share / storage share)", False),
+                              (f"source: {p.source}", False)])
+
+    def _format_at(self, y: float) -> int | None:
+        i = int(round(len(WEIGHT_FORMATS_STORED) - 1 - y))
+        return i if 0 <= i < len(WEIGHT_FORMATS_STORED) else None
+
+    def bits_hover(self, _x: float, y: float) -> str:
+        i = self._format_at(y)
+        if i is None:
+            return ""
+        f = WEIGHT_FORMATS_STORED[i]
+        return pw.hover_html([(f.name, True), (f"{f.effective_bits:g} bits per weight = {f.code_bits:g} + "
+                                               f"{f.overhead_bits:g} / {f.block}", False), (f.layout, False),
+                              (f"source: {f.source}; click to use it as the weight format", False)])
+
+    def _clicked(self, event) -> None:
+        point = pw.clicked_view_point(self.bplot, event)
+        if point is not None and (i := self._format_at(point.y())) is not None:
+            self.editRequested.emit({"weight_dtype": WEIGHT_FORMATS_STORED[i].key})
