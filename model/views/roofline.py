@@ -44,13 +44,9 @@ from trinity_desktop.model.formulas.comms import (
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.scenario import Scenario
-from trinity_desktop.model.step.evaluation import _infer_inputs, evaluate_grid
-from trinity_desktop.model.step.inference import (
-    RESERVED_FRACTION,
-    inference_step,
-    kv_bytes_per_token,
-    kv_share_per_gpu,
-)
+from trinity_desktop.model.step.kv_residency import serving_scenario
+from trinity_desktop.model.step.layout import INFERENCE_ACT_BYTES, RESERVED_FRACTION
+from trinity_desktop.model.step.run import infer_step_at, train_step_of
 from trinity_desktop.model.step.training import stage_params
 
 INTENSITY_CAP = 1e6          # FLOP/B used for a point that moves no bytes (clipped, stated)
@@ -280,7 +276,7 @@ def _collective_point(name: str, n: float, stride: float, nbytes: float, elem_by
 
 
 def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
-    arch, hw = sc.model, sc.hardware
+    arch = sc.model
     dtype = sc.precision
     w_b, g_b, master = TRAIN_PRECISION_BYTES[sc.precision]
     e = ACTIVATION_BYTES[sc.precision]
@@ -295,23 +291,24 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
                           f"m = {m * frac:,.0f} tokens, k = {k:,.0f}, n = {n:,.0f}; 3 GEMMs (fwd, dX, dW)"))
     pts += _attention_points(sc, ceils, dtype, N=float(sc.seq_len), q_frac=1.0 / cp, heads=arch.heads / tp,
                              batch=float(sc.micro_batch), act_bytes=e, backward=True, scope=scope)
-    # Optimizer: the bytes training_step streams (local state · (2K + g + w)), recovered from its time.
-    r = evaluate_grid(sc)
-    opt_bytes = float(r["time"]["optimizer"]) * hw.hbm_bw * sc.efficiency.hbm
+    # Optimizer: the bytes training_step streams, local state · (2K + g + w) (its `optimizer_bytes`: on the GPU's
+    # HBM, or under ZeRO-Offload the host's memory), and the local parameters they belong to.
+    r = train_step_of(sc)
+    opt_bytes = float(r.pieces.optimizer_bytes)
     k_bytes = master + OPTIMIZER_STATE_BYTES[sc.optimizer]
     local = opt_bytes / (2.0 * k_bytes + g_b + w_b)
     pts.append(_point("optimizer step", ADAM_FLOPS_PER_PARAM * local, opt_bytes, "hbm", dtype, ceils,
                       "per step, one GPU",
                       f"streams {local:,.0f} local parameters' states; ~{ADAM_FLOPS_PER_PARAM:.0f} FLOPs per "
                       "parameter assumed for AdamW"))
-    host_bytes = float(r["bytes_by_link"]["host"])
+    host_bytes = float(r.bytes_by_link.host)
     if sc.offload != "none" and host_bytes > 0:
         # The work each byte over the host link serves: the CPU's AdamW step for ZeRO-Offload, the GPU's
         # forward and backward for vDNN's activation swaps. Left of the PCIe ridge, the transfer cannot hide.
         if sc.offload in ("optimizer", "nvme"):
             work, what = ADAM_FLOPS_PER_PARAM * local, "ZeRO-Offload: gradients down, updated weights up"
         else:
-            work = float(r["hardware_flops"]) / sc.gpus
+            work = float(r.hardware_flops) / sc.gpus
             what = "vDNN: activations out in the forward, back in the backward"
         pts.append(_point("offload transfer (host link)", work, host_bytes, "host", dtype, ceils,
                           "per step, one GPU", what + "; FLOPs = the work those bytes serve"))
@@ -333,18 +330,12 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     return pts
 
 
-def _inference_tp(sc: Scenario) -> int:
-    """Tensor parallelism of inference: gpus / pp (evaluate's convention); a training scenario's decode
-    sweep uses its training TP (and no pipeline)."""
-    return sc.tp if sc.kind == "train" else sc.inference_tp
-
-
 def _prefill_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     arch = sc.model
     dtype = scenario_dtype(sc)
-    tp = float(_inference_tp(sc))
+    tp = float(sc.inference_tp)
     w_b = BYTES_PER_ELEMENT[sc.weight_dtype]
-    e = 2.0  # evaluate._infer_inputs: 16-bit activations
+    e = INFERENCE_ACT_BYTES
     m = float(sc.batch * sc.prompt_len)
     scope = "per layer, whole prompt batch, one GPU, forward"
     pts = []
@@ -370,9 +361,10 @@ def _decode_points(sc: Scenario, ceils) -> list[OperatingPoint]:
            _point("decode KV-cache reads", t["attn_flops"], t["kv_read"], "hbm", dtype, ceils, scope,
                   f"attention over the average context {float(t['context']):,.0f} tokens "
                   f"({sc.kv_dtype} KV cache)")]
-    if _inference_tp(sc) > 1:
-        msg = sc.batch * sc.model.hidden * 2.0
-        pts.append(_collective_point("TP all-reduce", float(_inference_tp(sc)), 1.0, msg, 2.0, allreduce_bus_factor, sc,
+    tp = serving_scenario(sc).inference_tp
+    if tp > 1:
+        msg = sc.batch * sc.model.hidden * INFERENCE_ACT_BYTES
+        pts.append(_collective_point("TP all-reduce", float(tp), 1.0, msg, INFERENCE_ACT_BYTES, allreduce_bus_factor, sc,
                                      ceils, dtype, "one all-reduce of a layer, one GPU",
                                      "2 per layer per token step"))
     return pts
@@ -465,29 +457,25 @@ def decode_terms(sc: Scenario, batch=None, prompt_len=None, gen_len=None) -> dic
     """Decode-step FLOPs and bytes per GPU, separated into weight GEMMs and KV-cache reads, from
     `inference.inference_step` (so MoE expert touching, GQA/MLA KV sizes and TP sharding are the model's).
     Broadcasts over arrays of batch, prompt_len and gen_len. The attended context is prompt + gen/2."""
-    arch, hw = sc.model, sc.hardware
-    tp = _inference_tp(sc)
-    inputs = _infer_inputs(sc)
+    served = serving_scenario(sc)  # a training scenario's decode: one TP group of its layout, no pipeline
+    tp, pp = served.inference_tp, served.pp
     b = np.asarray(sc.batch if batch is None else batch, dtype=float)
     s = np.asarray(sc.prompt_len if prompt_len is None else prompt_len, dtype=float)
     g = np.asarray(sc.gen_len if gen_len is None else gen_len, dtype=float)
-    pp = 1 if sc.kind == "train" else sc.pp
-    inputs.update(tp=tp, pp=pp, batch=b, prompt_len=s, gen_len=g)
-    r = inference_step(arch, hw, **inputs)
+    r = infer_step_at(served, batch=b, prompt_len=s, gen_len=g)
     ctx = s + g / 2.0
-    kv_tok_gpu = kv_bytes_per_token(arch, inputs["kv_bytes"]) * kv_share_per_gpu(arch, tp) / pp
     # the core's KV reads and attention FLOPs: the tokens its KV policy and the model's sliding window keep
-    kv_read = np.asarray(r["decode_kv_read_bytes"], dtype=float)
-    attn_f = np.asarray(r["decode_attention_flops"], dtype=float) / (tp * pp)
-    total_f = np.asarray(r["decode_flops"], dtype=float) / (tp * pp)
-    weights_read = np.asarray(r["decode_bytes"]["hbm"], dtype=float) - kv_read
-    # Weights streamed when every expert is touched (the large-batch limit; = weights_read for dense models):
-    # inference.inference_step's streamed_gpu.
-    streamed = (arch.params_total() - arch.lookup_params()) * inputs["weight_bytes"] / (tp * pp)
+    kv_read = np.asarray(r.decode_kv_read_bytes, dtype=float)
+    attn_f = np.asarray(r.decode_attention_flops, dtype=float) / (tp * pp)
+    total_f = np.asarray(r.decode_flops, dtype=float) / (tp * pp)
+    weights_read = np.asarray(r.decode_weights_read_bytes, dtype=float)
+    # Weights streamed when every expert is touched (the large-batch limit; = weights_read for dense models).
+    streamed = r.weights_streamed_bytes
+    kv_tok_gpu = r.kv_bytes_per_token_gpu
     return {"batch": b, "context": ctx, "tp": float(tp), "gemm_flops": total_f - attn_f, "attn_flops": attn_f,
             "weights_read": weights_read, "kv_read": kv_read, "kv_tok_gpu": float(kv_tok_gpu),
-            "weights_streamed_all_experts": float(streamed), "weights_gpu": r["memory"]["weights"],
-            "kv_gpu": r["memory"]["kv_cache"], "memory_total": r["memory_total"]}
+            "weights_streamed_all_experts": float(streamed), "weights_gpu": r.memory.weights,
+            "kv_gpu": r.memory.kv_cache, "memory_total": r.memory_total}
 
 
 def decode_sweep(scenario: Scenario, batch=None, context=None) -> dict:

@@ -32,7 +32,7 @@ host-link lanes show one GPU of stage 0, the stage the core's critical path ends
     prefetches); it adds no exposed time and its bytes are not part of the core's per-link totals.
 
 Inference request (lane "GPU (TP group)"): prefill, then the decode steps grouped into at most
-DECODE_GROUPS bars (`decode_groups`, the one computation behind both the bars and `request_s`). A group of
+DECODE_GROUPS bars (`request.decode_plan`, the one computation behind both the bars and `request_s`). A group of
 steps [a, b) lasts the core's decode_s of b - a steps from context prompt + a (`evaluate_grid(prompt_len=
 prompt + a, gen_len=b - a)`): a step's attention is linear in the tokens kept, so the groups add up to the
 core's decode_s, for every KV policy and the model's own sliding window (kv_policy.mean_kept). The bars'
@@ -62,6 +62,7 @@ evicted bytes leave the live memory.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -69,28 +70,25 @@ from types import MappingProxyType
 import numpy as np
 
 from trinity_desktop.model.base.errors import ValidationError
-from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.memory import in_flight_micro_batches
 from trinity_desktop.model.formulas.pipeline_schedule import interleaved_timeline
 from trinity_desktop.model.inputs.scenario import Scenario
-from trinity_desktop.model.inputs.tiers import tier_map
-from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
-from trinity_desktop.model.step.kv_residency import (
-    PLACEMENT_POLICIES,
-    RESIDENCY_TIERS,
-    residency_curve,
-    serving_scenario,
-)
+from trinity_desktop.model.step.evaluation import Results, evaluate
+from trinity_desktop.model.step.kv_residency import PLACEMENT_POLICIES
+from trinity_desktop.model.step.request import DECODE_GROUPS, decode_plan, kv_spills, request_time
+from trinity_desktop.model.step.run import infer_step_at, train_step_of
+from trinity_desktop.model.step.training import TrainPieces
+
+__all__ = ["DECODE_GROUPS", "Stage", "bubble_fraction", "kv_spills", "lane_order", "notes", "one_f_one_b",
+           "refreshed_stage", "request_time", "stages", "stages_json", "training_pieces"]
 
 KINDS = ("compute", "communication", "memory-transfer", "idle", "io")
 BINDINGS = ("compute", "bandwidth", "memory")
 LINKS = ("hbm", "scale-up", "scale-out", "host")
 TIERS = ("hbm", "host")
 EXTRA_TIERS = ("cxl", "ssd")   # live-memory keys present only on the stages of a request whose KV uses them
-OFF_HBM_TIERS = tuple(t for t in RESIDENCY_TIERS if t != "hbm")  # host, cxl, ssd: KV spill order
 TIER_NAMES = {"host": "host DRAM", "cxl": "CXL pool", "ssd": "NVMe SSD"}
 GRAD_BUCKETS = 4       # drawing choice: the core times one overlapped sync; shown as 4 equal buckets
-DECODE_GROUPS = 32     # decode steps are grouped into at most this many bars
 MAX_SIMULATED_MICRO_BATCHES = 96  # beyond this the steady 1F1B middle is drawn as one grouped block per stage
 TOKEN_ID_BYTES = 4.0   # int32 token ids (data load assumption)
 DP_LANE, HOST_LANE, CPU_LANE, GPU_LANE = "DP network", "host link", "host CPU", "GPU (TP group)"
@@ -189,15 +187,6 @@ def notes(scenario: Scenario) -> tuple[str, ...]:
             "The KV cache fits in HBM: no offload or onload between memory tiers.")
 
 
-def kv_spills(scenario: Scenario) -> bool:
-    """True when an inference request's KV cache at its final context (prompt + gen) does not fit in the HBM
-    that weights and the runtime reserve leave (model/step/kv_residency.py, "spill" placement). False for training."""
-    if not isinstance(scenario, Scenario) or scenario.kind == "train":
-        return False
-    rc = residency_curve(scenario, context=scenario.prompt_len + scenario.gen_len, sessions=scenario.batch)
-    return bool(np.any(rc["needed"] - rc["resident"]["hbm"] > 0))
-
-
 def bubble_fraction(items, lane: str = "stage 0") -> float:
     """Idle share of one pipeline lane over the pipeline phase (time 0 to the last backward on any stage).
     1F1B with uniform blocks: (p-1)/(m+p-1) on every stage (Narayanan et al. 2021)."""
@@ -213,27 +202,17 @@ def bubble_fraction(items, lane: str = "stage 0") -> float:
 # training
 
 
-def training_pieces(sc: Scenario) -> dict:
-    """The per-micro-batch and per-step pieces of `training.training_step` for one scenario, as floats: the
-    core's own numbers, so the timeline always adds up to the core's step time."""
-    core = evaluate_grid(sc)["pieces"]
-    out = {k: (str(np.asarray(v)) if np.asarray(v).dtype.kind == "U" else _f(v)) for k, v in core.items()}
-    for k in ("zero", "recompute"):
-        out[k] = int(out[k])
-    for k in ("offload_optimizer", "offload_activations"):
-        out[k] = bool(out[k])
-    missing = set(PIECE_KEYS) - set(out)
-    if missing:  # a core change that drops a piece the timeline draws
-        raise KeyError(f"training_step no longer returns the pieces {sorted(missing)}")
-    return out
-
-
-PIECE_KEYS = ("m", "pp", "v", "dp", "lps", "t_c", "t_bwd", "grad_overlap", "t_recompute", "flops_mb", "bwd_share", "recompute_share",
-              "n_ar", "t_tp", "t_cp", "t_ep", "t_pp", "b_tp", "b_cp", "b_ep", "b_pp", "link_tp", "link_cp", "link_ep",
-              "link_pp", "link_dp", "link_edp", "t_grad", "b_grad_d", "b_grad_e", "t_gather", "gather_d", "gather_e",
-              "t_compress", "compress_bytes", "grads_down", "params_up", "act_swap", "t_down", "t_up", "t_swap",
-              "host_bw", "opt_bytes", "t_opt", "offload_optimizer", "offload_activations", "per_layer_act", "act_mb",
-              "zero", "recompute")
+def training_pieces(sc: Scenario) -> TrainPieces:
+    """The per-micro-batch and per-step pieces of `training.training_step` for one scenario, as plain numbers
+    (links as names, codes as ints, flags as bools): the core's own numbers, so the timeline always adds up
+    to the core's step time."""
+    P = train_step_of(sc).pieces
+    out = {}
+    for f in dataclasses.fields(P):
+        v = np.asarray(getattr(P, f.name))
+        out[f.name] = str(v) if v.dtype.kind == "U" else bool(v) if v.dtype.kind == "b" else _f(v)
+    out["zero"], out["recompute"] = int(out["zero"]), int(out["recompute"])
+    return TrainPieces(**out)
 
 
 def _f(x) -> float:
@@ -299,34 +278,38 @@ def _add(d: dict, link: str, value: float) -> None:
 
 def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     P = training_pieces(sc)
-    p, m_true = int(P["pp"]), int(round(P["m"]))
+    p, m_true = int(P.pp), int(round(P.micro_batches))
     m_sim = min(m_true, max(MAX_SIMULATED_MICRO_BATCHES, 3 * p))
     k_extra = m_true - m_sim
     cut = m_sim // 2  # the grouped steady block goes after B(s, cut) on every stage
 
-    t_c, t_bwd = P["t_c"], P["t_bwd"]
+    t_c, t_bwd = P.compute_mb_s, P.backward_mb_s
     t_fc = t_c - t_bwd
-    t_rc = P["t_recompute"]
-    fwd_comm_frac = {"tp": 2.0 / P["n_ar"], "cp": 0.5, "ep": 0.5, "pp": 0.5}
-    comm_f = sum(P[f"t_{k}"] * v for k, v in fwd_comm_frac.items())
-    comm_b = sum(P[f"t_{k}"] * (1.0 - v) for k, v in fwd_comm_frac.items())
+    t_rc = P.recompute_mb_s
+    # (label, seconds, bytes, link, forward share) of each model-parallel group's traffic per micro-batch:
+    # the TP all-reduces 2 of n_ar in the forward; CP gathers, EP all-to-alls and PP sends half each way
+    groups = (("TP all-reduce", P.tp_mb_s, P.tp_mb_bytes, P.tp_link, 2.0 / P.tp_allreduces_per_layer),
+              ("CP KV gather", P.cp_mb_s, P.cp_mb_bytes, P.cp_link, 0.5),
+              ("EP all-to-all", P.ep_mb_s, P.ep_mb_bytes, P.ep_link, 0.5),
+              ("PP send", P.pp_mb_s, P.pp_mb_bytes, P.pp_link, 0.5))
+    comm_f = sum(t * share for _, t, _, _, share in groups)
+    comm_b = sum(t * (1.0 - share) for _, t, _, _, share in groups)
     t_f, t_b = t_fc + comm_f, comm_b + t_bwd
     period = t_f + t_b
-    active = [k.upper() + {"tp": " all-reduce", "cp": " KV gather", "ep": " all-to-all", "pp": " send"}[k]
-              for k in ("tp", "cp", "ep", "pp") if P[f"t_{k}"] > 0]
+    active = [label for label, t, _, _, _ in groups if t > 0]
     comm_label = " + ".join(active) if active else "communication"
     comm_bytes_f, comm_bytes_b = dict.fromkeys(LINKS, 0.0), dict.fromkeys(LINKS, 0.0)
-    for k, v in fwd_comm_frac.items():
-        _add(comm_bytes_f, P[f"link_{k}"], P[f"b_{k}"] * v)
-        _add(comm_bytes_b, P[f"link_{k}"], P[f"b_{k}"] * (1.0 - v))
+    for _, _, nbytes, link, share in groups:
+        _add(comm_bytes_f, link, nbytes * share)
+        _add(comm_bytes_b, link, nbytes * (1.0 - share))
 
     mem = r.memory
     capacity = r.capacity
-    weights_eff = mem["weights"] * (P["dp"] if P["zero"] == 3 else 1.0)
-    act_mb = P["act_mb"]
-    keep = min(P["lps"], 2.0) / P["lps"] if P["offload_activations"] else 1.0
+    weights_eff = mem["weights"] * (P.dp if P.zero == 3 else 1.0)
+    act_mb = P.act_mb_bytes
+    keep = min(P.layers_per_stage, 2.0) / P.layers_per_stage if P.offload_activations else 1.0
     states_hbm = mem["weights"] + mem["gradients"] + mem["optimizer"]
-    chunks = int(round(P["v"]))  # interleaved 1F1B: model chunks per stage
+    chunks = int(round(P.virtual_stages))  # interleaved 1F1B: model chunks per stage
     in_flight_peak = _f(in_flight_micro_batches(p, m_true, chunks))
     host_static = r.train.get("host_bytes", 0.0) - (act_mb * in_flight_peak * (1 - keep))
 
@@ -336,9 +319,9 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     def bind(kind_binding: str, live_mem: dict) -> str:
         return "memory" if live_mem["hbm"] > capacity else kind_binding
 
-    fl = P["flops_mb"]
+    fl = P.flops_mb
     rec_name = {2: "recompute (full layer forward)", 1: "recompute (selective: attention core)"}.get(
-        P["recompute"], "recompute (FlashAttention backward)")
+        P.recompute, "recompute (FlashAttention backward)")
 
     if chunks > 1:
         tl = interleaved_timeline(p, chunks, m_true, t_f, t_b, MAX_SIMULATED_MICRO_BATCHES)
@@ -354,7 +337,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                     n_live += 1
                     lm = live(n_live / chunks)
                     out.append(Stage(f"forward {tag}", "compute", lane, t0, t0 + t_fc / chunks,
-                                     fl * (1 - P["bwd_share"]) / chunks, {k: x / chunks for k, x in fwd_links.items()},
+                                     fl * (1 - P.backward_flop_share) / chunks, {k: x / chunks for k, x in fwd_links.items()},
                                      lm, bind("compute", lm), j))
                     if comm_f > 0:
                         out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + t_fc / chunks,
@@ -371,9 +354,9 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                                      {k: x / chunks for k, x in comm_bytes_b.items()}, lm, bind("bandwidth", lm), j))
                 if t_rc > 0:
                     out.append(Stage(f"{rec_name} {tag}", "compute", lane, t1, t1 + t_rc / chunks,
-                                     fl * P["recompute_share"] / chunks, _links(), lm, bind("compute", lm), j))
+                                     fl * P.recompute_flop_share / chunks, _links(), lm, bind("compute", lm), j))
                 out.append(Stage(f"backward {tag}", "compute", lane, t1 + t_rc / chunks, op.end_s,
-                                 fl * (P["bwd_share"] - P["recompute_share"]) / chunks,
+                                 fl * (P.backward_flop_share - P.recompute_flop_share) / chunks,
                                  {k: x / chunks for k, x in bwd_links.items()}, lm, bind("compute", lm), j))
                 if s == 0:
                     stage0.append(("bwd", t1, t_bwd / t_c / chunks, j))
@@ -409,7 +392,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
                 lm = live(j + 1 - max(0, j - w))
                 t0 = f_start[s, j]
-                out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P["bwd_share"]),
+                out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P.backward_flop_share),
                                  _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj))
                 if comm_f > 0:
                     out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc,
@@ -423,9 +406,9 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 t1 = t0 + comm_b
                 if t_rc > 0:
                     out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc,
-                                     fl * P["recompute_share"], _links(), lm_b, bind("compute", lm_b), jb))
+                                     fl * P.recompute_flop_share, _links(), lm_b, bind("compute", lm_b), jb))
                 out.append(Stage(f"backward mb {jb}", "compute", lane, t1 + t_rc, t0 + t_b,
-                                 fl * (P["bwd_share"] - P["recompute_share"]),
+                                 fl * (P.backward_flop_share - P.recompute_flop_share),
                                  _links(hbm=2.0 * weights_eff + act_mb), lm_b, bind("compute", lm_b), jb))
                 if k_extra and j == cut:
                     g0 = t0 + t_b
@@ -446,13 +429,13 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
 
     # --- DP network and host link, one GPU of stage 0 ------------------------------------------------
     grad_bytes = dict.fromkeys(LINKS, 0.0)
-    _add(grad_bytes, P["link_dp"], P["b_grad_d"])
-    _add(grad_bytes, P["link_edp"], P["b_grad_e"])
+    _add(grad_bytes, P.dp_link, P.dp_grad_bytes)
+    _add(grad_bytes, P.edp_link, P.edp_grad_bytes)
     gather_bytes = dict.fromkeys(LINKS, 0.0)  # one parameter all-gather
-    _add(gather_bytes, P["link_dp"], P["gather_d"])
-    _add(gather_bytes, P["link_edp"], P["gather_e"])
+    _add(gather_bytes, P.dp_link, P.dp_gather_bytes)
+    _add(gather_bytes, P.edp_link, P.edp_gather_bytes)
     states_only = live(0.0)
-    zero, t_g = P["zero"], P["t_gather"]
+    zero, t_g = P.zero, P.param_gather_s
 
     if zero == 3 and t_g > 0:  # two gathers per micro-batch prefetched behind compute
         hidden = min(2.0 * t_g, t_c)
@@ -467,20 +450,20 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                              g0 + k_extra * period, 0.0, {k: v * k_extra * hidden / t_g for k, v in gather_bytes.items()},
                              live(in_flight_peak), "bandwidth", -1))
 
-    if P["offload_activations"] and P["t_swap"] > 0:  # vDNN: out during forward, back in during backward
-        hidden = min(P["t_swap"], t_c)
+    if P.offload_activations and P.act_swap_s > 0:  # vDNN: out during forward, back in during backward
+        hidden = min(P.act_swap_s, t_c)
         for tag, t0, frac, jj in stage0:
             dur = hidden * frac
             out.append(Stage(f"activations {'out' if tag == 'fwd' else 'in'} (host link) mb {jj}", "memory-transfer",
-                             HOST_LANE, t0, t0 + dur, 0.0, _links(host=P["act_swap"] * dur / P["t_swap"]), live(1.0),
+                             HOST_LANE, t0, t0 + dur, 0.0, _links(host=P.act_swap_bytes * dur / P.act_swap_s), live(1.0),
                              "bandwidth", jj))
         if group0:
             g0, what = group0
             out.append(Stage(f"activation swaps, {what}", "memory-transfer", HOST_LANE, g0, g0 + k_extra * period, 0.0,
-                             _links(host=k_extra * P["act_swap"] * hidden / P["t_swap"]), live(1.0), "bandwidth", -1))
+                             _links(host=k_extra * P.act_swap_bytes * hidden / P.act_swap_s), live(1.0), "bandwidth", -1))
 
-    g_start = pipe_end - P["grad_overlap"]  # after the last backward's ZeRO-3 gather, when there is one
-    t_grad, t_down = P["t_grad"], P["t_down"]
+    g_start = pipe_end - P.grad_overlap_s  # after the last backward's ZeRO-3 gather, when there is one
+    t_grad, t_down = P.grad_sync_s, P.grads_to_host_s
     verb = "all-reduce" if zero == 0 else "reduce-scatter"
     if sc.grad_compression > 1.0:
         verb = f"sparse all-gather (DGC {sc.grad_compression:g}x)"
@@ -493,7 +476,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     t = g_start + t_grad
     if t_down > 0:
         out.append(Stage("gradients to host (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + t_down, 0.0,
-                         _links(host=P["grads_down"]), live(1.0), "bandwidth", -1))
+                         _links(host=P.grads_to_host_bytes), live(1.0), "bandwidth", -1))
     t = max(pipe_end, t + t_down)  # = pipeline + exposed gradient sync (core: max(0, t_grad + t_down - grad_overlap))
 
     if zero == 3 and t_g > 0:
@@ -504,26 +487,26 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                              states_only, "bandwidth", -1))
             t += exposed
     gpu_lanes = [f"stage {s}" for s in range(p)]
-    if P["t_compress"] > 0:
+    if P.compress_s > 0:
         what = "DGC top-k gradient selection" if sc.grad_compression > 1.0 else "gradient quantisation"
         for lane in gpu_lanes:
-            out.append(Stage(what, "memory-transfer", lane, t, t + P["t_compress"], 0.0,
-                             _links(hbm=P["compress_bytes"]), states_only, "bandwidth", -1))
-        t += P["t_compress"]
-    if P["offload_optimizer"]:
-        out.append(Stage("optimizer step on the host CPU (ZeRO-Offload)", "compute", CPU_LANE, t, t + P["t_opt"],
+            out.append(Stage(what, "memory-transfer", lane, t, t + P.compress_s, 0.0,
+                             _links(hbm=P.compress_hbm_bytes), states_only, "bandwidth", -1))
+        t += P.compress_s
+    if P.offload_optimizer:
+        out.append(Stage("optimizer step on the host CPU (ZeRO-Offload)", "compute", CPU_LANE, t, t + P.optimizer_s,
                          0.0, _links(), states_only, "bandwidth", -1))
     else:
         for lane in gpu_lanes:
-            out.append(Stage("optimizer step", "compute", lane, t, t + P["t_opt"], 0.0, _links(hbm=P["opt_bytes"]),
+            out.append(Stage("optimizer step", "compute", lane, t, t + P.optimizer_s, 0.0, _links(hbm=P.optimizer_bytes),
                              states_only, bind("bandwidth", states_only), -1))
-    t += P["t_opt"]
-    if P["t_up"] > 0:
-        out.append(Stage("updated weights to GPU (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + P["t_up"],
-                         0.0, _links(host=P["params_up"]), states_only, "bandwidth", -1))
-        t += P["t_up"]
-    if P.get("t_nvme_exposed", 0.0) > 0:
-        t_nv = P["t_nvme_exposed"]
+    t += P.optimizer_s
+    if P.params_from_host_s > 0:
+        out.append(Stage("updated weights to GPU (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + P.params_from_host_s,
+                         0.0, _links(host=P.params_from_host_bytes), states_only, "bandwidth", -1))
+        t += P.params_from_host_s
+    if P.nvme_exposed_s > 0:
+        t_nv = P.nvme_exposed_s
         out.append(Stage("optimizer states to/from NVMe, exposed (ZeRO-Infinity)", "memory-transfer", HOST_LANE,
                          t, t + t_nv, 0.0, _links(), states_only, "bandwidth", -1))
         t += t_nv
@@ -531,20 +514,20 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
         out.append(Stage(f"ZeRO-{zero} parameter all-gather", "communication", DP_LANE, t, t + t_g, 0.0,
                          gather_bytes, states_only, "bandwidth", -1))
         t += t_g
-    if P["offload_activations"] and P["t_swap"] > 0:
-        exposed = m_true * max(0.0, P["t_swap"] - t_c)
+    if P.offload_activations and P.act_swap_s > 0:
+        exposed = m_true * max(0.0, P.act_swap_s - t_c)
         if exposed > 0:
             out.append(Stage("activation swaps, exposed", "memory-transfer", HOST_LANE, t, t + exposed, 0.0,
-                             _links(host=m_true * P["act_swap"] * exposed / (m_true * P["t_swap"])), states_only,
+                             _links(host=m_true * P.act_swap_bytes * exposed / (m_true * P.act_swap_s)), states_only,
                              "bandwidth", -1))
             t += exposed
     end = t
 
     # data load: prefetched, overlapping the first forward
     load_bytes = m_true * sc.micro_batch * sc.seq_len * TOKEN_ID_BYTES
-    if P["host_bw"] > 0:
+    if P.host_bw > 0:
         out.append(Stage("data load (token ids, prefetched)", "io", HOST_LANE, 0.0,
-                         load_bytes / P["host_bw"], 0.0, _links(host=load_bytes), live(0.0), "bandwidth", -1))
+                         load_bytes / P.host_bw, 0.0, _links(host=load_bytes), live(0.0), "bandwidth", -1))
 
     # idle gaps on the pipeline lanes: the bubble inside the pipeline, waiting on the network after it
     for lane in gpu_lanes:
@@ -576,70 +559,39 @@ def _sum_links(*ds) -> dict:
 # inference
 
 
-def decode_groups(sc: Scenario, kv_placement: str = "spill") -> dict:
-    """The request's timing, the one computation its stages and `request_s` share: prefill_s; the decode steps
-    in at most DECODE_GROUPS groups [lo, hi) with their seconds group_s (the core's decode_s of the group's
-    steps, or, when the KV cache spills, steps x residency's effective step at the group's mean context);
-    kv (`_kv_tiers`, None when the cache fits) and offload [(tier, bytes, seconds)] written after prefill;
-    request_s = prefill_s + Σ offload seconds + Σ group_s."""
-    s, g = sc.prompt_len, sc.gen_len
-    full = evaluate_grid(sc)
-    n = min(g, DECODE_GROUPS)
-    edges = np.round(np.linspace(0.0, g, n + 1)).astype(int)
-    lo, hi = edges[:-1], edges[1:]
-    steps = (hi - lo).astype(float)
-    mid = s + (lo + hi) / 2.0
-    ctx_end = s + hi.astype(float)
-    kv = _kv_tiers(sc, np.concatenate([[float(s)], mid, ctx_end]), kv_placement)
-    if kv is None:  # the core's own sum over each group's steps: the groups add up to its decode_s exactly
-        group_s = np.asarray(evaluate_grid(sc, prompt_len=s + lo.astype(float), gen_len=steps)["decode_s"], dtype=float)
-        offload = []
-    else:  # the cache spills: residency's effective step (with the tier transfers) at each group's mean context
-        group_s = steps * kv["step_time_s"][1:n + 1]
-        offload = [(tier, float(kv["resident"][tier][0]), float(kv["transfer_s"][tier][0])) for tier in kv["used"]]
-    prefill = float(full["prefill_s"])
-    request = prefill + sum(d for _, b, d in offload if b > 0) + float(np.sum(group_s))
-    return {"full": full, "n": n, "lo": lo, "hi": hi, "steps": steps, "mid": mid, "ctx_end": ctx_end, "kv": kv,
-            "group_s": group_s, "offload": offload, "prefill_s": prefill, "request_s": request}
-
-
-def request_time(sc: Scenario, kv_placement: str = "spill") -> float:
-    """Seconds of one inference request: where its last stage ends (`decode_groups`)."""
-    return decode_groups(sc, kv_placement)["request_s"]
-
-
 def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> list[Stage]:
     s, tp = sc.prompt_len, sc.gpus  # all tp x pp devices: the FLOPs below are totals over them
     capacity = r.capacity
-    plan = decode_groups(sc, kv_placement)
-    full, n, lo, hi, steps, kv = plan["full"], plan["n"], plan["lo"], plan["hi"], plan["steps"], plan["kv"]
-    grid = evaluate_grid(sc, prompt_len=np.concatenate([plan["mid"], plan["ctx_end"]]), gen_len=0)
-    flops = np.asarray(grid["decode_flops"], dtype=float)[:n] / tp
-    c_share, b_share = (np.asarray(x, dtype=float)[:n] for x in grid["decode_shares"])
-    link_arr = {k: np.broadcast_to(np.asarray(v, dtype=float), (2 * n,))[:n] for k, v in grid["decode_bytes"].items()}
-    mem_end = np.asarray(grid["memory_total"], dtype=float)[n:]
-    prefill_mem = _f(evaluate_grid(sc, prompt_len=s, gen_len=0)["memory_total"])
+    plan = decode_plan(sc, kv_placement)
+    full, n, lo, hi, steps, kv = plan.step, plan.n, plan.lo, plan.hi, plan.steps, plan.kv
+    grid = infer_step_at(sc, prompt_len=np.concatenate([plan.mid, plan.ctx_end]), gen_len=0)
+    flops = np.asarray(grid.decode_flops, dtype=float)[:n] / tp
+    c_share, b_share = (np.asarray(x, dtype=float)[:n] for x in grid.decode_shares)
+    link_arr = {k: np.broadcast_to(np.asarray(v, dtype=float), (2 * n,))[:n]
+                for k, v in grid.decode_bytes.by_name().items()}
+    mem_end = np.asarray(grid.memory_total, dtype=float)[n:]
+    prefill_mem = _f(infer_step_at(sc, prompt_len=s, gen_len=0).memory_total)
     hbm_limit = capacity * (1.0 + 1e-9) if kv is not None else capacity
 
     def live(i: int, core_mem: float) -> dict:
         """Live memory per tier at residency point i (0 prompt, 1..n group means, n+1..2n group ends)."""
         if kv is None:
             return {"hbm": core_mem, "host": 0.0}
-        out = {"hbm": max(core_mem - kv["off_hbm"][i], 0.0)}
-        out.update({t: float(kv["resident"][t][i]) for t in kv["used"]})
+        out = {"hbm": max(core_mem - kv.off_hbm[i], 0.0)}
+        out.update({t: float(kv.resident[t][i]) for t in kv.used})
         out.setdefault("host", 0.0)
         return out
 
     out: list[Stage] = []
-    prefill = plan["prefill_s"]
-    pc, pb = (_f(x) for x in full["prefill_shares"])
+    prefill = plan.prefill_s
+    pc, pb = (_f(x) for x in full.prefill_shares)
     lm = live(0, prefill_mem)
     binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if pc >= pb else "bandwidth")
     out.append(Stage(f"prefill ({s:,} prompt tokens x {sc.batch})", "compute", GPU_LANE, 0.0, prefill,
-                     _f(full["prefill_flops"]) / tp, {k: _f(v) for k, v in full["prefill_bytes"].items()}, lm,
+                     _f(full.prefill_flops) / tp, {k: _f(v) for k, v in full.prefill_bytes.by_name().items()}, lm,
                      binding, -1))
     t = prefill
-    for tier, nbytes, dur in plan["offload"]:
+    for tier, nbytes, dur in plan.offload:
         if nbytes > 0:
             out.append(Stage(f"KV offload to {TIER_NAMES[tier]} ({nbytes / 1e9:,.1f} GB of the prompt's KV)",
                              "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm, "bandwidth", -1))
@@ -647,10 +599,10 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
     for i in range(n):
         lm = live(n + 1 + i, float(mem_end[i]))
         label = f"decode step {lo[i] + 1}" if steps[i] == 1 else f"decode steps {lo[i] + 1}-{hi[i]}"
-        dur = float(plan["group_s"][i])
+        dur = float(plan.group_s[i])
         if kv is not None:
-            for tier in kv["used"]:
-                nbytes, xfer = float(kv["resident"][tier][1 + i]), float(kv["transfer_s"][tier][1 + i])
+            for tier in kv.used:
+                nbytes, xfer = float(kv.resident[tier][1 + i]), float(kv.transfer_s[tier][1 + i])
                 if nbytes > 0:
                     d = float(steps[i] * xfer)
                     out.append(Stage(f"KV onload from {TIER_NAMES[tier]} ({label.replace('decode ', '')}, "
@@ -665,37 +617,6 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
                          binding, -1))
         t += dur
     return out
-
-
-def _kv_tiers(sc: Scenario, context: np.ndarray, policy: str = "spill") -> dict | None:
-    """Residency of the request's KV cache at the given contexts (one vectorized `residency_curve` call,
-    sessions = batch, `policy` "spill" or "evict"), or None when it fits in HBM at every one of them (then
-    nothing changes). With "evict" no slower tier holds bytes: no transfers, the step reads only what is kept.
-
-    Returns step_time_s (residency's effective decode step), resident {tier: bytes per GPU}, off_hbm (KV
-    bytes not in HBM: placed on a slower tier or beyond every tier), used (off-HBM tiers holding bytes at some
-    context) and transfer_s {tier: T_tier}, T_tier = bytes / (B_tier · η_net) + ceil(bytes / page) · latency_tier
-    (residency's per-step tier transfer; vllm §3 pages, pcie-spec, memory_tiers.toml)."""
-    rc = residency_curve(sc, context=context, sessions=sc.batch, policy=policy)
-    needed = np.asarray(rc["needed"], dtype=float)
-    off_hbm = needed - np.asarray(rc["resident"]["hbm"], dtype=float)
-    if not np.any(off_hbm > 0):
-        return None
-    tiers = tier_map(serving_scenario(sc).hardware)
-    eta = sc.efficiency.network
-    page = float(rc["page_bytes"])
-    resident = {t: np.asarray(rc["resident"][t], dtype=float) for t in OFF_HBM_TIERS}
-    transfer = {}
-    for name in OFF_HBM_TIERS:  # a loop over the three slower tiers, not over configurations
-        b = resident[name]
-        if name in tiers:
-            tier = tiers[name]
-            transfer[name] = b / (tier.bandwidth * eta) + np.ceil(safe_div(b, page)) * tier.latency_s
-        else:
-            transfer[name] = np.zeros_like(b)
-    used = tuple(t for t in OFF_HBM_TIERS if np.any(resident[t] > 0))
-    return {"step_time_s": np.asarray(rc["step_time_s"], dtype=float), "resident": resident,
-            "off_hbm": np.maximum(off_hbm, 0.0), "used": used, "transfer_s": transfer}
 
 
 def refreshed_stage(results, stage: tuple[str, dict] | None) -> tuple[str, dict] | None:

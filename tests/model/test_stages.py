@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import trinity_desktop.model.step.request as request_mod
 import trinity_desktop.model.views.stages as stages_mod
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Scenario, ValidationError, evaluate
@@ -166,9 +167,9 @@ def test_stage_numbers_are_the_cores_pieces(default_stages):
     sc, r, items = default_stages
     p = training_pieces(sc)
     m = r.train["micro_batches"]
-    assert p["t_c"] * m == pytest.approx(r.time["compute"], rel=1e-12)
-    assert p["t_bwd"] == pytest.approx(r.train["backward_time_last_micro_batch"], rel=1e-12)
-    assert p["t_opt"] == pytest.approx(r.time["optimizer"], rel=1e-12)
+    assert p.compute_mb_s * m == pytest.approx(r.time["compute"], rel=1e-12)
+    assert p.backward_mb_s == pytest.approx(r.train["backward_time_last_micro_batch"], rel=1e-12)
+    assert p.optimizer_s == pytest.approx(r.time["optimizer"], rel=1e-12)
     # the FLOPs of one stage-0 GPU over the step: hardware FLOPs / (DP x TP x PP x CP)
     flops = sum(s.flops for s in items if s.lane == "stage 0")
     assert flops == pytest.approx(r.train["hardware_flops"] / sc.gpus, rel=1e-9)
@@ -573,14 +574,14 @@ def test_requests_that_fit_are_unchanged(sc, monkeypatch):
     items = stages(sc)
     assert not any(s.kind == "memory-transfer" for s in items)
     assert all(set(s.live_memory_by_tier) == {"hbm", "host"} and s.live_memory_by_tier["host"] == 0.0 for s in items)
-    monkeypatch.setattr(stages_mod, "_kv_tiers", lambda *a, **k: None)
+    monkeypatch.setattr(request_mod, "kv_tiers", lambda *a, **k: None)
     assert stages(sc) == items
     assert makespan(items) == pytest.approx(evaluate(sc).infer["request_s"], rel=1e-6)
 
 
 def test_switching_the_tier_model_off_gives_the_cores_request(spill_case, monkeypatch):
     sc, r, items = spill_case
-    monkeypatch.setattr(stages_mod, "_kv_tiers", lambda *a, **k: None)
+    monkeypatch.setattr(request_mod, "kv_tiers", lambda *a, **k: None)
     plain = stages(sc, r)
     in_hbm = r.infer["prefill_s"] + sc.gen_len * r.infer["time_per_output_token_s"]  # the core's, cache in HBM
     assert makespan(plain) == pytest.approx(in_hbm, rel=1e-6)
