@@ -26,7 +26,7 @@ from trinity_desktop.model.formulas.pressure import (
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.inference import InferStep, inference_step
 from trinity_desktop.model.step.layout import infer_inputs, infer_valid, train_inputs, train_valid
-from trinity_desktop.model.step.request import kv_spills, request_time
+from trinity_desktop.model.step.request import decode_plan
 from trinity_desktop.model.step.run import infer_step_of, numpy_scalars, train_step_of  # noqa: F401 (numpy_scalars: API)
 from trinity_desktop.model.step.training import TrainStep, training_step
 
@@ -140,8 +140,9 @@ def evaluate(scenario: Scenario) -> Results:
         # One request time: where the request's stages end. When the KV cache leaves HBM (it does not fit, or
         # a share is offloaded) that is residency's timing with the tier transfers (model/step/request.py).
         if mem_total > capacity or sc.kv_offload_fraction > 0:
-            if kv_spills(sc):
-                infer["request_s"] = request_time(sc)
+            plan = decode_plan(sc)
+            if plan.kv is not None:  # the KV leaves HBM at some context of the request (and so at its end)
+                infer["request_s"] = plan.request_s
                 notes.append("KV cache beyond HBM: request_s moves the off-HBM KV over the host link each decode "
                              "step (model/step/kv_residency.py); the time per output token keeps the cache in HBM.")
         train = {}

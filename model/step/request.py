@@ -64,8 +64,23 @@ class DecodePlan:
     request_s: float
 
 
+# The plans of the last few requests: `evaluate` and the request's stages share one.
+_RECENT_PLANS: list[tuple[Scenario, str, DecodePlan]] = []
+RECENT_PLANS = 4
+
+
 def decode_plan(sc: Scenario, kv_placement: str = "spill") -> DecodePlan:
     """The request's timing, the one computation its stages and `request_s` share (module docstring)."""
+    for known, placement, plan in _RECENT_PLANS:
+        if placement == kv_placement and (known is sc or known == sc):
+            return plan
+    plan = _plan(sc, kv_placement)
+    _RECENT_PLANS.insert(0, (sc, kv_placement, plan))
+    del _RECENT_PLANS[RECENT_PLANS:]
+    return plan
+
+
+def _plan(sc: Scenario, kv_placement: str) -> DecodePlan:
     s, g = sc.prompt_len, sc.gen_len
     full = infer_step_of(sc)
     n = min(g, DECODE_GROUPS)

@@ -177,7 +177,7 @@ def notes(scenario: Scenario) -> tuple[str, ...]:
                 "with the layers in Megatron-LM; the block length is the core's).",
                 "The DP network and host-link lanes show one GPU of pipeline stage 0.",
                 f"The gradient sync is drawn as {GRAD_BUCKETS} equal buckets overlapping the last backward.")
-    if kv_spills(scenario):
+    if scenario.kind != "train" and decode_plan(scenario).kv is not None:  # the KV cache spills (kv_spills)
         return ("Decode steps are grouped; each group is timed at its mean context by the KV residency model "
                 "(the cache does not fit in HBM and spills to slower tiers).",
                 "KV onload: every decode step reads the off-HBM KV over the host link (bytes / bandwidth + one "
@@ -564,13 +564,14 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
     capacity = r.capacity
     plan = decode_plan(sc, kv_placement)
     full, n, lo, hi, steps, kv = plan.step, plan.n, plan.lo, plan.hi, plan.steps, plan.kv
-    grid = infer_step_at(sc, prompt_len=np.concatenate([plan.mid, plan.ctx_end]), gen_len=0)
-    flops = np.asarray(grid.decode_flops, dtype=float)[:n] / tp
-    c_share, b_share = (np.asarray(x, dtype=float)[:n] for x in grid.decode_shares)
-    link_arr = {k: np.broadcast_to(np.asarray(v, dtype=float), (2 * n,))[:n]
+    # the core's step at the prompt, each group's mean context and each group's end context, in one call
+    grid = infer_step_at(sc, prompt_len=np.concatenate([[float(s)], plan.mid, plan.ctx_end]), gen_len=0)
+    flops = np.asarray(grid.decode_flops, dtype=float)[1:n + 1] / tp
+    c_share, b_share = (np.asarray(x, dtype=float)[1:n + 1] for x in grid.decode_shares)
+    link_arr = {k: np.broadcast_to(np.asarray(v, dtype=float), (2 * n + 1,))[1:n + 1]
                 for k, v in grid.decode_bytes.by_name().items()}
-    mem_end = np.asarray(grid.memory_total, dtype=float)[n:]
-    prefill_mem = _f(infer_step_at(sc, prompt_len=s, gen_len=0).memory_total)
+    mem_end = np.asarray(grid.memory_total, dtype=float)[n + 1:]
+    prefill_mem = float(np.asarray(grid.memory_total, dtype=float)[0])
     hbm_limit = capacity * (1.0 + 1e-9) if kv is not None else capacity
 
     def live(i: int, core_mem: float) -> dict:

@@ -622,3 +622,25 @@ def test_stages_follow_the_cores_pieces_for_every_technique(change):
         assert any("NVMe" in s.name for s in items)
     if "grad_comm_bytes" in change:
         assert any(s.name == "gradient quantisation" for s in items)
+
+
+def test_one_spilling_request_runs_its_step_once(monkeypatch):
+    """`evaluate` of a request whose KV spills runs the request's inference step once and residency's step at
+    its contexts once; its stages reuse both (the request's plan) and add one step at the groups' contexts."""
+    import trinity_desktop.model.step.run as run_mod
+
+    calls = []
+    real = run_mod.inference_step
+
+    def counted(arch, hw, inputs):
+        calls.append("sweep" if np.ndim(inputs.prompt_len) else "request")
+        return real(arch, hw, inputs)
+
+    monkeypatch.setattr(run_mod, "inference_step", counted)
+    sc = _long_context(gen_len=1000)  # a scenario no other test computed: nothing cached
+    r = evaluate(sc)
+    assert r.infer["request_s"] > r.infer["prefill_s"] + sc.gen_len * r.infer["time_per_output_token_s"]  # spills
+    assert calls == ["request", "sweep"]
+    items = stages(sc, r)
+    assert calls == ["request", "sweep", "sweep"]
+    assert makespan(items) == pytest.approx(r.infer["request_s"], rel=1e-9)
