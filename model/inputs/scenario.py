@@ -18,9 +18,9 @@ from trinity_desktop.model.base.dtypes import (
     check_choice,
 )
 from trinity_desktop.model.base.errors import ValidationError
-from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
+from trinity_desktop.model.inputs.kv_policies import KV_POLICIES
 from trinity_desktop.model.inputs.layout_rules import all_hold, inference_rules, links_ok, training_rules
 
 WORKLOAD_KINDS = ("train", "prefill", "decode")
