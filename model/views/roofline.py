@@ -49,6 +49,11 @@ from trinity_desktop.model.step.layout import INFERENCE_ACT_BYTES, RESERVED_FRAC
 from trinity_desktop.model.step.run import infer_step_at, train_step_of
 from trinity_desktop.model.step.training import stage_params
 
+# What an operating point is (`OperatingPoint.role`): a layer GEMM, the selected attention and the other one drawn
+# for comparison, the optimizer step, the offload transfer, the TP all-reduce, the DP gradient collective, the
+# decode step's weight GEMMs and its KV-cache reads.
+POINT_ROLES = ("gemm", "attention", "attention_comparison", "optimizer", "offload", "tp_allreduce", "dp_grad_sync",
+               "decode_gemms", "decode_kv_reads")
 INTENSITY_CAP = 1e6          # FLOP/B used for a point that moves no bytes (clipped, stated)
 ADAM_FLOPS_PER_PARAM = 10.0  # AdamW per parameter: 2 moment updates (2 mul + 1 add each), bias
                              # corrections, sqrt, divide, weight decay and the update ≈ 10 FLOPs (assumed)
@@ -85,6 +90,7 @@ class OperatingPoint:
     dtype: str = ""
     scope: str = ""               # what the FLOPs and bytes count, e.g. "per layer, per micro-batch, one GPU"
     note: str = ""
+    role: str = ""                # what the kernel is, an id of POINT_ROLES (stages match points by it)
 
     @property
     def intensity(self) -> float:
@@ -186,7 +192,7 @@ def ridge_flop_per_byte(hw: Hardware, dtype: str) -> float:
 
 # ---------------------------------------------------------------------------------------------- points
 def _point(name: str, flops: float, nbytes: float, link: str, dtype: str, ceils: tuple[Ceiling, ...],
-           scope: str, note: str = "") -> OperatingPoint:
+           scope: str, note: str = "", role: str = "gemm") -> OperatingPoint:
     flops, nbytes = max(float(flops), 0.0), max(float(nbytes), 0.0)
     comp = compute_ceiling(ceils, dtype)
     roof = link_ceiling(ceils, link)
@@ -198,7 +204,7 @@ def _point(name: str, flops: float, nbytes: float, link: str, dtype: str, ceils:
                           resource="compute" if compute_bound else "bandwidth", time_s=time,
                           bound_by=comp.name if compute_bound else roof.name,
                           attainable_flops_per_s=flops / time if time > 0 else 0.0, dtype=dtype, scope=scope,
-                          note=note)
+                          note=note, role=role)
 
 
 def _link_of(n: float, stride: float, sc: Scenario) -> str:
@@ -254,9 +260,9 @@ def _attention_points(sc: Scenario, ceils, dtype: str, *, N: float, q_frac: floa
     std = ("attention (standard)", std_flops, float(std_bytes), std_note)
     fa = ("attention (FlashAttention)", fa_flops, float(fa_bytes), fa_note)
     chosen, other = (fa, std) if sc.flash_attention else (std, fa)
-    out = [_point(chosen[0], chosen[1], chosen[2], "hbm", dtype, ceils, scope, chosen[3])]
+    out = [_point(chosen[0], chosen[1], chosen[2], "hbm", dtype, ceils, scope, chosen[3], role="attention")]
     out.append(_point(other[0] + " — comparison", other[1], other[2], "hbm", dtype, ceils, scope,
-                      other[3] + " (not selected in the scenario)"))
+                      other[3] + " (not selected in the scenario)", role="attention_comparison"))
     return out
 
 
@@ -266,13 +272,13 @@ def sram_bytes_for_flash(hw: Hardware) -> float:
 
 
 def _collective_point(name: str, n: float, stride: float, nbytes: float, elem_bytes: float, bus_factor,
-                      sc: Scenario, ceils, dtype: str, scope: str, note: str) -> OperatingPoint:
+                      sc: Scenario, ceils, dtype: str, scope: str, note: str, role: str) -> OperatingPoint:
     elements = nbytes / elem_bytes
     adds = (n - 1.0) / n * elements  # reduce-scatter phase: one add per element received per ring step
     bus = float(bus_factor(n)) * nbytes
     return _point(name, adds, bus, _link_of(n, stride, sc), dtype, ceils, scope,
                   note + f"; bus bytes per nccl-tests ({BUS_FACTOR_SOURCE}); FLOPs = (n−1)/n reduction adds "
-                  "per element; latency not drawn")
+                  "per element; latency not drawn", role=role)
 
 
 def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
@@ -300,7 +306,7 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     pts.append(_point("optimizer step", ADAM_FLOPS_PER_PARAM * local, opt_bytes, "hbm", dtype, ceils,
                       "per step, one GPU",
                       f"streams {local:,.0f} local parameters' states; ~{ADAM_FLOPS_PER_PARAM:.0f} FLOPs per "
-                      "parameter assumed for AdamW"))
+                      "parameter assumed for AdamW", role="optimizer"))
     host_bytes = float(r.bytes_by_link.host)
     if sc.offload != "none" and host_bytes > 0:
         # The work each byte over the host link serves: the CPU's AdamW step for ZeRO-Offload, the GPU's
@@ -311,11 +317,11 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
             work = float(r.hardware_flops) / sc.gpus
             what = "vDNN: activations out in the forward, back in the backward"
         pts.append(_point("offload transfer (host link)", work, host_bytes, "host", dtype, ceils,
-                          "per step, one GPU", what + "; FLOPs = the work those bytes serve"))
+                          "per step, one GPU", what + "; FLOPs = the work those bytes serve", role="offload"))
     if sc.tp > 1:
         pts.append(_collective_point("TP all-reduce", tp, 1.0, m * arch.hidden * e, e, allreduce_bus_factor, sc,
                                      ceils, dtype, "one all-reduce of a layer, per micro-batch, one GPU",
-                                     "Megatron-LM: 4 per layer per micro-batch (6 with full recompute)"))
+                                     "Megatron-LM: 4 per layer per micro-batch (6 with full recompute)", "tp_allreduce"))
     dp = float(sc.dp)
     if dp > 1:
         psi_dense, _ = stage_params(arch, sc.tp, sc.pp, sc.ep)
@@ -326,7 +332,7 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
             name, factor = f"DP gradient reduce-scatter (ZeRO-{sc.zero})", gather_bus_factor
         pts.append(_collective_point(name, dp, tp * cp, grads, g_b, factor, sc, ceils, dtype,
                                      "per step, one GPU", "dense gradients of this rank (expert gradients "
-                                     "reduce over the expert-data-parallel group and are not drawn)"))
+                                     "reduce over the expert-data-parallel group and are not drawn)", "dp_grad_sync"))
     return pts
 
 
@@ -348,7 +354,7 @@ def _prefill_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     if tp > 1:
         pts.append(_collective_point("TP all-reduce", tp, 1.0, m * arch.hidden * e, e, allreduce_bus_factor, sc,
                                      ceils, dtype, "one all-reduce of a layer, one GPU",
-                                     "2 per layer (after attention and after the MLP)"))
+                                     "2 per layer (after attention and after the MLP)", "tp_allreduce"))
     return pts
 
 
@@ -357,16 +363,16 @@ def _decode_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     t = decode_terms(sc)
     scope = "per output token step (all layers), one GPU"
     pts = [_point("decode GEMMs (weights)", t["gemm_flops"], t["weights_read"], "hbm", dtype, ceils, scope,
-                  f"batch {sc.batch}, {sc.weight_dtype} weights streamed once per step"),
+                  f"batch {sc.batch}, {sc.weight_dtype} weights streamed once per step", role="decode_gemms"),
            _point("decode KV-cache reads", t["attn_flops"], t["kv_read"], "hbm", dtype, ceils, scope,
                   f"attention over the average context {float(t['context']):,.0f} tokens "
-                  f"({sc.kv_dtype} KV cache)")]
+                  f"({sc.kv_dtype} KV cache)", role="decode_kv_reads")]
     tp = serving_scenario(sc).inference_tp
     if tp > 1:
         msg = sc.batch * sc.model.hidden * INFERENCE_ACT_BYTES
         pts.append(_collective_point("TP all-reduce", float(tp), 1.0, msg, INFERENCE_ACT_BYTES, allreduce_bus_factor, sc,
                                      ceils, dtype, "one all-reduce of a layer, one GPU",
-                                     "2 per layer per token step"))
+                                     "2 per layer per token step", "tp_allreduce"))
     return pts
 
 
@@ -604,44 +610,55 @@ def stage_duration(numbers: dict) -> float:
     return d if math.isfinite(d) and d > 0 else 0.0
 
 
-def stage_operating_point(name: str, numbers: dict, point_names) -> tuple[str, tuple[str, ...], str]:
-    """Which roofline point a flow stage corresponds to: (primary, related, note).
+DP_STAGE_ROLES = ("dp_grad_sync", "zero3_gather_fwd", "zero3_gather_bwd", "zero3_gather_prefetched",
+                  "zero3_gather_exposed", "param_gather")
+KERNEL_STAGE_ROLES = ("forward", "backward", "steady", "prefill")
+
+
+def stage_operating_point(numbers: dict, point_roles: dict[str, str]) -> tuple[str, tuple[str, ...], str]:
+    """Which roofline point a flow stage corresponds to: (primary, related, note), matched by the stage's
+    `role` (model/views/stages.ROLES) and the points' roles (`point_roles`: point name -> `POINT_ROLES` id).
 
     `primary` is an operating point name, `STAGE_POINT` (the stage drawn as one kernel at intensity
     FLOPs / bytes and attainable FLOPs / stage time, when it has both) or "" (no point: `note` says why);
     `related` are the kernels the stage is made of (circled lightly). Forward, backward, steady 1F1B and
     prefill stages → their own point, related to the layer's GEMMs and the selected attention; recompute →
-    the attention (selective, FlashAttention) or the GEMMs (full); TP collectives → "TP all-reduce";
-    DP gradient sync and ZeRO gathers → the DP gradient point; the optimizer → "optimizer step"; decode
+    the attention (selective, FlashAttention) or the GEMMs (full); TP collectives → the TP all-reduce;
+    DP gradient sync and ZeRO gathers → the DP gradient point; the optimizer → the optimizer step; decode
     steps → their own point, related to the decode GEMM and KV-read points."""
-    names = list(point_names)
-    n = name.lower()
+    role = str(numbers.get("role", ""))
     kind = str(numbers.get("kind", ""))
     flops = float(numbers.get("flops", 0.0) or 0.0)
     nbytes, _ = stage_bytes(numbers)
     own = math.isfinite(flops) and flops > 0 and nbytes > 0 and stage_duration(numbers) > 0
-    gemms = [p for p in names if "GEMM" in p and not p.startswith("decode")]
-    attention = [p for p in names if p.startswith("attention (") and not p.endswith("— comparison")]
-    dp = [p for p in names if p.startswith("DP gradient")]
-    if kind == "idle":
+
+    def named(*roles: str) -> list[str]:
+        return [name for name, r in point_roles.items() if r in roles]
+
+    gemms, attention, dp = named("gemm"), named("attention"), named("dp_grad_sync")
+    if role in ("bubble", "waiting"):
         return "", (), "idle: no kernel runs, no point"
-    if n.startswith("optimizer step"):
-        if "host cpu" in n:
-            return "", (), "runs on the host CPU: no GPU point"
-        return ("optimizer step", (), "") if "optimizer step" in names else ("", (), "no optimizer point")
-    if "dp gradient" in n or "sparse all-gather" in n or ("zero" in n and "gather" in n):
+    if role == "optimizer_host":
+        return "", (), "runs on the host CPU: no GPU point"
+    if role == "optimizer":
+        opt = named("optimizer")
+        return (opt[0], (), "") if opt else ("", (), "no optimizer point")
+    if role in DP_STAGE_ROLES:
         return (dp[0], (), "") if dp else ("", (), "no DP gradient point (data parallelism 1)")
     if kind == "communication":
-        if "tp all-reduce" in n and "TP all-reduce" in names:
-            return "TP all-reduce", (), ""
+        tp = named("tp_allreduce")
+        if role in ("forward_tp_comm", "backward_tp_comm") and tp:
+            return tp[0], (), ""
         return "", (), "PP send / CP / EP traffic: no point"
     if kind != "compute":
         return "", (), f"{kind or 'transfer'}: no point (host or HBM traffic only)"
-    if n.startswith("decode step"):
-        related = [p for p in ("decode GEMMs (weights)", "decode KV-cache reads") if p in names]
-    elif n.startswith("recompute"):
-        related = attention if ("selective" in n or "flashattention" in n) else gemms + attention
-    elif n.startswith(("forward", "backward", "steady", "prefill")):
+    if role == "decode":
+        related = named("decode_gemms", "decode_kv_reads")
+    elif role == "recompute_attention":
+        related = attention
+    elif role == "recompute_layer":
+        related = gemms + attention
+    elif role in KERNEL_STAGE_ROLES:
         related = gemms + attention
     else:
         return "", (), "no operating point on the roofline"

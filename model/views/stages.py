@@ -84,6 +84,19 @@ __all__ = ["DECODE_GROUPS", "Stage", "bubble_fraction", "kv_spills", "lane_order
 
 KINDS = ("compute", "communication", "memory-transfer", "idle", "io")
 BINDINGS = ("compute", "bandwidth", "memory")
+# What a stage does (`Stage.role`), the id views and panels match on (never the stage's name): training's
+# forward, backward and recompute compute (of the attention core, or of the whole layer), their TP/CP/EP/PP
+# collectives (the "_tp_" roles when they include TP all-reduces), the grouped steady 1F1B block, the ZeRO-3
+# prefetched and exposed parameter all-gathers, vDNN activation swaps, the DP gradient sync, DGC/quantisation,
+# ZeRO-Offload's transfers and host optimizer, ZeRO-Infinity's exposed NVMe traffic, the ZeRO-1/2 parameter
+# all-gather, the data load, the pipeline bubble and the wait after it; inference's prefill, decode steps and KV
+# offload/onload between memory tiers.
+ROLES = ("forward", "forward_comm", "backward_comm", "forward_tp_comm", "backward_tp_comm", "recompute_attention",
+         "recompute_layer", "backward", "steady", "zero3_gather_fwd",
+         "zero3_gather_bwd", "zero3_gather_prefetched", "activation_swap_out", "activation_swap_in", "activation_swap",
+         "dp_grad_sync", "grads_to_host", "zero3_gather_exposed", "grad_compress", "optimizer",
+         "optimizer_host", "params_from_host", "nvme_exposed", "param_gather", "activation_swap_exposed",
+         "data_load", "bubble", "waiting", "prefill", "kv_offload", "kv_onload", "decode")
 LINKS = ("hbm", "scale-up", "scale-out", "host")
 TIERS = ("hbm", "host")
 EXTRA_TIERS = ("cxl", "ssd")   # live-memory keys present only on the stages of a request whose KV uses them
@@ -110,8 +123,11 @@ class Stage:
     live_memory_by_tier: Mapping[str, float] = field(default_factory=dict)
     binding: str = "compute"
     micro_batch: int = -1
+    role: str = "forward"  # what the stage does, an id of ROLES (display text: the UI's ui/stage_labels.py)
 
     def __post_init__(self):
+        if self.role not in ROLES:
+            raise ValidationError("stage.role", self.role, "one of " + ", ".join(ROLES))
         if self.kind not in KINDS:
             raise ValidationError("stage.kind", self.kind, "one of " + ", ".join(KINDS))
         if self.binding not in BINDINGS:
@@ -133,7 +149,7 @@ class Stage:
         return {"name": self.name, "kind": self.kind, "lane": self.lane, "start_s": self.start_s,
                 "end_s": self.end_s, "duration_s": self.duration_s, "flops": self.flops,
                 "bytes_by_link": dict(self.bytes_by_link), "live_memory_by_tier": dict(self.live_memory_by_tier),
-                "binding": self.binding, "micro_batch": self.micro_batch}
+                "binding": self.binding, "micro_batch": self.micro_batch, "role": self.role}
 
 
 def stages(scenario: Scenario, results: Results | None = None, kv_placement: str = "spill") -> tuple[Stage, ...]:
@@ -190,7 +206,7 @@ def notes(scenario: Scenario) -> tuple[str, ...]:
 def bubble_fraction(items, lane: str = "stage 0") -> float:
     """Idle share of one pipeline lane over the pipeline phase (time 0 to the last backward on any stage).
     1F1B with uniform blocks: (p-1)/(m+p-1) on every stage (Narayanan et al. 2021)."""
-    ends = [st.end_s for st in items if st.name.startswith(("backward", "steady"))]
+    ends = [st.end_s for st in items if st.role in ("backward", "steady")]
     if not ends:
         return 0.0
     end = max(ends)
@@ -298,6 +314,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     period = t_f + t_b
     active = [label for label, t, _, _, _ in groups if t > 0]
     comm_label = " + ".join(active) if active else "communication"
+    comm_roles = ("forward_tp_comm", "backward_tp_comm") if P.tp_mb_s > 0 else ("forward_comm", "backward_comm")
     comm_bytes_f, comm_bytes_b = dict.fromkeys(LINKS, 0.0), dict.fromkeys(LINKS, 0.0)
     for _, _, nbytes, link, share in groups:
         _add(comm_bytes_f, link, nbytes * share)
@@ -320,6 +337,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
         return "memory" if live_mem["hbm"] > capacity else kind_binding
 
     fl = P.flops_mb
+    rec_role = "recompute_layer" if P.recompute == 2 else "recompute_attention"
     rec_name = {2: "recompute (full layer forward)", 1: "recompute (selective: attention core)"}.get(
         P.recompute, "recompute (FlashAttention backward)")
 
@@ -338,11 +356,11 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                     lm = live(n_live / chunks)
                     out.append(Stage(f"forward {tag}", "compute", lane, t0, t0 + t_fc / chunks,
                                      fl * (1 - P.backward_flop_share) / chunks, {k: x / chunks for k, x in fwd_links.items()},
-                                     lm, bind("compute", lm), j))
+                                     lm, bind("compute", lm), j, role="forward"))
                     if comm_f > 0:
                         out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + t_fc / chunks,
                                          op.end_s, 0.0, {k: x / chunks for k, x in comm_bytes_f.items()}, lm,
-                                         bind("bandwidth", lm), j))
+                                         bind("bandwidth", lm), j, role=comm_roles[0]))
                     if s == 0:
                         stage0.append(("fwd", t0, t_fc / t_c / chunks, j))
                     continue
@@ -351,13 +369,13 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 t1 = t0 + comm_b / chunks
                 if comm_b > 0:
                     out.append(Stage(f"comm {comm_label} (bwd) {tag}", "communication", lane, t0, t1, 0.0,
-                                     {k: x / chunks for k, x in comm_bytes_b.items()}, lm, bind("bandwidth", lm), j))
+                                     {k: x / chunks for k, x in comm_bytes_b.items()}, lm, bind("bandwidth", lm), j, role=comm_roles[1]))
                 if t_rc > 0:
                     out.append(Stage(f"{rec_name} {tag}", "compute", lane, t1, t1 + t_rc / chunks,
-                                     fl * P.recompute_flop_share / chunks, _links(), lm, bind("compute", lm), j))
+                                     fl * P.recompute_flop_share / chunks, _links(), lm, bind("compute", lm), j, role=rec_role))
                 out.append(Stage(f"backward {tag}", "compute", lane, t1 + t_rc / chunks, op.end_s,
                                  fl * (P.backward_flop_share - P.recompute_flop_share) / chunks,
-                                 {k: x / chunks for k, x in bwd_links.items()}, lm, bind("compute", lm), j))
+                                 {k: x / chunks for k, x in bwd_links.items()}, lm, bind("compute", lm), j, role="backward"))
                 if s == 0:
                     stage0.append(("bwd", t1, t_bwd / t_c / chunks, j))
             if tl.groups:
@@ -366,7 +384,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 out.append(Stage(f"steady interleaved 1F1B x{k_extra} micro-batches (grouped)", "compute", lane, g0,
                                  g1, k_extra * fl, {lk: k_extra * x for lk, x in _sum_links(
                                      fwd_links, bwd_links, comm_bytes_f, comm_bytes_b).items()},
-                                 lm_g, bind("compute", lm_g), -1))
+                                 lm_g, bind("compute", lm_g), -1, role="steady"))
         group0 = (tl.groups[0][0], f"{k_extra} micro-batches") if tl.groups else None
     else:
         f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
@@ -393,23 +411,23 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 lm = live(j + 1 - max(0, j - w))
                 t0 = f_start[s, j]
                 out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P.backward_flop_share),
-                                 _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj))
+                                 _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj, role="forward"))
                 if comm_f > 0:
                     out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc,
-                                     t0 + t_f, 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj))
+                                     t0 + t_f, 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj, role=comm_roles[0]))
                 # live at B(j): forwards done = min(m, j + 1 + w) (1F1B order), backwards done = j
                 lm_b = live(min(m_sim, j + 1 + w) - j)
                 t0 = b_start[s, j]
                 if comm_b > 0:
                     out.append(Stage(f"comm {comm_label} (bwd) mb {jb}", "communication", lane, t0, t0 + comm_b,
-                                     0.0, comm_bytes_b, lm_b, bind("bandwidth", lm_b), jb))
+                                     0.0, comm_bytes_b, lm_b, bind("bandwidth", lm_b), jb, role=comm_roles[1]))
                 t1 = t0 + comm_b
                 if t_rc > 0:
                     out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc,
-                                     fl * P.recompute_flop_share, _links(), lm_b, bind("compute", lm_b), jb))
+                                     fl * P.recompute_flop_share, _links(), lm_b, bind("compute", lm_b), jb, role=rec_role))
                 out.append(Stage(f"backward mb {jb}", "compute", lane, t1 + t_rc, t0 + t_b,
                                  fl * (P.backward_flop_share - P.recompute_flop_share),
-                                 _links(hbm=2.0 * weights_eff + act_mb), lm_b, bind("compute", lm_b), jb))
+                                 _links(hbm=2.0 * weights_eff + act_mb), lm_b, bind("compute", lm_b), jb, role="backward"))
                 if k_extra and j == cut:
                     g0 = t0 + t_b
                     lm_g = live(min(p - s, m_true))
@@ -418,7 +436,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
                                      lane, g0, g0 + k_extra * period, k_extra * fl,
                                      {lk: k_extra * v for lk, v in _sum_links(
                                          _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f,
-                                         comm_bytes_b).items()}, lm_g, bind("compute", lm_g), -1))
+                                         comm_bytes_b).items()}, lm_g, bind("compute", lm_g), -1, role="steady"))
 
         # stage 0's forward and backward compute, where the DP and host-link lanes hide their transfers:
         # (tag, start, share of t_c, micro-batch); group0 = (start, label) of the grouped steady block
@@ -443,12 +461,12 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
             dur = hidden * frac
             out.append(Stage(f"ZeRO-3 all-gather ({tag}, prefetched) mb {jj}", "communication", DP_LANE, t0,
                              t0 + dur, 0.0, {k: v * 2.0 * dur / (2.0 * t_g) for k, v in gather_bytes.items()},
-                             live(in_flight_peak), "bandwidth", jj))
+                             live(in_flight_peak), "bandwidth", jj, role=f"zero3_gather_{tag}"))
         if group0:
             g0, what = group0
             out.append(Stage(f"ZeRO-3 all-gathers (prefetched), {what}", "communication", DP_LANE, g0,
                              g0 + k_extra * period, 0.0, {k: v * k_extra * hidden / t_g for k, v in gather_bytes.items()},
-                             live(in_flight_peak), "bandwidth", -1))
+                             live(in_flight_peak), "bandwidth", -1, role="zero3_gather_prefetched"))
 
     if P.offload_activations and P.act_swap_s > 0:  # vDNN: out during forward, back in during backward
         hidden = min(P.act_swap_s, t_c)
@@ -456,11 +474,11 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
             dur = hidden * frac
             out.append(Stage(f"activations {'out' if tag == 'fwd' else 'in'} (host link) mb {jj}", "memory-transfer",
                              HOST_LANE, t0, t0 + dur, 0.0, _links(host=P.act_swap_bytes * dur / P.act_swap_s), live(1.0),
-                             "bandwidth", jj))
+                             "bandwidth", jj, role="activation_swap_out" if tag == "fwd" else "activation_swap_in"))
         if group0:
             g0, what = group0
             out.append(Stage(f"activation swaps, {what}", "memory-transfer", HOST_LANE, g0, g0 + k_extra * period, 0.0,
-                             _links(host=k_extra * P.act_swap_bytes * hidden / P.act_swap_s), live(1.0), "bandwidth", -1))
+                             _links(host=k_extra * P.act_swap_bytes * hidden / P.act_swap_s), live(1.0), "bandwidth", -1, role="activation_swap"))
 
     g_start = pipe_end - P.grad_overlap_s  # after the last backward's ZeRO-3 gather, when there is one
     t_grad, t_down = P.grad_sync_s, P.grads_to_host_s
@@ -472,11 +490,11 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
             a0 = g_start + i * t_grad / GRAD_BUCKETS
             out.append(Stage(f"DP gradient {verb} bucket {i + 1}/{GRAD_BUCKETS}", "communication", DP_LANE, a0,
                              a0 + t_grad / GRAD_BUCKETS, 0.0, {k: v / GRAD_BUCKETS for k, v in grad_bytes.items()},
-                             live(1.0), "bandwidth", -1))
+                             live(1.0), "bandwidth", -1, role="dp_grad_sync"))
     t = g_start + t_grad
     if t_down > 0:
         out.append(Stage("gradients to host (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + t_down, 0.0,
-                         _links(host=P.grads_to_host_bytes), live(1.0), "bandwidth", -1))
+                         _links(host=P.grads_to_host_bytes), live(1.0), "bandwidth", -1, role="grads_to_host"))
     t = max(pipe_end, t + t_down)  # = pipeline + exposed gradient sync (core: max(0, t_grad + t_down - grad_overlap))
 
     if zero == 3 and t_g > 0:
@@ -484,42 +502,42 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
         if exposed > 0:
             out.append(Stage("ZeRO-3 all-gathers, exposed (did not fit behind compute)", "communication", DP_LANE,
                              t, t + exposed, 0.0, {k: v * exposed / t_g for k, v in gather_bytes.items()},
-                             states_only, "bandwidth", -1))
+                             states_only, "bandwidth", -1, role="zero3_gather_exposed"))
             t += exposed
     gpu_lanes = [f"stage {s}" for s in range(p)]
     if P.compress_s > 0:
         what = "DGC top-k gradient selection" if sc.grad_compression > 1.0 else "gradient quantisation"
         for lane in gpu_lanes:
             out.append(Stage(what, "memory-transfer", lane, t, t + P.compress_s, 0.0,
-                             _links(hbm=P.compress_hbm_bytes), states_only, "bandwidth", -1))
+                             _links(hbm=P.compress_hbm_bytes), states_only, "bandwidth", -1, role="grad_compress"))
         t += P.compress_s
     if P.offload_optimizer:
         out.append(Stage("optimizer step on the host CPU (ZeRO-Offload)", "compute", CPU_LANE, t, t + P.optimizer_s,
-                         0.0, _links(), states_only, "bandwidth", -1))
+                         0.0, _links(), states_only, "bandwidth", -1, role="optimizer_host"))
     else:
         for lane in gpu_lanes:
             out.append(Stage("optimizer step", "compute", lane, t, t + P.optimizer_s, 0.0, _links(hbm=P.optimizer_bytes),
-                             states_only, bind("bandwidth", states_only), -1))
+                             states_only, bind("bandwidth", states_only), -1, role="optimizer"))
     t += P.optimizer_s
     if P.params_from_host_s > 0:
         out.append(Stage("updated weights to GPU (ZeRO-Offload)", "memory-transfer", HOST_LANE, t, t + P.params_from_host_s,
-                         0.0, _links(host=P.params_from_host_bytes), states_only, "bandwidth", -1))
+                         0.0, _links(host=P.params_from_host_bytes), states_only, "bandwidth", -1, role="params_from_host"))
         t += P.params_from_host_s
     if P.nvme_exposed_s > 0:
         t_nv = P.nvme_exposed_s
         out.append(Stage("optimizer states to/from NVMe, exposed (ZeRO-Infinity)", "memory-transfer", HOST_LANE,
-                         t, t + t_nv, 0.0, _links(), states_only, "bandwidth", -1))
+                         t, t + t_nv, 0.0, _links(), states_only, "bandwidth", -1, role="nvme_exposed"))
         t += t_nv
     if zero in (1, 2) and t_g > 0:
         out.append(Stage(f"ZeRO-{zero} parameter all-gather", "communication", DP_LANE, t, t + t_g, 0.0,
-                         gather_bytes, states_only, "bandwidth", -1))
+                         gather_bytes, states_only, "bandwidth", -1, role="param_gather"))
         t += t_g
     if P.offload_activations and P.act_swap_s > 0:
         exposed = m_true * max(0.0, P.act_swap_s - t_c)
         if exposed > 0:
             out.append(Stage("activation swaps, exposed", "memory-transfer", HOST_LANE, t, t + exposed, 0.0,
                              _links(host=m_true * P.act_swap_bytes * exposed / (m_true * P.act_swap_s)), states_only,
-                             "bandwidth", -1))
+                             "bandwidth", -1, role="activation_swap_exposed"))
             t += exposed
     end = t
 
@@ -527,7 +545,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
     load_bytes = m_true * sc.micro_batch * sc.seq_len * TOKEN_ID_BYTES
     if P.host_bw > 0:
         out.append(Stage("data load (token ids, prefetched)", "io", HOST_LANE, 0.0,
-                         load_bytes / P.host_bw, 0.0, _links(host=load_bytes), live(0.0), "bandwidth", -1))
+                         load_bytes / P.host_bw, 0.0, _links(host=load_bytes), live(0.0), "bandwidth", -1, role="data_load"))
 
     # idle gaps on the pipeline lanes: the bubble inside the pipeline, waiting on the network after it
     for lane in gpu_lanes:
@@ -543,7 +561,7 @@ def _training_stages(sc: Scenario, r: Results) -> list[Stage]:
         for g0, g1 in gaps:
             name = "bubble (1F1B warm-up/cool-down)" if g1 <= pipe_end * (1 + 1e-12) else "waiting (exposed DP/offload)"
             out.append(Stage(name, "idle", lane, g0, g1, 0.0, _links(), states_only if g0 >= pipe_end else live(0.0),
-                             "compute" if g1 <= pipe_end * (1 + 1e-12) else "bandwidth", -1))
+                             "compute" if g1 <= pipe_end * (1 + 1e-12) else "bandwidth", -1, role="bubble" if g1 <= pipe_end * (1 + 1e-12) else "waiting"))
     return out
 
 
@@ -590,12 +608,12 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
     binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if pc >= pb else "bandwidth")
     out.append(Stage(f"prefill ({s:,} prompt tokens x {sc.batch})", "compute", GPU_LANE, 0.0, prefill,
                      _f(full.prefill_flops) / tp, {k: _f(v) for k, v in full.prefill_bytes.by_name().items()}, lm,
-                     binding, -1))
+                     binding, -1, role="prefill"))
     t = prefill
     for tier, nbytes, dur in plan.offload:
         if nbytes > 0:
             out.append(Stage(f"KV offload to {TIER_NAMES[tier]} ({nbytes / 1e9:,.1f} GB of the prompt's KV)",
-                             "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm, "bandwidth", -1))
+                             "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm, "bandwidth", -1, role="kv_offload"))
             t += dur
     for i in range(n):
         lm = live(n + 1 + i, float(mem_end[i]))
@@ -608,14 +626,14 @@ def _inference_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> 
                     d = float(steps[i] * xfer)
                     out.append(Stage(f"KV onload from {TIER_NAMES[tier]} ({label.replace('decode ', '')}, "
                                      f"{nbytes / 1e9:,.1f} GB per step)", "memory-transfer", HOST_LANE, t, t + d,
-                                     0.0, _links(host=steps[i] * nbytes), lm, "bandwidth", -1))
+                                     0.0, _links(host=steps[i] * nbytes), lm, "bandwidth", -1, role="kv_onload"))
                     t += d
                     dur -= d
             dur = max(dur, 0.0)
         binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if c_share[i] >= b_share[i] else "bandwidth")
         out.append(Stage(f"{label} (context {int(s + lo[i]):,}-{int(s + hi[i]):,})", "compute", GPU_LANE, t, t + dur,
                          float(steps[i] * flops[i]), {k: float(steps[i] * v[i]) for k, v in link_arr.items()}, lm,
-                         binding, -1))
+                         binding, -1, role="decode"))
         t += dur
     return out
 
