@@ -83,11 +83,13 @@ def phase_time(r: InferStep, phase: str) -> dict:
 
 
 def train_memory(r: TrainStep) -> dict:
+    """`Results.memory` of a training step: model states and activations per GPU, by component name."""
     m = r.memory
     return {"weights": m.weights, "gradients": m.gradients, "optimizer": m.optimizer, "activations": m.activations}
 
 
 def train_time(r: TrainStep) -> dict:
+    """`Results.time` of a training step: its time parts by id (the step time is their sum)."""
     t = r.time
     return {"compute": t.compute, "communication_exposed": t.communication_exposed,
             "pipeline_bubble": t.pipeline_bubble, "optimizer": t.optimizer,
@@ -95,6 +97,7 @@ def train_time(r: TrainStep) -> dict:
 
 
 def infer_memory(r: InferStep) -> dict:
+    """`Results.memory` of an inference step: weights, KV cache in HBM and the runtime reserve per GPU."""
     return {"weights": r.memory.weights, "kv_cache": r.memory.kv_cache, "reserved": r.memory.reserved}
 
 

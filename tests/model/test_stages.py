@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import trinity_desktop.model.step.request as request_mod
 import trinity_desktop.model.views.stages as stages_mod
+import trinity_desktop.model.views.train_stages as train_stages_mod
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.inputs import presets
@@ -128,7 +129,7 @@ def test_grouped_steady_state_matches_the_full_schedule(monkeypatch):
     sc = default_scenario().replace(pp=4, global_batch=2 * 150, zero=3, offload="activations")
     grouped = {(s.lane, s.name): (s.start_s, s.end_s) for s in stages(sc) if s.kind != "idle"}
     assert any(name.startswith("steady 1F1B") for _, name in grouped)
-    monkeypatch.setattr(stages_mod, "MAX_SIMULATED_MICRO_BATCHES", 10_000)
+    monkeypatch.setattr(train_stages_mod, "MAX_SIMULATED_MICRO_BATCHES", 10_000)
     full = {(s.lane, s.name): (s.start_s, s.end_s) for s in stages(sc) if s.kind != "idle"}
     common = set(grouped) & set(full)
     assert len(common) > 0.9 * len(grouped)
