@@ -49,8 +49,6 @@ pp = 1 gives the tensor-parallel formulas above exactly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.comms import allreduce_time, link_for_group, p2p_time
@@ -59,13 +57,13 @@ from trinity_desktop.model.formulas.kv_policy import arch_kept, kept_terms, kept
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.step.layout import RESERVED_FRACTION, InferInputs
-from trinity_desktop.model.step.quantities import LinkBytes
+from trinity_desktop.model.step.quantities import LinkBytes, record
 
 __all__ = ["RESERVED_FRACTION", "InferMemory", "InferStep", "PhaseTime", "inference_step", "kv_bytes_per_token",
            "kv_share_per_gpu"]
 
 
-@dataclass(frozen=True)
+@record
 class InferMemory:
     """Bytes per GPU: its share of the weights, of the KV cache kept in HBM, and the runtime reserve."""
 
@@ -74,7 +72,7 @@ class InferMemory:
     reserved: object
 
 
-@dataclass(frozen=True)
+@record
 class PhaseTime:
     """Seconds of one phase (the prefill, or one decode step) by part. `pp_comm` and `kv_host` are parts of
     the phase only where the step is pipelined (`InferStep.piped`) or offloads KV (`InferStep.offloading`)."""
@@ -86,7 +84,7 @@ class PhaseTime:
     kv_host: object    # KV offload (prefill) / fetch (decode) over the host link
 
 
-@dataclass(frozen=True)
+@record
 class InferStep:
     """Everything one inference request computes (per GPU unless stated; FLOPs over all tp x pp GPUs)."""
 

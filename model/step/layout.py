@@ -11,7 +11,6 @@ fast). The layout rules are `model/inputs/layout_rules.py`'s, the one home `Scen
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 from trinity_desktop.model.base.dtypes import (
     ACTIVATION_BYTES,
@@ -31,6 +30,7 @@ from trinity_desktop.model.inputs.layout_rules import (
     training_rules,
 )
 from trinity_desktop.model.inputs.scenario import OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
+from trinity_desktop.model.step.quantities import record
 
 # vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
 # CUDA graphs and the runtime, and never holds weights or KV cache.
@@ -51,7 +51,7 @@ class _Inputs:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
-@dataclass(frozen=True)
+@record
 class TrainInputs(_Inputs):
     """One training step's inputs: layout, batch, byte widths per element, peak FLOP/s, efficiencies, techniques.
     Codes: recompute 0 none, 1 selective, 2 full (scenario.RECOMPUTE); offload (scenario.OFFLOAD_MODES)."""
@@ -87,7 +87,7 @@ class TrainInputs(_Inputs):
     grad_overlap: object = 1.0  # share of the backward the DP gradient sync hides behind (assumptions.toml)
 
 
-@dataclass(frozen=True)
+@record
 class InferInputs(_Inputs):
     """One inference request's inputs: TP (`Scenario.inference_tp`) x PP devices, batch, prompt and generated
     tokens, byte widths, peak FLOP/s, efficiencies, the KV policy's knobs (kv_policy.KV_POLICY_CODE), KV offload

@@ -30,8 +30,6 @@ micro-batch's backward pass, the writes stream behind the CPU's update; what doe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.comms import (
@@ -55,7 +53,7 @@ from trinity_desktop.model.formulas.memory import (
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.step.layout import TrainInputs
-from trinity_desktop.model.step.quantities import LinkBytes
+from trinity_desktop.model.step.quantities import LinkBytes, record
 
 # ZeRO-Offload runs Adam on the host CPU, bound by host memory bandwidth. Stated assumption: a DGX-class
 # host has 2 sockets x 8 DDR5-4800 channels = 614 GB/s for 8 GPUs, 77 GB/s each; ~65% achievable -> 50 GB/s.
@@ -69,7 +67,7 @@ OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS, OFFLOAD_NVME = 0, 1, 2, 3
 
 
 
-@dataclass(frozen=True)
+@record
 class TrainMemory:
     """Bytes per GPU of the busiest pipeline stage: model states (ZeRO-sharded, offloaded ones removed) and
     the activations of the micro-batches in flight."""
@@ -80,7 +78,7 @@ class TrainMemory:
     activations: object
 
 
-@dataclass(frozen=True)
+@record
 class TrainTime:
     """Seconds of one step by part: the step is their sum (`TrainStep.time_total`)."""
 
@@ -92,7 +90,7 @@ class TrainTime:
     offload_transfer: object
 
 
-@dataclass(frozen=True)
+@record
 class TrainPieces:
     """The per-micro-batch (`_mb`) and per-step pieces of the step, one GPU of the busiest stage, that the
     stage timeline (model/views/stages.py) and the roofline draw: seconds `_s`, bytes `_bytes` (bus bytes for
@@ -151,7 +149,7 @@ class TrainPieces:
     nvme_exposed_s: object
 
 
-@dataclass(frozen=True)
+@record
 class TrainStep:
     """Everything one training step computes (per GPU; FLOPs over all GPUs; seconds per step)."""
 
