@@ -126,6 +126,7 @@ class TrainPieces:
     grad_sync_s: object            # DP gradient reduce-scatter / all-reduce (dense + expert)
     dp_grad_bytes: object
     edp_grad_bytes: object
+    dense_grad_bytes: object       # this rank's dense gradients (psi_dense x gradient width), before the wire
     param_gather_s: object         # one ZeRO parameter all-gather (dense + expert)
     dp_gather_bytes: object
     edp_gather_bytes: object
@@ -389,7 +390,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         tp_allreduces_per_layer=n_ar, tp_mb_s=t_tp, cp_mb_s=t_cp, ep_mb_s=t_ep, pp_mb_s=t_pp,
         tp_mb_bytes=b_tp, cp_mb_bytes=b_cp, ep_mb_bytes=b_ep, pp_mb_bytes=b_pp, tp_link=link(in_tp),
         cp_link=link(in_cp), ep_link=link(in_ep), pp_link=link(in_pp), dp_link=link(in_dp), edp_link=link(in_edp),
-        grad_sync_s=t_grad, dp_grad_bytes=b_gd, edp_grad_bytes=b_ge, param_gather_s=t_gather,
+        grad_sync_s=t_grad, dp_grad_bytes=b_gd, edp_grad_bytes=b_ge, dense_grad_bytes=grads_d, param_gather_s=t_gather,
         dp_gather_bytes=gather_bus_factor(dp) * params_d, edp_gather_bytes=gather_bus_factor(dp / ep) * params_e,
         compress_s=t_compress,
         compress_hbm_bytes=xp.where(xp.asarray(grad_compression) > 1.0, 3.0 * (grads_d + grads_e), 0.0) + quant_hbm,

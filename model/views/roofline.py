@@ -43,7 +43,6 @@ from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.kv_residency import serving_scenario
 from trinity_desktop.model.step.layout import INFERENCE_ACT_BYTES
 from trinity_desktop.model.step.run import train_step_of
-from trinity_desktop.model.step.training import stage_params
 from trinity_desktop.model.views.decode_sweep import (
     batch_values,
     context_values,
@@ -203,8 +202,7 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
                                      "Megatron-LM: 4 per layer per micro-batch (6 with full recompute)", "tp_allreduce"))
     dp = float(sc.dp)
     if dp > 1:
-        psi_dense, _ = stage_params(arch, sc.tp, sc.pp, sc.ep)
-        grads = float(psi_dense) * g_b
+        grads = float(r.pieces.dense_grad_bytes)
         if sc.zero == 0:
             name, factor = "DP gradient all-reduce", allreduce_bus_factor
         else:
