@@ -53,13 +53,19 @@ def interleaving_ok(layers: int, pp, virtual_stages, micro_batches):
                                     & (micro_batches % pp == 0))
 
 
+def model_parallel_rules(layers: int, heads: int, *, gpus, tp, pp, cp, seq_len) -> tuple[Rule, ...]:
+    """The training rules that depend on TP, PP and CP alone (the first four of `training_rules`)."""
+    return (Rule("tp", heads % tp == 0), Rule("pp", pp <= layers), Rule("cp", seq_len % cp == 0),
+            Rule("gpus", gpus % (tp * pp * cp) == 0))
+
+
 def training_rules(layers: int, heads: int, experts: int, *, gpus, tp, pp, cp, ep, micro_batch, global_batch,
                    seq_len, virtual_stages=1) -> tuple[Rule, ...]:
     """Every training layout rule (module docstring), in the order a scenario checks them."""
     dp = data_parallel(gpus, tp, pp, cp)
     m = micro_batch_count(global_batch, micro_batch, dp)
-    return (Rule("tp", heads % tp == 0), Rule("pp", pp <= layers), Rule("cp", seq_len % cp == 0),
-            Rule("gpus", gpus % (tp * pp * cp) == 0), Rule("ep", (dp % ep == 0) & (experts % ep == 0)),
+    return (*model_parallel_rules(layers, heads, gpus=gpus, tp=tp, pp=pp, cp=cp, seq_len=seq_len),
+            Rule("ep", (dp % ep == 0) & (experts % ep == 0)),
             Rule("global_batch", global_batch % (micro_batch * dp) == 0),
             Rule("virtual_stages", interleaving_ok(layers, pp, virtual_stages, m)))
 
