@@ -28,8 +28,9 @@ BAR_TICKS = {"train": "one step", "prefill": "one prompt", "decode": "one token"
 STAGE_COLOR = "#000000"  # the followed stage: black on a white halo, readable on every segment colour
 
 
-def time_segments_for_stage(name: str, numbers: dict, kind: str, present) -> list[str]:
-    """The time-bar segments a flow stage belongs to (only those in `present`, the drawn segment names).
+def time_segments_for_stage(numbers: dict, kind: str, present) -> list[str]:
+    """The time-bar segments a flow stage belongs to, by the stage's `role` (only those in `present`, the drawn
+    segment names).
 
     Training: forward/backward/recompute compute → "compute"; the optimizer → "optimizer"; communication
     → "communication_exposed"; the 1F1B bubble → "pipeline_bubble"; waiting after the pipeline → exposed
@@ -37,19 +38,18 @@ def time_segments_for_stage(name: str, numbers: dict, kind: str, present) -> lis
     the prefetched data load → none. Inference: a prefill stage is the whole prefill bar, a decode step the
     whole per-token bar (each holds every segment); otherwise none."""
     present = list(present)
-    n = name.lower()
+    role = str(numbers.get("role", ""))
     stage_kind = str(numbers.get("kind", ""))
     if kind in ("prefill", "decode"):
-        whole = (kind == "prefill" and n.startswith("prefill")) or (kind == "decode" and n.startswith("decode step"))
-        return present if whole else []
+        return present if role == kind else []
     if stage_kind == "idle":
-        want = ["pipeline_bubble"] if "bubble" in n else ["communication_exposed", "offload_transfer"]
+        want = ["pipeline_bubble"] if role == "bubble" else ["communication_exposed", "offload_transfer"]
     elif stage_kind == "compute":
-        want = ["optimizer"] if n.startswith("optimizer") else ["compute"]
+        want = ["optimizer"] if role in ("optimizer", "optimizer_host") else ["compute"]
     elif stage_kind == "communication":
         want = ["communication_exposed"]
     elif stage_kind == "memory-transfer":
-        want = ["gradient_compression"] if "dgc" in n else ["offload_transfer"]
+        want = ["gradient_compression"] if role == "grad_compress" else ["offload_transfer"]
     else:
         want = []
     return [w for w in want if w in present]
@@ -265,7 +265,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.live_leader.setVisible(abs(y - live) > 1e-12)
         # Time: outline the segment(s) the stage belongs to and underline their labels.
         present = [n for n, v in zip(self.time_bar.names, self.time_bar.values, strict=True) if v > 0]
-        self._time_segments = time_segments_for_stage(name, numbers, r.kind, present)
+        self._time_segments = time_segments_for_stage(numbers, r.kind, present)
         rects: list[list[float]] = []
         tb = self.time_bar
         previous = False

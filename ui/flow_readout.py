@@ -9,6 +9,7 @@ from trinity_desktop.model.views.phases import Phase
 from trinity_desktop.model.views.stages import Stage
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.stage_labels import LEGEND_ROLE_OF_STAGE, LEGEND_TEXT
 from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_seconds
 
 # Roles of a bar -> (colour, legend text). Okabe-Ito colours; compute is the theme's compute colour and
@@ -27,12 +28,7 @@ ROLE_COLORS = {
     "compute-bound": theme.RESOURCE_COLORS["compute"],
     "memory-bound": theme.RESOURCE_COLORS["memory"],
 }
-ROLE_LABELS = {
-    "forward": "forward", "backward": "backward", "recompute": "recompute", "communication": "communication",
-    "memory-transfer": "offload / host transfer", "optimizer": "optimizer / DGC", "io": "data load",
-    "idle": "idle (bubble)", "compute-bound": "compute-bound", "bandwidth-bound": "bandwidth-bound",
-    "memory-bound": "does not fit (memory)",
-}
+ROLE_LABELS = LEGEND_TEXT
 PER_GPU_LANES = ("stage 0", "GPU (TP group)", "DP network", "host link", "host CPU")  # one GPU's view
 
 
@@ -43,14 +39,7 @@ def role_of(stage: Stage, kind: str) -> str:
         return "memory-transfer" if stage.kind == "memory-transfer" else f"{stage.binding}-bound"
     if stage.kind in ("idle", "io", "communication", "memory-transfer"):
         return stage.kind
-    name = stage.name
-    if name.startswith("backward"):
-        return "backward"
-    if name.startswith("recompute"):
-        return "recompute"
-    if name.startswith(("optimizer", "DGC")):
-        return "optimizer"
-    return "forward"
+    return LEGEND_ROLE_OF_STAGE.get(stage.role, "forward")
 
 
 def phase_html(ph: Phase, items: Sequence[Stage]) -> str:

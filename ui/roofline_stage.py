@@ -68,8 +68,8 @@ class RooflineStage:
         """(primary, related, note, intensity, attainable) for the current stage and roofline."""
         if self._stage is None or self._roof is None:
             return None
-        name, numbers = self._stage
-        primary, related, note = stage_operating_point(name, numbers, [p.name for p in self._roof.points])
+        _, numbers = self._stage
+        primary, related, note = stage_operating_point(numbers, {p.name: p.role for p in self._roof.points})
         x = y = 0.0
         if primary == STAGE_POINT:
             flops = float(numbers.get("flops", 0.0))

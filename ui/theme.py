@@ -10,6 +10,8 @@ import re
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from trinity_desktop.ui.stage_labels import TIME_PART_TEXT
+
 # Okabe & Ito (2008) palette: distinguishable under the common colour-vision deficiencies.
 RESOURCE_COLORS = {
     "compute": "#E69F00",    # orange
@@ -40,7 +42,8 @@ STAGE_COLORS = {
 LABELS = {
     "weights": "Weights", "gradients": "Gradients", "optimizer": "Optimizer states",
     "activations": "Activations", "kv_cache": "KV cache", "reserved": "Reserved (runtime, 10%)",
-    "compute": "Compute", "communication_exposed": "Exposed communication", "pipeline_bubble": "Pipeline bubble",
+    "compute": TIME_PART_TEXT["compute"], "communication_exposed": TIME_PART_TEXT["communication_exposed"],
+    "pipeline_bubble": TIME_PART_TEXT["pipeline_bubble"],
 }
 HEATMAP_COLORMAP = "cividis"
 FALLBACK_COLOR = "#777777"
@@ -51,8 +54,7 @@ def color_for(name: str) -> str:
 
 
 # Time stages whose keys are also memory components, or that need a longer name on a time bar.
-TIME_LABELS = {"optimizer": "Optimizer step", "gradient_compression": "DGC top-k selection",
-               "offload_transfer": "Offload transfer (exposed)"}
+TIME_LABELS = {k: TIME_PART_TEXT[k] for k in ("optimizer", "gradient_compression", "offload_transfer")}
 
 
 def label_for(name: str, section: str = "memory") -> str:

@@ -27,8 +27,9 @@ from __future__ import annotations
 from trinity_desktop.model.base import (
     xp as np,  # numpy, with fast paths for scalars (one formula serves grid and scalar)
 )
+from trinity_desktop.model.inputs.kv_policies import KV_POLICIES
 
-KV_POLICIES = ("full", "window", "streaming", "h2o", "razor")
+__all__ = ["KV_POLICIES", "KV_POLICY_CODE", "arch_kept", "kept_terms", "kept_tokens", "mean_kept", "mean_min"]
 KV_POLICY_CODE = {name: i for i, name in enumerate(KV_POLICIES)}
 
 

@@ -18,9 +18,10 @@ from trinity_desktop.model.base.dtypes import (
     check_choice,
 )
 from trinity_desktop.model.base.errors import ValidationError
-from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
+from trinity_desktop.model.inputs.kv_policies import KV_POLICIES
+from trinity_desktop.model.inputs.layout_rules import all_hold, inference_rules, links_ok, training_rules
 
 WORKLOAD_KINDS = ("train", "prefill", "decode")
 RECOMPUTE = ("none", "selective", "full")
@@ -169,22 +170,15 @@ class Scenario:
 
     # --- validation ---------------------------------------------------------------------------
     def _check_training_layout(self):
+        """The training layout rules (model/inputs/layout_rules.py, their one home), then the links, the
+        offload target and the training format's peak."""
         m = self.model
-        if m.heads % self.tp:
-            raise ValidationError("tp", self.tp, f"a divisor of the model's {m.heads} attention heads")
-        if self.pp > m.layers:
-            raise ValidationError("pp", self.pp, f"at most the model's {m.layers} layers")
-        if self.seq_len % self.cp:
-            raise ValidationError("cp", self.cp, f"a divisor of the sequence length {self.seq_len}")
-        model_parallel = self.tp * self.pp * self.cp
-        if self.gpus % model_parallel:
-            raise ValidationError("gpus", self.gpus, f"a multiple of TP x PP x CP = {model_parallel}")
-        if self.dp % self.ep or m.experts % self.ep:
-            raise ValidationError("ep", self.ep, f"a divisor of DP ({self.dp}) and of the expert count ({m.experts})")
-        if self.global_batch % (self.micro_batch * self.dp):
-            raise ValidationError("global_batch", self.global_batch,
-                                  f"a multiple of micro-batch x DP = {self.micro_batch * self.dp}")
-        self._check_virtual_stages()
+        for rule in training_rules(m.layers, m.heads, m.experts, gpus=self.gpus, tp=self.tp, pp=self.pp,
+                                   cp=self.cp, ep=self.ep, micro_batch=self.micro_batch,
+                                   global_batch=self.global_batch, seq_len=self.seq_len,
+                                   virtual_stages=self.virtual_stages):
+            if not rule.ok:
+                raise ValidationError(rule.field, getattr(self, rule.field), self._training_rule_text(rule.field))
         self._check_links()
         if self.offload == "nvme" and not self.hardware.nvme_bw > 0:
             raise ValidationError("offload", self.offload,
@@ -194,36 +188,40 @@ class Scenario:
                                   f"none ({self.hardware.name} has no host link)")
         self.hardware.peak(self.precision)  # the hardware must publish a peak for the training format
 
-    def _check_virtual_stages(self):
-        """Interleaved 1F1B (Megatron-LM): PP >= 2, every stage holds v equal chunks of layers (L divisible
-        by p·v, or L + 2 when the first and the last stage hold one layer fewer, as Llama 3 §3.3.2 balances its
-        126 layers over PP16), and the micro-batches come in groups of p (m a multiple of p)."""
-        v, p, layers = self.virtual_stages, self.pp, self.model.layers
-        if v == 1:
-            return
-        if p < 2:
-            raise ValidationError("virtual_stages", v, "1 (interleaving needs pipeline parallelism PP >= 2)")
-        if layers % (p * v) and (layers + 2) % (p * v):
-            raise ValidationError("virtual_stages", v, f"a count such that PP x v (here {p * v}) divides the model's "
-                                  f"{layers} layers (or {layers + 2}: one fewer on the first and the last stage)")
-        if self.micro_batches % p:
-            raise ValidationError("virtual_stages", v, f"1 unless the {self.micro_batches} micro-batches per step "
-                                  f"are a multiple of PP = {p} (Megatron-LM's interleaved schedule)")
+    def _training_rule_text(self, name: str) -> str:
+        """What a refused training layout field must be, in words, with this scenario's numbers."""
+        m, p, v = self.model, self.pp, self.virtual_stages
+        if name == "virtual_stages":
+            if p < 2:
+                return "1 (interleaving needs pipeline parallelism PP >= 2)"
+            if m.layers % (p * v) and (m.layers + 2) % (p * v):
+                return (f"a count such that PP x v (here {p * v}) divides the model's {m.layers} layers "
+                        f"(or {m.layers + 2}: one fewer on the first and the last stage)")
+            return (f"1 unless the {self.micro_batches} micro-batches per step are a multiple of PP = {p} "
+                    "(Megatron-LM's interleaved schedule)")
+        return {"tp": f"a divisor of the model's {m.heads} attention heads",
+                "pp": f"at most the model's {m.layers} layers",
+                "cp": f"a divisor of the sequence length {self.seq_len}",
+                "gpus": f"a multiple of TP x PP x CP = {self.tp * self.pp * self.cp}",
+                "ep": f"a divisor of DP ({self.dp}) and of the expert count ({m.experts})",
+                "global_batch": f"a multiple of micro-batch x DP = {self.micro_batch * self.dp}"}[name]
 
     def _check_links(self):
         """Every group of devices must have a link to talk over: a layout that needs a link the hardware lacks is
         refused (an absent link would otherwise move its bytes in no time). Groups stay in one node while the
-        GPUs fit in one (`comms.is_intra_node`); more GPUs than a node holds need the scale-out network."""
+        GPUs fit in one (`comms.is_intra_node`); more GPUs than a node holds need the scale-out network
+        (`layout_rules.links_ok`)."""
         hw = self.hardware
+        if links_ok(hw.scaleup_bw, hw.scaleout_bw, self.gpus, self.gpus_per_node):
+            return
         if self.gpus > 1 and hw.scaleup_bw <= 0 and hw.scaleout_bw <= 0:
             raise ValidationError("gpus", self.gpus, f"1 ({hw.name} has no device-to-device link)")
-        if self.gpus > self.gpus_per_node and hw.scaleout_bw <= 0:
-            raise ValidationError("gpus", self.gpus, f"at most one node of {self.gpus_per_node} (gpus_per_node): "
-                                  f"{hw.name} has no scale-out link (scaleout_bw = 0) between nodes")
+        raise ValidationError("gpus", self.gpus, f"at most one node of {self.gpus_per_node} (gpus_per_node): "
+                              f"{hw.name} has no scale-out link (scaleout_bw = 0) between nodes")
 
     def _check_inference_layout(self):
         m, pp = self.model, self.pp
-        if m.layers % pp:
+        if not all_hold(inference_rules(m.layers, pp=pp)):
             raise ValidationError("pp", pp, f"a divisor of the model's {m.layers} layers (pipeline-parallel "
                                   "inference: every stage holds layers / PP)")
         if self.gpus % pp:

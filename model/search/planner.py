@@ -26,8 +26,10 @@ import numpy as np
 
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.architecture import Architecture
+from trinity_desktop.model.inputs.layout_rules import model_parallel_rules
 from trinity_desktop.model.inputs.scenario import OFFLOAD_MODES, RECOMPUTE, Scenario
-from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid, training_layout_rules
+from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
+from trinity_desktop.model.step.layout import training_layout_rules
 
 AXES = ("tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch", "virtual_stages", "offload")
 OBJECTIVES = ("time", "tokens-per-gpu")
@@ -164,8 +166,7 @@ def _triples(model: Architecture, space: TrainSpace, gpus: int, seq_len: int):
     """All (tp, pp, cp) of the space as flat arrays, and the first rule each one breaks ("" when none):
     the rules that depend on TP, PP, CP alone, in the scenario's order."""
     tp, pp, cp = (a.reshape(-1) for a in np.meshgrid(space.tp, space.pp, space.cp, indexing="ij"))
-    checks = (("tp", model.heads % tp == 0), ("pp", pp <= model.layers), ("cp", seq_len % cp == 0),
-              ("gpus", gpus % (tp * pp * cp) == 0))
+    checks = model_parallel_rules(model.layers, model.heads, gpus=gpus, tp=tp, pp=pp, cp=cp, seq_len=seq_len)
     first = np.full(tp.size, "", dtype=object)
     for name, ok in checks:
         first[(first == "") & ~ok] = name
@@ -248,9 +249,10 @@ class _Search:
         shape = (tp.size, *self.inner_shape)
         n = math.prod(shape)
         self.totals["evaluated"] += n
-        inputs = {"gpus": gpus, "global_batch": global_batch, "seq_len": seq_len, **axes}
         ok = np.ones(shape, dtype=bool)  # the first failing rule of each invalid configuration, in order
-        for name, rule in training_layout_rules(model, inputs).items():
+        rules = training_layout_rules(model, gpus=gpus, global_batch=global_batch, seq_len=seq_len,
+                                      **{k: axes[k] for k in ("tp", "pp", "cp", "ep", "micro_batch", "virtual_stages")})
+        for name, rule in rules:
             failing = ok & ~rule
             count = int(np.count_nonzero(failing))
             if count:

@@ -26,13 +26,8 @@ from trinity_desktop.model.base.dtypes import compute_dtype_for_weights
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.assumptions import EFFICIENCY_FIELD, Assumption, assumptions
 from trinity_desktop.model.inputs.scenario import Efficiency, Scenario
-from trinity_desktop.model.step.evaluation import (
-    INFER_AXES,
-    TRAIN_AXES,
-    _infer_inputs,
-    _train_inputs,
-    evaluate_grid,
-)
+from trinity_desktop.model.step.evaluation import INFER_AXES, TRAIN_AXES, evaluate_grid
+from trinity_desktop.model.step.layout import infer_inputs, train_inputs
 
 DEFAULT_SAMPLES = 4096
 FRONT_SAMPLES = 256  # per point of a planner front (time_bands): its p05/p95 within a few % of 4,096 samples'
@@ -234,7 +229,7 @@ def time_bands(scenarios: Sequence[Scenario], samples: int = FRONT_SAMPLES, set_
     rows = np.vstack([u[:, :d], u[:, d:], np.zeros((1, d))])
     train = kinds == {"train"}
     grid_axes, output = (TRAIN_AXES, "time_total") if train else (INFER_AXES, "time_per_output_token_s")
-    inputs = [(_train_inputs if train else _infer_inputs)(s) for s in scenarios]
+    inputs = [(train_inputs if train else infer_inputs)(s).as_dict() for s in scenarios]
     bands: list[Band | None] = [None] * len(scenarios)
     for members in _grid_groups(scenarios, inputs, grid_axes):
         base = scenarios[members[0]]

@@ -49,63 +49,124 @@ pp = 1 gives the tensor-parallel formulas above exactly.
 
 from __future__ import annotations
 
-from trinity_desktop.model.base import (
-    xp as np,  # numpy, with fast paths for scalars (one formula serves grid and scalar)
-)
+from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.comms import allreduce_time, link_for_group, p2p_time
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
 from trinity_desktop.model.formulas.kv_policy import arch_kept, kept_terms, kept_tokens, mean_kept, mean_min
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
+from trinity_desktop.model.step.layout import RESERVED_FRACTION, InferInputs
+from trinity_desktop.model.step.quantities import LinkBytes, record
 
-# vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
-# CUDA graphs and the runtime, and never holds weights or KV cache.
-RESERVED_FRACTION = 0.10
+__all__ = ["RESERVED_FRACTION", "InferMemory", "InferStep", "PhaseTime", "inference_step", "kv_bytes_per_token",
+           "kv_share_per_gpu"]
+
+
+@record
+class InferMemory:
+    """Bytes per GPU: its share of the weights, of the KV cache kept in HBM, and the runtime reserve."""
+
+    weights: object
+    kv_cache: object
+    reserved: object
+
+
+@record
+class PhaseTime:
+    """Seconds of one phase (the prefill, or one decode step) by part. `pp_comm` and `kv_host` are parts of
+    the phase only where the step is pipelined (`InferStep.piped`) or offloads KV (`InferStep.offloading`)."""
+
+    gemms: object      # the weight GEMMs
+    attention: object  # attention (KV writes in prefill, KV reads in decode)
+    tp_comm: object    # TP all-reduces
+    pp_comm: object    # pipeline sends between stages
+    kv_host: object    # KV offload (prefill) / fetch (decode) over the host link
+
+
+@record
+class InferStep:
+    """Everything one inference request computes (per GPU unless stated; FLOPs over all tp x pp GPUs)."""
+
+    weights_bytes: object            # the whole model's weights
+    kv_bytes_per_token: object       # the whole model's KV per token
+    kv_bytes_per_token_gpu: object   # one GPU's: its TP share of its stage's layers
+    kv_bytes: object                 # the batch's KV at the final context, whole model
+    kv_host_bytes: object            # per GPU, offloaded to the host (or CXL) tier
+    prefill_tokens_computed: object
+    memory: InferMemory
+    memory_total: object
+    prefill_s: object
+    time_per_output_token_s: object
+    tokens_per_s: object
+    decode_s: object
+    request_s: object
+    decode_kv_read_bytes: object     # per GPU per decode step (its busy slots)
+    decode_weights_read_bytes: object  # per GPU per decode step (its busy slots)
+    weights_streamed_bytes: object   # one forward pass of a stage's weights, every expert touched
+    decode_attention_flops: object
+    prefill_time: PhaseTime
+    decode_time: PhaseTime
+    piped: bool
+    offloading: bool
+    prefill_flops: object
+    decode_flops: object
+    prefill_shares: tuple            # (compute-bound, bandwidth-bound) shares of the prefill time
+    decode_shares: tuple
+    prefill_bytes: LinkBytes
+    decode_bytes: LinkBytes
 
 
 def kv_bytes_per_token(arch: Architecture, kv_bytes):
     """KV-cache bytes per token for the whole model: kv_tensors · L · kv_width · bytes."""
-    return arch.kv_tensors * arch.layers * arch.kv_width * np.asarray(kv_bytes, dtype=float)
+    return arch.kv_tensors * arch.layers * arch.kv_width * xp.asarray(kv_bytes, dtype=float)
 
 
 def kv_share_per_gpu(arch: Architecture, tp):
     """Fraction of the KV cache one TP rank holds: ceil(n_kv / t) / n_kv (KV heads are replicated when
     t > n_kv); MLA's latent is replicated on every rank."""
-    tp = np.asarray(tp, dtype=float)
+    tp = xp.asarray(tp, dtype=float)
     if arch.attention == "mla":
-        return np.ones_like(tp)
-    return np.ceil(arch.kv_heads / tp) / arch.kv_heads
+        return xp.ones_like(tp)
+    return xp.ceil(arch.kv_heads / tp) / arch.kv_heads
 
 
 def _roofline(flops, nbytes, peak_eff, bw_eff):
     """(time, compute-bound part, bandwidth-bound part) of one kernel group."""
     t_f = flops / peak_eff
     t_b = nbytes / bw_eff
-    t = np.maximum(t_f, t_b)
-    return t, np.where(t_f >= t_b, t, 0.0), np.where(t_f >= t_b, 0.0, t)
+    t = xp.maximum(t_f, t_b)
+    return t, xp.where(t_f >= t_b, t, 0.0), xp.where(t_f >= t_b, 0.0, t)
 
 
-def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch, prompt_len, gen_len,
-                   weight_bytes, kv_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
-                   kv_policy=0, kv_window=4096, kv_sinks=4, kv_heavy_ratio=0.2, razor_retrieval_fraction=0.15,
-                   kv_offload_fraction=0.0, prefix_hit_fraction=0.0, kv_offload_bw=None,
-                   reserved_fraction=RESERVED_FRACTION, pp=1):
-    tp = np.asarray(tp, dtype=float)
-    pp = np.asarray(pp, dtype=float)
-    b = np.asarray(batch, dtype=float)
-    n_mb = np.minimum(b, pp)  # decode micro-batches in flight: pp, or b when b < pp (idle slots)
+def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> InferStep:
+    """One inference request of `arch` on `hw` (the module docstring's model): prefill roofline, decode step
+    roofline at the mean context, KV-cache memory and traffic per GPU, pipeline slots. Every field broadcasts
+    over the inputs' arrays. Sources: the roofline (Williams et al. 2009), vLLM (Kwon et al. 2023: paging,
+    reserve, prefix caching), FlexGen (Sheng et al. 2023: KV offload), Pope et al. 2022 (pipelined serving)."""
+    x = inputs
+    tp, pp, gpus_per_node, batch = x.tp, x.pp, x.gpus_per_node, x.batch
+    prompt_len, gen_len, weight_bytes, kv_bytes, act_bytes = x.prompt_len, x.gen_len, x.weight_bytes, x.kv_bytes, x.act_bytes
+    peak, eff_compute, eff_hbm, eff_network = x.peak, x.eff_compute, x.eff_hbm, x.eff_network
+    kv_policy, kv_window, kv_sinks = x.kv_policy, x.kv_window, x.kv_sinks
+    kv_heavy_ratio, razor_retrieval_fraction = x.kv_heavy_ratio, x.razor_retrieval_fraction
+    kv_offload_fraction, prefix_hit_fraction = x.kv_offload_fraction, x.prefix_hit_fraction
+    kv_offload_bw, reserved_fraction = x.kv_offload_bw, x.reserved_fraction
+    tp = xp.asarray(tp, dtype=float)
+    pp = xp.asarray(pp, dtype=float)
+    b = xp.asarray(batch, dtype=float)
+    n_mb = xp.minimum(b, pp)  # decode micro-batches in flight: pp, or b when b < pp (idle slots)
     b_mb = b / n_mb           # sequences per decode micro-batch (a mean where pp does not divide b)
-    s = np.asarray(prompt_len, dtype=float)
-    g = np.asarray(gen_len, dtype=float)
+    s = xp.asarray(prompt_len, dtype=float)
+    g = xp.asarray(gen_len, dtype=float)
     L, h = arch.layers, arch.hidden
     peak_eff = peak * eff_compute
     bw_eff = hw.hbm_bw * eff_hbm
 
-    weights_total = arch.params_total() * np.asarray(weight_bytes, dtype=float)
+    weights_total = arch.params_total() * xp.asarray(weight_bytes, dtype=float)
     weights_gpu = weights_total / (tp * pp)
     # Bytes streamed per forward pass of one stage: every weight but the lookup tables (embeddings, positions).
-    streamed_gpu = (arch.params_total() - arch.lookup_params()) * np.asarray(weight_bytes, dtype=float) / (tp * pp)
+    streamed_gpu = (arch.params_total() - arch.lookup_params()) * xp.asarray(weight_bytes, dtype=float) / (tp * pp)
     kv_tok = kv_bytes_per_token(arch, kv_bytes)
     kv_tok_gpu = kv_tok * kv_share_per_gpu(arch, tp) / pp  # the stage's L/pp layers
     policy = dict(policy=kv_policy, window=kv_window, sinks=kv_sinks, heavy_ratio=kv_heavy_ratio,
@@ -117,16 +178,16 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
 
     kept_end = kept_at(s + g)
     kv_total = b * kept_end * kv_tok
-    f_off = np.asarray(kv_offload_fraction, dtype=float)
+    f_off = xp.asarray(kv_offload_fraction, dtype=float)
     kv_all_gpu = b * kept_end * kv_tok_gpu
     kv_gpu = kv_all_gpu * (1.0 - f_off)
     kv_host = kv_all_gpu * f_off
-    reserved = reserved_fraction * hw.hbm_bytes * np.ones_like(kv_gpu)
-    memory = {"weights": weights_gpu * np.ones_like(kv_gpu), "kv_cache": kv_gpu, "reserved": reserved}
+    reserved = reserved_fraction * hw.hbm_bytes * xp.ones_like(kv_gpu)
+    memory = InferMemory(weights=weights_gpu * xp.ones_like(kv_gpu), kv_cache=kv_gpu, reserved=reserved)
     memory_total = weights_gpu + kv_gpu + reserved
     # The offload target's bandwidth: the host link (host DRAM) by default, or a CXL pool's link.
     host_bw = (hw.host_link_bw if kv_offload_bw is None else kv_offload_bw) * eff_network
-    offloading = bool(np.any(f_off > 0.0))
+    offloading = bool(xp.any(f_off > 0.0))
 
     W_tok = L * arch.matmul_params_active_per_layer() + h * arch.vocab  # weights multiplied per token
     bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
@@ -135,25 +196,25 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
 
     # --- prefill: the whole prompt in one pass; causal attention averages s/2 keys per query -------
     # Prefix caching: only the s_new = s(1 - h) uncached tokens (at least one) are computed.
-    hit = np.asarray(prefix_hit_fraction, dtype=float)
-    s_new = np.maximum(s * (1.0 - hit), np.minimum(s, 1.0))
+    hit = xp.asarray(prefix_hit_fraction, dtype=float)
+    s_new = xp.maximum(s * (1.0 - hit), xp.minimum(s, 1.0))
     s_cached = s - s_new
     tokens = b * s_new
     gemm_f = 2.0 * W_tok * tokens / (tp * pp)  # one stage's share (per GPU)
     # keys per new query: the mean causal context (s + s_cached)/2, on windowed layers the mean of min(x, W)
-    keys = mean_min(s_cached, s, np.inf)
+    keys = mean_min(s_cached, s, xp.inf)
     if window_share > 0:
         keys = window_share * mean_min(s_cached, s, float(arch_window)) + (1.0 - window_share) * keys
     attn_f = L * tokens * attention_core_flops_per_token(keys, arch.heads, arch.qk_dim, arch.v_dim) / (tp * pp)
-    kept_prefix = kept_at(np.maximum(s_cached, 1.0)) * (s_cached > 0)
-    kv_write = b * np.maximum(kept_at(s) - kept_prefix, 0.0) * kv_tok_gpu
+    kept_prefix = kept_at(xp.maximum(s_cached, 1.0)) * (s_cached > 0)
+    kv_write = b * xp.maximum(kept_at(s) - kept_prefix, 0.0) * kv_tok_gpu
     kv_prefix_read = b * kept_prefix * kv_tok_gpu
     pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, peak_eff, bw_eff)
     pa, pa_c, pa_b = _roofline(attn_f, kv_write + kv_prefix_read, peak_eff, bw_eff)
     p_tp = L / pp * 2.0 * allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
     # KV offload: the new tokens' offloaded share goes out over the host link behind the prefill's compute.
     p_host_bytes = f_off * kv_write
-    p_off = np.maximum(0.0, safe_div(p_host_bytes, host_bw) - (pg + pa))
+    p_off = xp.maximum(0.0, safe_div(p_host_bytes, host_bw) - (pg + pa))
     # the prompt batch's activations cross each of the pp - 1 stage boundaries once
     p_pp = (pp - 1.0) * p2p_time(tokens * h * act_bytes, bw_pp, al_pp, piped)
     prefill = pp * (pg + pa + p_tp + p_off) + p_pp
@@ -162,10 +223,10 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     ctx = s + g / 2.0
     if arch.is_moe:  # expected routed experts touched per layer by b tokens: E(1 - (1 - k/E)^b)
         touched = 1.0 - (1.0 - arch.experts_per_token / arch.experts) ** b_mb
-        expert_bytes = arch.expert_params() * np.asarray(weight_bytes, dtype=float) / (tp * pp)
+        expert_bytes = arch.expert_params() * xp.asarray(weight_bytes, dtype=float) / (tp * pp)
         weights_read = streamed_gpu - expert_bytes + expert_bytes * touched
     else:
-        weights_read = streamed_gpu * np.ones_like(b)
+        weights_read = streamed_gpu * xp.ones_like(b)
     # one slot: one micro-batch of b_mb sequences through one stage's L/pp layers (per GPU)
     d_gemm_f = 2.0 * W_tok * b_mb / (tp * pp)
 
@@ -177,7 +238,7 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
         d_off = safe_div(d_host_bytes, host_bw)
         # KV formats narrower than 16 bits are converted back before the attention GEMMs: ~2 FLOPs (scale,
         # shift) per element read.
-        dequant_f = np.where(np.asarray(kv_bytes) < 1.0 + 1e-9, 2.0 * kv_read / np.asarray(kv_bytes, dtype=float),
+        dequant_f = xp.where(xp.asarray(kv_bytes) < 1.0 + 1e-9, 2.0 * kv_read / xp.asarray(kv_bytes, dtype=float),
                              0.0)
         d_attn_f = (L * b_mb * attention_core_flops_per_token(kept, arch.heads, arch.qk_dim, arch.v_dim) / (tp * pp)
                     + dequant_f)
@@ -202,32 +263,30 @@ def inference_step(arch: Architecture, hw: Hardware, *, tp, gpus_per_node, batch
     # pipeline sends: every stage but the last sends its activations on (the mean over the pp stages)
     pp_bytes_prefill = (pp - 1.0) / pp * tokens * h * act_bytes
     pp_bytes_decode = n_mb * (pp - 1.0) / pp * b_mb * h * act_bytes
-    prefill_time = {"GEMMs (weights)": pp * pg, "attention": pp * pa, "TP communication": pp * p_tp}
-    decode_time = {"GEMMs (weights)": pp * dg, "attention (KV reads)": pp * da, "TP communication": pp * d_tp}
-    if bool(np.any(piped)):
-        prefill_time["PP communication"] = p_pp
-        decode_time["PP communication"] = pp * d_pp
-    if offloading:
-        prefill_time["KV offload (host link)"] = pp * p_off
-        decode_time["KV fetch (host link)"] = pp * d_off
-    return {
-        "weights_bytes": weights_total, "kv_bytes_per_token": kv_tok, "kv_bytes": kv_total,
-        "kv_host_bytes": kv_host, "prefill_tokens_computed": tokens,
-        "memory": memory, "memory_total": memory_total,
-        "prefill_s": prefill, "time_per_output_token_s": tpot, "tokens_per_s": b / tpot,
-        "decode_s": decode_s, "request_s": prefill + decode_s,
-        "decode_kv_read_bytes": n_mb * kv_read, "decode_attention_flops": n_mb * d_attn_f * tp * pp,
-        "prefill_time": prefill_time, "decode_time": decode_time,
-        # FLOPs over all tp·pp GPUs
-        "prefill_flops": (gemm_f + attn_f) * tp * pp, "decode_flops": n_mb * (d_gemm_f + d_attn_f) * tp * pp,
-        "prefill_shares": ((pg_c + pa_c) * pp / prefill, ((pg_b + pa_b + p_tp + p_off) * pp + p_pp) / prefill),
-        "decode_shares": ((dg_c + da_c) * pp / tpot, (dg_b + da_b + d_tp + d_off + d_pp) * pp / tpot),
-        "prefill_bytes": {"hbm": streamed_gpu + kv_write + kv_prefix_read,
-                          "scale-up": np.where(in_tp, tp_bytes_prefill, 0.0) + np.where(in_pp, pp_bytes_prefill, 0.0),
-                          "scale-out": np.where(in_tp, 0.0, tp_bytes_prefill) + np.where(in_pp, 0.0, pp_bytes_prefill),
-                          "host": p_host_bytes * np.ones_like(tp_bytes_prefill)},
-        "decode_bytes": {"hbm": n_mb * (weights_read + kv_read + d_host_bytes),
-                         "scale-up": np.where(in_tp, tp_bytes_decode, 0.0) + np.where(in_pp, pp_bytes_decode, 0.0),
-                         "scale-out": np.where(in_tp, 0.0, tp_bytes_decode) + np.where(in_pp, 0.0, pp_bytes_decode),
-                         "host": n_mb * d_host_bytes * np.ones_like(tp_bytes_decode)},
-    }
+    piped_any = bool(xp.any(piped))
+    zero = 0.0 * pp
+    prefill_time = PhaseTime(gemms=pp * pg, attention=pp * pa, tp_comm=pp * p_tp,
+                             pp_comm=p_pp if piped_any else zero, kv_host=pp * p_off if offloading else zero)
+    decode_time = PhaseTime(gemms=pp * dg, attention=pp * da, tp_comm=pp * d_tp,
+                            pp_comm=pp * d_pp if piped_any else zero, kv_host=pp * d_off if offloading else zero)
+
+    def links(hbm, tp_bytes, pp_bytes, host) -> LinkBytes:
+        return LinkBytes(hbm=hbm, scale_up=xp.where(in_tp, tp_bytes, 0.0) + xp.where(in_pp, pp_bytes, 0.0),
+                         scale_out=xp.where(in_tp, 0.0, tp_bytes) + xp.where(in_pp, 0.0, pp_bytes),
+                         host=host * xp.ones_like(tp_bytes))
+
+    return InferStep(
+        weights_bytes=weights_total, kv_bytes_per_token=kv_tok, kv_bytes_per_token_gpu=kv_tok_gpu,
+        kv_bytes=kv_total, kv_host_bytes=kv_host, prefill_tokens_computed=tokens, memory=memory,
+        memory_total=memory_total, prefill_s=prefill, time_per_output_token_s=tpot, tokens_per_s=b / tpot,
+        decode_s=decode_s, request_s=prefill + decode_s, decode_kv_read_bytes=n_mb * kv_read,
+        decode_weights_read_bytes=n_mb * weights_read, weights_streamed_bytes=streamed_gpu,
+        decode_attention_flops=n_mb * d_attn_f * tp * pp, prefill_time=prefill_time, decode_time=decode_time,
+        piped=piped_any, offloading=offloading,
+        prefill_flops=(gemm_f + attn_f) * tp * pp, decode_flops=n_mb * (d_gemm_f + d_attn_f) * tp * pp,
+        prefill_shares=((pg_c + pa_c) * pp / prefill, ((pg_b + pa_b + p_tp + p_off) * pp + p_pp) / prefill),
+        decode_shares=((dg_c + da_c) * pp / tpot, (dg_b + da_b + d_tp + d_off + d_pp) * pp / tpot),
+        prefill_bytes=links(streamed_gpu + kv_write + kv_prefix_read, tp_bytes_prefill, pp_bytes_prefill,
+                            p_host_bytes),
+        decode_bytes=links(n_mb * (weights_read + kv_read + d_host_bytes), tp_bytes_decode, pp_bytes_decode,
+                           n_mb * d_host_bytes))

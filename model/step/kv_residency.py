@@ -31,8 +31,8 @@ from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.kv_policy import KV_POLICY_CODE, arch_kept, kept_tokens
 from trinity_desktop.model.inputs.scenario import MAX_CONTEXT_TOKENS, Scenario
 from trinity_desktop.model.inputs.tiers import page_tokens, tier_map
-from trinity_desktop.model.step.evaluation import evaluate_grid
-from trinity_desktop.model.step.inference import kv_share_per_gpu
+from trinity_desktop.model.step.inference import kv_bytes_per_token
+from trinity_desktop.model.step.run import infer_step_at
 
 RESIDENCY_TIERS = ("hbm", "host", "cxl", "ssd")
 PLACEMENT_POLICIES = ("spill", "evict")
@@ -94,12 +94,12 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     # The core's decode step at a cache of c tokens: prompt c, nothing generated (its ctx = s + g/2 = c).
     # The whole cache as if it were in HBM; the forced offload share is placed below, by tier.
     f_off = float(sc.kv_offload_fraction)
-    r = evaluate_grid(sc.replace(kv_offload_fraction=0.0), prompt_len=c, gen_len=np.zeros_like(c), batch=b)
-    weights = np.broadcast_to(r["memory"]["weights"], c.shape).astype(float)
-    reserved = np.broadcast_to(r["memory"]["reserved"], c.shape).astype(float)
-    needed = np.broadcast_to(r["memory"]["kv_cache"], c.shape).astype(float)
-    # one GPU holds its TP share of the KV of its pipeline stage's layers / pp
-    kv_tok_gpu = float(np.asarray(r["kv_bytes_per_token"]) * kv_share_per_gpu(sc.model, sc.inference_tp) / sc.pp)
+    r = infer_step_at(sc, kv_offload_fraction=0.0, prompt_len=c, gen_len=np.zeros_like(c), batch=b)
+    weights = np.broadcast_to(r.memory.weights, c.shape).astype(float)
+    reserved = np.broadcast_to(r.memory.reserved, c.shape).astype(float)
+    needed = np.broadcast_to(r.memory.kv_cache, c.shape).astype(float)
+    # one GPU holds its TP share of the KV of its pipeline stage's layers / pp (the step's own figure)
+    kv_tok_gpu = float(r.kv_bytes_per_token_gpu)
     page = page_tokens() * kv_tok_gpu
 
     tiers = tier_map(sc.hardware)
@@ -120,10 +120,9 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     evicted = dropped if policy == "evict" else np.zeros(c.shape)
     unplaced = dropped if policy == "spill" else np.zeros(c.shape)
 
-    dt = r["decode_time"]
-    base = np.broadcast_to(dt["GEMMs (weights)"] + dt["TP communication"] + dt.get("PP communication", 0.0),
-                           c.shape).astype(float)
-    attn = np.broadcast_to(dt["attention (KV reads)"], c.shape).astype(float)
+    dt = r.decode_time
+    base = np.broadcast_to(dt.gemms + dt.tp_comm + dt.pp_comm, c.shape).astype(float)
+    attn = np.broadcast_to(dt.attention, c.shape).astype(float)
     attn_per_byte = safe_div(attn, needed)
     eta = sc.efficiency.network
     time_by_tier = {}
@@ -191,7 +190,7 @@ def kv_bytes_per_token_after_policy(scenario: Scenario, context) -> np.ndarray:
     sc = scenario
     c = _check_axis("context", context, MAX_CONTEXT)
     arch = sc.model
-    per_tok = arch.kv_tensors * arch.layers * arch.kv_width * BYTES_PER_ELEMENT[sc.kv_dtype]
+    per_tok = kv_bytes_per_token(arch, BYTES_PER_ELEMENT[sc.kv_dtype])
     kept = kept_tokens(KV_POLICY_CODE[sc.kv_policy], c, window=sc.kv_window, sinks=sc.kv_sinks,
                        heavy_ratio=sc.kv_heavy_ratio, retrieval_fraction=sc.razor_retrieval_fraction)
     kept = arch_kept(kept, arch.sliding_window, arch.window_layer_share)  # the model's own sliding window

@@ -30,9 +30,7 @@ micro-batch's backward pass, the writes stream behind the CPU's update; what doe
 
 from __future__ import annotations
 
-from trinity_desktop.model.base import (
-    xp as np,  # numpy, with fast paths for scalars (one formula serves grid and scalar)
-)
+from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.comms import (
     allreduce_bus_factor,
@@ -54,6 +52,8 @@ from trinity_desktop.model.formulas.memory import (
 )
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
+from trinity_desktop.model.step.layout import TrainInputs
+from trinity_desktop.model.step.quantities import LinkBytes, record
 
 # ZeRO-Offload runs Adam on the host CPU, bound by host memory bandwidth. Stated assumption: a DGX-class
 # host has 2 sockets x 8 DDR5-4800 channels = 614 GB/s for 8 GPUs, 77 GB/s each; ~65% achievable -> 50 GB/s.
@@ -66,42 +66,162 @@ QUANT_HBM_PASSES = 2.0
 OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS, OFFLOAD_NVME = 0, 1, 2, 3
 
 
+
+@record
+class TrainMemory:
+    """Bytes per GPU of the busiest pipeline stage: model states (ZeRO-sharded, offloaded ones removed) and
+    the activations of the micro-batches in flight."""
+
+    weights: object
+    gradients: object
+    optimizer: object
+    activations: object
+
+
+@record
+class TrainTime:
+    """Seconds of one step by part: the step is their sum (`TrainStep.time_total`)."""
+
+    compute: object
+    communication_exposed: object
+    pipeline_bubble: object
+    optimizer: object
+    gradient_compression: object
+    offload_transfer: object
+
+
+@record
+class TrainPieces:
+    """The per-micro-batch (`_mb`) and per-step pieces of the step, one GPU of the busiest stage, that the
+    stage timeline (model/views/stages.py) and the roofline draw: seconds `_s`, bytes `_bytes` (bus bytes for
+    collectives), the link each group talks over ("scale-up" / "scale-out"), FLOP shares of the micro-batch."""
+
+    micro_batches: object
+    pp: object
+    virtual_stages: object
+    dp: object
+    layers_per_stage: object
+    compute_mb_s: object           # forward + backward compute of one micro-batch (recomputation included)
+    backward_mb_s: object          # its backward share
+    grad_overlap_s: object         # time the DP gradient sync hides behind
+    recompute_mb_s: object
+    flops_mb: object               # hardware FLOPs of one micro-batch
+    backward_flop_share: object
+    recompute_flop_share: object
+    tp_allreduces_per_layer: object
+    tp_mb_s: object
+    cp_mb_s: object
+    ep_mb_s: object
+    pp_mb_s: object
+    tp_mb_bytes: object
+    cp_mb_bytes: object
+    ep_mb_bytes: object
+    pp_mb_bytes: object
+    tp_link: object
+    cp_link: object
+    ep_link: object
+    pp_link: object
+    dp_link: object
+    edp_link: object               # the expert-data-parallel group's link
+    grad_sync_s: object            # DP gradient reduce-scatter / all-reduce (dense + expert)
+    dp_grad_bytes: object
+    edp_grad_bytes: object
+    dense_grad_bytes: object       # this rank's dense gradients (psi_dense x gradient width), before the wire
+    param_gather_s: object         # one ZeRO parameter all-gather (dense + expert)
+    dp_gather_bytes: object
+    edp_gather_bytes: object
+    compress_s: object             # DGC top-k selection and gradient quantisation
+    compress_hbm_bytes: object
+    grads_to_host_bytes: object    # ZeRO-Offload: gradients down
+    params_from_host_bytes: object  # ZeRO-Offload: updated weights up
+    act_swap_bytes: object         # vDNN: activations out and back in, one micro-batch
+    grads_to_host_s: object
+    params_from_host_s: object
+    act_swap_s: object
+    host_bw: object
+    optimizer_bytes: object        # local state bytes the optimizer streams: local x (2K + g + w)
+    optimizer_s: object
+    offload_optimizer: object
+    offload_activations: object
+    act_layer_bytes: object
+    act_mb_bytes: object           # stored activations of one micro-batch on the stage
+    zero: object
+    recompute: object
+    nvme_exposed_s: object
+
+
+@record
+class TrainStep:
+    """Everything one training step computes (per GPU; FLOPs over all GPUs; seconds per step)."""
+
+    pieces: TrainPieces
+    dp: object
+    micro_batches: object
+    memory: TrainMemory
+    memory_total: object
+    model_flops: object
+    hardware_flops: object
+    time: TrainTime
+    time_total: object
+    dp_comm_time: object
+    backward_time_last_micro_batch: object
+    pipeline_bubble_fraction: object
+    mfu: object
+    tokens_per_s: object
+    bytes_by_link: LinkBytes
+    tokens: object
+    host_bytes: object
+    nvme_bytes: object
+    nvme_traffic_bytes: object
+    compute_share: object
+    bandwidth_share: object
+
+
 def stage_params(arch: Architecture, tp, pp, ep):
     """(dense, expert) parameters held by one GPU of the busiest pipeline stage.
 
     Layers split evenly over stages (ceil(L/p) on the busiest); embeddings sit on the first stage and
     the output head on the last (both on one stage when p = 1); TP shards everything; EP shards routed
     experts. Norm parameters are counted as sharded too (they are < 0.01% of the total)."""
-    tp, pp, ep = (np.asarray(x, dtype=float) for x in (tp, pp, ep))
+    tp, pp, ep = (xp.asarray(x, dtype=float) for x in (tp, pp, ep))
     L = arch.layers
     final_norm = arch._norm_params()
     experts = arch.expert_params()
     layer_total = arch.params_total() - arch.embedding_params() - final_norm
     frac = layers_per_stage(L, pp) / L
     token_emb = arch.vocab * arch.hidden + (arch.max_seq * arch.hidden if arch.position == "learned" else 0)
-    emb_stage = np.where(pp == 1, arch.embedding_params() + final_norm, token_emb + final_norm)
+    emb_stage = xp.where(pp == 1, arch.embedding_params() + final_norm, token_emb + final_norm)
     dense = ((layer_total - experts) * frac + emb_stage) / tp
     expert = experts * frac / (tp * ep)
     return dense, expert
 
 
-def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, pp, cp, ep, sp, zero,
-                  recompute, flash, micro_batch, global_batch, seq_len, weight_bytes, grad_bytes,
-                  master_bytes, opt_state_bytes, act_bytes, peak, eff_compute, eff_hbm, eff_network,
-                  offload=0, grad_compression=1.0, in_network_aggregation=False, grad_comm_bytes=0.0,
-                  virtual_stages=1, grad_overlap=1.0):
-    gpus, tp, pp, cp, ep = (np.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
-    v = np.asarray(virtual_stages, dtype=float)
-    zero, recompute = np.asarray(zero), np.asarray(recompute)
+def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> TrainStep:
+    """One training step of `arch` on `hw` (the module docstring's time model): memory per GPU, FLOPs, time by
+    part, bytes per link and the per-micro-batch pieces the stage timeline draws. Every field broadcasts over
+    the inputs' arrays. Sources: Megatron-LM (Narayanan et al. 2021), Korthikanti et al. 2022 (activations,
+    recomputation), ZeRO (Rajbhandari et al. 2020), ZeRO-Offload / ZeRO-Infinity, vDNN, DGC, QSGD."""
+    x = inputs
+    gpus, gpus_per_node, tp, pp, cp, ep = x.gpus, x.gpus_per_node, x.tp, x.pp, x.cp, x.ep
+    sp, zero, recompute, flash = x.sp, x.zero, x.recompute, x.flash
+    micro_batch, global_batch, seq_len = x.micro_batch, x.global_batch, x.seq_len
+    weight_bytes, grad_bytes, master_bytes = x.weight_bytes, x.grad_bytes, x.master_bytes
+    opt_state_bytes, act_bytes, peak = x.opt_state_bytes, x.act_bytes, x.peak
+    eff_compute, eff_hbm, eff_network = x.eff_compute, x.eff_hbm, x.eff_network
+    offload, grad_compression, in_network_aggregation = x.offload, x.grad_compression, x.in_network_aggregation
+    grad_comm_bytes, virtual_stages, grad_overlap = x.grad_comm_bytes, x.virtual_stages, x.grad_overlap
+    gpus, tp, pp, cp, ep = (xp.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
+    v = xp.asarray(virtual_stages, dtype=float)
+    zero, recompute = xp.asarray(zero), xp.asarray(recompute)
     dp = gpus / (tp * pp * cp)
-    m = np.maximum(1.0, np.ceil(np.asarray(global_batch, dtype=float) / (micro_batch * dp)))
+    m = xp.maximum(1.0, xp.ceil(xp.asarray(global_batch, dtype=float) / (micro_batch * dp)))
     L, h, a = arch.layers, arch.hidden, arch.heads
-    s_local = np.asarray(seq_len, dtype=float) / cp
+    s_local = xp.asarray(seq_len, dtype=float) / cp
     lps = layers_per_stage(L, pp)
 
     # --- memory per GPU -------------------------------------------------------------------------
     psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
-    k_bytes = np.asarray(master_bytes, dtype=float) + opt_state_bytes
+    k_bytes = xp.asarray(master_bytes, dtype=float) + opt_state_bytes
     w_d, g_d, o_d = model_state_bytes(psi_dense, dp, zero, weight_bytes, grad_bytes, k_bytes)
     w_e, g_e, o_e = model_state_bytes(psi_expert, dp / ep, zero, weight_bytes, grad_bytes, k_bytes)
     n_moe = arch.moe_layers
@@ -112,15 +232,14 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
         s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
         ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
     activations = per_layer_act * lps * in_flight_micro_batches(pp, m, v)
-    memory = {"weights": w_d + w_e, "gradients": g_d + g_e, "optimizer": o_d + o_e, "activations": activations}
-    memory_total = sum(memory.values())
+    weights_mem, grads_mem, optimizer_mem = w_d + w_e, g_d + g_e, o_d + o_e
 
     # --- FLOPs ----------------------------------------------------------------------------------
-    tokens = np.asarray(global_batch, dtype=float) * seq_len
+    tokens = xp.asarray(global_batch, dtype=float) * seq_len
     W = arch.matmul_params_active_per_layer()
     # Keys per query: the sequence (Korthikanti's convention), scaled on sliding-window layers by the causal
     # mean of min(x, W) over the mean causal context s/2 (= 2W - W²/s for s > W; kv_policy.mean_min).
-    s_keys = np.asarray(seq_len, dtype=float)
+    s_keys = xp.asarray(seq_len, dtype=float)
     share = arch.window_layer_share
     if share > 0:
         windowed = s_keys * mean_min(0.0, s_keys, float(arch.sliding_window)) / (s_keys / 2.0)
@@ -143,7 +262,7 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     b_tp = lps * n_ar * allreduce_bus_factor(tp) * tp_msg
 
     bw_cp, al_cp, in_cp = link_for_group(cp, tp, gpus_per_node, hw, eff_network)
-    cp_msg = 2.0 * micro_batch * np.asarray(seq_len, dtype=float) * arch.kv_width * act_bytes / tp
+    cp_msg = 2.0 * micro_batch * xp.asarray(seq_len, dtype=float) * arch.kv_width * act_bytes / tp
     t_cp = lps * 2.0 * gather_time(cp, cp_msg, bw_cp, al_cp)  # K,V all-gather forward, reduce-scatter backward
     b_cp = lps * 2.0 * gather_bus_factor(cp) * cp_msg
 
@@ -155,11 +274,11 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
 
     pp_stride = tp * cp * dp
     in_pp = is_intra_node(2, pp_stride, gpus_per_node) & (hw.scaleup_bw > 0)
-    bw_pp = np.where(in_pp, hw.scaleup_bw, hw.scaleout_bw) * eff_network
-    al_pp = np.where(in_pp, hw.scaleup_latency_s, hw.scaleout_latency_s)
-    pp_msg = micro_batch * s_local * h * act_bytes / np.where(sp, tp, 1.0)
+    bw_pp = xp.where(in_pp, hw.scaleup_bw, hw.scaleout_bw) * eff_network
+    al_pp = xp.where(in_pp, hw.scaleup_latency_s, hw.scaleout_latency_s)
+    pp_msg = micro_batch * s_local * h * act_bytes / xp.where(sp, tp, 1.0)
     t_pp = 2.0 * v * p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1)  # a send forward + one backward per chunk
-    b_pp = np.where(pp > 1, 2.0 * v * pp_msg, 0.0)
+    b_pp = xp.where(pp > 1, 2.0 * v * pp_msg, 0.0)
 
     t_mb = t_c + t_tp + t_cp + t_ep + t_pp
     pipeline = (m + (pp - 1.0) / v) * t_mb
@@ -170,125 +289,121 @@ def training_step(arch: Architecture, hw: Hardware, *, gpus, gpus_per_node, tp, 
     bw_edp, al_edp, in_edp = link_for_group(dp / ep, tp * cp * ep, gpus_per_node, hw, eff_network)
     grads_d, grads_e = psi_dense * grad_bytes, psi_expert * grad_bytes
     # quantised communication: the wire carries grad_comm_bytes per element (0 = the gradient format)
-    gcb = np.asarray(grad_comm_bytes, dtype=float)
-    wire = np.where(gcb > 0.0, gcb, grad_bytes) / grad_bytes
+    gcb = xp.asarray(grad_comm_bytes, dtype=float)
+    wire = xp.where(gcb > 0.0, gcb, grad_bytes) / grad_bytes
     quantised = wire < 1.0
     params_d, params_e = psi_dense * weight_bytes, psi_expert * weight_bytes
     z0 = zero == 0
-    ina = np.asarray(in_network_aggregation, dtype=bool) & ~in_dp  # switch reduction on the scale-out fabric
+    ina = xp.asarray(in_network_aggregation, dtype=bool) & ~in_dp  # switch reduction on the scale-out fabric
     t_gd, b_gd = gradient_sync(dp, grads_d * wire, bw_dp, al_dp, z0, grad_compression, ina)
     t_ge, b_ge = gradient_sync(dp / ep, grads_e * wire, bw_edp, al_edp, z0, grad_compression, ina & ~in_edp)
     t_grad = t_gd + t_ge
     t_gather = gather_time(dp, params_d, bw_dp, al_dp) + gather_time(dp / ep, params_e, bw_edp, al_edp)
-    n_gathers = np.where(zero == 3, 2.0 * m, np.where(zero >= 1, 1.0, 0.0))
+    n_gathers = xp.where(zero == 3, 2.0 * m, xp.where(zero >= 1, 1.0, 0.0))
     b_dp = b_gd + n_gathers * gather_bus_factor(dp) * params_d
     b_edp = b_ge + n_gathers * gather_bus_factor(dp / ep) * params_e
     # DGC: selecting the top-k gradients streams the gradient and its momentum residual through HBM
     # (read gradient, read/write residual: ~3 passes).
     # Quantised communication: QUANT_HBM_PASSES over the local gradient, QUANT_FLOPS_PER_ELEMENT per element.
-    grad_elements = np.where(dp > 1.0, psi_dense + psi_expert, 0.0)
-    quant_flops = np.where(quantised, QUANT_FLOPS_PER_ELEMENT * grad_elements, 0.0)  # per GPU
-    quant_hbm = np.where(quantised, QUANT_HBM_PASSES * grad_elements * grad_bytes, 0.0)
-    t_quant = np.maximum(quant_hbm / (hw.hbm_bw * eff_hbm), quant_flops / (peak * eff_compute))
+    grad_elements = xp.where(dp > 1.0, psi_dense + psi_expert, 0.0)
+    quant_flops = xp.where(quantised, QUANT_FLOPS_PER_ELEMENT * grad_elements, 0.0)  # per GPU
+    quant_hbm = xp.where(quantised, QUANT_HBM_PASSES * grad_elements * grad_bytes, 0.0)
+    t_quant = xp.maximum(quant_hbm / (hw.hbm_bw * eff_hbm), quant_flops / (peak * eff_compute))
     hw_flops_kernels = hw_flops
     hw_flops = hw_flops + quant_flops * gpus
-    t_compress = np.where(np.asarray(grad_compression) > 1.0,
+    t_compress = xp.where(xp.asarray(grad_compression) > 1.0,
                           3.0 * (grads_d + grads_e) / (hw.hbm_bw * eff_hbm), 0.0) + t_quant
 
     # --- offload over the host link (ZeRO-Offload: optimizer; vDNN: activations) -------------
-    offload = np.asarray(offload)
+    offload = xp.asarray(offload)
     off_nvme = offload == OFFLOAD_NVME
     off_opt, off_act = (offload == OFFLOAD_OPTIMIZER) | off_nvme, offload == OFFLOAD_ACTIVATIONS
     host_bw = hw.host_link_bw * eff_network
-    shard = np.where(zero >= 1, 1.0 / dp, 1.0)
-    shard_e = np.where(zero >= 1, ep / dp, 1.0)
+    shard = xp.where(zero >= 1, 1.0 / dp, 1.0)
+    shard_e = xp.where(zero >= 1, ep / dp, 1.0)
     local = psi_dense * shard + psi_expert * shard_e
-    grads_down = np.where(off_opt, local * grad_bytes, 0.0)   # gradients of the local shard to host
-    params_up = np.where(off_opt, local * weight_bytes, 0.0)  # updated weights back to the GPU
-    act_swap = np.where(off_act, 2.0 * per_layer_act * lps, 0.0)  # out in the forward, back in the backward
+    grads_down = xp.where(off_opt, local * grad_bytes, 0.0)   # gradients of the local shard to host
+    params_up = xp.where(off_opt, local * weight_bytes, 0.0)  # updated weights back to the GPU
+    act_swap = xp.where(off_act, 2.0 * per_layer_act * lps, 0.0)  # out in the forward, back in the backward
     t_down, t_up, t_swap = (safe_div(x, host_bw) for x in (grads_down, params_up, act_swap))
-    swap_exposed = m * np.maximum(0.0, t_swap - t_c)
+    swap_exposed = m * xp.maximum(0.0, t_swap - t_c)
     # ZeRO-Infinity keeps the optimizer states (fp32 master + moments) on NVMe; host memory keeps the gradients.
-    nvme_bytes = np.where(off_nvme, memory["optimizer"], 0.0)
-    host_bytes = np.where(off_opt, memory["optimizer"] + memory["gradients"], 0.0) - nvme_bytes + np.where(
-        off_act, activations * (1.0 - np.minimum(lps, 2.0) / lps), 0.0)
-    memory["optimizer"] = np.where(off_opt, 0.0, memory["optimizer"])
-    memory["gradients"] = np.where(off_opt, 0.0, memory["gradients"])
-    memory["activations"] = np.where(off_act, activations * np.minimum(lps, 2.0) / lps, activations)
-    memory_total = sum(memory.values())
+    nvme_bytes = xp.where(off_nvme, optimizer_mem, 0.0)
+    host_bytes = xp.where(off_opt, optimizer_mem + grads_mem, 0.0) - nvme_bytes + xp.where(
+        off_act, activations * (1.0 - xp.minimum(lps, 2.0) / lps), 0.0)
+    memory = TrainMemory(weights=weights_mem, gradients=xp.where(off_opt, 0.0, grads_mem),
+                         optimizer=xp.where(off_opt, 0.0, optimizer_mem),
+                         activations=xp.where(off_act, activations * xp.minimum(lps, 2.0) / lps, activations))
+    memory_total = memory.weights + memory.gradients + memory.optimizer + memory.activations
 
     # The gradient sync overlaps the last micro-batch's backward on the DP link. Under ZeRO-3 that link also
     # carries the backward's prefetched parameter all-gather (min(2·t_gather, t_c) of the link's time behind
     # t_c, the backward's share t_bwd/t_c of it), so only the rest of t_bwd is free for the gradients; the
     # backward compute cannot hide both at once (it did, and a longer sequence then shortened the step).
-    zero3_link_busy = np.where(zero == 3, np.minimum(1.0, safe_div(2.0 * t_gather, t_c)), 0.0)
+    zero3_link_busy = xp.where(zero == 3, xp.minimum(1.0, safe_div(2.0 * t_gather, t_c)), 0.0)
     # grad_overlap: the share of that free time the sync hides behind (an assumption: assumptions.toml)
     overlap_s = t_bwd * grad_overlap * (1.0 - zero3_link_busy)
-    grad_exposed = np.maximum(0.0, t_grad + t_down - overlap_s)
-    param_exposed = np.where(zero == 3, m * np.maximum(0.0, 2.0 * t_gather - t_c),
-                             np.where((zero == 1) | (zero == 2), t_gather, 0.0))
+    grad_exposed = xp.maximum(0.0, t_grad + t_down - overlap_s)
+    param_exposed = xp.where(zero == 3, m * xp.maximum(0.0, 2.0 * t_gather - t_c),
+                             xp.where((zero == 1) | (zero == 2), t_gather, 0.0))
     dp_exposed = grad_exposed + param_exposed
-    dp_time = t_grad + np.where(zero == 3, 2.0 * m * t_gather, np.where(zero >= 1, t_gather, 0.0))
+    dp_time = t_grad + xp.where(zero == 3, 2.0 * m * t_gather, xp.where(zero >= 1, t_gather, 0.0))
 
     # --- optimizer step: streams every local state byte through HBM --------------------------
     opt_bytes = local * (2.0 * k_bytes + grad_bytes + weight_bytes)
-    t_opt = np.where(off_opt, opt_bytes / HOST_OPTIMIZER_BW, opt_bytes / (hw.hbm_bw * eff_hbm))
+    t_opt = xp.where(off_opt, opt_bytes / HOST_OPTIMIZER_BW, opt_bytes / (hw.hbm_bw * eff_hbm))
 
     # ZeRO-Infinity: read the local optimizer states from NVMe (prefetched behind the last backward pass) and
     # write them back (streamed behind the CPU's update).
-    nvme_read = np.where(off_nvme, local * k_bytes, 0.0)
+    nvme_read = xp.where(off_nvme, local * k_bytes, 0.0)
     nvme_write = nvme_read
     nvme_bw = max(float(hw.nvme_bw), 0.0)
     t_nvme_read, t_nvme_write = safe_div(nvme_read, nvme_bw), safe_div(nvme_write, nvme_bw)
-    nvme_exposed = np.maximum(0.0, t_nvme_read - t_bwd) + np.maximum(0.0, t_nvme_write - t_opt)
+    nvme_exposed = xp.maximum(0.0, t_nvme_read - t_bwd) + xp.maximum(0.0, t_nvme_write - t_opt)
 
     offload_exposed = t_up + swap_exposed + nvme_exposed
     total = pipeline + dp_exposed + t_opt + t_compress + offload_exposed
     compute = m * t_c
     comm_exposed = m * (t_tp + t_cp + t_ep + t_pp) + dp_exposed
-    time = {"compute": compute, "communication_exposed": comm_exposed, "pipeline_bubble": bubble,
-            "optimizer": t_opt, "gradient_compression": t_compress, "offload_transfer": offload_exposed}
+    time = TrainTime(compute=compute, communication_exposed=comm_exposed, pipeline_bubble=bubble, optimizer=t_opt,
+                     gradient_compression=t_compress, offload_transfer=offload_exposed)
 
     # --- bytes per link per GPU per step ----------------------------------------------------
     per_mb = [(b_tp, in_tp), (b_cp, in_cp), (b_ep, in_ep), (b_pp, in_pp)]
     per_step = [(b_dp, in_dp), (b_edp, in_edp)]
-    scale_up = sum(m * np.where(i, b, 0.0) for b, i in per_mb) + sum(np.where(i, b, 0.0) for b, i in per_step)
-    scale_out = sum(m * np.where(i, 0.0, b) for b, i in per_mb) + sum(np.where(i, 0.0, b) for b, i in per_step)
+    scale_up = sum(m * xp.where(i, b, 0.0) for b, i in per_mb) + sum(xp.where(i, b, 0.0) for b, i in per_step)
+    scale_out = sum(m * xp.where(i, 0.0, b) for b, i in per_mb) + sum(xp.where(i, 0.0, b) for b, i in per_step)
     # HBM traffic estimate: weights read three times per micro-batch (forward, two backward GEMMs),
     # stored activations written once and read once, plus the optimizer's state traffic.
-    hbm = (m * (3.0 * memory["weights"] * np.where(zero == 3, dp, 1.0) + 2.0 * per_layer_act * lps)
-           + np.where(off_opt, 0.0, opt_bytes)
-           + np.where(np.asarray(grad_compression) > 1.0, 3.0 * (grads_d + grads_e), 0.0) + quant_hbm)
+    hbm = (m * (3.0 * memory.weights * xp.where(zero == 3, dp, 1.0) + 2.0 * per_layer_act * lps)
+           + xp.where(off_opt, 0.0, opt_bytes)
+           + xp.where(xp.asarray(grad_compression) > 1.0, 3.0 * (grads_d + grads_e), 0.0) + quant_hbm)
     host = grads_down + params_up + m * act_swap
-    bytes_by_link = {"hbm": hbm, "scale-up": scale_up, "scale-out": scale_out, "host": host}
+    bytes_by_link = LinkBytes(hbm=hbm, scale_up=scale_up, scale_out=scale_out, host=host)
 
-    link = lambda intra: np.where(intra, "scale-up", "scale-out")  # noqa: E731
-    pieces = {  # the per-micro-batch and per-step pieces the stage model (model/views/stages.py) draws
-        "m": m, "pp": pp, "v": v, "dp": dp, "lps": lps, "t_c": t_c, "t_bwd": t_bwd, "grad_overlap": overlap_s,
-        "t_recompute": t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, "flops_mb": per_gpu_mb,
-        "bwd_share": bwd_share, "recompute_share": (hw_flops_kernels - model_flops) / hw_flops_kernels,
-        "n_ar": n_ar, "t_tp": t_tp, "t_cp": t_cp, "t_ep": t_ep, "t_pp": t_pp,
-        "b_tp": b_tp, "b_cp": b_cp, "b_ep": b_ep, "b_pp": b_pp, "link_tp": link(in_tp), "link_cp": link(in_cp),
-        "link_ep": link(in_ep), "link_pp": link(in_pp), "link_dp": link(in_dp), "link_edp": link(in_edp),
-        "t_grad": t_grad, "b_grad_d": b_gd, "b_grad_e": b_ge, "t_gather": t_gather,
-        "gather_d": gather_bus_factor(dp) * params_d, "gather_e": gather_bus_factor(dp / ep) * params_e,
-        "t_compress": t_compress,
-        "compress_bytes": np.where(np.asarray(grad_compression) > 1.0, 3.0 * (grads_d + grads_e), 0.0) + quant_hbm,
-        "grads_down": grads_down, "params_up": params_up, "act_swap": act_swap, "t_down": t_down, "t_up": t_up,
-        "t_swap": t_swap, "host_bw": host_bw, "opt_bytes": opt_bytes, "t_opt": t_opt,
-        "offload_optimizer": off_opt, "offload_activations": off_act, "per_layer_act": per_layer_act,
-        "act_mb": per_layer_act * lps, "zero": zero, "recompute": recompute, "t_nvme_exposed": nvme_exposed,
-        "nvme_traffic_bytes": nvme_read + nvme_write,
-    }
-    return {
-        "pieces": pieces,
-        "dp": dp, "micro_batches": m, "memory": memory, "memory_total": memory_total,
-        "model_flops": model_flops, "hardware_flops": hw_flops, "time": time, "time_total": total,
-        "dp_comm_time": dp_time, "backward_time_last_micro_batch": t_bwd,
-        "pipeline_bubble_fraction": safe_div(bubble, pipeline),  # of the pipeline phase: (p-1)/(m+p-1) for 1F1B
-        "mfu": model_flops / (total * gpus * peak), "tokens_per_s": tokens / total,
-        "bytes_by_link": bytes_by_link, "tokens": tokens,
-        "host_bytes": host_bytes, "nvme_bytes": nvme_bytes, "nvme_traffic_bytes": nvme_read + nvme_write,
-        "compute_share": compute / total,
-        "bandwidth_share": (comm_exposed + t_opt + t_compress + offload_exposed) / total,
-    }
+    link = lambda intra: xp.where(intra, "scale-up", "scale-out")  # noqa: E731
+    pieces = TrainPieces(
+        micro_batches=m, pp=pp, virtual_stages=v, dp=dp, layers_per_stage=lps, compute_mb_s=t_c,
+        backward_mb_s=t_bwd, grad_overlap_s=overlap_s,
+        recompute_mb_s=t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, flops_mb=per_gpu_mb,
+        backward_flop_share=bwd_share, recompute_flop_share=(hw_flops_kernels - model_flops) / hw_flops_kernels,
+        tp_allreduces_per_layer=n_ar, tp_mb_s=t_tp, cp_mb_s=t_cp, ep_mb_s=t_ep, pp_mb_s=t_pp,
+        tp_mb_bytes=b_tp, cp_mb_bytes=b_cp, ep_mb_bytes=b_ep, pp_mb_bytes=b_pp, tp_link=link(in_tp),
+        cp_link=link(in_cp), ep_link=link(in_ep), pp_link=link(in_pp), dp_link=link(in_dp), edp_link=link(in_edp),
+        grad_sync_s=t_grad, dp_grad_bytes=b_gd, edp_grad_bytes=b_ge, dense_grad_bytes=grads_d, param_gather_s=t_gather,
+        dp_gather_bytes=gather_bus_factor(dp) * params_d, edp_gather_bytes=gather_bus_factor(dp / ep) * params_e,
+        compress_s=t_compress,
+        compress_hbm_bytes=xp.where(xp.asarray(grad_compression) > 1.0, 3.0 * (grads_d + grads_e), 0.0) + quant_hbm,
+        grads_to_host_bytes=grads_down, params_from_host_bytes=params_up, act_swap_bytes=act_swap,
+        grads_to_host_s=t_down, params_from_host_s=t_up, act_swap_s=t_swap, host_bw=host_bw,
+        optimizer_bytes=opt_bytes, optimizer_s=t_opt, offload_optimizer=off_opt, offload_activations=off_act,
+        act_layer_bytes=per_layer_act, act_mb_bytes=per_layer_act * lps, zero=zero, recompute=recompute,
+        nvme_exposed_s=nvme_exposed)
+    return TrainStep(
+        pieces=pieces, dp=dp, micro_batches=m, memory=memory, memory_total=memory_total, model_flops=model_flops,
+        hardware_flops=hw_flops, time=time, time_total=total, dp_comm_time=dp_time,
+        backward_time_last_micro_batch=t_bwd,
+        pipeline_bubble_fraction=safe_div(bubble, pipeline),  # of the pipeline phase: (p-1)/(m+p-1) for 1F1B
+        mfu=model_flops / (total * gpus * peak), tokens_per_s=tokens / total, bytes_by_link=bytes_by_link,
+        tokens=tokens, host_bytes=host_bytes, nvme_bytes=nvme_bytes, nvme_traffic_bytes=nvme_read + nvme_write,
+        compute_share=compute / total, bandwidth_share=(comm_exposed + t_opt + t_compress + offload_exposed) / total)

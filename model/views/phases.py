@@ -45,36 +45,29 @@ class Phase:
         return self.end_s - self.start_s
 
 
+# The training phases of each stage role (model/views/stages.ROLES); idle time belongs to none.
+TRAIN_PHASE_OF_ROLE = {
+    "data_load": ("data load",), "steady": ("forward", "backward"), "zero3_gather_prefetched": ("forward", "backward"),
+    "activation_swap": ("forward", "backward"), "forward": ("forward",), "forward_comm": ("forward",), "forward_tp_comm": ("forward",),
+    "zero3_gather_fwd": ("forward",), "activation_swap_out": ("forward",), "zero3_gather_bwd": ("backward",),
+    "activation_swap_in": ("backward",), "backward": ("backward",), "recompute_attention": ("backward",), "recompute_layer": ("backward",),
+    "backward_comm": ("backward",), "backward_tp_comm": ("backward",),
+    "zero3_gather_exposed": ("backward",), "activation_swap_exposed": ("backward",),
+    "dp_grad_sync": ("gradient sync",), "grad_compress": ("gradient sync",), "grads_to_host": ("gradient sync",),
+    "optimizer": ("optimizer",), "optimizer_host": ("optimizer",), "params_from_host": ("optimizer",),
+    "param_gather": ("optimizer",), "nvme_exposed": ("optimizer",), "bubble": (), "waiting": ()}
+INFER_PHASE_OF_ROLE = {"prefill": ("prefill",), "kv_offload": ("KV offload",), "kv_onload": ("KV onload",),
+                       "decode": ("decode",), "bubble": (), "waiting": ()}
+
+
 def train_phase_of(st: Stage) -> tuple[str, ...]:
     """The training phases a stage belongs to (none for idle time)."""
-    name = st.name
-    if st.kind == "idle":
-        return ()
-    if st.kind == "io":
-        return ("data load",)
-    if name.startswith("steady 1F1B") or name.startswith(("ZeRO-3 all-gathers (prefetched)", "activation swaps,")):
-        return ("forward", "backward")
-    if name.startswith(("backward", "recompute")) or "(bwd" in name or name.startswith(
-            ("activations in", "ZeRO-3 all-gathers, exposed")) or name == "activation swaps, exposed":
-        return ("backward",)
-    if name.startswith(("DP gradient", "DGC", "gradient quantisation", "gradients to host")):
-        return ("gradient sync",)
-    if name.startswith(("optimizer", "updated weights")) or "parameter all-gather" in name:
-        return ("optimizer",)
-    return ("forward",)
+    return TRAIN_PHASE_OF_ROLE[st.role]
 
 
 def infer_phase_of(st: Stage) -> tuple[str, ...]:
-    name = st.name
-    if name.startswith("prefill"):
-        return ("prefill",)
-    if name.startswith("KV offload"):
-        return ("KV offload",)
-    if name.startswith("KV onload"):
-        return ("KV onload",)
-    if st.kind == "idle":
-        return ()
-    return ("decode",)
+    """The inference phase a stage belongs to."""
+    return INFER_PHASE_OF_ROLE.get(st.role, ("decode",))
 
 
 def phases(items: tuple[Stage, ...], kind: str) -> tuple[Phase, ...]:

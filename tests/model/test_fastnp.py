@@ -3,6 +3,8 @@ and numpy arrays, and fastnp's functions agree with numpy's."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -12,12 +14,18 @@ from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import evaluate, evaluate_grid
 from trinity_desktop.model.base import xp as fastnp
 from trinity_desktop.model.inputs import presets
-from trinity_desktop.model.step.evaluation import _infer_inputs, _train_inputs, numpy_scalars
+from trinity_desktop.model.step.evaluation import numpy_scalars
 from trinity_desktop.model.step.inference import inference_step
+from trinity_desktop.model.step.layout import infer_inputs as _infer_inputs
+from trinity_desktop.model.step.layout import train_inputs as _train_inputs
 from trinity_desktop.model.step.training import training_step
 
 
 def _leaves(tree, prefix=""):
+    if dataclasses.is_dataclass(tree):
+        tree = {f.name: getattr(tree, f.name) for f in dataclasses.fields(tree)}
+    if isinstance(tree, tuple):
+        tree = dict(enumerate(tree))
     if isinstance(tree, dict):
         for k, v in tree.items():
             yield from _leaves(v, f"{prefix}{k}.")
@@ -37,9 +45,10 @@ SCENARIOS = [
 @pytest.mark.parametrize("sc", SCENARIOS, ids=lambda sc: f"{sc.model.key}-zero{sc.zero}-{sc.offload}")
 def test_training_step_is_the_same_on_plain_numbers_numpy_scalars_and_arrays(sc):
     inputs = _train_inputs(sc)
-    plain = dict(_leaves(training_step(sc.model, sc.hardware, **inputs)))
-    scalars = dict(_leaves(training_step(sc.model, sc.hardware, **numpy_scalars(inputs))))
-    arrays = dict(_leaves(training_step(sc.model, sc.hardware, **{k: np.asarray([v]) for k, v in inputs.items()})))
+    plain = dict(_leaves(training_step(sc.model, sc.hardware, inputs)))
+    scalars = dict(_leaves(training_step(sc.model, sc.hardware, numpy_scalars(inputs))))
+    arrays = dict(_leaves(training_step(sc.model, sc.hardware,
+                                        inputs.replace(**{k: np.asarray([v]) for k, v in inputs.as_dict().items()}))))
     assert plain.keys() == scalars.keys() == arrays.keys()
     for k, v in plain.items():
         assert np.asarray(scalars[k]).item() == np.asarray(v).item(), k  # bit for bit
@@ -49,8 +58,8 @@ def test_training_step_is_the_same_on_plain_numbers_numpy_scalars_and_arrays(sc)
 def test_inference_step_is_the_same_on_plain_numbers_and_numpy_scalars():
     sc = default_scenario().replace(kind="decode", gpus=8, kv_policy="h2o", kv_offload_fraction=0.3)
     inputs = _infer_inputs(sc)
-    plain = dict(_leaves(inference_step(sc.model, sc.hardware, **inputs)))
-    scalars = dict(_leaves(inference_step(sc.model, sc.hardware, **numpy_scalars(inputs))))
+    plain = dict(_leaves(inference_step(sc.model, sc.hardware, inputs)))
+    scalars = dict(_leaves(inference_step(sc.model, sc.hardware, numpy_scalars(inputs))))
     assert plain.keys() == scalars.keys()
     for k, v in plain.items():
         np.testing.assert_array_equal(np.asarray(scalars[k]), np.asarray(v), err_msg=k)
@@ -90,15 +99,15 @@ def test_fastnp_keeps_numpy_semantics_for_arrays_and_nan():
 def test_a_division_by_zero_on_plain_numbers_reruns_on_numpy_scalars(monkeypatch):
     import importlib
 
-    evaluate_module = importlib.import_module("trinity_desktop.model.step.evaluation")
+    evaluate_module = importlib.import_module("trinity_desktop.model.step.run")  # where the steps run
 
     expected = evaluate(default_scenario())
     real = evaluate_module.training_step
 
-    def plain_numbers_divide_by_zero(arch, hw, **inputs):
-        if type(inputs["tp"]) is int:
+    def plain_numbers_divide_by_zero(arch, hw, inputs):
+        if type(inputs.tp) is int:
             raise ZeroDivisionError("float division by zero")
-        return real(arch, hw, **inputs)
+        return real(arch, hw, inputs)
 
     monkeypatch.setattr(evaluate_module, "training_step", plain_numbers_divide_by_zero)
     again = evaluate(default_scenario())
@@ -111,7 +120,7 @@ def test_one_evaluation_per_scenario_serves_the_roofline_and_the_stage_pieces(mo
     from trinity_desktop.model.views.roofline import roofline
     from trinity_desktop.model.views.stages import training_pieces
 
-    evaluate_module = importlib.import_module("trinity_desktop.model.step.evaluation")
+    evaluate_module = importlib.import_module("trinity_desktop.model.step.run")  # where the steps run
     sc = default_scenario().replace(seq_len=6144)
     results = evaluate(sc)
     expected_points = roofline(sc).points
@@ -119,7 +128,7 @@ def test_one_evaluation_per_scenario_serves_the_roofline_and_the_stage_pieces(mo
     real = evaluate_module.training_step
     monkeypatch.setattr(evaluate_module, "training_step", lambda *a, **k: calls.append(1) or real(*a, **k))
     assert roofline(sc).points == expected_points
-    assert training_pieces(sc)["t_opt"] == results.time["optimizer"]
+    assert training_pieces(sc).optimizer_s == results.time["optimizer"]
     assert calls == []  # both reused the step `evaluate` computed
     evaluate_grid(sc.replace(seq_len=2048))  # another scenario is computed
     assert calls == [1]

@@ -21,11 +21,11 @@ from trinity_desktop.model.formulas.pipeline_schedule import (
     stage_order,
 )
 from trinity_desktop.model.inputs import presets
-from trinity_desktop.model.views.stages import bubble_fraction, stages
+from trinity_desktop.model.views.stages import bubble_fraction, stages, training_pieces
 
 
 def _pieces(sc):
-    return evaluate_grid(sc)["pieces"]
+    return training_pieces(sc)
 
 
 @pytest.mark.parametrize("pp,v,gb", [(2, 2, 64), (4, 2, 32), (4, 4, 64), (8, 2, 16), (4, 5, 128)])
@@ -34,19 +34,19 @@ def test_bubble_is_p_minus_1_over_v_m_of_the_ideal_time(pp, v, gb):
     r = evaluate(sc)
     P = _pieces(sc)
     m = r.train["micro_batches"]
-    t_mb = float(P["t_c"] + P["t_tp"] + P["t_cp"] + P["t_ep"] + P["t_pp"])
+    t_mb = float(P.compute_mb_s + P.tp_mb_s + P.cp_mb_s + P.ep_mb_s + P.pp_mb_s)
     assert r.time["pipeline_bubble"] / (m * t_mb) == pytest.approx((pp - 1) / (v * m), rel=1e-12)
 
 
 def test_v_times_the_pipeline_messages_and_one_is_plain_1f1b():
     base = default_scenario().replace(pp=4, global_batch=32)
     plain, inter = _pieces(base), _pieces(base.replace(virtual_stages=4))
-    assert float(inter["b_pp"]) == pytest.approx(4 * float(plain["b_pp"]), rel=1e-12)
-    assert float(inter["t_pp"]) == pytest.approx(4 * float(plain["t_pp"]), rel=1e-12)
+    assert float(inter.pp_mb_bytes) == pytest.approx(4 * float(plain.pp_mb_bytes), rel=1e-12)
+    assert float(inter.pp_mb_s) == pytest.approx(4 * float(plain.pp_mb_s), rel=1e-12)
     # v = 1 is the plain 1F1B model exactly: (m + p - 1) t_mb, bubble (p-1)/(m+p-1)
     r = evaluate(base)
     m = r.train["micro_batches"]
-    t_mb = float(plain["t_c"] + plain["t_tp"] + plain["t_cp"] + plain["t_ep"] + plain["t_pp"])
+    t_mb = float(plain.compute_mb_s + plain.tp_mb_s + plain.cp_mb_s + plain.ep_mb_s + plain.pp_mb_s)
     assert r.time["pipeline_bubble"] / ((m + 3) * t_mb) == pytest.approx(3 / (m + 3), rel=1e-12)
 
 
@@ -56,7 +56,7 @@ def test_activation_factor_is_korthikanti_and_the_simulated_peak(pp, v, gb):
     r = evaluate(sc)
     P = _pieces(sc)
     m = int(r.train["micro_batches"])
-    stage_loads = r.memory["activations"] / float(P["act_mb"])
+    stage_loads = r.memory["activations"] / float(P.act_mb_bytes)
     # Korthikanti §4.2.3: the first stage holds L(1 + (p-1)/(pv)) layers' activations = p + (p-1)/v stage-loads
     # once m >= p + (p-1)/v; with fewer micro-batches all m·v chunks are in flight
     expected = pp * (1 + (pp - 1) / (v * pp)) if m * v >= v * pp + pp - 1 else m

@@ -195,3 +195,18 @@ def test_offload_transfer_is_a_point_on_the_host_roof(offload):
     assert point.link == "host"
     assert point.bytes == pytest.approx(evaluate(sc).bytes_by_link["host"], rel=1e-12)
     assert "offload transfer (host link)" not in {p.name for p in operating_points(default_scenario())}
+
+
+@pytest.mark.parametrize("offload", ["optimizer", "nvme"])
+def test_offloaded_optimizer_point_streams_the_local_states_not_its_host_time(offload):
+    """ZeRO-Offload times the optimizer at host bandwidth; its point still moves local x (2K + g + w) bytes:
+    Llama-3-8B on 8 H100, ZeRO-1 over DP 8, AdamW (K = 4 + 8), bf16 weights and gradients: 28 B x psi / 8,
+    2.81e10 bytes (it was taken from the optimizer's time x HBM bandwidth: 1.5e12 bytes, 54x too many)."""
+    sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], gpus=8, tp=1, pp=1, zero=1,
+                  global_batch=8, offload=offload)
+    point = rl.roofline(sc).point("optimizer step")
+    expected = (2 * (4 + 8) + 2 + 2) * MODELS["llama-3-8b"].params_total() / 8
+    assert point.bytes == pytest.approx(expected, rel=1e-9)
+    assert point.bytes == pytest.approx(rl.roofline(sc.replace(offload="none")).point("optimizer step").bytes,
+                                        rel=1e-12)
+    assert point.flops == pytest.approx(rl.ADAM_FLOPS_PER_PARAM * MODELS["llama-3-8b"].params_total() / 8, rel=1e-9)

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import trinity_desktop.model.step.request as request_mod
 import trinity_desktop.model.views.stages as stages_mod
+import trinity_desktop.model.views.train_stages as train_stages_mod
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.inputs import presets
@@ -127,7 +129,7 @@ def test_grouped_steady_state_matches_the_full_schedule(monkeypatch):
     sc = default_scenario().replace(pp=4, global_batch=2 * 150, zero=3, offload="activations")
     grouped = {(s.lane, s.name): (s.start_s, s.end_s) for s in stages(sc) if s.kind != "idle"}
     assert any(name.startswith("steady 1F1B") for _, name in grouped)
-    monkeypatch.setattr(stages_mod, "MAX_SIMULATED_MICRO_BATCHES", 10_000)
+    monkeypatch.setattr(train_stages_mod, "MAX_SIMULATED_MICRO_BATCHES", 10_000)
     full = {(s.lane, s.name): (s.start_s, s.end_s) for s in stages(sc) if s.kind != "idle"}
     common = set(grouped) & set(full)
     assert len(common) > 0.9 * len(grouped)
@@ -166,9 +168,9 @@ def test_stage_numbers_are_the_cores_pieces(default_stages):
     sc, r, items = default_stages
     p = training_pieces(sc)
     m = r.train["micro_batches"]
-    assert p["t_c"] * m == pytest.approx(r.time["compute"], rel=1e-12)
-    assert p["t_bwd"] == pytest.approx(r.train["backward_time_last_micro_batch"], rel=1e-12)
-    assert p["t_opt"] == pytest.approx(r.time["optimizer"], rel=1e-12)
+    assert p.compute_mb_s * m == pytest.approx(r.time["compute"], rel=1e-12)
+    assert p.backward_mb_s == pytest.approx(r.train["backward_time_last_micro_batch"], rel=1e-12)
+    assert p.optimizer_s == pytest.approx(r.time["optimizer"], rel=1e-12)
     # the FLOPs of one stage-0 GPU over the step: hardware FLOPs / (DP x TP x PP x CP)
     flops = sum(s.flops for s in items if s.lane == "stage 0")
     assert flops == pytest.approx(r.train["hardware_flops"] / sc.gpus, rel=1e-9)
@@ -573,14 +575,14 @@ def test_requests_that_fit_are_unchanged(sc, monkeypatch):
     items = stages(sc)
     assert not any(s.kind == "memory-transfer" for s in items)
     assert all(set(s.live_memory_by_tier) == {"hbm", "host"} and s.live_memory_by_tier["host"] == 0.0 for s in items)
-    monkeypatch.setattr(stages_mod, "_kv_tiers", lambda *a, **k: None)
+    monkeypatch.setattr(request_mod, "kv_tiers", lambda *a, **k: None)
     assert stages(sc) == items
     assert makespan(items) == pytest.approx(evaluate(sc).infer["request_s"], rel=1e-6)
 
 
 def test_switching_the_tier_model_off_gives_the_cores_request(spill_case, monkeypatch):
     sc, r, items = spill_case
-    monkeypatch.setattr(stages_mod, "_kv_tiers", lambda *a, **k: None)
+    monkeypatch.setattr(request_mod, "kv_tiers", lambda *a, **k: None)
     plain = stages(sc, r)
     in_hbm = r.infer["prefill_s"] + sc.gen_len * r.infer["time_per_output_token_s"]  # the core's, cache in HBM
     assert makespan(plain) == pytest.approx(in_hbm, rel=1e-6)
@@ -621,3 +623,25 @@ def test_stages_follow_the_cores_pieces_for_every_technique(change):
         assert any("NVMe" in s.name for s in items)
     if "grad_comm_bytes" in change:
         assert any(s.name == "gradient quantisation" for s in items)
+
+
+def test_one_spilling_request_runs_its_step_once(monkeypatch):
+    """`evaluate` of a request whose KV spills runs the request's inference step once and residency's step at
+    its contexts once; its stages reuse both (the request's plan) and add one step at the groups' contexts."""
+    import trinity_desktop.model.step.run as run_mod
+
+    calls = []
+    real = run_mod.inference_step
+
+    def counted(arch, hw, inputs):
+        calls.append("sweep" if np.ndim(inputs.prompt_len) else "request")
+        return real(arch, hw, inputs)
+
+    monkeypatch.setattr(run_mod, "inference_step", counted)
+    sc = _long_context(gen_len=1000)  # a scenario no other test computed: nothing cached
+    r = evaluate(sc)
+    assert r.infer["request_s"] > r.infer["prefill_s"] + sc.gen_len * r.infer["time_per_output_token_s"]  # spills
+    assert calls == ["request", "sweep"]
+    items = stages(sc, r)
+    assert calls == ["request", "sweep", "sweep"]
+    assert makespan(items) == pytest.approx(r.infer["request_s"], rel=1e-9)

@@ -259,21 +259,24 @@ def test_panels_follow_the_flow_signal(qtbot, roof, breakdown, train):
             assert hl[0] == st.name and math.isfinite(hl[1]) and hl[1] > 0 and hl[2] > 0
 
 
-@pytest.mark.parametrize("name, kind, expected", [
-    ("recompute (selective: attention core) mb 2", "compute", "attention (FlashAttention)"),
-    ("recompute (full layer forward) mb 2", "compute", "QKV GEMM"),
-    ("ZeRO-3 all-gather (fwd, prefetched) mb 0", "communication", "DP gradient reduce-scatter (ZeRO-3)"),
-    ("DP gradient all-reduce bucket 1/4", "communication", "DP gradient reduce-scatter (ZeRO-3)"),
-    ("comm PP send (fwd) mb 0", "communication", ""),
-    ("optimizer step on the host CPU (ZeRO-Offload)", "compute", ""),
-    ("gradients to host (ZeRO-Offload)", "memory-transfer", ""),
-    ("data load (token ids, prefetched)", "io", ""),
+# (stage name, its role id, its kind, the point expected): matching is by the ids, the names say what they are
+@pytest.mark.parametrize("name, role, kind, expected", [
+    ("recompute (selective: attention core) mb 2", "recompute_attention", "compute", "attention (FlashAttention)"),
+    ("recompute (full layer forward) mb 2", "recompute_layer", "compute", "QKV GEMM"),
+    ("ZeRO-3 all-gather (fwd, prefetched) mb 0", "zero3_gather_fwd", "communication",
+     "DP gradient reduce-scatter (ZeRO-3)"),
+    ("DP gradient all-reduce bucket 1/4", "dp_grad_sync", "communication", "DP gradient reduce-scatter (ZeRO-3)"),
+    ("comm PP send (fwd) mb 0", "forward_comm", "communication", ""),
+    ("optimizer step on the host CPU (ZeRO-Offload)", "optimizer_host", "compute", ""),
+    ("gradients to host (ZeRO-Offload)", "grads_to_host", "memory-transfer", ""),
+    ("data load (token ids, prefetched)", "data_load", "io", ""),
 ])
-def test_stage_mapping_rules(name, kind, expected):
-    names = ["QKV GEMM", "out-projection GEMM", "MLP up+gate GEMM", "MLP down GEMM", "attention (FlashAttention)",
-             "attention (standard) — comparison", "optimizer step", "TP all-reduce",
-             "DP gradient reduce-scatter (ZeRO-3)"]
-    primary, related, note = stage_operating_point(name, {"kind": kind, "flops": 1e12}, names)
+def test_stage_mapping_rules(name, role, kind, expected):
+    points = {"QKV GEMM": "gemm", "out-projection GEMM": "gemm", "MLP up+gate GEMM": "gemm", "MLP down GEMM": "gemm",
+              "attention (FlashAttention)": "attention", "attention (standard) — comparison": "attention_comparison",
+              "optimizer step": "optimizer", "TP all-reduce": "tp_allreduce",
+              "DP gradient reduce-scatter (ZeRO-3)": "dp_grad_sync"}
+    primary, related, note = stage_operating_point({"kind": kind, "flops": 1e12, "role": role}, points)
     assert primary == expected
     assert (note == "") == bool(expected)
     assert "attention (standard) — comparison" not in related
@@ -281,10 +284,12 @@ def test_stage_mapping_rules(name, kind, expected):
 
 def test_time_segment_rules():
     present = ["compute", "communication_exposed", "pipeline_bubble", "optimizer", "offload_transfer"]
-    assert time_segments_for_stage("waiting (exposed DP/offload)", {"kind": "idle"}, "train", present) == [
+    # the stages "waiting (exposed DP/offload)", "DGC top-k gradient selection", "data load (token ids,
+    # prefetched)" and "prefill (4 prompt tokens x 1)", by their role ids
+    assert time_segments_for_stage({"kind": "idle", "role": "waiting"}, "train", present) == [
         "communication_exposed", "offload_transfer"]
-    assert time_segments_for_stage("DGC top-k gradient selection", {"kind": "memory-transfer"}, "train",
+    assert time_segments_for_stage({"kind": "memory-transfer", "role": "grad_compress"}, "train",
                                    present) == []          # not drawn when its time is 0
-    assert time_segments_for_stage("data load (token ids, prefetched)", {"kind": "io"}, "train", present) == []
-    assert time_segments_for_stage("prefill (4 prompt tokens x 1)", {"kind": "compute"}, "decode", ["a"]) == []
-    assert time_segments_for_stage("prefill (4 prompt tokens x 1)", {"kind": "compute"}, "prefill", ["a"]) == ["a"]
+    assert time_segments_for_stage({"kind": "io", "role": "data_load"}, "train", present) == []
+    assert time_segments_for_stage({"kind": "compute", "role": "prefill"}, "decode", ["a"]) == []
+    assert time_segments_for_stage({"kind": "compute", "role": "prefill"}, "prefill", ["a"]) == ["a"]

@@ -1,0 +1,89 @@
+"""The layout rules of a parallel training or inference deployment: one home, vectorised.
+
+Each rule is a boolean (True = satisfied) that broadcasts over arrays, so the same function refuses one
+`Scenario` (model/inputs/scenario.py raises a ValidationError naming the rule's field) and masks a grid of
+layouts (model/step/layout.py, the planners). Rules, in the order a scenario checks them:
+
+Training (Megatron-LM 3D parallelism, Narayanan et al. 2021; ZeRO's DP, Rajbhandari et al. 2020):
+  tp             TP divides the attention heads (Megatron-LM splits heads over the TP ranks)
+  pp             PP <= layers (every stage holds at least one layer)
+  cp             CP divides the sequence (each rank holds s / CP tokens)
+  gpus           TP x PP x CP divides the GPUs (DP = gpus / (TP x PP x CP))
+  ep             EP divides DP and the expert count (experts shard over the data-parallel ranks)
+  global_batch   micro-batch x DP divides the global batch (m = global / (micro x DP) micro-batches)
+  virtual_stages interleaved 1F1B (§2.2.2): v = 1, or PP >= 2, PP x v divides L (or L + 2, one layer fewer on the
+                 first and the last stage, Llama 3 §3.3.2) and m is a multiple of PP
+Inference (pipeline-parallel serving, every stage holds L / PP layers; TP = gpus / PP inside a stage):
+  pp             PP divides the layers
+Links (both): more than one device needs a device-to-device link; more than a node needs the scale-out network.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from trinity_desktop.model.base import xp
+
+TRAINING_RULE_FIELDS = ("tp", "pp", "cp", "gpus", "ep", "global_batch", "virtual_stages")
+
+
+class Rule(NamedTuple):
+    """One layout rule: the scenario field a refusal names, and where it holds (a broadcast boolean)."""
+
+    field: str
+    ok: object
+
+
+def data_parallel(gpus, tp, pp, cp):
+    """DP = gpus / (TP x PP x CP) where TP x PP x CP divides the GPUs, else 1 (the layout is refused)."""
+    mp = tp * pp * cp
+    return xp.where(gpus % mp == 0, gpus // xp.where(mp > 0, mp, 1), 1)
+
+
+def micro_batch_count(global_batch, micro_batch, dp):
+    """m = global batch / (micro-batch x DP) where it divides, else 1 (the layout is refused)."""
+    per_step = micro_batch * dp
+    return global_batch // xp.where(global_batch % per_step == 0, per_step, 1)
+
+
+def interleaving_ok(layers: int, pp, virtual_stages, micro_batches):
+    """Interleaved 1F1B: v = 1, or PP >= 2 with PP x v dividing L or L + 2 and m a multiple of PP."""
+    chunks = pp * virtual_stages
+    return (virtual_stages == 1) | ((pp >= 2) & ((layers % chunks == 0) | ((layers + 2) % chunks == 0))
+                                    & (micro_batches % pp == 0))
+
+
+def model_parallel_rules(layers: int, heads: int, *, gpus, tp, pp, cp, seq_len) -> tuple[Rule, ...]:
+    """The training rules that depend on TP, PP and CP alone (the first four of `training_rules`)."""
+    return (Rule("tp", heads % tp == 0), Rule("pp", pp <= layers), Rule("cp", seq_len % cp == 0),
+            Rule("gpus", gpus % (tp * pp * cp) == 0))
+
+
+def training_rules(layers: int, heads: int, experts: int, *, gpus, tp, pp, cp, ep, micro_batch, global_batch,
+                   seq_len, virtual_stages=1) -> tuple[Rule, ...]:
+    """Every training layout rule (module docstring), in the order a scenario checks them."""
+    dp = data_parallel(gpus, tp, pp, cp)
+    m = micro_batch_count(global_batch, micro_batch, dp)
+    return (*model_parallel_rules(layers, heads, gpus=gpus, tp=tp, pp=pp, cp=cp, seq_len=seq_len),
+            Rule("ep", (dp % ep == 0) & (experts % ep == 0)),
+            Rule("global_batch", global_batch % (micro_batch * dp) == 0),
+            Rule("virtual_stages", interleaving_ok(layers, pp, virtual_stages, m)))
+
+
+def inference_rules(layers: int, *, pp) -> tuple[Rule, ...]:
+    """The inference layout rule every grid checks: PP divides the layers."""
+    return (Rule("pp", layers % pp == 0),)
+
+
+def links_ok(scaleup_bw: float, scaleout_bw: float, gpus, gpus_per_node):
+    """More than one device needs a link; more than a node's devices need the scale-out network."""
+    return (((gpus <= 1) | (scaleup_bw > 0) | (scaleout_bw > 0))
+            & ((gpus <= gpus_per_node) | (scaleout_bw > 0)))
+
+
+def all_hold(rules: tuple[Rule, ...]):
+    """True where every rule holds (broadcast)."""
+    ok = True
+    for rule in rules:
+        ok = ok & rule.ok
+    return ok
