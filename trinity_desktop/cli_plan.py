@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 
+from trinity_desktop.cli_options import GPN_HELP, add_json_flag, add_model_and_hardware_choice, positive_int
 from trinity_desktop.model.base.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
 from trinity_desktop.model.search.planner import OBJECTIVES, plan_training, training_space
 from trinity_desktop.model.search.serving_planner import plan_serving, serving_space
@@ -45,18 +46,10 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _positive(text: str) -> int:
-    from trinity_desktop import cli  # late: cli imports this module
-
-    return cli._positive_int(text)
-
-
 def _model_and_hardware_options(p: argparse.ArgumentParser) -> None:
-    from trinity_desktop import cli  # late: cli imports this module
-
-    cli.add_model_and_hardware_choice(p)
-    p.add_argument("--gpus-per-node", type=_positive, help=cli.GPN_HELP)
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    add_model_and_hardware_choice(p)
+    p.add_argument("--gpus-per-node", type=positive_int, help=GPN_HELP)
+    add_json_flag(p)
 
 
 def add_plan_parser(sub, parser_class) -> None:
@@ -66,24 +59,24 @@ def add_plan_parser(sub, parser_class) -> None:
     train = plan.add_parser("train", help="the fastest fitting training layouts and the time/memory Pareto front")
     _model_and_hardware_options(train)
     train.add_argument("--gpus", type=_gpu_counts, required=True, help="GPU count, or a comma-separated list")
-    train.add_argument("--global-batch", type=_positive, required=True, help="sequences per optimizer step")
-    train.add_argument("--seq-len", type=_positive, required=True, help="tokens per sequence")
+    train.add_argument("--global-batch", type=positive_int, required=True, help="sequences per optimizer step")
+    train.add_argument("--seq-len", type=positive_int, required=True, help="tokens per sequence")
     train.add_argument("--objective", choices=OBJECTIVES, default="time",
                        help="rank by step time (default) or by tokens/s per GPU (differs across GPU counts)")
-    train.add_argument("--top", type=_positive, default=5, help="layouts listed in `top` (default 5)")
-    train.add_argument("--max-micro-batch", type=_positive, default=64,
+    train.add_argument("--top", type=positive_int, default=5, help="layouts listed in `top` (default 5)")
+    train.add_argument("--max-micro-batch", type=positive_int, default=64,
                        help="largest micro-batch searched (divisors of the global batch up to this; default 64)")
     train.add_argument("--precision", choices=TRAIN_PRECISIONS, default="bf16")
     train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
 
     infer = plan.add_parser("infer", help="the best serving layout under TTFT/TPOT targets and the Pareto front")
     _model_and_hardware_options(infer)
-    infer.add_argument("--gpus", type=_positive, required=True, help="GPU budget (replicas x TP x PP)")
-    infer.add_argument("--prompt-len", type=_positive, required=True, help="prompt tokens per request")
-    infer.add_argument("--gen-len", type=_positive, required=True, help="generated tokens per request")
+    infer.add_argument("--gpus", type=positive_int, required=True, help="GPU budget (replicas x TP x PP)")
+    infer.add_argument("--prompt-len", type=positive_int, required=True, help="prompt tokens per request")
+    infer.add_argument("--gen-len", type=positive_int, required=True, help="generated tokens per request")
     infer.add_argument("--ttft-slo", type=_seconds, help="time-to-first-token target in seconds (prefill)")
     infer.add_argument("--tpot-slo", type=_seconds, help="time-per-output-token target in seconds (decode)")
-    infer.add_argument("--max-batch", type=_positive, default=1024,
+    infer.add_argument("--max-batch", type=positive_int, default=1024,
                        help="largest batch searched (powers of two up to this; default 1024)")
 
 
