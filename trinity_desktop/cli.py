@@ -46,10 +46,11 @@ from trinity_desktop.cli_options import (
     CliError,
     Parser,
     add_model_and_hardware_choice,
-    fraction,
-    non_negative_int,
+    add_scenario_option,
     option_message,
-    positive_int,
+    scenario_default,
+    scenario_number,
+    whole_number,
     write_report,
 )
 from trinity_desktop.cli_plan import add_plan_parser, run_plan
@@ -60,6 +61,8 @@ from trinity_desktop.model.base.dtypes import (
     TRAIN_PRECISIONS,
     WEIGHT_DTYPES,
 )
+from trinity_desktop.model.base.ranges import INFERENCE_DEFAULTS
+from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.formulas.layer_profiles import profile_keys
 from trinity_desktop.model.formulas.pressure import barycentric
@@ -92,23 +95,25 @@ def _add_model_and_hardware(p: argparse.ArgumentParser, json_keys: str = "") -> 
 def _add_calc_train(calc) -> None:
     train = calc.add_parser("train", help="one training step")
     _add_model_and_hardware(train)
-    train.add_argument("--gpus", type=positive_int, default=8)
-    train.add_argument("--gpus-per-node", type=positive_int, help=GPN_HELP)
+    add_scenario_option(train, "gpus")
+    add_scenario_option(train, "gpus_per_node", None, help=GPN_HELP)
     for name in ("tp", "pp", "cp", "ep"):
-        train.add_argument(f"--{name}", type=positive_int, default=1)
-    train.add_argument("--virtual-stages", type=positive_int, default=1,
+        add_scenario_option(train, name)
+    add_scenario_option(train, "virtual_stages",
                        help="interleaved 1F1B: model chunks per pipeline stage (default 1, plain 1F1B)")
-    train.add_argument("--dp", type=positive_int, help="default: gpus / (tp x pp x cp)")
-    train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1)
-    train.add_argument("--recompute", choices=RECOMPUTE, default="selective")
-    train.add_argument("--sequence-parallel", action=argparse.BooleanOptionalAction, default=True)
-    train.add_argument("--flash-attention", action=argparse.BooleanOptionalAction, default=True)
-    train.add_argument("--micro-batch", type=positive_int, default=1)
-    train.add_argument("--global-batch", type=positive_int, help="sequences per step (default: micro-batch x DP)")
-    train.add_argument("--seq-len", type=positive_int, default=4096)
-    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default="bf16")
-    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
-    train.add_argument("--offload", choices=OFFLOAD_MODES, default="none",
+    train.add_argument("--dp", type=scenario_number("gpus"), help="default: gpus / (tp x pp x cp)")
+    add_scenario_option(train, "zero", choices=(0, 1, 2, 3))
+    train.add_argument("--recompute", choices=RECOMPUTE, default=scenario_default("recompute"))
+    train.add_argument("--sequence-parallel", action=argparse.BooleanOptionalAction,
+                       default=scenario_default("sequence_parallel"))
+    train.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
+                       default=scenario_default("flash_attention"))
+    add_scenario_option(train, "micro_batch")
+    add_scenario_option(train, "global_batch", None, help="sequences per step (default: micro-batch x DP)")
+    add_scenario_option(train, "seq_len")
+    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default=scenario_default("precision"))
+    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default=scenario_default("optimizer"))
+    train.add_argument("--offload", choices=OFFLOAD_MODES, default=scenario_default("offload"),
                        help="optimizer (ZeRO-Offload), activations (vDNN) or nvme (ZeRO-Infinity); default none")
     cli_validate.add_calc_options(train)
 
@@ -117,28 +122,29 @@ def _add_calc_infer(calc) -> None:
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
     _add_model_and_hardware(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
                                    "effective_time_per_output_token_s")
-    infer.add_argument("--gpus", type=positive_int, default=1,
+    add_scenario_option(infer, "gpus", INFERENCE_DEFAULTS["gpus"],
                        help="GPUs of one replica, TP x PP (tensor-parallel degree TP = gpus / pp; default 1)")
-    infer.add_argument("--pp", type=positive_int, default=1,
+    add_scenario_option(infer, "pp",
                        help="pipeline stages, each holding layers / pp; must divide the layers and --gpus (default 1)")
-    infer.add_argument("--gpus-per-node", type=positive_int, help=GPN_HELP)
+    add_scenario_option(infer, "gpus_per_node", None, help=GPN_HELP)
     batch = infer.add_mutually_exclusive_group()
-    batch.add_argument("--batch", type=positive_int, help="sequences decoded together (default 1)")
-    batch.add_argument("--sessions", type=positive_int,
+    add_scenario_option(batch, "batch", None, help=f"sequences decoded together (default {LIMITS['batch'].default})")
+    batch.add_argument("--sessions", type=scenario_number("batch"),
                        help="concurrent sessions, each with its own KV cache (sets the batch)")
     length = infer.add_mutually_exclusive_group()
-    length.add_argument("--prompt-len", type=positive_int, help="prompt tokens (default 2048)")
-    length.add_argument("--context", type=positive_int, metavar="N",
+    add_scenario_option(length, "prompt_len", None, help=f"prompt tokens (default {LIMITS['prompt_len'].default})")
+    length.add_argument("--context", type=whole_number(1, LIMITS["prompt_len"].highest + LIMITS["gen_len"].highest),
+                        metavar="N",
                         help="tokens per sequence, prompt + generated (sets prompt-len = N - gen-len; N > gen-len)")
-    infer.add_argument("--gen-len", type=positive_int, default=512, help="generated tokens (default 512)")
-    infer.add_argument("--weight-dtype", choices=WEIGHT_DTYPES, default="bf16")
-    infer.add_argument("--kv-dtype", choices=KV_DTYPES, default="bf16")
-    infer.add_argument("--kv-policy", choices=KV_POLICIES, default="full",
+    add_scenario_option(infer, "gen_len", help=f"generated tokens (default {LIMITS['gen_len'].default})")
+    infer.add_argument("--weight-dtype", choices=WEIGHT_DTYPES, default=scenario_default("weight_dtype"))
+    infer.add_argument("--kv-dtype", choices=KV_DTYPES, default=scenario_default("kv_dtype"))
+    infer.add_argument("--kv-policy", choices=KV_POLICIES, default=scenario_default("kv_policy"),
                        help="KV-cache policy: full, window (sliding window), streaming (sinks + window), "
                             "h2o (heavy hitters + window), razor (retrieval heads full, others sinks + window)")
-    infer.add_argument("--kv-window", type=positive_int, default=4096, help="recent-window tokens (default 4096)")
-    infer.add_argument("--kv-sinks", type=non_negative_int, default=4, help="attention-sink tokens (default 4)")
-    infer.add_argument("--kv-offload-fraction", type=fraction, default=0.0,
+    add_scenario_option(infer, "kv_window", help=f"recent-window tokens (default {LIMITS['kv_window'].default})")
+    add_scenario_option(infer, "kv_sinks", help=f"attention-sink tokens (default {LIMITS['kv_sinks'].default})")
+    add_scenario_option(infer, "kv_offload_fraction",
                        help="share of the KV cache kept in host DRAM, fetched each step (FlexGen; default 0)")
     infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
@@ -165,8 +171,8 @@ def _add_bench(sub) -> None:
     bench = sub.add_parser("bench", help="measure start-up, edit->repaint, peak memory and model speed on this "
                                          "machine, each against its baseline (trinity_desktop/bench.py)")
     bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    bench.add_argument("--starts", type=positive_int, default=5, help="start-ups of each window (default 5)")
-    bench.add_argument("--edits", type=positive_int, default=40, help="edits of each window (default 40)")
+    bench.add_argument("--starts", type=whole_number(1, 1000), default=5, help="start-ups of each window (default 5)")
+    bench.add_argument("--edits", type=whole_number(1, 100_000), default=40, help="edits of each window (default 40)")
 
 
 def _add_calc(sub) -> None:
@@ -264,8 +270,8 @@ def infer_scenario(args) -> Scenario:
                            "(context = prompt + generated tokens)")
         prompt_len = args.context - args.gen_len
     else:
-        prompt_len = args.prompt_len if args.prompt_len is not None else 2048
-    batch = args.sessions or args.batch or 1
+        prompt_len = args.prompt_len if args.prompt_len is not None else LIMITS["prompt_len"].default
+    batch = args.sessions or args.batch or LIMITS["batch"].default
     sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus, pp=args.pp,
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,

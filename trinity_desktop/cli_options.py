@@ -6,14 +6,21 @@ cli_validate.py (and any new subcommand's module) import it and never each other
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import re
 import sys
 
-from trinity_desktop.model import ValidationError
+from trinity_desktop.model import Scenario, ValidationError
+from trinity_desktop.model.base.errors import shown
+from trinity_desktop.model.base.ranges import INT64_MAX, SCENARIO_LIMITS, in_range, parse_number
 
 PROG = "trinity-desktop"
 BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
 GPN_HELP = "devices sharing the scale-up fabric (default: the hardware's gpus_per_node_default, e.g. 4 on TPU v5p)"
+
+
+_SCENARIO_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Scenario)}
 
 
 class CliError(Exception):
@@ -24,37 +31,59 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line errors: `error` raises CliError (argparse would print the usage and exit)."""
 
     def error(self, message: str):
-        raise CliError(message)
+        # "argument --seq-len: 9 is not allowed: ..." -> "--seq-len 9 is not allowed: ...", as option_message says it
+        found = re.fullmatch(r"argument (--[\w-]+): (.+?) is not allowed: (.*)", message)
+        raise CliError(f"{found[1]} {found[2]} is not allowed: {found[3]}" if found else message)
 
 
-def int_at_least(minimum: int):
-    """An argparse type: a whole number >= minimum, with a one-line message otherwise."""
+def whole_number(minimum: int, maximum: int = INT64_MAX):
+    """An argparse type: a whole number from minimum to maximum, with a one-line message otherwise."""
 
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = parse_number(text, whole=True)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} must be >= {minimum}")
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"{shown(value)} is not allowed: a whole number from {minimum:,} "
+                                             f"to {maximum:,}")
         return value
 
     return parse
 
 
-positive_int = int_at_least(1)
-non_negative_int = int_at_least(0)
+positive_int = whole_number(1)
+non_negative_int = whole_number(0)
 
 
-def fraction(text: str) -> float:
-    """An argparse type: a number from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{value} must be from 0 to 1")
-    return value
+def scenario_number(name: str):
+    """An argparse type for a Scenario number: parsed exactly (a 400-digit value stays an int), then checked by
+    the model's one guard against its range in SCENARIO_LIMITS, before anything computes with it."""
+    limit = SCENARIO_LIMITS[name]
+
+    def parse(text: str) -> int | float:
+        try:
+            value = parse_number(text, limit.whole)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{shown(text)} is not a {'whole number' if limit.whole else 'number'}") from None
+        if not in_range(value, limit.rule, limit.whole):
+            raise argparse.ArgumentTypeError(f"{shown(value)} is not allowed: {limit.describe()}")
+        return value
+
+    return parse
+
+
+def add_scenario_option(p, name: str, default: object = ..., **kwargs) -> None:
+    """`--name` for the Scenario number `name`: its type and (unless `default` is given) its default from the
+    one table of limits and defaults (model/base/ranges.py)."""
+    p.add_argument(f"--{name.replace('_', '-')}", type=scenario_number(name),
+                   default=SCENARIO_LIMITS[name].default if default is ... else default, **kwargs)
+
+
+def scenario_default(name: str):
+    """The Scenario dataclass's default of a non-number field (a format, a policy, a switch)."""
+    return _SCENARIO_DEFAULTS[name]
 
 
 def add_json_flag(p: argparse.ArgumentParser, help: str = "print machine-readable JSON") -> None:  # noqa: A002
@@ -80,7 +109,8 @@ def _given(args, field: str) -> str:
     if field == "prompt_len + gen_len":
         if getattr(args, "context", None) is not None:
             return opt("context")
-        return " + ".join(x for x in (opt("prompt_len") or "--prompt-len 2048 (default)", opt("gen_len")) if x)
+        default = f"--prompt-len {SCENARIO_LIMITS['prompt_len'].default} (default)"
+        return " + ".join(x for x in (opt("prompt_len") or default, opt("gen_len")) if x)
     if field == "prompt_len" and getattr(args, "context", None) is not None:
         return f"{opt('context')} (a prompt of {args.context - args.gen_len} tokens after --gen-len {args.gen_len})"
     if field == "batch" and getattr(args, "sessions", None) is not None:

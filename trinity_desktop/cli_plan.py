@@ -19,8 +19,18 @@ from __future__ import annotations
 
 import argparse
 
-from trinity_desktop.cli_options import GPN_HELP, add_json_flag, add_model_and_hardware_choice, positive_int
+from trinity_desktop.cli_options import (
+    GPN_HELP,
+    add_json_flag,
+    add_model_and_hardware_choice,
+    add_scenario_option,
+    scenario_default,
+    scenario_number,
+    whole_number,
+)
 from trinity_desktop.model.base.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
+from trinity_desktop.model.base.errors import shown
+from trinity_desktop.model.base.ranges import SCENARIO_LIMITS
 from trinity_desktop.model.search.planner import OBJECTIVES, plan_training, training_space
 from trinity_desktop.model.search.serving_planner import plan_serving, serving_space
 
@@ -30,9 +40,10 @@ def _gpu_counts(text: str) -> list[int]:
     try:
         counts = [int(x) for x in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number or a comma-separated list") from None
-    if not counts or min(counts) < 1 or max(counts) > 1 << 20:
-        raise argparse.ArgumentTypeError(f"{text!r}: each count must be from 1 to {1 << 20}")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number or a comma-separated list") from None
+    highest = SCENARIO_LIMITS["gpus"].highest
+    if not counts or min(counts) < 1 or max(counts) > highest:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: each count must be from 1 to {highest:,}")
     return counts
 
 
@@ -40,15 +51,15 @@ def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a number of seconds") from None
     if not 0 < value < 1e6:
-        raise argparse.ArgumentTypeError(f"{value} must be a positive number of seconds below 1e6")
+        raise argparse.ArgumentTypeError(f"{shown(value)} must be a positive number of seconds below 1e6")
     return value
 
 
 def _model_and_hardware_options(p: argparse.ArgumentParser) -> None:
     add_model_and_hardware_choice(p)
-    p.add_argument("--gpus-per-node", type=positive_int, help=GPN_HELP)
+    add_scenario_option(p, "gpus_per_node", None, help=GPN_HELP)
     add_json_flag(p)
 
 
@@ -59,24 +70,24 @@ def add_plan_parser(sub, parser_class) -> None:
     train = plan.add_parser("train", help="the fastest fitting training layouts and the time/memory Pareto front")
     _model_and_hardware_options(train)
     train.add_argument("--gpus", type=_gpu_counts, required=True, help="GPU count, or a comma-separated list")
-    train.add_argument("--global-batch", type=positive_int, required=True, help="sequences per optimizer step")
-    train.add_argument("--seq-len", type=positive_int, required=True, help="tokens per sequence")
+    add_scenario_option(train, "global_batch", None, required=True, help="sequences per optimizer step")
+    add_scenario_option(train, "seq_len", None, required=True, help="tokens per sequence")
     train.add_argument("--objective", choices=OBJECTIVES, default="time",
                        help="rank by step time (default) or by tokens/s per GPU (differs across GPU counts)")
-    train.add_argument("--top", type=positive_int, default=5, help="layouts listed in `top` (default 5)")
-    train.add_argument("--max-micro-batch", type=positive_int, default=64,
+    train.add_argument("--top", type=whole_number(1, 10_000), default=5, help="layouts listed in `top` (default 5)")
+    train.add_argument("--max-micro-batch", type=scenario_number("micro_batch"), default=64,
                        help="largest micro-batch searched (divisors of the global batch up to this; default 64)")
-    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default="bf16")
-    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
+    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default=scenario_default("precision"))
+    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default=scenario_default("optimizer"))
 
     infer = plan.add_parser("infer", help="the best serving layout under TTFT/TPOT targets and the Pareto front")
     _model_and_hardware_options(infer)
-    infer.add_argument("--gpus", type=positive_int, required=True, help="GPU budget (replicas x TP x PP)")
-    infer.add_argument("--prompt-len", type=positive_int, required=True, help="prompt tokens per request")
-    infer.add_argument("--gen-len", type=positive_int, required=True, help="generated tokens per request")
+    add_scenario_option(infer, "gpus", None, required=True, help="GPU budget (replicas x TP x PP)")
+    add_scenario_option(infer, "prompt_len", None, required=True, help="prompt tokens per request")
+    add_scenario_option(infer, "gen_len", None, required=True, help="generated tokens per request")
     infer.add_argument("--ttft-slo", type=_seconds, help="time-to-first-token target in seconds (prefill)")
     infer.add_argument("--tpot-slo", type=_seconds, help="time-per-output-token target in seconds (decode)")
-    infer.add_argument("--max-batch", type=positive_int, default=1024,
+    infer.add_argument("--max-batch", type=scenario_number("batch"), default=1024,
                        help="largest batch searched (powers of two up to this; default 1024)")
 
 
