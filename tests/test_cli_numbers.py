@@ -57,7 +57,7 @@ def test_a_number_out_of_range_on_the_command_line_is_one_line(argv, option, cap
 def test_the_cli_range_is_the_tables_range(capsys):
     top = SCENARIO_LIMITS["seq_len"].highest
     err = refusal(capsys, "calc", "train", *MODEL_HW, "--seq-len", str(top + 1))
-    assert f"--seq-len {top + 1} is not allowed" in err and f"{top:,}" in err
+    assert f"--seq-len {top + 1} is not allowed" in err and f"to {top}" in err
 
 
 def test_a_huge_global_batch_is_refused_before_the_planner_enumerates_its_divisors(capsys):
@@ -65,7 +65,7 @@ def test_a_huge_global_batch_is_refused_before_the_planner_enumerates_its_diviso
     err = refusal(capsys, "plan", "train", *MODEL_HW, "--gpus", "8", "--global-batch", "1" + "0" * 18,
                   "--seq-len", "4096")
     assert time.perf_counter() - t0 < 5.0
-    assert "--global-batch" in err and f"{SCENARIO_LIMITS['global_batch'].highest:,}" in err
+    assert "--global-batch" in err and f"to {SCENARIO_LIMITS['global_batch'].highest}" in err
 
 
 @pytest.mark.parametrize("key, text", [("hbm_bytes", HUGE), ("scaleup_bw", HUGE), ("hbm_bw", "1e999"),

@@ -43,7 +43,7 @@ def _gpu_counts(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number or a comma-separated list") from None
     highest = SCENARIO_LIMITS["gpus"].highest
     if not counts or min(counts) < 1 or max(counts) > highest:
-        raise argparse.ArgumentTypeError(f"{shown(text)}: each count must be from 1 to {highest:,}")
+        raise argparse.ArgumentTypeError(f"{shown(text)}: each count must be from 1 to {highest}")
     return counts
 
 

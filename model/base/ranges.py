@@ -107,7 +107,12 @@ class Limit:
         return (self.lowest, self.highest, self.zero_ok)
 
     def describe(self) -> str:
-        return self.wording or describe(self.rule, self.whole)
+        """The range in words, as a scenario's messages give it: "a whole number from 1 to 1048576"."""
+        if self.wording:
+            return self.wording
+        text = (f"a whole number from {self.lowest} to {self.highest}" if self.whole
+                else f"a number from {self.lowest:g} to {self.highest:g}")
+        return f"0 or {text}" if self.zero_ok else text
 
 
 _MANY = 1 << 24        # tokens per sequence, sequences per batch: the residency and matrix panels' axis
