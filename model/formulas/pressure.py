@@ -34,9 +34,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from trinity_desktop.model.base import (
-    xp as np,  # numpy, with fast paths for scalars (one formula serves grid and scalar)
-)
+from trinity_desktop.model.base import xp  # numpy with fast paths for scalars: one formula, grid and scalar
 
 RESOURCES = ("compute", "bandwidth", "memory")
 
@@ -77,16 +75,16 @@ def utilisation_pressures(flops, time_total, devices, peak, bytes_by_link, link_
     """(compute, bandwidth, memory) pressures as defined above. `bytes_by_link` and `link_bandwidth` map a
     link name to bytes per device per step and its bandwidth in B/s (links with no bandwidth are skipped).
     Broadcasts over arrays."""
-    compute = np.asarray(flops, dtype=float) / (np.asarray(time_total, dtype=float) * devices * peak)
-    loads = [np.asarray(bytes_by_link[k], dtype=float) / (np.asarray(time_total, dtype=float) * bw)
+    compute = xp.asarray(flops, dtype=float) / (xp.asarray(time_total, dtype=float) * devices * peak)
+    loads = [xp.asarray(bytes_by_link[k], dtype=float) / (xp.asarray(time_total, dtype=float) * bw)
              for k, bw in link_bandwidth.items() if bw > 0 and k in bytes_by_link]
-    bandwidth = functools.reduce(np.maximum, loads) if loads else np.zeros_like(compute)
-    memory = np.asarray(memory_total, dtype=float) / capacity
-    return np.clip(compute, 0.0, 1.0), np.clip(bandwidth, 0.0, 1.0), memory
+    bandwidth = functools.reduce(xp.maximum, loads) if loads else xp.zeros_like(compute)
+    memory = xp.asarray(memory_total, dtype=float) / capacity
+    return xp.clip(compute, 0.0, 1.0), xp.clip(bandwidth, 0.0, 1.0), memory
 
 
 def barycentric(compute, bandwidth, memory):
     """Weights (c, b, m) summing to 1 for placing a workload in the triangle. Broadcasts."""
-    p = np.clip(np.stack(np.broadcast_arrays(compute, bandwidth, memory)).astype(float), 0.0, 1.0)
+    p = xp.clip(xp.stack(xp.broadcast_arrays(compute, bandwidth, memory)).astype(float), 0.0, 1.0)
     total = p.sum(axis=0)
-    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / 3.0)
+    return xp.where(total > 0, p / xp.where(total > 0, total, 1.0), 1.0 / 3.0)

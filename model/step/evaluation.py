@@ -14,6 +14,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from trinity_desktop.model.base import xp
 from trinity_desktop.model.base.dtypes import (
     ACTIVATION_BYTES,
     BYTES_PER_ELEMENT,
@@ -109,12 +110,8 @@ def _floats(d: Mapping) -> dict:
 
 
 def _run_step(step, arch, hw, inputs: dict) -> dict:
-    """A core step on plain numbers, the fast path (model/base/xp.py). Plain arithmetic raises where numpy's
-    gives inf (a division by zero); then the step runs again on numpy scalars, which follow numpy's rules."""
-    try:
-        return step(arch, hw, **inputs)
-    except ZeroDivisionError:
-        return step(arch, hw, **numpy_scalars(inputs))
+    """A core step on the numbers model/base/xp.py chooses for it, by an explicit check (`xp.step_inputs`)."""
+    return step(arch, hw, **xp.step_inputs(inputs))
 
 
 # The raw step output of the last few scenarios `evaluate` computed: `evaluate_grid(scenario)` without axes
@@ -133,12 +130,6 @@ def _recent_step(scenario: Scenario) -> dict | None:
         if sc is scenario or sc == scenario:
             return out
     return None
-
-
-def numpy_scalars(inputs: Mapping) -> dict:
-    """The inputs with each plain number as a numpy scalar (np.float64, np.bool_)."""
-    return {k: np.bool_(v) if type(v) is bool else np.float64(v) if type(v) in (int, float) else v
-            for k, v in inputs.items()}
 
 
 def evaluate(scenario: Scenario) -> Results:
