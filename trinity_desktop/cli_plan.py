@@ -31,6 +31,7 @@ from trinity_desktop.cli_options import (
 from trinity_desktop.model.base.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
 from trinity_desktop.model.base.errors import shown
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS
+from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import OBJECTIVES, plan_training, training_space
 from trinity_desktop.model.search.serving_planner import plan_serving, serving_space
 
@@ -122,10 +123,8 @@ def text_plan_infer(rep: dict) -> str:
         return "\n".join([*lines, "  no layout fits and meets the targets"])
 
     def row(c):
-        lay = c["layout"]
         return (f"{c['tokens_per_s_per_gpu']:10,.0f} tok/s/GPU  TTFT {c['ttft_s'] * 1e3:8.1f} ms  TPOT "
-                f"{c['tpot_s'] * 1e3:7.2f} ms  TP{lay['tp']} PP{lay['pp']} x {lay['replicas']} replicas, batch {lay['batch']}, "
-                f"weights {lay['weight_dtype']}, KV {lay['kv_dtype']}, KV offload {lay['kv_offload']:g}")
+                f"{c['tpot_s'] * 1e3:7.2f} ms  {layout_text(c['layout'])}")
 
     lines += ["  best     " + row(rep["best"]),
               f"  Pareto front (throughput per GPU vs time per output token), {len(rep['pareto'])} layouts:"]
@@ -140,13 +139,6 @@ def run_plan(args, model, hardware):
     return plan_infer_report(args, model, hardware), text_plan_infer
 
 
-def _layout_text(layout: dict) -> str:
-    return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']} "
-            f"v{layout['virtual_stages']} ZeRO-{layout['zero']} "
-            f"{'no' if layout['recompute'] == 'none' else layout['recompute']} recompute, "
-            f"micro-batch {layout['micro_batch']}, offload {layout['offload']}")
-
-
 def text_plan_train(rep: dict) -> str:
     lines = [f"{rep['model']} on {', '.join(map(str, rep['gpus']))} x {rep['hardware']}: global batch "
              f"{rep['global_batch']:,} x {rep['seq_len']:,} tokens",
@@ -158,10 +150,10 @@ def text_plan_train(rep: dict) -> str:
     if rep["best"] is None:
         return "\n".join([*lines, "  no layout fits"])
     b = rep["best"]
-    lines += [f"  best     {_layout_text(b['layout'])} on {b['gpus']} GPUs",
+    lines += [f"  best     {layout_text(b['layout'])} on {b['gpus']} GPUs",
               f"           {b['time_per_step_s']:.3f} s/step, {b['memory_per_gpu_bytes'] / 1e9:.1f} GB/GPU, "
               f"MFU {b['mfu'] * 100:.1f}%, bottleneck {b['bottleneck']}",
               f"  Pareto front (step time vs memory per GPU), {len(rep['pareto'])} layouts:"]
-    lines += [f"    {c['time_per_step_s']:9.3f} s  {c['memory_per_gpu_bytes'] / 1e9:7.1f} GB  {_layout_text(c['layout'])}"
+    lines += [f"    {c['time_per_step_s']:9.3f} s  {c['memory_per_gpu_bytes'] / 1e9:7.1f} GB  {layout_text(c['layout'])}"
               for c in rep["pareto"]]
     return "\n".join(lines)

@@ -117,11 +117,6 @@ def page_tokens() -> int:
     return int(_tier_file()[0]["page_tokens"].value)
 
 
-def paging_facts() -> dict[str, tuple[float, str, str, str]]:
-    """(value, source, status, note) of the paging constants in memory_tiers.toml."""
-    return {k: (f.value, f.source, f.status, f.note) for k, f in _tier_file()[0].items()}
-
-
 def _hw_fact(hw: Hardware, key: str) -> tuple[str, str, str]:
     return hw.sources.get(key, ""), hw.status.get(key, ""), hw.notes.get(key, "")
 
