@@ -198,8 +198,14 @@ def check(prefix: str, name: str, value: object, rule: Rule, whole: bool | None 
 
 
 def check_limit(name: str, value: object, limit: Limit, prefix: str = "") -> None:
-    """The guard for one scenario number (SCENARIO_LIMITS, EFFICIENCY_LIMITS)."""
-    check(prefix, name, value, limit.rule, limit.whole, limit.describe())
+    """The guard for one scenario number (SCENARIO_LIMITS, EFFICIENCY_LIMITS). Every Scenario runs it on each
+    field, so the common case (a plain int, or a float where floats are allowed, inside the range) returns at
+    once; anything else takes the full check (`in_range`)."""
+    t = type(value)
+    if (t is int or t is float and not limit.whole) and limit.lowest <= value <= limit.highest:
+        return  # NaN fails the comparison; the bounds lie inside int64 and float64
+    if not in_range(value, (limit.lowest, limit.highest, limit.zero_ok), limit.whole):
+        raise ValidationError(f"{prefix}{name}", value, limit.describe())
 
 
 def parse_number(text: str, whole: bool) -> int | float:
