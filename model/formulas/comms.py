@@ -16,13 +16,13 @@ BUS_FACTOR_SOURCE = "nccl-tests-performance"
 
 
 def allreduce_bus_factor(n):
-    """Bytes each rank sends per byte of buffer in a ring all-reduce: 2(n-1)/n."""
+    """Bytes each rank sends per byte of buffer in a ring all-reduce: 2(n-1)/n (nccl-tests PERFORMANCE.md)."""
     n = xp.asarray(n, dtype=float)
     return 2.0 * (n - 1.0) / n
 
 
 def gather_bus_factor(n):
-    """All-gather, reduce-scatter and all-to-all: (n-1)/n."""
+    """Bus factor of all-gather, reduce-scatter and all-to-all: (n-1)/n (nccl-tests PERFORMANCE.md)."""
     n = xp.asarray(n, dtype=float)
     return (n - 1.0) / n
 
@@ -34,31 +34,33 @@ def in_network_allreduce_bus_factor(n):
 
 
 def allreduce_time(n, nbytes, bw, alpha):
-    """Ring all-reduce: 2(n-1)a + 2(n-1)/n * S / B."""
+    """Ring all-reduce, alpha-beta model: 2(n-1)a + 2(n-1)/n * S / B (MPICH: reduce-scatter + all-gather)."""
     n = xp.asarray(n, dtype=float)
     return 2.0 * (n - 1.0) * alpha + safe_div(allreduce_bus_factor(n) * nbytes, bw)
 
 
 def gather_time(n, nbytes, bw, alpha):
-    """Ring all-gather or reduce-scatter (and all-to-all, same volume): (n-1)a + (n-1)/n * S / B."""
+    """Ring all-gather or reduce-scatter (and all-to-all, same volume): (n-1)a + (n-1)/n * S / B (MPICH)."""
     n = xp.asarray(n, dtype=float)
     return (n - 1.0) * alpha + safe_div(gather_bus_factor(n) * nbytes, bw)
 
 
 def p2p_time(nbytes, bw, alpha, active=True):
-    """One point-to-point send (pipeline boundary): a + S / B, or 0 where inactive."""
+    """One point-to-point send (pipeline boundary), alpha-beta model: a + S / B, or 0 where inactive
+    (Narayanan et al. 2021, pipeline sends)."""
     return xp.where(active, alpha + safe_div(nbytes, bw), 0.0)
 
 
 def is_intra_node(n, stride, gpus_per_node):
     """A group of n ranks spaced `stride` apart stays in one node when n x stride <= GPUs per node
-    (ranks are laid out TP innermost, then CP, then DP, then PP, as Megatron-LM does)."""
+    (ranks are laid out TP innermost, then CP, then DP, then PP, as Megatron-LM does: Narayanan et al. 2021 §3)."""
     return xp.asarray(xp.asarray(n) * xp.asarray(stride) <= xp.asarray(gpus_per_node), dtype=bool)
 
 
 def link_for_group(n, stride, gpus_per_node, hw, efficiency):
     """(bandwidth, latency, intra) of the slowest link a group crosses. A node without a scale-up
-    fabric, or a group that spans nodes, uses the scale-out network (one NIC per GPU)."""
+    fabric, or a group that spans nodes, uses the scale-out network (one NIC per GPU): bandwidth x efficiency,
+    the alpha-beta model's beta and alpha (MPICH; hardware.toml links)."""
     intra = is_intra_node(n, stride, gpus_per_node) & (hw.scaleup_bw > 0)
     bw = xp.where(intra, hw.scaleup_bw, hw.scaleout_bw) * efficiency
     alpha = xp.where(intra, hw.scaleup_latency_s, hw.scaleout_latency_s)

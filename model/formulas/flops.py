@@ -12,7 +12,8 @@ from trinity_desktop.model.base import xp  # numpy with fast paths for scalars: 
 
 
 def attention_core_flops_per_token(context, heads, qk_dim, v_dim):
-    """Q·Kᵀ and softmax·V for one token attending to `context` keys, one layer: 2c·a·d_qk + 2c·a·d_v."""
+    """Q·Kᵀ and softmax·V for one token attending to `context` keys, one layer: 2c·a·d_qk + 2c·a·d_v
+    (2 FLOPs per multiply-add, Korthikanti et al. 2022 App. A)."""
     context = xp.asarray(context, dtype=float)
     return 2.0 * context * heads * qk_dim + 2.0 * context * heads * v_dim
 

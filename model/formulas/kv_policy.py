@@ -31,7 +31,9 @@ KV_POLICY_CODE = {name: i for i, name in enumerate(KV_POLICIES)}
 
 
 def kept_tokens(policy, context, window=4096, sinks=4, heavy_ratio=0.2, retrieval_fraction=0.15):
-    """Average cached tokens per head per sequence at `context` tokens (policy: code from KV_POLICY_CODE)."""
+    """Average cached tokens per head per sequence at `context` tokens (policy: code from KV_POLICY_CODE):
+    c (full, vLLM), min(c, W) (window, Mistral 7B), min(c, S + W) (StreamingLLM, Xiao et al. 2023), r·c (H2O,
+    Zhang et al. 2023), f·c + (1 - f)·min(c, S + W) (RazorAttention, Tang et al. 2024)."""
     c = xp.asarray(context, dtype=float)
     policy = xp.asarray(policy)
     w = xp.minimum(c, xp.asarray(window, dtype=float))
@@ -72,7 +74,8 @@ def mean_min(c0, c1, k):
 
 def kept_terms(policy, window=4096, sinks=4, heavy_ratio=0.2, retrieval_fraction=0.15, arch_window=0,
                window_share=0.0):
-    """kept_arch(c) as terms [(a, k), ...] with kept_arch(c) = Σ a·min(c, k) (module docstring; H2O unrounded)."""
+    """kept_arch(c) as terms [(a, k), ...] with kept_arch(c) = Σ a·min(c, k) (module docstring; H2O unrounded;
+    the policies' papers as in `kept_tokens`)."""
     policy = xp.asarray(policy)
     inf = xp.inf
     w = xp.asarray(window, dtype=float)
@@ -103,5 +106,6 @@ def kept_terms(policy, window=4096, sinks=4, heavy_ratio=0.2, retrieval_fraction
 
 
 def mean_kept(terms, c0, c1):
-    """Mean tokens kept per sequence over contexts [c0, c1] (a request's decode steps), from `kept_terms`."""
+    """Mean tokens kept per sequence over contexts [c0, c1] (a request's decode steps): Σ a·mean_min(c0, c1, k)
+    over `kept_terms`, the closed form of the module docstring (this project; the policies as in `kept_tokens`)."""
     return sum(xp.asarray(a, dtype=float) * mean_min(c0, c1, k) for a, k in terms)

@@ -79,5 +79,5 @@ def in_flight_micro_batches(pp, micro_batches, virtual_stages=1):
 
 
 def layers_per_stage(layers, pp):
-    """Layers on the busiest pipeline stage: ceil(L / p)."""
+    """Layers on the busiest pipeline stage: ceil(L / p) (Narayanan et al. 2021: L / p per stage)."""
     return xp.ceil(xp.asarray(layers, dtype=float) / xp.asarray(pp, dtype=float))
