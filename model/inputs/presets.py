@@ -113,7 +113,8 @@ def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
     known = set(PEAK_KEYS) | set(HW_NUMBERS) | set(HW_TEXT) | {"gpus_per_node_default"}
     for name in entry:
         if name not in known:
-            raise PresetError(where, shown_key(name), unknown_key("hardware key", name, known, "resources/hardware.toml"))
+            raise PresetError(where, shown_key(name),
+                              unknown_key("hardware key", name, known, "resources/hardware.toml"))
     if not key:
         raise PresetError(where, "key", "is required (a short identifier such as 'h100-sxm')")
     sources, status, notes, values, peaks = {}, {}, {}, {}, {}
@@ -159,7 +160,8 @@ def architecture_from_dict(entry: Mapping, where: str) -> Architecture:
     where = f"{where} [{key or 'unnamed'}]"
     for name in entry:
         if name not in _ARCH_FIELDS:
-            raise PresetError(where, shown_key(name), unknown_key("model key", name, _ARCH_FIELDS, "resources/models.toml"))
+            raise PresetError(where, shown_key(name),
+                              unknown_key("model key", name, _ARCH_FIELDS, "resources/models.toml"))
     for name in MODEL_REQUIRED:
         if name not in entry:
             raise PresetError(where, name, "is required")
