@@ -47,6 +47,8 @@ def test_a_long_value_is_shown_shortened():
     (["plan", "infer", *MODEL_HW, "--gpus", "8", "--prompt-len", HUGE, "--gen-len", "8"], "--prompt-len"),
     (["plan", "train", *MODEL_HW, "--gpus", "8", "--global-batch", "8", "--seq-len", "8", "--top", HUGE], "--top"),
     (["bench", "--starts", HUGE], "--starts"),
+    (["validate", "--samples", HUGE], "--samples"),
+    (["calc", "train", *MODEL_HW, "--samples", HUGE], "--samples"),
 ])
 def test_a_number_out_of_range_on_the_command_line_is_one_line(argv, option, capsys):
     err = refusal(capsys, *argv)
