@@ -61,6 +61,7 @@ from trinity_desktop.model.base.dtypes import (
     TRAIN_PRECISIONS,
     WEIGHT_DTYPES,
 )
+from trinity_desktop.model.base.errors import shown
 from trinity_desktop.model.base.ranges import INFERENCE_DEFAULTS
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
@@ -286,8 +287,8 @@ def apply_techniques(sc: Scenario, names: Sequence[str]) -> Scenario:
     for name in names:
         try:
             t = find(catalogue, name, "--technique")
-        except ValidationError:
-            raise CliError(f"--technique {name!r}: no such technique; one of {', '.join(catalogue)}") from None
+        except ValidationError as exc:
+            raise CliError(f"--technique {shown(name)}: no such technique; {exc.allowed}") from None
         ok, why = applicable(t, sc)
         if not ok:
             raise CliError(f"--technique {t.key!r} does not apply: {why}")

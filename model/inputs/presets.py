@@ -6,6 +6,7 @@ key into references.toml. A bad file raises `PresetError` naming the file, the e
 
 from __future__ import annotations
 
+import difflib
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -249,4 +250,10 @@ def find(presets: Mapping[str, Any], name: str, what: str):
     for key, item in presets.items():
         if key.lower() == lowered or getattr(item, "name", "").lower() == lowered:
             return item
-    raise ValidationError(what, name, "one of " + ", ".join(presets))
+    choices = ", ".join(presets)
+    if len(choices) > 120:  # a long list would run past one line: the nearest keys, and where to see them all
+        near = difflib.get_close_matches(str(name).lower(), [k.lower() for k in presets], n=3)
+        choices = f"one of {len(presets)} keys: " + (f"did you mean {', '.join(near)}?" if near
+                                                     else ", ".join(list(presets)[:4]) + ", …")
+        raise ValidationError(what, name, choices)
+    raise ValidationError(what, name, "one of " + choices)
