@@ -36,11 +36,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 
 from trinity_desktop import cli_claims, cli_validate
+from trinity_desktop.cli_options import (
+    GPN_HELP,
+    PROG,
+    CliError,
+    Parser,
+    add_model_and_hardware_choice,
+    add_scenario_option,
+    option_message,
+    positive_int,
+    scenario_default,
+    scenario_number,
+    whole_number,
+    write_report,
+)
 from trinity_desktop.cli_plan import add_plan_parser, run_plan
 from trinity_desktop.cli_retrieval import add_retrieval_parser, retrieval_report, retrieval_text
 from trinity_desktop.model import Scenario, ValidationError, evaluate
@@ -50,6 +63,9 @@ from trinity_desktop.model.base.dtypes import (
     TRAIN_PRECISIONS,
     WEIGHT_FORMATS,
 )
+from trinity_desktop.model.base.errors import shown
+from trinity_desktop.model.base.ranges import INFERENCE_DEFAULTS
+from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.batch_law import scenario_batch
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.formulas.layer_profiles import profile_keys
@@ -69,59 +85,6 @@ from trinity_desktop.model.views.stages import request_time, stages_json
 from trinity_desktop.model.views.techniques import applicable, load_techniques
 from trinity_desktop.model.views.techniques import apply as apply_technique
 
-PROG = "trinity-desktop"
-BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
-GPN_HELP = "devices sharing the scale-up fabric (default: the hardware's gpus_per_node_default, e.g. 4 on TPU v5p)"
-
-
-class CliError(Exception):
-    """A problem with the command line, reported as one line and exit status 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2 (argparse would print the usage too)
-        raise CliError(message)
-
-
-def _int_at_least(minimum: int):
-    """An argparse type: a whole number >= minimum, with a one-line message otherwise."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} must be >= {minimum}")
-        return value
-
-    return parse
-
-
-_positive_int = _int_at_least(1)
-
-
-def _fraction(text: str) -> float:
-    """An argparse type: a number from 0 to 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{value} must be from 0 to 1")
-    return value
-_non_negative_int = _int_at_least(0)
-
-
-def add_model_and_hardware_choice(p: argparse.ArgumentParser) -> None:
-    """--model / --model-file and --hardware / --hardware-file (one of each), for `calc` and `plan`."""
-    m = p.add_mutually_exclusive_group(required=True)
-    m.add_argument("--model", help="model preset key or name (see `presets`)")
-    m.add_argument("--model-file", help="TOML file with the model preset keys, or a Hugging Face config.json")
-    h = p.add_mutually_exclusive_group(required=True)
-    h.add_argument("--hardware", help="hardware preset key or name (see `presets`)")
-    h.add_argument("--hardware-file", help="TOML file with the hardware preset keys")
-
 
 def _add_model_and_hardware(p: argparse.ArgumentParser, json_keys: str = "") -> None:
     add_model_and_hardware_choice(p)
@@ -133,61 +96,66 @@ def _add_model_and_hardware(p: argparse.ArgumentParser, json_keys: str = "") -> 
                         "heatmap shows it; triangle_weights: pressure normalised to sum to 1; techniques_applied, stages, roofline" + json_keys + ")")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Trinity Desktop: compute, bandwidth and memory of AI workloads.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    calc = sub.add_parser("calc", help="compute one scenario (train, infer) or edge-cloud split points (split)")
-    calc = calc.add_subparsers(dest="calc", required=True, parser_class=_Parser)
+def _add_calc_train(calc) -> None:
     train = calc.add_parser("train", help="one training step")
     _add_model_and_hardware(train)
-    train.add_argument("--gpus", type=_positive_int, default=8)
-    train.add_argument("--gpus-per-node", type=_positive_int, help=GPN_HELP)
+    add_scenario_option(train, "gpus")
+    add_scenario_option(train, "gpus_per_node", None, help=GPN_HELP)
     for name in ("tp", "pp", "cp", "ep"):
-        train.add_argument(f"--{name}", type=_positive_int, default=1)
-    train.add_argument("--virtual-stages", type=_positive_int, default=1,
+        add_scenario_option(train, name)
+    add_scenario_option(train, "virtual_stages",
                        help="interleaved 1F1B: model chunks per pipeline stage (default 1, plain 1F1B)")
-    train.add_argument("--dp", type=_positive_int, help="default: gpus / (tp x pp x cp)")
-    train.add_argument("--zero", type=int, choices=(0, 1, 2, 3), default=1)
-    train.add_argument("--recompute", choices=RECOMPUTE, default="selective")
-    train.add_argument("--sequence-parallel", action=argparse.BooleanOptionalAction, default=True)
-    train.add_argument("--flash-attention", action=argparse.BooleanOptionalAction, default=True)
-    train.add_argument("--micro-batch", type=_positive_int, default=1)
-    train.add_argument("--global-batch", type=_positive_int, help="sequences per step (default: micro-batch x DP)")
-    train.add_argument("--seq-len", type=_positive_int, default=4096)
-    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default="bf16")
-    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
-    train.add_argument("--offload", choices=OFFLOAD_MODES, default="none",
+    train.add_argument("--dp", type=scenario_number("gpus"), help="default: gpus / (tp x pp x cp)")
+    add_scenario_option(train, "zero", choices=(0, 1, 2, 3))
+    train.add_argument("--recompute", choices=RECOMPUTE, default=scenario_default("recompute"))
+    train.add_argument("--sequence-parallel", action=argparse.BooleanOptionalAction,
+                       default=scenario_default("sequence_parallel"))
+    train.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
+                       default=scenario_default("flash_attention"))
+    add_scenario_option(train, "micro_batch")
+    add_scenario_option(train, "global_batch", None, help="sequences per step (default: micro-batch x DP)")
+    add_scenario_option(train, "seq_len")
+    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default=scenario_default("precision"))
+    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default=scenario_default("optimizer"))
+    train.add_argument("--offload", choices=OFFLOAD_MODES, default=scenario_default("offload"),
                        help="optimizer (ZeRO-Offload), activations (vDNN) or nvme (ZeRO-Infinity); default none")
+    cli_validate.add_calc_options(train)
 
+
+def _add_calc_infer(calc) -> None:
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
     _add_model_and_hardware(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
                                    "effective_time_per_output_token_s")
-    infer.add_argument("--gpus", type=_positive_int, default=1,
+    add_scenario_option(infer, "gpus", INFERENCE_DEFAULTS["gpus"],
                        help="GPUs of one replica, TP x PP (tensor-parallel degree TP = gpus / pp; default 1)")
-    infer.add_argument("--pp", type=_positive_int, default=1,
+    add_scenario_option(infer, "pp",
                        help="pipeline stages, each holding layers / pp; must divide the layers and --gpus (default 1)")
-    infer.add_argument("--gpus-per-node", type=_positive_int, help=GPN_HELP)
+    add_scenario_option(infer, "gpus_per_node", None, help=GPN_HELP)
     batch = infer.add_mutually_exclusive_group()
-    batch.add_argument("--batch", type=_positive_int, help="sequences decoded together (default 1)")
-    batch.add_argument("--sessions", type=_positive_int,
+    add_scenario_option(batch, "batch", None, help=f"sequences decoded together (default {LIMITS['batch'].default})")
+    batch.add_argument("--sessions", type=scenario_number("batch"),
                        help="concurrent sessions, each with its own KV cache (sets the batch)")
     length = infer.add_mutually_exclusive_group()
-    length.add_argument("--prompt-len", type=_positive_int, help="prompt tokens (default 2048)")
-    length.add_argument("--context", type=_positive_int, metavar="N",
+    add_scenario_option(length, "prompt_len", None, help=f"prompt tokens (default {LIMITS['prompt_len'].default})")
+    length.add_argument("--context", type=whole_number(1, LIMITS["prompt_len"].highest + LIMITS["gen_len"].highest),
+                        metavar="N",
                         help="tokens per sequence, prompt + generated (sets prompt-len = N - gen-len; N > gen-len)")
-    infer.add_argument("--gen-len", type=_positive_int, default=512, help="generated tokens (default 512)")
-    infer.add_argument("--weight-dtype", choices=WEIGHT_FORMATS, default="bf16")
-    infer.add_argument("--kv-dtype", choices=KV_DTYPES, default="bf16")
-    infer.add_argument("--kv-policy", choices=KV_POLICIES, default="full",
+    add_scenario_option(infer, "gen_len", help=f"generated tokens (default {LIMITS['gen_len'].default})")
+    infer.add_argument("--weight-dtype", choices=WEIGHT_FORMATS, default=scenario_default("weight_dtype"))
+    infer.add_argument("--kv-dtype", choices=KV_DTYPES, default=scenario_default("kv_dtype"))
+    infer.add_argument("--kv-policy", choices=KV_POLICIES, default=scenario_default("kv_policy"),
                        help="KV-cache policy: full, window (sliding window), streaming (sinks + window), "
                             "h2o (heavy hitters + window), razor (retrieval heads full, others sinks + window)")
-    infer.add_argument("--kv-window", type=_positive_int, default=4096, help="recent-window tokens (default 4096)")
-    infer.add_argument("--kv-sinks", type=_non_negative_int, default=4, help="attention-sink tokens (default 4)")
-    infer.add_argument("--kv-offload-fraction", type=_fraction, default=0.0,
+    add_scenario_option(infer, "kv_window", help=f"recent-window tokens (default {LIMITS['kv_window'].default})")
+    add_scenario_option(infer, "kv_sinks", help=f"attention-sink tokens (default {LIMITS['kv_sinks'].default})")
+    add_scenario_option(infer, "kv_offload_fraction",
                        help="share of the KV cache kept in host DRAM, fetched each step (FlexGen; default 0)")
     infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
+    cli_validate.add_calc_options(infer)
 
+
+def _add_calc_split(calc) -> None:
     split = calc.add_parser("split", help="split computing between an edge device and the cloud (Neurosurgeon)")
     split.add_argument("--model", required=True,
                        help="layer profile: a CNN (resnet-50, alexnet) or a transformer preset key (see `presets`)")
@@ -196,22 +164,72 @@ def build_parser() -> argparse.ArgumentParser:
     split.add_argument("--objective", choices=OBJECTIVES, default="latency",
                        help="minimise end-to-end latency (default) or device energy")
     split.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    add_retrieval_parser(calc, _positive_int)
 
-    add_plan_parser(sub, _Parser)
-    for p in (train, infer):
-        cli_validate.add_calc_options(p)
-    cli_validate.add_validate_parser(sub)
-    cli_claims.add_claims_parser(sub)
 
+def _add_presets(sub) -> None:
     presets = sub.add_parser("presets", help="list hardware and model presets, edge devices and networks")
     presets.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
+
+def _add_bench(sub) -> None:
     bench = sub.add_parser("bench", help="measure start-up, edit->repaint, peak memory and model speed on this "
                                          "machine, each against its baseline (trinity_desktop/bench.py)")
     bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    bench.add_argument("--starts", type=_positive_int, default=5, help="start-ups of each window (default 5)")
-    bench.add_argument("--edits", type=_positive_int, default=40, help="edits of each window (default 40)")
+    bench.add_argument("--starts", type=whole_number(1, 1000), default=5, help="start-ups of each window (default 5)")
+    bench.add_argument("--edits", type=whole_number(1, 100_000), default=40, help="edits of each window (default 40)")
+
+
+def _add_calc(sub) -> None:
+    calc = sub.add_parser("calc", help="compute one scenario (train, infer) or edge-cloud split points (split)")
+    calc = calc.add_subparsers(dest="calc", required=True, parser_class=Parser)
+    for add, _run in CALC_COMMANDS.values():
+        add(calc)
+
+
+def _run_calc(args):
+    return CALC_COMMANDS[args.calc][1](args)
+
+
+def _run_calc_train(args):
+    sc = cli_validate.with_efficiency(train_scenario(args), args)
+    return cli_validate.extend_report(train_report(sc), sc, args), cli_validate.wrap_text(_text_train)
+
+
+def _run_calc_infer(args):
+    sc = cli_validate.with_efficiency(infer_scenario(args), args)
+    rep = cli_validate.extend_report(infer_report(sc, args.kv_placement), sc, args)
+    return rep, cli_validate.wrap_text(_text_infer)
+
+
+def _run_calc_split(args):
+    rep = split_report(args)
+    summary = split_summary(args.model, args.device, args.network, args.objective)
+    return rep, lambda _rep: summary
+
+
+def _run_plan(args):
+    return run_plan(args, *_model_and_hardware(args))
+
+
+def _run_presets(args):
+    return presets_report(), _text_presets
+
+
+def _run_bench(args) -> int:
+    from trinity_desktop.bench import run_bench
+
+    return run_bench(args.json, args.starts, args.edits)
+
+
+def _run_validate(args):
+    return cli_validate.validate_report(args), cli_validate.validate_text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog=PROG, description="Trinity Desktop: compute, bandwidth and memory of AI workloads.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for add, _run in COMMANDS.values():
+        add(sub)
     return parser
 
 
@@ -256,8 +274,8 @@ def infer_scenario(args) -> Scenario:
                            "(context = prompt + generated tokens)")
         prompt_len = args.context - args.gen_len
     else:
-        prompt_len = args.prompt_len if args.prompt_len is not None else 2048
-    batch = args.sessions or args.batch or 1
+        prompt_len = args.prompt_len if args.prompt_len is not None else LIMITS["prompt_len"].default
+    batch = args.sessions or args.batch or LIMITS["batch"].default
     sc = Scenario(hardware=hardware, model=model, kind="decode", gpus=args.gpus, pp=args.pp,
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
@@ -272,8 +290,8 @@ def apply_techniques(sc: Scenario, names: Sequence[str]) -> Scenario:
     for name in names:
         try:
             t = find(catalogue, name, "--technique")
-        except ValidationError:
-            raise CliError(f"--technique {name!r}: no such technique; one of {', '.join(catalogue)}") from None
+        except ValidationError as exc:
+            raise CliError(f"--technique {shown(name)}: no such technique; {exc.allowed}") from None
         ok, why = applicable(t, sc)
         if not ok:
             raise CliError(f"--technique {t.key!r} does not apply: {why}")
@@ -433,79 +451,37 @@ def _text_presets(rep: dict) -> str:
     return "\n".join(lines)
 
 
+# The subcommands: name -> (adds its parser, runs it and returns (report, text formatter)). A new subcommand is
+# one row here and, when it is more than a few lines, a module of its own that imports cli_options (never cli).
+CALC_COMMANDS = {
+    "train": (_add_calc_train, _run_calc_train),
+    "infer": (_add_calc_infer, _run_calc_infer),
+    "split": (_add_calc_split, _run_calc_split),
+    "retrieval": (lambda calc: add_retrieval_parser(calc, positive_int), lambda args: (retrieval_report(args),
+                                                                                       retrieval_text)),
+}
+COMMANDS = {
+    "calc": (_add_calc, _run_calc),
+    "plan": (lambda sub: add_plan_parser(sub, Parser), _run_plan),
+    "validate": (cli_validate.add_validate_parser, _run_validate),
+    "claims": (cli_claims.add_claims_parser, lambda args: (cli_claims.claims_report(args), cli_claims.claims_text)),
+    "presets": (_add_presets, _run_presets),
+    "bench": (_add_bench, _run_bench),
+}
+
+
 def run_cli(argv: Sequence[str]) -> int:
     args = None
     try:
         args = build_parser().parse_args(list(argv))
-        if args.command == "bench":
-            from trinity_desktop.bench import run_bench
-
-            return run_bench(args.json, args.starts, args.edits)
-        if args.command == "presets":
-            rep, text = presets_report(), _text_presets
-        elif args.command == "plan":
-            rep, text = run_plan(args, *_model_and_hardware(args))
-        elif args.command == "claims":
-            rep, text = cli_claims.claims_report(args), cli_claims.claims_text
-        elif args.command == "validate":
-            rep, text = cli_validate.validate_report(args), cli_validate.validate_text
-        elif args.calc == "train":
-            sc = cli_validate.with_efficiency(train_scenario(args), args)
-            rep, text = cli_validate.extend_report(train_report(sc), sc, args), cli_validate.wrap_text(_text_train)
-        elif args.calc == "retrieval":
-            rep, text = retrieval_report(args), retrieval_text
-        elif args.calc == "split":
-            rep = split_report(args)
-            summary = split_summary(args.model, args.device, args.network, args.objective)
-            text = lambda _rep: summary  # noqa: E731
-        else:
-            sc = cli_validate.with_efficiency(infer_scenario(args), args)
-            rep = cli_validate.extend_report(infer_report(sc, args.kv_placement), sc, args)
-            text = cli_validate.wrap_text(_text_infer)
+        out = COMMANDS[args.command][1](args)
+        if isinstance(out, int):  # a command that printed its own report (bench): its exit status
+            return out
+        rep, text = out
     except CliError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except ValidationError as exc:
         print(f"{PROG}: error: {option_message(exc, args)}", file=sys.stderr)
         return 2
-    return _write(json.dumps(rep, indent=2) if args.json else text(rep))
-
-
-def _given(args, field: str) -> str:
-    """The option(s) the user typed for a Scenario field, with their values ("" when none was typed)."""
-    def opt(name: str) -> str:
-        value = getattr(args, name, None)
-        return f"--{name.replace('_', '-')} {value}" if value is not None else ""
-
-    if field == "prompt_len + gen_len":
-        if getattr(args, "context", None) is not None:
-            return opt("context")
-        return " + ".join(x for x in (opt("prompt_len") or "--prompt-len 2048 (default)", opt("gen_len")) if x)
-    if field == "prompt_len" and getattr(args, "context", None) is not None:
-        return f"{opt('context')} (a prompt of {args.context - args.gen_len} tokens after --gen-len {args.gen_len})"
-    if field == "batch" and getattr(args, "sessions", None) is not None:
-        return opt("sessions")
-    return opt(field)
-
-
-def option_message(exc: ValidationError, args) -> str:
-    """A model error in the words of the command line: the options the user gave, their values as typed."""
-    given = _given(args, exc.field) if args is not None else ""
-    if not given:
-        return str(exc)
-    return f"{given} is not allowed: {exc.allowed}"
-
-
-def _write(text: str) -> int:
-    """Print the report; a reader that closed the pipe early (`| head`) ends the command quietly with status
-    141 (128 + SIGPIPE, as Unix tools report it), with stdout pointed at /dev/null so that Python's flush
-    at exit does not raise again."""
-    try:
-        print(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return BROKEN_PIPE_STATUS
-    return 0
+    return write_report(json.dumps(rep, indent=2) if args.json else text(rep))

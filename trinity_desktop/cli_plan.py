@@ -19,7 +19,19 @@ from __future__ import annotations
 
 import argparse
 
+from trinity_desktop.cli_options import (
+    GPN_HELP,
+    add_json_flag,
+    add_model_and_hardware_choice,
+    add_scenario_option,
+    scenario_default,
+    scenario_number,
+    whole_number,
+)
 from trinity_desktop.model.base.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
+from trinity_desktop.model.base.errors import shown
+from trinity_desktop.model.base.ranges import SCENARIO_LIMITS
+from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import OBJECTIVES, plan_training, training_space
 from trinity_desktop.model.search.serving_planner import plan_serving, serving_space
 
@@ -29,9 +41,10 @@ def _gpu_counts(text: str) -> list[int]:
     try:
         counts = [int(x) for x in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number or a comma-separated list") from None
-    if not counts or min(counts) < 1 or max(counts) > 1 << 20:
-        raise argparse.ArgumentTypeError(f"{text!r}: each count must be from 1 to {1 << 20}")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number or a comma-separated list") from None
+    highest = SCENARIO_LIMITS["gpus"].highest
+    if not counts or min(counts) < 1 or max(counts) > highest:
+        raise argparse.ArgumentTypeError(f"{shown(text)}: each count must be from 1 to {highest}")
     return counts
 
 
@@ -39,24 +52,16 @@ def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a number of seconds") from None
     if not 0 < value < 1e6:
-        raise argparse.ArgumentTypeError(f"{value} must be a positive number of seconds below 1e6")
+        raise argparse.ArgumentTypeError(f"{shown(value)} must be a positive number of seconds below 1e6")
     return value
 
 
-def _positive(text: str) -> int:
-    from trinity_desktop import cli  # late: cli imports this module
-
-    return cli._positive_int(text)
-
-
 def _model_and_hardware_options(p: argparse.ArgumentParser) -> None:
-    from trinity_desktop import cli  # late: cli imports this module
-
-    cli.add_model_and_hardware_choice(p)
-    p.add_argument("--gpus-per-node", type=_positive, help=cli.GPN_HELP)
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    add_model_and_hardware_choice(p)
+    add_scenario_option(p, "gpus_per_node", None, help=GPN_HELP)
+    add_json_flag(p)
 
 
 def add_plan_parser(sub, parser_class) -> None:
@@ -66,24 +71,24 @@ def add_plan_parser(sub, parser_class) -> None:
     train = plan.add_parser("train", help="the fastest fitting training layouts and the time/memory Pareto front")
     _model_and_hardware_options(train)
     train.add_argument("--gpus", type=_gpu_counts, required=True, help="GPU count, or a comma-separated list")
-    train.add_argument("--global-batch", type=_positive, required=True, help="sequences per optimizer step")
-    train.add_argument("--seq-len", type=_positive, required=True, help="tokens per sequence")
+    add_scenario_option(train, "global_batch", None, required=True, help="sequences per optimizer step")
+    add_scenario_option(train, "seq_len", None, required=True, help="tokens per sequence")
     train.add_argument("--objective", choices=OBJECTIVES, default="time",
                        help="rank by step time (default) or by tokens/s per GPU (differs across GPU counts)")
-    train.add_argument("--top", type=_positive, default=5, help="layouts listed in `top` (default 5)")
-    train.add_argument("--max-micro-batch", type=_positive, default=64,
+    train.add_argument("--top", type=whole_number(1, 10_000), default=5, help="layouts listed in `top` (default 5)")
+    train.add_argument("--max-micro-batch", type=scenario_number("micro_batch"), default=64,
                        help="largest micro-batch searched (divisors of the global batch up to this; default 64)")
-    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default="bf16")
-    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default="adamw")
+    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default=scenario_default("precision"))
+    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default=scenario_default("optimizer"))
 
     infer = plan.add_parser("infer", help="the best serving layout under TTFT/TPOT targets and the Pareto front")
     _model_and_hardware_options(infer)
-    infer.add_argument("--gpus", type=_positive, required=True, help="GPU budget (replicas x TP x PP)")
-    infer.add_argument("--prompt-len", type=_positive, required=True, help="prompt tokens per request")
-    infer.add_argument("--gen-len", type=_positive, required=True, help="generated tokens per request")
+    add_scenario_option(infer, "gpus", None, required=True, help="GPU budget (replicas x TP x PP)")
+    add_scenario_option(infer, "prompt_len", None, required=True, help="prompt tokens per request")
+    add_scenario_option(infer, "gen_len", None, required=True, help="generated tokens per request")
     infer.add_argument("--ttft-slo", type=_seconds, help="time-to-first-token target in seconds (prefill)")
     infer.add_argument("--tpot-slo", type=_seconds, help="time-per-output-token target in seconds (decode)")
-    infer.add_argument("--max-batch", type=_positive, default=1024,
+    infer.add_argument("--max-batch", type=scenario_number("batch"), default=1024,
                        help="largest batch searched (powers of two up to this; default 1024)")
 
 
@@ -118,10 +123,8 @@ def text_plan_infer(rep: dict) -> str:
         return "\n".join([*lines, "  no layout fits and meets the targets"])
 
     def row(c):
-        lay = c["layout"]
         return (f"{c['tokens_per_s_per_gpu']:10,.0f} tok/s/GPU  TTFT {c['ttft_s'] * 1e3:8.1f} ms  TPOT "
-                f"{c['tpot_s'] * 1e3:7.2f} ms  TP{lay['tp']} PP{lay['pp']} x {lay['replicas']} replicas, batch {lay['batch']}, "
-                f"weights {lay['weight_dtype']}, KV {lay['kv_dtype']}, KV offload {lay['kv_offload']:g}")
+                f"{c['tpot_s'] * 1e3:7.2f} ms  {layout_text(c['layout'])}")
 
     lines += ["  best     " + row(rep["best"]),
               f"  Pareto front (throughput per GPU vs time per output token), {len(rep['pareto'])} layouts:"]
@@ -136,13 +139,6 @@ def run_plan(args, model, hardware):
     return plan_infer_report(args, model, hardware), text_plan_infer
 
 
-def _layout_text(layout: dict) -> str:
-    return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']} "
-            f"v{layout['virtual_stages']} ZeRO-{layout['zero']} "
-            f"{'no' if layout['recompute'] == 'none' else layout['recompute']} recompute, "
-            f"micro-batch {layout['micro_batch']}, offload {layout['offload']}")
-
-
 def text_plan_train(rep: dict) -> str:
     lines = [f"{rep['model']} on {', '.join(map(str, rep['gpus']))} x {rep['hardware']}: global batch "
              f"{rep['global_batch']:,} x {rep['seq_len']:,} tokens",
@@ -154,10 +150,10 @@ def text_plan_train(rep: dict) -> str:
     if rep["best"] is None:
         return "\n".join([*lines, "  no layout fits"])
     b = rep["best"]
-    lines += [f"  best     {_layout_text(b['layout'])} on {b['gpus']} GPUs",
+    lines += [f"  best     {layout_text(b['layout'])} on {b['gpus']} GPUs",
               f"           {b['time_per_step_s']:.3f} s/step, {b['memory_per_gpu_bytes'] / 1e9:.1f} GB/GPU, "
               f"MFU {b['mfu'] * 100:.1f}%, bottleneck {b['bottleneck']}",
               f"  Pareto front (step time vs memory per GPU), {len(rep['pareto'])} layouts:"]
-    lines += [f"    {c['time_per_step_s']:9.3f} s  {c['memory_per_gpu_bytes'] / 1e9:7.1f} GB  {_layout_text(c['layout'])}"
+    lines += [f"    {c['time_per_step_s']:9.3f} s  {c['memory_per_gpu_bytes'] / 1e9:7.1f} GB  {layout_text(c['layout'])}"
               for c in rep["pareto"]]
     return "\n".join(lines)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 
 from trinity_desktop.model import Scenario
+from trinity_desktop.model.base.errors import shown
 from trinity_desktop.model.inputs.assumptions import SETS, efficiency_json, efficiency_of
 from trinity_desktop.model.search.uncertainty import DEFAULT_SAMPLES, propagate, uncertainty_json
 
@@ -32,9 +33,9 @@ def _power_of_two(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number") from None
     if value < 16 or value > 1 << 16 or value & (value - 1):
-        raise argparse.ArgumentTypeError(f"{value} must be a power of two from 16 to 65536")
+        raise argparse.ArgumentTypeError(f"{shown(value)} must be a power of two from 16 to 65536")
     return value
 
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import math
 import os
 import sys
 import tempfile
@@ -38,7 +37,17 @@ from typing import Any
 
 from trinity_desktop.deck import Deck, Slide
 from trinity_desktop.model import Architecture, Efficiency, Hardware, Scenario, ValidationError, evaluate
+from trinity_desktop.model.base.errors import shown, shown_key, unknown_key
 from trinity_desktop.model.base.files import FileRefused, FileTooLarge, read_capped
+from trinity_desktop.model.base.ranges import (
+    ARCHITECTURE_RULES,
+    EFFICIENCY_LIMITS,
+    HARDWARE_RULES,
+    QUANTITY_RULE,
+    SCENARIO_LIMITS,
+    describe,
+    in_float64,
+)
 
 VERSION_KEY = "trinity_session"
 CURRENT_VERSION = 2
@@ -190,13 +199,13 @@ def _version(doc: dict) -> int:
                                VERSION_KEY)
     version = doc[VERSION_KEY]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise SessionFileError(f"{VERSION_KEY}: the format version must be a whole number, got {version!r}",
+        raise SessionFileError(f"{VERSION_KEY}: the format version must be a whole number, got {shown(version)}",
                                VERSION_KEY)
     if version > CURRENT_VERSION:
         raise SessionFileError(f"written by a newer Trinity Desktop: version {version}, this one reads up to "
                                f"{CURRENT_VERSION}. Update Trinity Desktop to open it.", VERSION_KEY)
     if version not in LOADERS:
-        raise SessionFileError(f"{VERSION_KEY}: unknown format version {version} (this app reads "
+        raise SessionFileError(f"{VERSION_KEY}: unknown format version {shown(version)} (this app reads "
                                f"{', '.join(map(str, sorted(LOADERS)))})", VERSION_KEY)
     return version
 
@@ -230,6 +239,9 @@ _FIELDS_BY_CLASS = {cls: {f.name: f for f in fields(cls)} for cls in (Hardware, 
 _NESTED = {"Hardware": Hardware, "Architecture": Architecture, "Efficiency": Efficiency}
 # Hardware values must be physical: capacities and bandwidths > 0 where the model divides by them, >= 0 else.
 _POSITIVE = {(Hardware, "hbm_bytes"), (Hardware, "hbm_bw")}
+_RULES = {Hardware: HARDWARE_RULES, Architecture: ARCHITECTURE_RULES,
+          Scenario: {k: v.rule for k, v in SCENARIO_LIMITS.items()},
+          Efficiency: {k: v.rule for k, v in EFFICIENCY_LIMITS.items()}}
 
 
 def _bad(path: str, problem: str, value: Any = MISSING) -> SessionFileError:
@@ -238,13 +250,14 @@ def _bad(path: str, problem: str, value: Any = MISSING) -> SessionFileError:
 
 
 def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, float) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shown(value)  # one line, at most ~40 characters (model/base/errors.py)
 
 
 def _number(path: str, value: Any, cls: type, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _bad(path, "must be a number", value)
+    if not in_float64(value):  # before float(): 400 digits would overflow
+        raise _bad(path, f"must be {describe(_RULES[cls].get(name, QUANTITY_RULE))}", value)
     if (cls, name) in _POSITIVE and not value > 0:
         raise _bad(path, "must be a number > 0", value)
     if cls in (Hardware, Architecture) and value < 0:
@@ -308,7 +321,7 @@ def _build(cls: type, data: Any, path: str):
     known = _FIELDS_BY_CLASS[cls]
     for key in data:
         if key not in known:
-            raise _bad(f"{path}.{key}", f"is not a {cls.__name__} field (known: {', '.join(known)})")
+            raise _bad(f"{path}.{shown_key(key)}", unknown_key(f"{cls.__name__} field", key, known))
     values = {}
     for name, f in known.items():
         if name not in data:
@@ -343,7 +356,7 @@ def _slide_v1(data: Any, path: str) -> Slide:
     known = ("title", "caption", "scenario", "docks", "layout", "focus")
     for key in data:
         if key not in known:
-            raise _bad(f"{path}.{key}", f"is not a slide field (known: {', '.join(known)})")
+            raise _bad(f"{path}.{shown_key(key)}", f"is not a slide field (known: {', '.join(known)})")
     for key in ("title", "scenario"):
         if key not in data:
             raise _bad(f"{path}.{key}", "is missing (required)")
@@ -371,7 +384,7 @@ def _deck_v1(data: Any, path: str) -> Deck | None:
         raise _bad(path, "must be an object or null", data)
     for key in data:
         if key not in ("title", "slides"):
-            raise _bad(f"{path}.{key}", "is not a deck field (known: title, slides)")
+            raise _bad(f"{path}.{shown_key(key)}", "is not a deck field (known: title, slides)")
     slides = data.get("slides", [])
     if not isinstance(slides, list):
         raise _bad(f"{path}.slides", "must be a list of slides", slides)
@@ -382,7 +395,7 @@ def _deck_v1(data: Any, path: str) -> Deck | None:
 def _load_v1(doc: dict) -> tuple[Scenario, Deck | None]:
     for key in doc:
         if key not in (VERSION_KEY, "app", "scenario", "deck"):
-            raise _bad(key, "is not a session key in version 1 (known: trinity_session, app, scenario, deck)")
+            raise _bad(shown_key(key), "is not a session key in version 1 (known: trinity_session, app, scenario, deck)")
     if "scenario" not in doc:
         raise _bad("scenario", "is missing (required)")
     scenario = _scenario_v1(doc["scenario"], "scenario")

@@ -19,37 +19,38 @@ from trinity_desktop.model.base.dtypes import (
     TRAIN_PRECISIONS,
     WEIGHT_FORMATS,
 )
+from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.inputs.assumptions import SETS, efficiency_of
-from trinity_desktop.model.inputs.scenario import RECOMPUTE
+from trinity_desktop.model.inputs.scenario import MAX_CONTEXT_TOKENS, RECOMPUTE
 
 KINDS = (("train", "Training step"), ("prefill", "Inference: prefill"), ("decode", "Inference: decode"))
 
-CONTEXT_MAX = 1 << 24  # tokens per sequence, prompt + generated: the most model/views/kv_matrix.py accepts
+CONTEXT_MAX = MAX_CONTEXT_TOKENS  # tokens per sequence, prompt + generated
 _SPINS = {
-    # field: (label, minimum, maximum, tooltip, group)
-    "gpus": ("GPUs", 1, 1 << 20, "Total devices. Training: TP x PP x CP x DP. Inference: TP x PP (one replica; "
+    # field: (label, tooltip, group); the range comes from the one table (model/base/ranges.py SCENARIO_LIMITS)
+    "gpus": ("GPUs", "Total devices. Training: TP x PP x CP x DP. Inference: TP x PP (one replica; "
              "tensor parallel over GPUs / PP).", "cluster"),
-    "gpus_per_node": ("GPUs per node", 1, 1024, "Devices sharing the scale-up fabric (NVLink, Infinity Fabric, ICI).",
+    "gpus_per_node": ("GPUs per node", "Devices sharing the scale-up fabric (NVLink, Infinity Fabric, ICI).",
                       "cluster"),
-    "tp": ("Tensor parallel (TP)", 1, 1024, "Megatron-LM tensor parallelism: splits every layer; must divide the heads.",
+    "tp": ("Tensor parallel (TP)", "Megatron-LM tensor parallelism: splits every layer; must divide the heads.",
            "train"),
-    "pp": ("Pipeline parallel (PP)", 1, 1024, "Pipeline stages, each holding layers / PP. Training: 1F1B schedule, the "
+    "pp": ("Pipeline parallel (PP)", "Pipeline stages, each holding layers / PP. Training: 1F1B schedule, the "
            "bubble is (p-1)/(m+p-1). Inference: the batch circulates as PP micro-batches, a token takes PP stage slots "
            "(time per output token = PP x slot); GPUs / PP is the tensor-parallel degree.", "cluster"),
-    "virtual_stages": ("Virtual stages (interleaved)", 1, 1024,
+    "virtual_stages": ("Virtual stages (interleaved)",
                        "Interleaved 1F1B (Narayanan et al. 2021): model chunks per pipeline stage. The bubble shrinks "
                        "to (p-1)/(v·m), the pipeline sends grow v-fold; needs PP >= 2, layers divisible by PP x v "
                        "and micro-batches a multiple of PP.", "train"),
-    "cp": ("Context parallel (CP)", 1, 1024, "Splits the sequence across devices (ring attention).", "train"),
-    "ep": ("Expert parallel (EP)", 1, 1024, "Splits MoE experts across data-parallel ranks.", "train"),
-    "seq_len": ("Sequence length", 1, 1 << 24, "Tokens per training sequence.", "train"),
-    "micro_batch": ("Micro-batch", 1, 1 << 16, "Sequences per micro-batch per data-parallel rank.", "train"),
-    "global_batch": ("Global batch", 1, 1 << 24, "Sequences per optimizer step (micro-batch x DP x micro-batches).",
+    "cp": ("Context parallel (CP)", "Splits the sequence across devices (ring attention).", "train"),
+    "ep": ("Expert parallel (EP)", "Splits MoE experts across data-parallel ranks.", "train"),
+    "seq_len": ("Sequence length", "Tokens per training sequence.", "train"),
+    "micro_batch": ("Micro-batch", "Sequences per micro-batch per data-parallel rank.", "train"),
+    "global_batch": ("Global batch", "Sequences per optimizer step (micro-batch x DP x micro-batches).",
                      "train"),
-    "batch": ("Batch (sequences)", 1, 1 << 20, "Concurrent sequences decoded together.", "infer"),
-    "prompt_len": ("Prompt length", 1, 1 << 24, "Prompt tokens per sequence (prefill).", "infer"),
-    "gen_len": ("Generated tokens", 1, 1 << 24, "Output tokens per sequence (decode).", "infer"),
+    "batch": ("Batch (sequences)", "Concurrent sequences decoded together.", "infer"),
+    "prompt_len": ("Prompt length", "Prompt tokens per sequence (prefill).", "infer"),
+    "gen_len": ("Generated tokens", "Output tokens per sequence (decode).", "infer"),
 }
 _COMBOS = {
     "zero": ("ZeRO stage", [(0, "0: replicate all"), (1, "1: shard optimizer"), (2, "2: + gradients"),
@@ -79,13 +80,13 @@ _COMBOS = {
 }
 # Fractions and ratios: (label, minimum, maximum, step, decimals, tooltip, group)
 _DOUBLES = {
-    "grad_compression": ("DGC compression ratio", 1.0, 10000.0, 10.0, 0,
+    "grad_compression": ("DGC compression ratio", 10.0, 0,
                          "Deep gradient compression (Lin et al. 2018): top-k sparsification ratio; 1 = off, "
                          "270-600 in the paper.", "train"),
-    "kv_offload_fraction": ("KV kept in host DRAM", 0.0, 1.0, 0.05, 2,
+    "kv_offload_fraction": ("KV kept in host DRAM", 0.05, 2,
                             "Share of the KV cache offloaded to host memory and fetched over the host link "
                             "each decode step (FlexGen).", "infer"),
-    "prefix_hit_fraction": ("Prefix-cache hit", 0.0, 1.0, 0.05, 2,
+    "prefix_hit_fraction": ("Prefix-cache hit", 0.05, 2,
                             "Share of the prompt whose KV is already cached (prefix caching): skipped in prefill.",
                             "infer"),
 }
@@ -134,7 +135,8 @@ class ScenarioControls(QtWidgets.QWidget):
         forms["setup"].addRow("Model", self.model_combo)
         forms["setup"].addRow("Workload", self.kind_combo)
         forms["setup"].addRow("Efficiency set", self._efficiency_combo())
-        for field, (label, lo, hi, tip, group) in _SPINS.items():
+        for field, (label, tip, group) in _SPINS.items():
+            lo, hi = LIMITS[field].lowest, LIMITS[field].highest
             spin = self._spin(QtWidgets.QSpinBox(), field, label, lo, hi, tip, int)
             spin.setAccelerated(True)
             forms[group].addRow(label, spin)
@@ -143,7 +145,8 @@ class ScenarioControls(QtWidgets.QWidget):
             for value, text in items:
                 combo.addItem(text, value)
             forms[group].addRow(label, combo)
-        for field, (label, lo, hi, step, decimals, tip, group) in _DOUBLES.items():
+        for field, (label, step, decimals, tip, group) in _DOUBLES.items():
+            lo, hi = LIMITS[field].lowest, LIMITS[field].highest
             spin = QtWidgets.QDoubleSpinBox()
             spin.setDecimals(decimals)
             spin.setSingleStep(step)

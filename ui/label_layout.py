@@ -242,8 +242,3 @@ def put(item: pg.TextItem, vb: pg.ViewBox, box: Box | None) -> None:
     item.setAnchor((0, 0))
     item.setPos(vb.mapSceneToView(QtCore.QPointF(box[0], box[1])))
     item.setVisible(True)
-
-
-def elide(text: str, font: QtGui.QFont, width: float) -> str:
-    """`text` cut with an ellipsis to fit `width` pixels (one line); unchanged when it fits."""
-    return QtGui.QFontMetrics(font).elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(int(width), 0))

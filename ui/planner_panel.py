@@ -24,6 +24,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model import Results, Scenario
+from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import AXES, plan_training
 from trinity_desktop.model.search.serving_planner import plan_serving
 from trinity_desktop.ui import plot_widgets as pw
@@ -40,16 +41,6 @@ DOT_PX, HOVER_PX = 13.0, 16.0
 JOB_FIELDS = ("model", "hardware", "kind", "gpus_per_node", "global_batch", "seq_len", "precision",
               "optimizer", "sequence_parallel", "flash_attention", "efficiency", "prompt_len", "gen_len",
               "kv_policy", "kv_window", "kv_sinks")
-
-
-def layout_text(layout: dict) -> str:
-    if "replicas" in layout:
-        return (f"TP{layout['tp']} PP{layout['pp']} x {layout['replicas']} replicas, batch {layout['batch']}, weights "
-                f"{layout['weight_dtype']}, KV {layout['kv_dtype']}, KV offload {layout['kv_offload']:g}")
-    return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']}, "
-            f"v{layout['virtual_stages']}, ZeRO-{layout['zero']}, "
-            f"{'no' if layout['recompute'] == 'none' else layout['recompute']} recompute, "
-            f"micro-batch {layout['micro_batch']}, offload {layout['offload']}")
 
 
 def edit_for(layout: dict) -> dict:

@@ -222,19 +222,9 @@ def fmt_value(value: float, unit: str) -> str:
     return f"{value:.3g} {unit}"
 
 
-def luminance(rgb: Sequence[float]) -> float:
-    """Relative luminance (WCAG) of an sRGB colour given as 0-255 components."""
-    def lin(c: float) -> float:
-        c = c / 255.0
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = rgb[:3]
-    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
-
-
 def contrast_text_color(rgb: Sequence[float]) -> str:
     """Black or white, whichever has the higher contrast on the given background."""
-    lum = luminance(rgb)
+    lum = theme.luminance(QtGui.QColor.fromRgbF(*(min(max(c / 255.0, 0.0), 1.0) for c in rgb[:3])))
     return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#FFFFFF"
 
 

@@ -257,7 +257,11 @@ _SWATCH_SPAN = re.compile(r"<span style='color:\s*#[0-9a-fA-F]{6}'>\s*[■▨●
 CONTRAST_COLORS = {"#000000", "#ffffff"}  # black or white chosen against data (heatmap cells): not recoloured
 
 
-def _luminance(color: QtGui.QColor) -> float:
+def luminance(color) -> float:
+    """WCAG 2.1 relative luminance of a colour (QColor or '#rrggbb'): 0.2126 R + 0.7152 G + 0.0722 B of the
+    linearised sRGB components."""
+    color = QtGui.QColor(color)
+
     def lin(c: float) -> float:
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
 
@@ -266,7 +270,7 @@ def _luminance(color: QtGui.QColor) -> float:
 
 def contrast_ratio(a, b) -> float:
     """WCAG contrast ratio of two colours (QColor or '#rrggbb')."""
-    la, lb = sorted((_luminance(QtGui.QColor(a)), _luminance(QtGui.QColor(b))), reverse=True)
+    la, lb = sorted((luminance(QtGui.QColor(a)), luminance(QtGui.QColor(b))), reverse=True)
     return (la + 0.05) / (lb + 0.05)
 
 
@@ -276,7 +280,7 @@ def readable(color, background, minimum: float = MIN_TEXT_CONTRAST) -> str:
     c, bg = QtGui.QColor(color), QtGui.QColor(background)
     if contrast_ratio(c, bg) >= minimum:
         return c.name()
-    dark_bg = _luminance(bg) < 0.18
+    dark_bg = luminance(bg) < 0.18
     h, s, v, _ = c.getHsvF()
     h = max(h, 0.0)
     for step in range(1, 21):

@@ -22,10 +22,6 @@ def fmt_bytes(value: float) -> str:
     return _scaled(value, "B")
 
 
-def fmt_gb(value: float, digits: int = 1) -> str:
-    return f"{value / 1e9:.{digits}f} GB"
-
-
 def fmt_flops(value: float) -> str:
     return _scaled(value, "FLOP")
 
@@ -50,7 +46,3 @@ def fmt_seconds(value: float) -> str:
     if mag >= 1e-6:
         return f"{value * 1e6:.3g} µs"
     return f"{value * 1e9:.3g} ns"
-
-
-def fmt_percent(value: float) -> str:
-    return "—" if not math.isfinite(value) else f"{100 * value:.0f}%"

@@ -11,11 +11,23 @@ Hardware (SI units): the largest published values are a 4.5e15 FLOP/s peak (B200
 (B200), 8e12 bytes/s of HBM bandwidth, 9e11 bytes/s of scale-up link; the smallest are 1e12 FLOP/s and 5e10
 bytes/s (edge devices). Models: the largest presets have 128 layers, hidden 25,600, 256 experts and a 1e12
 parameter total.
+
+Scenario (`SCENARIO_LIMITS`, `EFFICIENCY_LIMITS`): every number field of a scenario with its lowest and highest
+value, whether it is a whole number, and its default: the `Scenario` dataclass takes its defaults from here, its
+validation and the window's spin boxes their ranges, the command line both.
+
+`check` is the one guard every number passes on its way into the model (constructors of Hardware, Architecture,
+Scenario; the TOML, session and command-line readers call it before any arithmetic): it refuses what is not a
+number, not finite, outside its range, or too large for float64 or int64, with a one-line message that names the
+field and its range and shows a long value shortened (errors.shown).
 """
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -70,32 +82,142 @@ ARCHITECTURE_RULES: Mapping[str, Rule] = {
 }
 
 
+# Any other value read from a resource or user file (memory tiers, edge devices, layer profiles): SI units, 0 or
+# from 1e-30 to 1e30, so that every product and quotient of two such values stays finite in float64.
+QUANTITY_RULE: Rule = (1e-30, 1e30, True)
+TDP_RULE: Rule = (1e-3, 1e6, True)          # hardware files' tdp_w, watts (read, not modelled); 0 = not published
+INT64_MAX = (1 << 63) - 1
+FLOAT64_MAX = sys.float_info.max
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One scenario number: allowed from `lowest` to `highest` (and 0 too when `zero_ok`), whole or not, and its
+    default. `wording` states the range where the bare numbers say less (a ZeRO stage, a byte width)."""
+
+    lowest: float
+    highest: float
+    whole: bool
+    default: float
+    zero_ok: bool = False
+    wording: str = ""
+
+    @property
+    def rule(self) -> Rule:
+        return (self.lowest, self.highest, self.zero_ok)
+
+    def describe(self) -> str:
+        """The range in words, as a scenario's messages give it: "a whole number from 1 to 1048576"."""
+        if self.wording:
+            return self.wording
+        text = (f"a whole number from {self.lowest} to {self.highest}" if self.whole
+                else f"a number from {self.lowest:g} to {self.highest:g}")
+        return f"0 or {text}" if self.zero_ok else text
+
+
+_MANY = 1 << 24        # tokens per sequence, sequences per batch: the residency and matrix panels' axis
+SCENARIO_LIMITS: Mapping[str, Limit] = {
+    "gpus": Limit(1, 1 << 20, True, 8),
+    "gpus_per_node": Limit(1, 1024, True, 8),
+    "tp": Limit(1, 1024, True, 1),
+    "pp": Limit(1, 1024, True, 1),
+    "cp": Limit(1, 1024, True, 1),
+    "ep": Limit(1, 1024, True, 1),
+    "virtual_stages": Limit(1, 1024, True, 1),
+    "zero": Limit(0, 3, True, 1, wording="a ZeRO stage 0, 1, 2 or 3"),
+    "micro_batch": Limit(1, 1 << 16, True, 1),
+    "global_batch": Limit(1, _MANY, True, 64),
+    "seq_len": Limit(1, _MANY, True, 4096),
+    "batch": Limit(1, 1 << 20, True, 1),
+    "prompt_len": Limit(1, _MANY, True, 2048),
+    "gen_len": Limit(1, _MANY, True, 512),
+    "kv_window": Limit(1, _MANY, True, 4096),
+    "kv_sinks": Limit(0, 1 << 20, True, 4),
+    "kv_heavy_ratio": Limit(0.001, 1.0, False, 0.2),
+    "razor_retrieval_fraction": Limit(0.0, 1.0, False, 0.15),
+    "grad_compression": Limit(1.0, 10000.0, False, 1.0),
+    "grad_comm_bytes": Limit(0.125, 4.0, False, 0.0, zero_ok=True,
+                             wording="0 (the gradient format) or a byte width from 0.125 (1 bit) to 4 (fp32)"),
+    "kv_offload_fraction": Limit(0.0, 1.0, False, 0.0),
+    "prefix_hit_fraction": Limit(0.0, 1.0, False, 0.0),
+}
+# Inference starts on one device (one replica, TP1) where training starts on SCENARIO_LIMITS' 8 GPUs.
+INFERENCE_DEFAULTS: Mapping[str, float] = {"gpus": 1}
+EFFICIENCY_LIMITS: Mapping[str, Limit] = {
+    "compute": Limit(0.01, 1.0, False, 0.5, wording="a fraction between 0.01 and 1"),
+    "hbm": Limit(0.01, 1.0, False, 0.8, wording="a fraction between 0.01 and 1"),
+    "network": Limit(0.01, 1.0, False, 0.8, wording="a fraction between 0.01 and 1"),
+}
+
+
 def is_whole(rule: Rule) -> bool:
     """Rules with whole-number bounds admit whole numbers only."""
     return isinstance(rule[0], int) and isinstance(rule[1], int)
 
 
-def describe(rule: Rule) -> str:
+def describe(rule: Rule, whole: bool | None = None) -> str:
     """The allowed range in words: "0 or a whole number from 1 to 65,536"."""
     lo, hi, zero = rule
-    text = f"a whole number from {lo:,} to {hi:,}" if is_whole(rule) else f"a number from {lo:g} to {hi:g}"
+    whole = is_whole(rule) if whole is None else whole
+    text = f"a whole number from {lo:,} to {hi:,}" if whole else f"a number from {lo:g} to {hi:g}"
     return f"0 or {text}" if zero else text
 
 
-def check(prefix: str, name: str, value: object, rule: Rule) -> None:
-    """Raise ValidationError(f"{prefix}{name}", value, allowed) when `value` is outside `rule`."""
+def in_range(value: object, rule: Rule, whole: bool) -> bool:
+    """Whether `value` is a number allowed by `rule`: a Python int (whole) or int/float (not whole), never a bool,
+    finite, inside float64 and int64, and from lowest to highest (or 0 where 0 is allowed). Comparisons only, no
+    conversion: an int of any size compares exactly, NaN and infinity fail them, so nothing here can overflow."""
     lo, hi, zero = rule
+    if isinstance(value, bool) or not isinstance(value, (int,) if whole else (int, float)):
+        return False
+    if isinstance(value, float) and not math.isfinite(value):
+        return False
+    if isinstance(value, int) and not -INT64_MAX <= value <= INT64_MAX:
+        return False
+    return (zero and value == 0) or lo <= value <= hi
+
+
+def in_float64(value: int | float) -> bool:
+    """Whether a number is finite and converts to a finite float64 (an int of 400 digits does not)."""
+    return -FLOAT64_MAX <= value <= FLOAT64_MAX  # NaN fails the comparison; an int compares exactly
+
+
+def check(prefix: str, name: str, value: object, rule: Rule, whole: bool | None = None,
+          allowed: str | None = None) -> None:
+    """The guard: raise ValidationError(f"{prefix}{name}", value, allowed) unless `value` is allowed by `rule`.
+    `whole` defaults to the rule's (whole-number bounds admit whole numbers only)."""
+    lo, hi, zero = rule
+    whole = is_whole(rule) if whole is None else whole
     if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":  # an axis of evaluate_grid (sampled alphas)
         if not np.all(((value == 0) & zero) | ((lo <= value) & (value <= hi))):
             raise ValidationError(f"{prefix}{name}", f"array with values {value.min():g} to {value.max():g}",
-                                  describe(rule))
+                                  allowed or describe(rule, whole))
         return
-    kinds = (int,) if is_whole(rule) else (int, float)
-    ok = isinstance(value, kinds) and not isinstance(value, bool)
-    if ok:  # comparisons, not float(): an int of any size compares exactly; NaN and inf fail them
-        ok = (zero and value == 0) or lo <= value <= hi
-    if not ok:
-        raise ValidationError(f"{prefix}{name}", value, describe(rule))
+    if not in_range(value, rule, whole):
+        raise ValidationError(f"{prefix}{name}", value, allowed or describe(rule, whole))
+
+
+def check_limit(name: str, value: object, limit: Limit, prefix: str = "") -> None:
+    """The guard for one scenario number (SCENARIO_LIMITS, EFFICIENCY_LIMITS). Every Scenario runs it on each
+    field, so the common case (a plain int, or a float where floats are allowed, inside the range) returns at
+    once; anything else takes the full check (`in_range`)."""
+    t = type(value)
+    if (t is int or t is float and not limit.whole) and limit.lowest <= value <= limit.highest:
+        return  # NaN fails the comparison; the bounds lie inside int64 and float64
+    if not in_range(value, (limit.lowest, limit.highest, limit.zero_ok), limit.whole):
+        raise ValidationError(f"{prefix}{name}", value, limit.describe())
+
+
+def parse_number(text: str, whole: bool) -> int | float:
+    """A number typed as text (command line), before any check: int("9" * 400) stays exact, float("1e999") is inf
+    (which the guard refuses); ValueError when it is not a number at all."""
+    text = text.strip()
+    if whole:
+        return int(text)
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
 
 
 def check_all(obj: object, prefix: str, rules: Mapping[str, Rule]) -> None:

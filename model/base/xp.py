@@ -3,18 +3,27 @@
 Every formula is written once, over numpy arrays, so `evaluate_grid` runs a million configurations in one call.
 `evaluate` runs the same code on plain numbers, where numpy's array machinery dominates: `np.asarray` of a
 number makes a 0-d array, each later operation on it is a full ufunc call (~1 µs), and `np.where` builds three
-arrays for three numbers. The core's modules import this module as `np`. For arrays each function below is
-numpy's own; for plain Python numbers it stays on plain numbers (IEEE-754 float64, the same results bit for
-bit, tests/model/test_fastnp.py), except that booleans become numpy's (`~` is then a logical not). Plain
-arithmetic raises ZeroDivisionError where numpy gives inf: `evaluate` then reruns the step on numpy scalars,
-which keep numpy's rules (`evaluate._run_step`). Anything not defined here is numpy's.
+arrays for three numbers. The core's modules import this module as `xp` (never as `np`, which is numpy). For
+arrays each function below is numpy's own; for plain Python numbers it stays on plain numbers (IEEE-754 float64,
+the same results bit for bit, tests/model/test_xp.py), except that booleans become numpy's (`~` is then a logical
+not). Anything not defined here is numpy's.
+
+Which numbers a step runs on is an explicit check (`step_inputs`), not a caught error: plain numbers where they
+follow numpy's rules, numpy scalars where they might not (a NaN, an infinity, an int past int64). Plain
+arithmetic raises ZeroDivisionError where numpy gives inf; the formulas divide by a value that may be 0 (an
+absent link) only through `numeric.safe_div`, and every other divisor is a validated count, peak, bandwidth or
+efficiency above 0 (model/base/ranges.py), so a ZeroDivisionError is a bug, and it is not hidden.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as _np
+
+__all__ = ["SCALAR_TYPES", "asarray", "ceil", "clip", "maximum", "minimum", "follows_numpy", "numpy_scalars", "select",
+           "step_inputs", "where"]  # and, through __getattr__, the rest of numpy
 
 SCALAR_TYPES = (int, float, _np.generic)  # bool is an int; np.float64 is a float
 _f64, _bool = _np.float64, _np.bool_
@@ -98,3 +107,33 @@ def select(condlist, choicelist, default=0):
                 return choice
         return default
     return _np.select(condlist, choicelist, default)
+
+
+_INT64_MAX = (1 << 63) - 1
+
+
+def _follows_numpy(v) -> bool:
+    """Whether a plain input computes as numpy would: a finite float, an int within int64, a bool."""
+    t = type(v)
+    if t is float:
+        return math.isfinite(v)
+    if t is int:
+        return -_INT64_MAX <= v <= _INT64_MAX
+    return True
+
+
+def numpy_scalars(inputs: Mapping) -> dict:
+    """The inputs with each plain number as a numpy scalar (np.float64, np.bool_)."""
+    return {k: _bool(v) if type(v) is bool else _f64(v) if type(v) in (int, float) else v
+            for k, v in inputs.items()}
+
+
+def follows_numpy(values) -> bool:
+    """Whether every plain input computes as numpy would (the fast path is exact for them)."""
+    return all(_follows_numpy(v) for v in values)
+
+
+def step_inputs(inputs: Mapping) -> dict:
+    """The inputs a step runs on: as given (plain numbers: the fast path) when each follows numpy's rules, else
+    all as numpy scalars. An explicit check, made before the step runs."""
+    return dict(inputs) if follows_numpy(inputs.values()) else numpy_scalars(inputs)

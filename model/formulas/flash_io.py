@@ -64,7 +64,7 @@ TABLE21_MIB = 2.0**20
 
 
 def sram_elements(M_bytes, elem_bytes=2.0):
-    """M in elements: SRAM bytes / bytes per element (the convention of Algorithm 1's block sizes)."""
+    """M in elements: SRAM bytes / bytes per element (the convention of Algorithm 1's block sizes; Dao et al. 2022)."""
     return np.asarray(M_bytes, dtype=float) / np.asarray(elem_bytes, dtype=float)
 
 
@@ -79,7 +79,7 @@ def block_sizes(M_bytes, d, elem_bytes=2.0):
 
 
 def outer_passes(N, d, M_bytes, elem_bytes=2.0):
-    """T_c = ⌈N / B_c⌉: the number of outer-loop passes over Q, O, ℓ, m (Algorithm 1 line 5)."""
+    """T_c = ⌈N / B_c⌉: the number of outer-loop passes over Q, O, ℓ, m (Dao et al. 2022, Algorithm 1 line 5)."""
     bc, _ = block_sizes(M_bytes, d, elem_bytes)
     return np.ceil(np.asarray(N, dtype=float) / bc)
 

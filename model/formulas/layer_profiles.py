@@ -90,7 +90,7 @@ def bottleneck_flops(out_hw, c_in, mid, projection):
 # ------------------------------------------------------------------------------------------ edge.toml
 @cache
 def edge_document() -> MappingProxyType:
-    """resources/edge.toml, parsed once."""
+    """resources/edge.toml, parsed once (layer shapes of He et al. 2016 Table 1 and Krizhevsky et al. 2012)."""
     try:
         doc = tomllib.loads(_resource_text("edge.toml"))
     except tomllib.TOMLDecodeError as exc:
@@ -123,7 +123,8 @@ def _cnn_profile(entry: dict) -> LayerProfile:
 
 @cache
 def cnn_profiles() -> dict[str, LayerProfile]:
-    """The CNN layer profiles of resources/edge.toml, by key."""
+    """The CNN layer profiles of resources/edge.toml, by key: FLOPs = 2 x multiply-adds of the published layer
+    shapes (He et al. 2016 Table 1; Krizhevsky et al. 2012), output = H x W x C elements."""
     return {p["key"]: _cnn_profile(p) for p in edge_document().get("profile", [])}
 
 
@@ -154,7 +155,8 @@ def transformer_profile(arch: Architecture, tokens: int = 512) -> LayerProfile:
 
 
 def profile(key: str, tokens: int = 512) -> LayerProfile:
-    """A CNN profile of edge.toml or a transformer preset of models.toml, by key (case-insensitive)."""
+    """A CNN profile of edge.toml (`cnn_profiles`) or a transformer preset of models.toml (`transformer_profile`,
+    Korthikanti et al. 2022 App. A), by key (case-insensitive); the profiles Neurosurgeon splits (Kang et al. 2017)."""
     lowered = key.lower()
     for k, p in cnn_profiles().items():
         if k.lower() == lowered or p.name.lower() == lowered:
@@ -166,7 +168,8 @@ def profile(key: str, tokens: int = 512) -> LayerProfile:
 
 
 def profile_keys() -> list[str]:
-    """CNN profiles first, then the small transformers (<= 3.5B parameters), then the other presets."""
+    """The keys `profile` accepts: CNN profiles first, then the small transformers (<= 3.5B parameters), then the
+    other presets (a listing, no formula)."""
     models = model_presets()
     small = [k for k, m in models.items() if m.params_total() <= 3.5e9]
     return [*cnn_profiles(), *small, *(k for k in models if k not in small)]

@@ -5,9 +5,7 @@ All functions broadcast over numpy arrays in any argument.
 
 from __future__ import annotations
 
-from trinity_desktop.model.base import (
-    xp as np,  # numpy, with fast paths for scalars (one formula serves grid and scalar)
-)
+from trinity_desktop.model.base import xp  # numpy with fast paths for scalars: one formula, grid and scalar
 
 RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL = 0, 1, 2
 
@@ -21,12 +19,12 @@ def model_state_bytes(params, dp, zero, weight_bytes=2.0, grad_bytes=2.0, optimi
       stage 0: 2Ψ + 2Ψ + KΨ;  stage 1 (P_os): optimizer / Nd;  stage 2 (P_os+g): + gradients / Nd;
       stage 3 (P_os+g+p): + weights / Nd.  Nd is the data-parallel degree, not the GPU count.
     """
-    params = np.asarray(params, dtype=float)
-    dp = np.asarray(dp, dtype=float)
-    zero = np.asarray(zero)
-    weights = weight_bytes * params / np.where(zero >= 3, dp, 1.0)
-    grads = grad_bytes * params / np.where(zero >= 2, dp, 1.0)
-    optimizer = optimizer_bytes * params / np.where(zero >= 1, dp, 1.0)
+    params = xp.asarray(params, dtype=float)
+    dp = xp.asarray(dp, dtype=float)
+    zero = xp.asarray(zero)
+    weights = weight_bytes * params / xp.where(zero >= 3, dp, 1.0)
+    grads = grad_bytes * params / xp.where(zero >= 2, dp, 1.0)
+    optimizer = optimizer_bytes * params / xp.where(zero >= 1, dp, 1.0)
     return weights, grads, optimizer
 
 
@@ -48,24 +46,24 @@ def activation_bytes_per_layer(s, b, h, a, tp=1, sp=False, recompute=RECOMPUTE_N
     (19sbh at f = 4h); a gated MLP stores four f-wide tensors: 3sbh + 8sbf. With MoE each token's MLP
     tensors exist once per routed expert (x k). Two layer norms store 4sbh.
     """
-    s, b, h, a = (np.asarray(x, dtype=float) for x in (s, b, h, a))
-    q = h if q_width is None else np.asarray(q_width, dtype=float)
-    k = h if kv_width is None else np.asarray(kv_width, dtype=float)
-    f = 4.0 * h if ffn is None else np.asarray(ffn, dtype=float)
-    tp = np.asarray(tp, dtype=float)
+    s, b, h, a = (xp.asarray(x, dtype=float) for x in (s, b, h, a))
+    q = h if q_width is None else xp.asarray(q_width, dtype=float)
+    k = h if kv_width is None else xp.asarray(kv_width, dtype=float)
+    f = 4.0 * h if ffn is None else xp.asarray(ffn, dtype=float)
+    tp = xp.asarray(tp, dtype=float)
     sbh = s * b * h
     # Replicated across TP ranks unless sequence parallelism shards it: norms 4, attention input 2,
     # attention dropout mask 1, MLP input 2, MLP dropout mask 1 = 10 sbh.
     replicated = 10.0 * sbh
     # Sharded by TP: Q, K, V, attention output, MLP internals.
-    mlp_internal = np.where(gated, 8.0, 4.0) * s * b * f * moe_k
+    mlp_internal = xp.where(gated, 8.0, 4.0) * s * b * f * moe_k
     sharded = s * b * (4.0 * q + 4.0 * k) + mlp_internal
     scores = 5.0 * a * s * s * b
-    keep_scores = (np.asarray(recompute) == RECOMPUTE_NONE) & ~np.asarray(flash, dtype=bool)
-    stored = (replicated / np.where(sp, tp, 1.0) + sharded / tp + np.where(keep_scores, scores / tp, 0.0))
-    full = 2.0 * sbh / np.where(sp, tp, 1.0)  # the layer input; sequence parallelism shards it too
-    per_layer = np.where(np.asarray(recompute) == RECOMPUTE_FULL, full, stored)
-    return per_layer * (np.asarray(act_bytes, dtype=float) / 2.0)
+    keep_scores = (xp.asarray(recompute) == RECOMPUTE_NONE) & ~xp.asarray(flash, dtype=bool)
+    stored = (replicated / xp.where(sp, tp, 1.0) + sharded / tp + xp.where(keep_scores, scores / tp, 0.0))
+    full = 2.0 * sbh / xp.where(sp, tp, 1.0)  # the layer input; sequence parallelism shards it too
+    per_layer = xp.where(xp.asarray(recompute) == RECOMPUTE_FULL, full, stored)
+    return per_layer * (xp.asarray(act_bytes, dtype=float) / 2.0)
 
 
 def in_flight_micro_batches(pp, micro_batches, virtual_stages=1):
@@ -75,11 +73,11 @@ def in_flight_micro_batches(pp, micro_batches, virtual_stages=1):
     of p). Interleaved 1F1B with v > 1 chunks per stage: Megatron-LM's warm-up keeps 2(p-1) + (v-1)p + 1 chunks
     of L/(pv) layers in flight on the first stage, p(1 + (p-1)/(vp)) = p + (p-1)/v stage-loads (Korthikanti
     et al. 2022 §4.2.3: the factor 1 + (p-1)/(vp)); at most all m·v chunks, i.e. min(p + (p-1)/v, m)."""
-    p, m = np.asarray(pp, dtype=float), np.asarray(micro_batches, dtype=float)
-    v = np.asarray(virtual_stages, dtype=float)
-    return np.where(v > 1, np.minimum(p + (p - 1.0) / v, m), np.minimum(p, m))
+    p, m = xp.asarray(pp, dtype=float), xp.asarray(micro_batches, dtype=float)
+    v = xp.asarray(virtual_stages, dtype=float)
+    return xp.where(v > 1, xp.minimum(p + (p - 1.0) / v, m), xp.minimum(p, m))
 
 
 def layers_per_stage(layers, pp):
-    """Layers on the busiest pipeline stage: ceil(L / p)."""
-    return np.ceil(np.asarray(layers, dtype=float) / np.asarray(pp, dtype=float))
+    """Layers on the busiest pipeline stage: ceil(L / p) (Narayanan et al. 2021: L / p per stage)."""
+    return xp.ceil(xp.asarray(layers, dtype=float) / xp.asarray(pp, dtype=float))

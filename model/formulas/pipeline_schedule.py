@@ -40,7 +40,8 @@ def _virtual(k: int, p: int, v: int, backward: bool) -> tuple[int, int]:
 
 
 def stage_order(p: int, v: int, m: int, stage: int) -> list[tuple[str, int, int]]:
-    """The execution order of one stage: [(op, micro-batch, chunk)], Megatron-LM's interleaved 1F1B."""
+    """The execution order of one stage: [(op, micro-batch, chunk)], Megatron-LM's interleaved 1F1B (Narayanan et
+    al. 2021 §2.2.2; warm-up min(2(p-1-r) + (v-1)p, m·v) forwards, module docstring)."""
     n = m * v
     warmup = min(2 * (p - 1 - stage) + (v - 1) * p, n)
     order = [("F", *_virtual(k, p, v, False)) for k in range(warmup)]
@@ -51,7 +52,8 @@ def stage_order(p: int, v: int, m: int, stage: int) -> list[tuple[str, int, int]
 
 
 def interleaved_1f1b(p: int, v: int, m: int, t_f: float, t_b: float) -> list[list[ChunkOp]]:
-    """Every stage's chunk operations with start and end times (uniform chunk times t_f/v, t_b/v)."""
+    """Every stage's chunk operations with start and end times (uniform chunk times t_f/v, t_b/v), simulated from
+    `stage_order` and the dependencies of the module docstring (Narayanan et al. 2021 §2.2.2)."""
     if p < 2 or v < 1 or m < 1 or m % p:
         raise ValidationError("pipeline", (p, v, m), "p >= 2 stages, v >= 1 chunks and m a multiple of p")
     orders = [stage_order(p, v, m, s) for s in range(p)]
@@ -87,7 +89,8 @@ def interleaved_1f1b(p: int, v: int, m: int, t_f: float, t_b: float) -> list[lis
 
 
 def peak_in_flight_chunks(order: list[tuple[str, int, int]]) -> int:
-    """Most chunks whose forward has run and backward has not, over one stage's order (activation memory)."""
+    """Most chunks whose forward has run and backward has not, over one stage's order: the activations it holds
+    (Narayanan et al. 2021 §2.2.2; Korthikanti et al. 2022 §4.2.3)."""
     live = peak = 0
     for op, _j, _c in order:
         live += 1 if op == "F" else -1

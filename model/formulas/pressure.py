@@ -34,9 +34,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from trinity_desktop.model.base import (
-    xp as np,  # numpy, with fast paths for scalars (one formula serves grid and scalar)
-)
+from trinity_desktop.model.base import xp  # numpy with fast paths for scalars: one formula, grid and scalar
 
 RESOURCES = ("compute", "bandwidth", "memory")
 
@@ -59,14 +57,16 @@ TIE_ORDER = ("memory", "bandwidth", "compute")  # who binds when two pressures a
 
 
 def binding_resource(compute, bandwidth, memory) -> str:
-    """Name of the binding resource: the one with the highest pressure (ties: memory, then bandwidth)."""
+    """Name of the binding resource: argmax of the pressures (ties: memory, then bandwidth); the roofline's
+    reading of time (Williams et al. 2009) with capacity added (this project, module docstring)."""
     values = {"compute": float(compute), "bandwidth": float(bandwidth), "memory": float(memory)}
     return max(TIE_ORDER, key=lambda name: values[name])
 
 
 def achievable_rates(peak, link_bandwidth, efficiency):
     """(peak FLOP/s, {link: B/s}) at the rates the model times steps with: peak x `efficiency.compute`, HBM x
-    `efficiency.hbm`, scale-up, scale-out and host link x `efficiency.network`; other links (NVMe) as given."""
+    `efficiency.hbm`, scale-up, scale-out and host link x `efficiency.network`; other links (NVMe) as given
+    (the achievable ceilings of the roofline, Williams et al. 2009; the efficiencies of resources/assumptions.toml)."""
     scale = {"hbm": efficiency.hbm, "scale-up": efficiency.network, "scale-out": efficiency.network,
              "host": efficiency.network}
     return peak * efficiency.compute, {k: bw * scale.get(k, 1.0) for k, bw in link_bandwidth.items()}
@@ -76,17 +76,18 @@ def utilisation_pressures(flops, time_total, devices, peak, bytes_by_link, link_
                           capacity):
     """(compute, bandwidth, memory) pressures as defined above. `bytes_by_link` and `link_bandwidth` map a
     link name to bytes per device per step and its bandwidth in B/s (links with no bandwidth are skipped).
-    Broadcasts over arrays."""
-    compute = np.asarray(flops, dtype=float) / (np.asarray(time_total, dtype=float) * devices * peak)
-    loads = [np.asarray(bytes_by_link[k], dtype=float) / (np.asarray(time_total, dtype=float) * bw)
+    Broadcasts over arrays. Formula and source: the module docstring (Williams et al. 2009; fan2026-trinity)."""
+    compute = xp.asarray(flops, dtype=float) / (xp.asarray(time_total, dtype=float) * devices * peak)
+    loads = [xp.asarray(bytes_by_link[k], dtype=float) / (xp.asarray(time_total, dtype=float) * bw)
              for k, bw in link_bandwidth.items() if bw > 0 and k in bytes_by_link]
-    bandwidth = functools.reduce(np.maximum, loads) if loads else np.zeros_like(compute)
-    memory = np.asarray(memory_total, dtype=float) / capacity
-    return np.clip(compute, 0.0, 1.0), np.clip(bandwidth, 0.0, 1.0), memory
+    bandwidth = functools.reduce(xp.maximum, loads) if loads else xp.zeros_like(compute)
+    memory = xp.asarray(memory_total, dtype=float) / capacity
+    return xp.clip(compute, 0.0, 1.0), xp.clip(bandwidth, 0.0, 1.0), memory
 
 
 def barycentric(compute, bandwidth, memory):
-    """Weights (c, b, m) summing to 1 for placing a workload in the triangle. Broadcasts."""
-    p = np.clip(np.stack(np.broadcast_arrays(compute, bandwidth, memory)).astype(float), 0.0, 1.0)
+    """Weights (c, b, m) summing to 1 for placing a workload in the triangle: the pressures clipped to [0, 1],
+    divided by their sum (1/3 each when all are 0); the triangle of Fan et al. 2026 (fan2026-trinity). Broadcasts."""
+    p = xp.clip(xp.stack(xp.broadcast_arrays(compute, bandwidth, memory)).astype(float), 0.0, 1.0)
     total = p.sum(axis=0)
-    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / 3.0)
+    return xp.where(total > 0, p / xp.where(total > 0, total, 1.0), 1.0 / 3.0)

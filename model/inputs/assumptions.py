@@ -17,7 +17,9 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.errors import ValidationError, shown, shown_key
+from trinity_desktop.model.base.ranges import EFFICIENCY_LIMITS, QUANTITY_RULE, check
+from trinity_desktop.model.inputs.presets import read_toml
 from trinity_desktop.model.inputs.scenario import Efficiency
 
 EFFICIENCY_NAMES = ("compute_efficiency", "hbm_efficiency", "network_efficiency")
@@ -49,16 +51,32 @@ class Assumption:
 
 
 def _parse(doc: Mapping, where: str) -> dict[str, Assumption]:
+    """Assumptions from a parsed TOML document; anything malformed is one ValidationError naming the entry."""
+    entries = doc.get("assumption", [])
+    if not isinstance(entries, list) or not all(isinstance(e, Mapping) for e in entries):
+        raise ValidationError(f"{where}: assumption", shown(entries), "an array of tables [[assumption]]")
     out = {}
-    for entry in doc.get("assumption", []):
-        try:
-            a = Assumption(name=str(entry["name"]), label=str(entry.get("label", entry["name"])),
-                           kind=str(entry.get("kind", "fraction")), applies_to=tuple(entry.get("applies_to", ())),
-                           low=float(entry["low"]), likely=float(entry["likely"]), high=float(entry["high"]),
-                           source=str(entry.get("source", "")), note=str(entry.get("note", "")).strip())
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValidationError(f"{where}: assumption", entry.get("name", "?"),
-                                  f"name, low, likely and high as numbers ({exc})") from None
+    for i, entry in enumerate(entries):
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise ValidationError(f"{where}: assumption #{i + 1}.name", name, "a name (text)")
+        label = f"{where}: {shown_key(name)}"
+        text = {key: entry.get(key, default) for key, default in
+                (("label", name), ("kind", "fraction"), ("source", ""), ("note", ""))}
+        for key, value in text.items():
+            if not isinstance(value, str):
+                raise ValidationError(f"{label}.{key}", value, "text")
+        applies_to = entry.get("applies_to", [])
+        if not isinstance(applies_to, list) or not all(isinstance(x, str) for x in applies_to):
+            raise ValidationError(f"{label}.applies_to", applies_to, "a list of names")
+        bounds = {}
+        for key in ("low", "likely", "high"):
+            if key not in entry:
+                raise ValidationError(f"{label}.{key}", None, "a number (required)")
+            check(f"{label}.", key, entry[key], QUANTITY_RULE, whole=False)  # the one guard, before float()
+            bounds[key] = float(entry[key])
+        a = Assumption(name=name, label=text["label"], kind=text["kind"], applies_to=tuple(applies_to),
+                       source=text["source"], note=text["note"].strip(), **bounds)
         out[a.name] = a
     return out
 
@@ -94,10 +112,12 @@ def assumptions(set_name: str = "default") -> dict[str, Assumption]:
     if not path.is_file():
         raise ValidationError("efficiency", "calibrated",
                               "default (no calibrated set yet: run `trinity-desktop validate --fit` first)")
-    try:
-        fitted = _parse(tomllib.loads(path.read_text(encoding="utf-8")), str(path))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValidationError("efficiency", "calibrated", f"a readable {path} ({exc})") from None
+    fitted = _parse(read_toml(path), path.name)  # the size cap and checks of every user file (presets.read_toml)
+    for k, v in fitted.items():
+        if k in EFFICIENCY_FIELD:  # an efficiency's range must be one Efficiency takes: refused here by name
+            limit = EFFICIENCY_LIMITS[EFFICIENCY_FIELD[k]]
+            for bound in ("low", "likely", "high"):
+                check(f"{path.name}: {k}.", bound, getattr(v, bound), limit.rule, whole=False, allowed=limit.describe())
     return {**base, **{k: replace(base[k], low=v.low, likely=v.likely, high=v.high, source=v.source, note=v.note)
                        for k, v in fitted.items() if k in base}}
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from trinity_desktop.model.base.errors import ValidationError
-from trinity_desktop.model.inputs.presets import _read_toml, _resource_text
+from trinity_desktop.model.inputs.presets import _resource_text, read_toml
 
 LAYER_TYPES = ("conv", "attention")
 
@@ -67,7 +67,7 @@ class SpeedupPoint:
 
 @cache
 def _doc() -> dict:
-    return _read_toml("edge_architectures.toml", _resource_text("edge_architectures.toml"))
+    return read_toml("edge_architectures.toml", _resource_text("edge_architectures.toml"))
 
 
 def block_stacks() -> dict[str, BlockStack]:

@@ -6,6 +6,7 @@ key into references.toml. A bad file raises `PresetError` naming the file, the e
 
 from __future__ import annotations
 
+import difflib
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -15,8 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.errors import ValidationError, shown, shown_key, unknown_key
 from trinity_desktop.model.base.files import FileRefused, read_capped
+from trinity_desktop.model.base.ranges import HARDWARE_RULES, QUANTITY_RULE, TDP_RULE, Rule, check
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.hf_config import ConfigFieldError, load_hf_config
@@ -32,6 +34,7 @@ HW_NUMBERS = ("hbm_bytes", "hbm_bw", "sram_bytes", "sram_per_core_bytes", "l2_by
 HW_REQUIRED = ("hbm_bytes", "hbm_bw")
 HW_TEXT = ("key", "name", "vendor", "kind", "scaleup_name", "host_link_name", "scaleout_name")
 MODEL_REQUIRED = ("name", "layers", "hidden", "heads", "vocab")
+_FILE_RULES = {"tdp_w": TDP_RULE}  # read from hardware files but not a Hardware field
 
 
 class PresetError(ValidationError):
@@ -62,7 +65,7 @@ class Reference:
         return f"{self.authors} ({self.year}). {self.title}. {self.venue} {where}".replace("  ", " ").strip()
 
 
-def _read_toml(source: Path | str, text: str | None = None) -> dict:
+def read_toml(source: Path | str, text: str | None = None) -> dict:
     name = str(source)
     if text is None:
         try:
@@ -85,8 +88,9 @@ def _resource_text(filename: str) -> str:
     return resources.files(RESOURCE_PACKAGE).joinpath(filename).read_text(encoding="utf-8")
 
 
-def _number(where: str, key: str, raw: Any) -> tuple[float, str, str, str]:
-    """(value, source, status, note) from a plain number or an inline {value, source, status, note}."""
+def _number(where: str, key: str, raw: Any, rule: Rule = QUANTITY_RULE) -> tuple[float, str, str, str]:
+    """(value, source, status, note) from a plain number or an inline {value, source, status, note}, through the
+    one guard (model/base/ranges.py) before any arithmetic: a 400-digit value is refused, never converted."""
     source = status = note = ""
     if isinstance(raw, Mapping):
         if "value" not in raw:
@@ -94,11 +98,15 @@ def _number(where: str, key: str, raw: Any) -> tuple[float, str, str, str]:
         source, status, note = str(raw.get("source", "")), str(raw.get("status", "")), str(raw.get("note", ""))
         raw = raw["value"]
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        raise PresetError(where, key, f"must be a number, got {raw!r}")
-    value = float(raw)
-    if not value >= 0 or value == float("inf"):
-        raise PresetError(where, key, f"must be a finite number >= 0, got {raw!r}")
-    return value, source, status, note
+        raise PresetError(where, key, f"must be a number, got {shown(raw)}")
+    if not raw >= 0 or raw == float("inf"):  # comparisons, not float(): exact for an int of any size
+        raise PresetError(where, key, f"must be a finite number >= 0, got {shown(raw)}")
+    try:
+        if raw != 0:  # 0 is "absent" or refused by name below (a required value, a peak)
+            check("", key, raw, rule, whole=False)
+    except ValidationError as exc:
+        raise PresetError(where, key, f"{shown(raw)} is not allowed: {exc.allowed}") from None
+    return float(raw), source, status, note
 
 
 def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
@@ -107,13 +115,15 @@ def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
     known = set(PEAK_KEYS) | set(HW_NUMBERS) | set(HW_TEXT) | {"gpus_per_node_default"}
     for name in entry:
         if name not in known:
-            raise PresetError(where, name, "is not a hardware key (known: " + ", ".join(sorted(known)) + ")")
+            raise PresetError(where, shown_key(name),
+                              unknown_key("hardware key", name, known, "resources/hardware.toml"))
     if not key:
         raise PresetError(where, "key", "is required (a short identifier such as 'h100-sxm')")
     sources, status, notes, values, peaks = {}, {}, {}, {}, {}
     for name in (*PEAK_KEYS, *HW_NUMBERS):
         if name in entry:
-            value, src, st, note = _number(where, name, entry[name])
+            rule = HARDWARE_RULES["peak_flops"] if name in PEAK_KEYS else _FILE_RULES.get(name) or HARDWARE_RULES[name]
+            value, src, st, note = _number(where, name, entry[name], rule)
             sources[name], status[name], notes[name] = src, st, note
             if name in PEAK_KEYS:
                 if value <= 0:
@@ -129,7 +139,7 @@ def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
     values.pop("tdp_w", None)
     gpn = entry.get("gpus_per_node_default", 1)
     if isinstance(gpn, bool) or not isinstance(gpn, int) or gpn < 1:
-        raise PresetError(where, "gpus_per_node_default", f"must be a whole number >= 1, got {gpn!r}")
+        raise PresetError(where, "gpus_per_node_default", f"must be a whole number >= 1, got {shown(gpn)}")
     text = {name: str(entry[name]) for name in HW_TEXT if name in entry}
     text["key"] = key  # a table with a name but no key is keyed by its name
     text.setdefault("name", key)
@@ -141,7 +151,7 @@ def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
     except ValidationError as exc:  # outside its physical range (model/base/ranges.py)
         name = exc.field.removeprefix(f"{key}.")
         name = {f"peak_flops.{dtype}": k for k, dtype in PEAK_KEYS.items()}.get(name, name)  # the file's own key
-        raise PresetError(where, name, f"{exc.value!r} is not allowed: {exc.allowed}") from None
+        raise PresetError(where, name, f"{shown(exc.value)} is not allowed: {exc.allowed}") from None
 
 
 _ARCH_FIELDS = {f.name: f for f in fields(Architecture)}
@@ -152,7 +162,8 @@ def architecture_from_dict(entry: Mapping, where: str) -> Architecture:
     where = f"{where} [{key or 'unnamed'}]"
     for name in entry:
         if name not in _ARCH_FIELDS:
-            raise PresetError(where, name, "is not a model key (known: " + ", ".join(_ARCH_FIELDS) + ")")
+            raise PresetError(where, shown_key(name),
+                              unknown_key("model key", name, _ARCH_FIELDS, "resources/models.toml"))
     for name in MODEL_REQUIRED:
         if name not in entry:
             raise PresetError(where, name, "is required")
@@ -161,7 +172,7 @@ def architecture_from_dict(entry: Mapping, where: str) -> Architecture:
     for name in ("layers", "hidden", "heads", "vocab"):
         v = args[name]
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise PresetError(where, name, f"must be a whole number >= 1, got {v!r}")
+            raise PresetError(where, name, f"must be a whole number >= 1, got {shown(v)}")
     args.setdefault("kv_heads", args["heads"])
     if args["hidden"] % args["heads"] and "head_dim" not in args:
         raise PresetError(where, "head_dim", "is required when hidden is not a multiple of heads")
@@ -173,17 +184,17 @@ def architecture_from_dict(entry: Mapping, where: str) -> Architecture:
     for name, value in args.items():
         expected = _ARCH_FIELDS[name].type
         if expected == "int" and (isinstance(value, bool) or not isinstance(value, int)):
-            raise PresetError(where, name, f"must be a whole number, got {value!r}")
+            raise PresetError(where, name, f"must be a whole number, got {shown(value)}")
         if expected == "bool" and not isinstance(value, bool):
-            raise PresetError(where, name, f"must be true or false, got {value!r}")
+            raise PresetError(where, name, f"must be true or false, got {shown(value)}")
         if expected == "float" and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise PresetError(where, name, f"must be a number, got {value!r}")
+            raise PresetError(where, name, f"must be a number, got {shown(value)}")
         if expected == "str" and not isinstance(value, str):
-            raise PresetError(where, name, f"must be text, got {value!r}")
+            raise PresetError(where, name, f"must be text, got {shown(value)}")
     try:
         return Architecture(**args)
     except ValidationError as exc:
-        raise PresetError(where, exc.field.split(".")[-1], f"{exc.value!r} is not allowed: {exc.allowed}") from None
+        raise PresetError(where, exc.field.split(".")[-1], f"{shown(exc.value)} is not allowed: {exc.allowed}") from None
 
 
 def _entries(doc: dict, table: str, where: str) -> list[dict]:
@@ -196,7 +207,7 @@ def _entries(doc: dict, table: str, where: str) -> list[dict]:
 
 
 def load_hardware_file(path: Path | str, text: str | None = None) -> list[Hardware]:
-    doc = _read_toml(path, text)
+    doc = read_toml(path, text)
     return [hardware_from_dict(e, f"{path} #{i + 1}") for i, e in enumerate(_entries(doc, "hardware", str(path)))]
 
 
@@ -206,7 +217,7 @@ def load_model_file(path: Path | str, text: str | None = None) -> list[Architect
             return [load_hf_config(path, text, MAX_FILE_BYTES)]
         except ConfigFieldError as exc:
             raise PresetError(str(path), exc.field, exc.problem) from None
-    doc = _read_toml(path, text)
+    doc = read_toml(path, text)
     return [architecture_from_dict(e, f"{path} #{i + 1}") for i, e in enumerate(_entries(doc, "model", str(path)))]
 
 
@@ -224,7 +235,7 @@ def model_presets() -> dict[str, Architecture]:
 
 @cache
 def references() -> dict[str, Reference]:
-    doc = _read_toml("references.toml", _resource_text("references.toml"))
+    doc = read_toml("references.toml", _resource_text("references.toml"))
     allowed = {f.name for f in fields(Reference)}
     out = {}
     for e in doc.get("reference", []):
@@ -235,7 +246,7 @@ def references() -> dict[str, Reference]:
 @cache
 def workload_library() -> dict[str, dict]:
     """Workload rows of the heatmap: plain dicts of Scenario fields plus name/description/model/source."""
-    doc = _read_toml("workloads.toml", _resource_text("workloads.toml"))
+    doc = read_toml("workloads.toml", _resource_text("workloads.toml"))
     return {w["key"]: dict(w) for w in doc.get("workload", [])}
 
 
@@ -245,4 +256,10 @@ def find(presets: Mapping[str, Any], name: str, what: str):
     for key, item in presets.items():
         if key.lower() == lowered or getattr(item, "name", "").lower() == lowered:
             return item
-    raise ValidationError(what, name, "one of " + ", ".join(presets))
+    choices = ", ".join(presets)
+    if len(choices) > 120:  # a long list would run past one line: the nearest keys, and where to see them all
+        near = difflib.get_close_matches(str(name).lower(), [k.lower() for k in presets], n=3)
+        choices = f"one of {len(presets)} keys: " + (f"did you mean {', '.join(near)}?" if near
+                                                     else ", ".join(list(presets)[:4]) + ", …")
+        raise ValidationError(what, name, choices)
+    raise ValidationError(what, name, "one of " + choices)

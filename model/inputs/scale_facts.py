@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from trinity_desktop.model.inputs.presets import PresetError, _read_toml, _resource_text
+from trinity_desktop.model.inputs.presets import PresetError, _resource_text, read_toml
 
 YEARS_FILE = "hardware_years.toml"
 PUBLISHED_FILE = "scale_published.toml"
@@ -100,13 +100,13 @@ def _build(cls, entry: dict, where: str):
 
 @cache
 def _published() -> dict:
-    return _read_toml(PUBLISHED_FILE, _resource_text(PUBLISHED_FILE))
+    return read_toml(PUBLISHED_FILE, _resource_text(PUBLISHED_FILE))
 
 
 @cache
 def release_years() -> dict[str, ReleaseYear]:
     """{hardware preset key: ReleaseYear}."""
-    doc = _read_toml(YEARS_FILE, _resource_text(YEARS_FILE))
+    doc = read_toml(YEARS_FILE, _resource_text(YEARS_FILE))
     out = {}
     for key, entry in doc.get("years", {}).items():
         out[key] = _build(ReleaseYear, {"hardware": key, **entry}, f"{YEARS_FILE} [{key}]")

@@ -18,6 +18,7 @@ from trinity_desktop.model.base.dtypes import (
     check_choice,
 )
 from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.ranges import EFFICIENCY_LIMITS, SCENARIO_LIMITS, check_limit
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.kv_policies import KV_POLICIES
@@ -35,7 +36,8 @@ OFFLOAD_MODES = ("none", "optimizer", "activations", "nvme")
 OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 # Where offloaded KV cache lives: host DRAM over the host link (FlexGen), or a CXL memory pool (Pond).
 KV_OFFLOAD_TIERS = ("host", "cxl")
-GRAD_COMM_BYTES_MIN, GRAD_COMM_BYTES_MAX = 0.125, 4.0
+GRAD_COMM_BYTES_MIN = SCENARIO_LIMITS["grad_comm_bytes"].lowest
+GRAD_COMM_BYTES_MAX = SCENARIO_LIMITS["grad_comm_bytes"].highest
 MAX_CONTEXT_TOKENS = 1 << 24  # prompt + generated tokens per sequence (the residency and matrix panels' axis)
 
 
@@ -45,15 +47,18 @@ class Efficiency:
     sustained GEMM throughput near 50% of dense peak (Megatron-LM reports 30-52% MFU end to end),
     80% of HBM bandwidth for streaming kernels, 80% of link bandwidth for large collectives."""
 
-    compute: float = 0.5
-    hbm: float = 0.8
-    network: float = 0.8
+    compute: float = EFFICIENCY_LIMITS["compute"].default
+    hbm: float = EFFICIENCY_LIMITS["hbm"].default
+    network: float = EFFICIENCY_LIMITS["network"].default
 
     def __post_init__(self):
-        for name in ("compute", "hbm", "network"):
-            value = getattr(self, name)
-            if not 0.01 <= value <= 1.0:
-                raise ValidationError(f"efficiency.{name}", value, "a fraction between 0.01 and 1")
+        for name, limit in EFFICIENCY_LIMITS.items():
+            check_limit(name, getattr(self, name), limit, prefix="efficiency.")
+
+
+def _default(name: str):
+    """A scenario number's default: the one table of limits and defaults (model/base/ranges.py)."""
+    return SCENARIO_LIMITS[name].default
 
 
 @dataclass(frozen=True)
@@ -61,49 +66,49 @@ class Scenario:
     hardware: Hardware
     model: Architecture
     kind: str = "train"
-    gpus: int = 8
-    gpus_per_node: int = 8
+    gpus: int = _default("gpus")
+    gpus_per_node: int = _default("gpus_per_node")
     # parallelism (training); inference uses pipeline parallelism `pp` and tensor parallelism over the rest,
     # TP = gpus / pp (`inference_tp`)
-    tp: int = 1
-    pp: int = 1
-    cp: int = 1
-    ep: int = 1
+    tp: int = _default("tp")
+    pp: int = _default("pp")
+    cp: int = _default("cp")
+    ep: int = _default("ep")
     # interleaved 1F1B: model chunks per pipeline stage (Narayanan et al. 2021 §2.2.2); 1 = plain 1F1B
-    virtual_stages: int = 1
+    virtual_stages: int = _default("virtual_stages")
     sequence_parallel: bool = True
     # training
-    zero: int = 1
+    zero: int = _default("zero")
     recompute: str = "selective"
     flash_attention: bool = True
-    micro_batch: int = 1
-    global_batch: int = 64
-    seq_len: int = 4096
+    micro_batch: int = _default("micro_batch")
+    global_batch: int = _default("global_batch")
+    seq_len: int = _default("seq_len")
     precision: str = "bf16"
     optimizer: str = "adamw"
     # inference
-    batch: int = 1
-    prompt_len: int = 2048
-    gen_len: int = 512
+    batch: int = _default("batch")
+    prompt_len: int = _default("prompt_len")
+    gen_len: int = _default("gen_len")
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     kv_policy: str = "full"
-    kv_window: int = 4096
-    kv_sinks: int = 4
-    kv_heavy_ratio: float = 0.2
-    razor_retrieval_fraction: float = 0.15
+    kv_window: int = _default("kv_window")
+    kv_sinks: int = _default("kv_sinks")
+    kv_heavy_ratio: float = _default("kv_heavy_ratio")
+    razor_retrieval_fraction: float = _default("razor_retrieval_fraction")
     # techniques that move data instead of keeping it (training)
     offload: str = "none"
-    grad_compression: float = 1.0
+    grad_compression: float = _default("grad_compression")
     in_network_aggregation: bool = False
     # quantised gradient communication (QSGD; 8-bit all-reduce): bytes per gradient element on the wire,
     # 0 = the training format's gradient width (off)
-    grad_comm_bytes: float = 0.0
+    grad_comm_bytes: float = _default("grad_comm_bytes")
     # inference: share of the KV cache kept in host DRAM and fetched over the host link (FlexGen)
-    kv_offload_fraction: float = 0.0
+    kv_offload_fraction: float = _default("kv_offload_fraction")
     kv_offload_tier: str = "host"
     # inference: share of each prompt found in the prefix cache (vLLM automatic prefix caching)
-    prefix_hit_fraction: float = 0.0
+    prefix_hit_fraction: float = _default("prefix_hit_fraction")
     efficiency: Efficiency = field(default_factory=Efficiency)
     techniques: tuple[str, ...] = ()
 
@@ -117,32 +122,11 @@ class Scenario:
         check_choice("kv_policy", self.kv_policy, KV_POLICIES)
         check_choice("offload", self.offload, OFFLOAD_MODES)
         check_choice("kv_offload_tier", self.kv_offload_tier, KV_OFFLOAD_TIERS)
-        for name, lo, hi in (("kv_heavy_ratio", 0.001, 1.0), ("razor_retrieval_fraction", 0.0, 1.0),
-                             ("grad_compression", 1.0, 10000.0), ("kv_offload_fraction", 0.0, 1.0),
-                             ("prefix_hit_fraction", 0.0, 1.0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
-                raise ValidationError(name, value, f"a number from {lo} to {hi}")
-        gcb = self.grad_comm_bytes
-        if (isinstance(gcb, bool) or not isinstance(gcb, (int, float))
-                or not (gcb == 0 or GRAD_COMM_BYTES_MIN <= gcb <= GRAD_COMM_BYTES_MAX)):
-            raise ValidationError("grad_comm_bytes", gcb, f"0 (the gradient format) or a byte width from "
-                                  f"{GRAD_COMM_BYTES_MIN} (1 bit) to {GRAD_COMM_BYTES_MAX} (fp32)")
-        limits = {"gpus": 1 << 20, "gpus_per_node": 1024, "tp": 1024, "pp": 1024, "cp": 1024, "ep": 1024,
-                  "virtual_stages": 1024,
-                  "micro_batch": 1 << 16, "global_batch": 1 << 24, "seq_len": 1 << 24, "batch": 1 << 20,
-                  "prompt_len": 1 << 24, "gen_len": 1 << 24, "kv_window": 1 << 24}
-        for name, upper in limits.items():
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= upper:
-                raise ValidationError(name, value, f"a whole number from 1 to {upper}")
+        for name, limit in SCENARIO_LIMITS.items():  # the one guard, before any arithmetic
+            check_limit(name, getattr(self, name), limit)
         if self.prompt_len + self.gen_len > MAX_CONTEXT_TOKENS:
             raise ValidationError("prompt_len + gen_len", self.prompt_len + self.gen_len,
                                   f"at most {MAX_CONTEXT_TOKENS} tokens per sequence (prompt plus generated)")
-        if isinstance(self.kv_sinks, bool) or not isinstance(self.kv_sinks, int) or not 0 <= self.kv_sinks <= 1 << 20:
-            raise ValidationError("kv_sinks", self.kv_sinks, "a whole number from 0 to 1048576")
-        if not isinstance(self.zero, int) or not 0 <= self.zero <= 3:
-            raise ValidationError("zero", self.zero, "a ZeRO stage 0, 1, 2 or 3")
         object.__setattr__(self, "techniques", tuple(self.techniques))
         if self.kind == "train":
             self._check_training_layout()

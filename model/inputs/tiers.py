@@ -24,9 +24,9 @@ from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.presets import (
     PresetError,
     _number,
-    _read_toml,
     _resource_text,
     hardware_presets,
+    read_toml,
 )
 
 TIER_NAMES = ("sram", "hbm", "host", "cxl", "rdma", "ssd")
@@ -79,7 +79,7 @@ def _facts(entry: Mapping, where: str, keys) -> dict[str, _Fact]:
 
 @cache
 def _tier_file() -> tuple[dict[str, _Fact], dict[str, dict[str, _Fact]]]:
-    doc = _read_toml(FILE, _resource_text(FILE))
+    doc = read_toml(FILE, _resource_text(FILE))
     paging = _facts(doc.get("paging", {}), f"{FILE} [paging]", PAGING_KEYS)
     missing = set(PAGING_KEYS) - set(paging)
     if missing:
@@ -115,11 +115,6 @@ def _tier_file() -> tuple[dict[str, _Fact], dict[str, dict[str, _Fact]]]:
 def page_tokens() -> int:
     """Tokens per KV page: vLLM's default block size, 16 (vllm)."""
     return int(_tier_file()[0]["page_tokens"].value)
-
-
-def paging_facts() -> dict[str, tuple[float, str, str, str]]:
-    """(value, source, status, note) of the paging constants in memory_tiers.toml."""
-    return {k: (f.value, f.source, f.status, f.note) for k, f in _tier_file()[0].items()}
 
 
 def _hw_fact(hw: Hardware, key: str) -> tuple[str, str, str]:

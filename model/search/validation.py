@@ -141,8 +141,8 @@ def _run_from(entry: Mapping, where: str, kind: str = "training") -> PublishedRu
         source = str(entry["source"])
     except (KeyError, TypeError, ValueError) as exc:
         text = str(exc).strip("'\"") if isinstance(exc, KeyError) else str(exc)
-        raise ValidationError(f"{where}: {kind} run {name!r}", text.replace("\n", " "),
-                              "a complete, valid run entry") from None
+        raise ValidationError(f"{where}: {kind} run {name!r}", name,
+                              f"a complete, valid run entry ({text.replace(chr(10), ' ')})") from None
     return PublishedRun(name=name, source=source, where=str(entry.get("where", "")), scenario=sc, metric=metric,
                         measured=float(measured), flop_count=flop_count, assumed=str(entry.get("assumed", "")),
                         kind=kind)

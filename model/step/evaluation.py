@@ -169,7 +169,8 @@ def evaluate(scenario: Scenario) -> Results:
     values = [*memory.values(), *time.values(), *links.values(), mem_total, t_total, flops,
               *pressure.as_tuple(), *train.values(), *infer.values()]
     if not all(map(math.isfinite, values)):
-        # Values inside the physical ranges keep every result finite (tests/model/test_audit_invariants.py);
+        # Values inside the physical ranges keep every result finite
+        # (tests/model/test_finite_outputs_and_link_invariants.py);
         # a degenerate number (hbm_bw = 1e-300) that slipped past them is refused here as input, in one line.
         raise ValidationError(f"hardware {hw.key} with model {sc.model.key}", "values whose results overflow",
                               "rates, sizes and latencies within physical ranges (every result must be finite)")

@@ -8,8 +8,7 @@ inputs replaced by arrays (a context or batch sweep) and is not cached.
 
 from __future__ import annotations
 
-import numpy as np
-
+from trinity_desktop.model.base import xp
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.inference import InferStep, inference_step
 from trinity_desktop.model.step.layout import InferInputs, TrainInputs, infer_inputs, train_inputs
@@ -17,12 +16,12 @@ from trinity_desktop.model.step.training import TrainStep, training_step
 
 
 def _run_step(step, arch, hw, inputs):
-    """A core step on plain numbers, the fast path (model/base/xp.py). Plain arithmetic raises where numpy's
-    gives inf (a division by zero); then the step runs again on numpy scalars, which follow numpy's rules."""
-    try:
+    """A core step on plain numbers (the fast path, model/base/xp.py) when every input follows numpy's rules,
+    else on numpy scalars: an explicit check made before the step runs (`xp.follows_numpy`), never a caught
+    ZeroDivisionError, so a division by zero is a bug that surfaces."""
+    if xp.follows_numpy(inputs.as_dict().values()):
         return step(arch, hw, inputs)
-    except ZeroDivisionError:
-        return step(arch, hw, numpy_scalars(inputs))
+    return step(arch, hw, numpy_scalars(inputs))
 
 
 # The typed step of the last few scenarios computed: `evaluate`, the stage timeline, the roofline and the KV
@@ -45,8 +44,7 @@ def _recent_step(scenario: Scenario):
 
 def numpy_scalars(inputs: TrainInputs | InferInputs):
     """The inputs with each plain number as a numpy scalar (np.float64, np.bool_)."""
-    return inputs.replace(**{k: np.bool_(v) if type(v) is bool else np.float64(v) if type(v) in (int, float) else v
-                             for k, v in inputs.as_dict().items()})
+    return inputs.replace(**xp.numpy_scalars(inputs.as_dict()))
 
 
 def infer_step_at(scenario: Scenario, **axes) -> InferStep:

@@ -61,18 +61,3 @@ def on_device_table(model: str, device: str | EdgeDevice, bits=BITS, *, prompt_l
         "storage_saved": 1.0 - weights / ref_w,
         "bandwidth_saved": 1.0 - read / ref_read,
     }
-
-
-def on_device_rows(models=SMALL_MODELS, devices=None, bits=BITS, target_s=DEFAULT_TARGET_S) -> list[dict]:
-    """One row per (model, device, bits) for tables and the CLI. Loops over the few named presets only;
-    the widths are one vectorized call per pair."""
-    rows = []
-    for m in models:
-        for d in devices or list(edge_devices()):
-            t = on_device_table(m, d, bits, target_s=target_s)
-            for i, nb in enumerate(t["bits"]):
-                rows.append({"model": m, "device": d, "bits": int(nb), "weight_gb": t["weight_bytes"][i] / 1e9,
-                             "memory_gb": t["memory_total"][i] / 1e9, "fits": bool(t["fits"][i]),
-                             "ms_per_token": t["time_per_token_s"][i] * 1e3,
-                             "tokens_per_s": t["tokens_per_s"][i], "meets_target": bool(t["meets_target"][i])})
-    return rows

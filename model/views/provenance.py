@@ -46,7 +46,3 @@ FORMULAS: dict[str, Formula] = {
                                   "fan2026-trinity"),
     "pressure.memory": Formula("memory required / HBM capacity", "fan2026-trinity"),
 }
-
-
-def explain(section: str, name: str) -> Formula | None:
-    return FORMULAS.get(f"{section}.{name}")

@@ -13,7 +13,7 @@ from functools import cache
 
 import numpy as np
 
-from trinity_desktop.model.inputs.presets import _read_toml, _resource_text
+from trinity_desktop.model.inputs.presets import _resource_text, read_toml
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class QualityCurve:
 
 @cache
 def quality_points() -> tuple[QualityPoint, ...]:
-    doc = _read_toml("quant_quality.toml", _resource_text("quant_quality.toml"))
+    doc = read_toml("quant_quality.toml", _resource_text("quant_quality.toml"))
     return tuple(QualityPoint(p["format"], p["model"], float(p["size_gib"]), float(p["perplexity"]), p["source"])
                  for p in doc["point"])
 

@@ -19,11 +19,11 @@ import numpy as np
 
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.presets import (
-    _read_toml,
     _resource_text,
     find,
     hardware_presets,
     model_presets,
+    read_toml,
 )
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import evaluate
@@ -66,7 +66,7 @@ class Routing:
 
 @cache
 def router_points() -> tuple[RouterPoint, ...]:
-    doc = _read_toml("routing.toml", _resource_text("routing.toml"))
+    doc = read_toml("routing.toml", _resource_text("routing.toml"))
     return tuple(sorted((RouterPoint(float(p["share_small"]), float(p["quality"]), p["label"], p["source"],
                                      p["note"]) for p in doc["point"]), key=lambda p: p.share_small))
 

@@ -80,3 +80,63 @@ def linux_installers(request, tmp_path_factory) -> dict[str, Path]:
     )
     assert run.returncode == 0, f"installer build failed\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}"
     return {"deb": next(out.glob("*.deb")), "tar": next(out.glob("*.tar.xz"))}
+
+
+def _skip_or_fail(reason: str) -> None:
+    """Skip locally, fail under CI: a CI run must exercise the real window."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"{reason} (CI=true: refusing to skip)")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def xvfb_display(tmp_path):
+    """Start a private Xvfb server and yield its DISPLAY (":NN"); torn down after the test.
+
+    Skips with a reason if Xvfb is not installed, fails instead when CI=true.
+    """
+    xvfb = shutil.which("Xvfb")
+    if xvfb is None:
+        _skip_or_fail("Xvfb is not installed (apt-get install xvfb)")
+    log = open(tmp_path / "xvfb.log", "wb")
+    # -displayfd: Xvfb picks a free display number itself and writes it to the pipe.
+    read_fd, write_fd = os.pipe()
+    proc = subprocess.Popen(
+        [xvfb, "-displayfd", str(write_fd), "-screen", "0", "1920x1200x24", "-nolisten", "tcp", "-noreset"],
+        pass_fds=(write_fd,),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    os.close(write_fd)
+    display = b""
+    deadline = time.monotonic() + 30
+    try:
+        with os.fdopen(read_fd, "rb") as pipe:
+            while not display.endswith(b"\n") and time.monotonic() < deadline:
+                chunk = pipe.read(1)
+                if not chunk:
+                    break
+                display += chunk
+        if not display.strip():
+            proc.kill()
+            proc.wait()
+            log.close()
+            _skip_or_fail(f"Xvfb did not start: {(tmp_path / 'xvfb.log').read_text(errors='replace')[-2000:]}")
+        yield f":{display.decode().strip()}"
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        log.close()
+
+
+@pytest.fixture
+def png_info():
+    """Function (path) -> (width, height, distinct colours) of a PNG, read with QImage (no display needed)."""
+    from png_images import png_info as read  # tests/ is on sys.path: its conftest.py has no package
+
+    return read

@@ -19,3 +19,11 @@ def shown_panel(qtbot):
         return panel
 
     return make
+
+
+@pytest.fixture
+def png_info():
+    """Function (path) -> (width, height, distinct colours) of a PNG, read with QImage (no display needed)."""
+    from png_images import png_info as read  # tests/ is on sys.path: its conftest.py has no package
+
+    return read

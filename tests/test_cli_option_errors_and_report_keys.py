@@ -1,5 +1,5 @@
-"""CLI regressions from the correctness audit (issue 16, items 1, 6-10): one-line errors that name the
-options the user gave, a quiet closed pipe, the hardware's GPUs per node, named ridges and bubble share."""
+"""The CLI's one-line errors that name the options the user gave,
+a quiet closed pipe, the hardware's GPUs per node, named ridges and bubble share."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The scalar fast path (model/base/xp.py): the formulas give the same numbers on plain numbers, numpy scalars
-and numpy arrays, and fastnp's functions agree with numpy's."""
+and numpy arrays, and xp's functions agree with numpy's."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import evaluate, evaluate_grid
-from trinity_desktop.model.base import xp as fastnp
+from trinity_desktop.model.base import xp
 from trinity_desktop.model.inputs import presets
-from trinity_desktop.model.step.evaluation import numpy_scalars
 from trinity_desktop.model.step.inference import inference_step
 from trinity_desktop.model.step.layout import infer_inputs as _infer_inputs
 from trinity_desktop.model.step.layout import train_inputs as _train_inputs
+from trinity_desktop.model.step.run import numpy_scalars
 from trinity_desktop.model.step.training import training_step
 
 
@@ -76,42 +76,45 @@ numbers = st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.integers(-1000, 10
 
 
 @given(numbers, numbers, st.booleans())
-def test_fastnp_scalar_functions_agree_with_numpy(a, b, c):
+def test_xp_scalar_functions_agree_with_numpy(a, b, c):
     for f in ("maximum", "minimum"):
-        assert getattr(fastnp, f)(a, b) == getattr(np, f)(a, b)
-    assert fastnp.where(c, a, b) == np.where(c, a, b)
-    assert fastnp.ceil(a) == np.ceil(a)
-    assert fastnp.clip(a, -10, 10) == np.clip(a, -10, 10)
-    assert fastnp.asarray(a, dtype=float) == np.asarray(a, dtype=float)
-    assert ~fastnp.asarray(c, dtype=bool) == ~np.asarray(c, dtype=bool)  # logical not, not -1 / -2
-    assert fastnp.select([a > b, a < b], [a, b], 0.0) == np.select([a > b, a < b], [a, b], 0.0)
+        assert getattr(xp, f)(a, b) == getattr(np, f)(a, b)
+    assert xp.where(c, a, b) == np.where(c, a, b)
+    assert xp.ceil(a) == np.ceil(a)
+    assert xp.clip(a, -10, 10) == np.clip(a, -10, 10)
+    assert xp.asarray(a, dtype=float) == np.asarray(a, dtype=float)
+    assert ~xp.asarray(c, dtype=bool) == ~np.asarray(c, dtype=bool)  # logical not, not -1 / -2
+    assert xp.select([a > b, a < b], [a, b], 0.0) == np.select([a > b, a < b], [a, b], 0.0)
 
 
-def test_fastnp_keeps_numpy_semantics_for_arrays_and_nan():
+def test_xp_keeps_numpy_semantics_for_arrays_and_nan():
     x = np.array([1.0, np.nan, 3.0])
-    np.testing.assert_array_equal(fastnp.maximum(x, 2.0), np.maximum(x, 2.0))
-    np.testing.assert_array_equal(fastnp.where(x > 2, x, 0.0), np.where(x > 2, x, 0.0))
-    assert np.isnan(fastnp.maximum(float("nan"), 1.0)) and np.isnan(fastnp.minimum(1.0, float("nan")))
-    assert fastnp.where(True, "scale-up", "scale-out") == "scale-up"
-    assert fastnp.inf == np.inf  # everything else is numpy's
+    np.testing.assert_array_equal(xp.maximum(x, 2.0), np.maximum(x, 2.0))
+    np.testing.assert_array_equal(xp.where(x > 2, x, 0.0), np.where(x > 2, x, 0.0))
+    assert np.isnan(xp.maximum(float("nan"), 1.0)) and np.isnan(xp.minimum(1.0, float("nan")))
+    assert xp.where(True, "scale-up", "scale-out") == "scale-up"
+    assert xp.inf == np.inf  # everything else is numpy's
 
 
-def test_a_division_by_zero_on_plain_numbers_reruns_on_numpy_scalars(monkeypatch):
+def test_inputs_plain_numbers_would_not_compute_as_numpy_take_numpy_scalars():
+    plain = _train_inputs(default_scenario()).as_dict()
+    assert xp.step_inputs(plain) == plain and all(type(v) in (int, float, bool) for v in xp.step_inputs(plain).values())
+    for odd in (float("nan"), float("inf"), 1 << 70):
+        chosen = xp.step_inputs({**plain, "peak": odd})
+        assert type(chosen["tp"]) is np.float64 and type(chosen["sp"]) is np.bool_
+
+
+def test_a_division_by_zero_on_plain_numbers_is_not_hidden(monkeypatch):
     import importlib
 
     evaluate_module = importlib.import_module("trinity_desktop.model.step.run")  # where the steps run
 
-    expected = evaluate(default_scenario())
-    real = evaluate_module.training_step
-
     def plain_numbers_divide_by_zero(arch, hw, inputs):
-        if type(inputs.tp) is int:
-            raise ZeroDivisionError("float division by zero")
-        return real(arch, hw, inputs)
+        return inputs.tp / 0
 
     monkeypatch.setattr(evaluate_module, "training_step", plain_numbers_divide_by_zero)
-    again = evaluate(default_scenario())
-    assert again.time_total == expected.time_total and dict(again.memory) == dict(expected.memory)
+    with pytest.raises(ZeroDivisionError):
+        evaluate(default_scenario().replace(seq_len=1024))
 
 
 def test_one_evaluation_per_scenario_serves_the_roofline_and_the_stage_pieces(monkeypatch):

@@ -1,4 +1,5 @@
-"""Regression tests for the model findings of the correctness audit (issue 16, items 1-11, 18, 19)."""
+"""ZeRO-3 step growth, refused layouts without a link, context past max_seq, the achievable ridge, sliding
+windows (Mistral, Gemma-2), and a request's time where its stages end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""UI regressions from the correctness audit (issue 16, items 3, 8, 10, 11)."""
+"""Controls and status texts: hardware sets its GPUs per node, the status bar names the context limit, the flow
+headline names the bubble denominator, and each workload kind keeps its own layout."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Hypothesis invariants from the correctness audit (issue 16, "Done when"): no free link, a request's time is
-its stages' end, and every finite validated input gives finite, non-negative outputs."""
+"""Hypothesis invariants: no free link, a request's time is its stages' end,
+and every finite validated input gives finite, non-negative outputs."""
 
 from __future__ import annotations
 

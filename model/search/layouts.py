@@ -1,0 +1,17 @@
+"""A planner's layout in words: the one wording the `plan` command and the Layout planner dock both print."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+def layout_text(layout: Mapping) -> str:
+    """A training layout (`planner` JSON: tp, pp, dp, cp, ep, virtual_stages, zero, recompute, micro_batch, offload)
+    or a serving layout (`serving_planner` JSON: tp, pp, replicas, batch, weight_dtype, kv_dtype, kv_offload)."""
+    if "replicas" in layout:
+        return (f"TP{layout['tp']} PP{layout['pp']} x {layout['replicas']} replicas, batch {layout['batch']}, weights "
+                f"{layout['weight_dtype']}, KV {layout['kv_dtype']}, KV offload {layout['kv_offload']:g}")
+    return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']}, "
+            f"v{layout['virtual_stages']}, ZeRO-{layout['zero']}, "
+            f"{'no' if layout['recompute'] == 'none' else layout['recompute']} recompute, "
+            f"micro-batch {layout['micro_batch']}, offload {layout['offload']}")

@@ -1,0 +1,141 @@
+"""What every command-line module shares: the parser class, the one-line error, the argparse types and the
+model/hardware options. It imports nothing of the other CLI modules, so that cli.py, cli_plan.py and
+cli_validate.py (and any new subcommand's module) import it and never each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import re
+import sys
+
+from trinity_desktop.model import Scenario, ValidationError
+from trinity_desktop.model.base.errors import shown
+from trinity_desktop.model.base.ranges import INT64_MAX, SCENARIO_LIMITS, in_range, parse_number
+
+PROG = "trinity-desktop"
+BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
+GPN_HELP = "devices sharing the scale-up fabric (default: the hardware's gpus_per_node_default, e.g. 4 on TPU v5p)"
+
+
+_SCENARIO_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Scenario)}
+
+
+class CliError(Exception):
+    """A problem with the command line, reported as one line and exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: `error` raises CliError (argparse would print the usage and exit)."""
+
+    def error(self, message: str):
+        # "argument --seq-len: 9 is not allowed: ..." -> "--seq-len 9 is not allowed: ...", as option_message says it
+        found = re.fullmatch(r"argument (--[\w-]+): (.+?) is not allowed: (.*)", message)
+        raise CliError(f"{found[1]} {found[2]} is not allowed: {found[3]}" if found else message)
+
+
+def whole_number(minimum: int, maximum: int = INT64_MAX):
+    """An argparse type: a whole number from minimum to maximum, with a one-line message otherwise."""
+
+    def parse(text: str) -> int:
+        try:
+            value = parse_number(text, whole=True)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"{shown(value)} is not allowed: a whole number from {minimum:,} "
+                                             f"to {maximum:,}")
+        return value
+
+    return parse
+
+
+positive_int = whole_number(1)
+non_negative_int = whole_number(0)
+
+
+def scenario_number(name: str):
+    """An argparse type for a Scenario number: parsed exactly (a 400-digit value stays an int), then checked by
+    the model's one guard against its range in SCENARIO_LIMITS, before anything computes with it."""
+    limit = SCENARIO_LIMITS[name]
+
+    def parse(text: str) -> int | float:
+        try:
+            value = parse_number(text, limit.whole)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{shown(text)} is not a {'whole number' if limit.whole else 'number'}") from None
+        if not in_range(value, limit.rule, limit.whole):
+            raise argparse.ArgumentTypeError(f"{shown(value)} is not allowed: {limit.describe()}")
+        return value
+
+    return parse
+
+
+def add_scenario_option(p, name: str, default: object = ..., **kwargs) -> None:
+    """`--name` for the Scenario number `name`: its type and (unless `default` is given) its default from the
+    one table of limits and defaults (model/base/ranges.py)."""
+    p.add_argument(f"--{name.replace('_', '-')}", type=scenario_number(name),
+                   default=SCENARIO_LIMITS[name].default if default is ... else default, **kwargs)
+
+
+def scenario_default(name: str):
+    """The Scenario dataclass's default of a non-number field (a format, a policy, a switch)."""
+    return _SCENARIO_DEFAULTS[name]
+
+
+def add_json_flag(p: argparse.ArgumentParser, help: str = "print machine-readable JSON") -> None:  # noqa: A002
+    p.add_argument("--json", action="store_true", help=help)
+
+
+def add_model_and_hardware_choice(p: argparse.ArgumentParser) -> None:
+    """--model / --model-file and --hardware / --hardware-file (one of each), for `calc` and `plan`."""
+    m = p.add_mutually_exclusive_group(required=True)
+    m.add_argument("--model", help="model preset key or name (see `presets`)")
+    m.add_argument("--model-file", help="TOML file with the model preset keys, or a Hugging Face config.json")
+    h = p.add_mutually_exclusive_group(required=True)
+    h.add_argument("--hardware", help="hardware preset key or name (see `presets`)")
+    h.add_argument("--hardware-file", help="TOML file with the hardware preset keys")
+
+
+def _given(args, field: str) -> str:
+    """The option(s) the user typed for a Scenario field, with their values ("" when none was typed)."""
+    def opt(name: str) -> str:
+        value = getattr(args, name, None)
+        return f"--{name.replace('_', '-')} {value}" if value is not None else ""
+
+    if field == "prompt_len + gen_len":
+        if getattr(args, "context", None) is not None:
+            return opt("context")
+        default = f"--prompt-len {SCENARIO_LIMITS['prompt_len'].default} (default)"
+        return " + ".join(x for x in (opt("prompt_len") or default, opt("gen_len")) if x)
+    if field == "prompt_len" and getattr(args, "context", None) is not None:
+        return f"{opt('context')} (a prompt of {args.context - args.gen_len} tokens after --gen-len {args.gen_len})"
+    if field == "batch" and getattr(args, "sessions", None) is not None:
+        return opt("sessions")
+    return opt(field)
+
+
+def option_message(exc: ValidationError, args) -> str:
+    """A model error in the words of the command line: the options the user gave, their values as typed."""
+    given = _given(args, exc.field) if args is not None else ""
+    if not given:
+        return str(exc)
+    return f"{given} is not allowed: {exc.allowed}"
+
+
+def write_report(text: str) -> int:
+    """Print the report; a reader that closed the pipe early (`| head`) ends the command quietly with status
+    141 (128 + SIGPIPE, as Unix tools report it), with stdout pointed at /dev/null so that Python's flush
+    at exit does not raise again."""
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE_STATUS
+    return 0
