@@ -21,6 +21,7 @@ class DockSpec:
     position: str        # "left" or one of the four centre groups
     shortcut: str = ""   # View-menu shortcut that shows and raises the dock
     citations: tuple[str, ...] = ()  # reference keys the panel's formulas rest on (References dock)
+    min_size: tuple[int, int] = (360, 260)  # the smallest panel that still tells its message (slides, audit)
 
 
 def _breakdown():
