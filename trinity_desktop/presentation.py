@@ -199,8 +199,9 @@ class Presenter(QtCore.QObject):
                 label.setObjectName("slide_panel_title")
                 label.setContentsMargins(6, 2, 6, 2)
                 label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-            label.setText(dock.windowTitle())
-            label.setAccessibleName(f"{dock.windowTitle()} (panel title)")
+            title = dock.property("fullTitle") or dock.windowTitle()
+            label.setText(title)
+            label.setAccessibleName(f"{title} (panel title)")
             dock.setTitleBarWidget(label)
             self._title_bars.append(dock)
 

@@ -148,6 +148,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.fit_label.setFont(pw.font(13, bold=True))
         self.fit_label.setStyleSheet(f"color: {BAD_COLOR};")
         self.fit_label.setAccessibleName("Fit status")
+        self.fit_label.setWordWrap(True)  # a long "does not fit" message wraps; it never widens the dock
         self.fit_label.setToolTip("Shown when the per-GPU memory exceeds the accelerator's HBM capacity.")
         self.fit_label.setVisible(False)
 
