@@ -232,6 +232,8 @@ def run(file: str | None = None) -> int:
     _offer_recovery(window, directory)
     if file:
         window.workspace.open_path(file)
+    else:
+        window.welcome.offer()   # the first-run page, until it is closed once
     app.installEventFilter(_FileOpenHandler(window))
     app.aboutToQuit.connect(window.workspace.clean_exit)
     quit_on_interrupt(app)

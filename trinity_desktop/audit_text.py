@@ -135,17 +135,24 @@ def cut_widget_texts(root) -> list[str]:
 
 
 def cut_tabs(bars) -> list[str]:
-    """Tabs whose title is shortened or wider than the tab (the visible tab bars in `bars`)."""
+    """Tabs whose title is shortened, wider than the tab, or shown in part at the end of a scrolling bar (the
+    visible tab bars in `bars`)."""
+    from PySide6 import QtWidgets
+
     out = []
     for bar in bars:
         if not bar.isVisible():
             continue
+        arrows = [b.geometry().left() for b in bar.findChildren(QtWidgets.QToolButton) if b.isVisible()]
+        shown = bar.rect().adjusted(0, 0, (min(arrows) - bar.width()) if arrows else 0, 0)
         for i in range(bar.count()):
-            text = bar.tabText(i)
+            text, rect = bar.tabText(i), bar.tabRect(i)
             if is_shortened(text):
                 out.append(f"tab {text!r} is shortened")
-            elif bar.tabRect(i).width() + 1 < bar.tabSizeHint(i).width():
-                out.append(f"tab {text!r} needs {bar.tabSizeHint(i).width()} px, has {bar.tabRect(i).width()}")
+            elif rect.width() + 1 < bar.tabSizeHint(i).width():
+                out.append(f"tab {text!r} needs {bar.tabSizeHint(i).width()} px, has {rect.width()}")
+            elif rect.intersects(shown) and not shown.contains(rect):
+                out.append(f"tab {text!r} is shown in part (the bar scrolls)")
     return out
 
 

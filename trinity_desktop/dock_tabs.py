@@ -51,8 +51,13 @@ class DockHolder(QtWidgets.QWidget):
         self._layout.addWidget(panel)
 
 
+TAB_STYLE = "QTabBar::tab { padding: 3px 5px; }"   # narrow tabs: a laptop's tab group shows all its names
+
+
 def whole_tabs(bar: QtWidgets.QTabBar, full_titles: dict[str, str]) -> None:
     """Tabs with their whole names (scroll buttons when they do not fit) and the full title as tooltip."""
+    if bar.styleSheet() != TAB_STYLE:
+        bar.setStyleSheet(TAB_STYLE)
     if bar.elideMode() != QtCore.Qt.TextElideMode.ElideNone:
         bar.setElideMode(QtCore.Qt.TextElideMode.ElideNone)
     if not bar.usesScrollButtons():

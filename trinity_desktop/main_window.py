@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.dock_tabs import DockHolder, DockScroll, tidy_tab_bars
 from trinity_desktop.docks import DOCKS
+from trinity_desktop.help_texts import PRESSURE_HELP
 from trinity_desktop.layout_plan import FORM_DOCKS, available_geometry, keep_on_screen, plan_for
 from trinity_desktop.layout_state import check_layout
 from trinity_desktop.lazy_panels import LazyPanels
@@ -25,6 +26,7 @@ from trinity_desktop.ui.bands import install as install_bands
 from trinity_desktop.ui.controls import ScenarioControls
 from trinity_desktop.ui.panel_problem import update_or_explain
 from trinity_desktop.ui.theme import apply_theme, current_theme, restyle_plots, restyle_widget_text
+from trinity_desktop.welcome import Welcome
 from trinity_desktop.workspace import Workspace
 
 LAYOUT_VERSION = 2
@@ -84,6 +86,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._shown_once = False
         self._restored = self.restore_layout()
         self.set_theme(str(settings.value("view/theme", "system")) if settings is not None else "system")
+        self.welcome = Welcome(self)   # the first-run page (shown by app.run on a first run, or Help ▸ Welcome)
 
     # --- docks and layout -----------------------------------------------------------------------
     @property
@@ -319,14 +322,14 @@ class MainWindow(QtWidgets.QMainWindow):
         return used
 
     def pressure_help_text(self) -> str:
-        """The pressure model's own documentation (model/formulas/pressure.py), so the app and the code say the same."""
-        from trinity_desktop.model.formulas import pressure
-
-        return pressure.__doc__.strip()
+        """Help ▸ How pressures are computed, written for people (help_texts.py)."""
+        return PRESSURE_HELP.strip()
 
     def show_pressure_help(self) -> None:
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Information, "How pressures are computed",
-                                    self.pressure_help_text(), QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Information, "How pressures are computed", "",
+                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        box.setText(self.pressure_help_text())
         box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 

@@ -103,6 +103,8 @@ def build_menus(w) -> FileLoader:
     for action in w.talk.actions():
         talk_menu.addAction(action)
     help_menu = bar.addMenu("&Help")
+    welcome = help_menu.addAction("&Welcome and the 60-second tour", lambda: w.welcome.show())
+    welcome.setToolTip("What the AI Trinity is, the example talks, and a tour of the main panels")
     keys = help_menu.addAction("&Keyboard shortcuts", w.show_shortcuts)
     keys.setShortcuts([QtGui.QKeySequence("F1"), QtGui.QKeySequence("?")])
     help_menu.addAction("How &pressures are computed", w.show_pressure_help)
