@@ -213,3 +213,18 @@ def test_a_slide_keeps_its_flow_phase_in_the_session_file(tmp_path):
     path = tmp_path / "talk.trinity.json"
     session_file.save(path, default_scenario(), Deck("d", (slide,)))
     assert session_file.load(path)[1].slides[0].flow_phase == "backward"
+
+
+def test_a_slide_that_crushes_a_panel_is_reported(window, qtbot):
+    from trinity_desktop.audit_slides import crushed_panels
+    from trinity_desktop.deck import Deck, Slide
+
+    docks = ("dock_triangle", "dock_flow", "dock_roofline", "dock_heatmap")
+    window.talk.set_deck(Deck("crowded", (Slide("four panels", "", default_scenario(), docks=docks),)))
+    window.resize(760, 520)
+    window.talk.present(0)
+    presentation.settle(0.3)
+    crushed = crushed_panels(window)
+    assert crushed and all(" px < " in line for line in crushed)
+    window.talk.presenter.stop()
+    window.resize(1600, 950)
