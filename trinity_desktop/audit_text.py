@@ -161,7 +161,7 @@ def cut_form_values(root) -> list[str]:
     from PySide6 import QtWidgets
 
     style_of = QtWidgets.QStyle
-    out = []
+    out = [f"{_name(w)}: its box is cut by the form's width" for w in _cut_by_viewport(root)]
     for combo in root.findChildren(QtWidgets.QComboBox):
         if not combo.isVisible() or not combo.currentText():
             continue
@@ -180,6 +180,23 @@ def cut_form_values(root) -> list[str]:
         need = edit.fontMetrics().horizontalAdvance(edit.text())
         if need > room + 1:
             out.append(f"{_name(edit)}: {edit.text()!r} needs {need} px, its box shows {room}")
+    return out
+
+
+def _cut_by_viewport(root) -> list:
+    """Form fields that reach past the right edge of the scroll area showing them (the value is cut there)."""
+    from PySide6 import QtCore, QtWidgets
+
+    out = []
+    for area in root.findChildren(QtWidgets.QScrollArea):
+        viewport = area.viewport()
+        fields = area.findChildren(QtWidgets.QComboBox) + area.findChildren(QtWidgets.QAbstractSpinBox)
+        for field in fields:
+            if not field.isVisible() or field in out:
+                continue
+            right = field.mapTo(viewport, QtCore.QPoint(field.width(), 0)).x()
+            if right > viewport.width() + 1:
+                out.append(field)
     return out
 
 

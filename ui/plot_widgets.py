@@ -126,10 +126,11 @@ def _wrap(text: str, metrics: QtGui.QFontMetrics, width: float, max_lines: int) 
 
 
 NARROW_AXIS_PX = 90   # a bottom axis narrower than this hides its tick labels
+AXIS_LABEL_LINES = 3  # an axis label wraps onto up to three lines before anything is cut
 
 
 def fit_plot_text(plot: pg.PlotItem) -> None:
-    """Fit the title (two lines at most) and the left and bottom axis labels (one line) to the plot's
+    """Fit the title (two lines at most) and the axis labels (wrapped onto up to three lines) to the plot's
     current size; what had to be cut is the item's tooltip."""
     import html as html_module
 
@@ -163,15 +164,19 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
             bottom.setStyle(showValues=not narrow)
     label_font = font(int(float(LABEL_SIZE.rstrip("pt"))))
     metrics = QtGui.QFontMetrics(label_font)
+    background = theme.THEMES[theme.current_theme()]["plot_bg"]
     for side, (text, style) in getattr(plot, "_full_labels", {}).items():
         axis = plot.getAxis(side)
         length = (axis.geometry().height() if side in ("left", "right") else axis.geometry().width()) or 400.0
-        shown = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(int(length) - 12, 10))
-        if shown != getattr(axis, "_shown_label", None):
-            axis._shown_label = shown
+        lines, cut = _wrap(text, metrics, max(length - 12, 10), AXIS_LABEL_LINES)   # wrapped, not shortened
+        shown = "<br>".join(html_escape(line) for line in lines)
+        if "color" in style:   # a label's own colour, made readable on the theme's plot background
+            style = {**style, "color": theme.readable(style["color"], background)}
+        if (shown, style.get("color")) != getattr(axis, "_shown_label", None):
+            axis._shown_label = (shown, style.get("color"))
             plot.setLabel(side, shown, **style)
             axis.resizeEvent()   # pyqtgraph centres the label on its axis only on a resize: re-centre the new text
-            axis.setToolTip(text if shown != text else "")
+            axis.setToolTip(text if cut else "")
     _fit_scene_to_view(plot)
 
 
