@@ -6,7 +6,7 @@ Layout of version 2 (and 1)::
      "app": "Trinity Desktop",
      "scenario": {<every Scenario field>, "hardware": {<every Hardware field>}, "model": {<every Architecture
                   field>}, "efficiency": {...}, "techniques": [...]},
-     "deck": null | {"title": ..., "slides": [{"title", "caption", "scenario", "docks", "layout", "focus"}]}}
+     "deck": null | {"title": ..., "slides": [{"title", "caption", "scenario", "docks", "layout", "focus", "flow_phase" (optional)}]}}
 
 Hardware and model are written in full (sources, status and notes included) so that a user-loaded definition
 survives without its TOML file. Reading follows glue's pattern: the version key picks a loader from `LOADERS`;
