@@ -325,7 +325,9 @@ def test_memory_wall_deck_tells_the_story():
     first_fit = next(i for i, r in enumerate(results) if r.fits)
     assert deck.slides[first_fit].scenario.zero == 1
     # the caption's numbers are the model's numbers
-    assert f"{results[0].memory_total / 1e9:.1f} GB" in deck.slides[0].caption
+    from trinity_desktop.captions import slide_caption
+
+    assert f"{results[0].memory_total / 1e9:.1f} GB" in slide_caption(deck, 0, results[0])
 
 
 def test_no_stray_files_in_deck_dir():

@@ -126,6 +126,7 @@ def _offer_recovery(window, directory) -> None:
 
 def present_slides(file: str, folder: str | Path) -> int:
     """Open a deck, present it, and save one PNG per slide to `folder` (for checking a talk before giving it)."""
+    from trinity_desktop.audit_slides import crushed_panels
     from trinity_desktop.presentation import render_slides
 
     app = ensure_application()
@@ -146,15 +147,18 @@ def present_slides(file: str, folder: str | Path) -> int:
         if problem:
             print(f"trinity-desktop: error: --present-to: {problem}", file=sys.stderr)
             return 2
-        count = 0
+        count, crushed = 0, []
         for i, image in render_slides(window):
             if not image.save(str(folder / f"slide_{i + 1:02d}.png"), "PNG"):
                 print(f"trinity-desktop: error: could not write {folder / f'slide_{i + 1:02d}.png'}",
                       file=sys.stderr)
                 return 1
+            crushed += [f"slide {i + 1}: {panel}" for panel in crushed_panels(window)]
             count += 1
         print(f"wrote {count} slides to {folder}")
-        return 0
+        for line in crushed:   # a panel below its declared minimum size cannot tell its message
+            print(f"trinity-desktop: warning: {line}", file=sys.stderr)
+        return 1 if crushed else 0
     finally:
         tear_down(window)
 
@@ -232,6 +236,8 @@ def run(file: str | None = None) -> int:
     _offer_recovery(window, directory)
     if file:
         window.workspace.open_path(file)
+    else:
+        window.welcome.offer()   # the first-run page, until it is closed once
     app.installEventFilter(_FileOpenHandler(window))
     app.aboutToQuit.connect(window.workspace.clean_exit)
     quit_on_interrupt(app)

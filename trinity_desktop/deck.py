@@ -25,7 +25,8 @@ class Slide:
 
     docks: objectNames of the visible docks (e.g. "dock_breakdown"); layout: base64 of the bytes of
     `QMainWindow.saveState()` for this slide, or "" for the app's default layout; focus: the linked focus
-    (what, key), ("", "") for none.
+    (what, key), ("", "") for none; flow_phase: the step-through flow's phase the slide opens at, zoomed to it
+    (e.g. "forward", where a pipeline's bubble shows), or "" for the whole step.
     """
 
     title: str
@@ -34,6 +35,7 @@ class Slide:
     docks: tuple[str, ...] = ()
     layout: str = ""
     focus: tuple[str, str] = ("", "")
+    flow_phase: str = ""
 
     def __post_init__(self):
         _check_text("title", self.title)
@@ -51,6 +53,7 @@ class Slide:
         if len(focus) != 2 or not all(isinstance(x, str) for x in focus):
             raise ValidationError("focus", self.focus, "a pair (what, key) of text; ('', '') for none")
         object.__setattr__(self, "focus", focus)
+        _check_text("flow_phase", self.flow_phase)
 
     def replace(self, **changes) -> Slide:
         return dataclasses.replace(self, **changes)

@@ -21,6 +21,12 @@ class DockSpec:
     position: str        # "left" or one of the four centre groups
     shortcut: str = ""   # View-menu shortcut that shows and raises the dock
     citations: tuple[str, ...] = ()  # reference keys the panel's formulas rest on (References dock)
+    min_size: tuple[int, int] = (360, 260)  # the smallest panel that still tells its message (slides, audit)
+    tab: str = ""        # the short name on its tab (readable whole at 1366 px); the title is its tooltip
+
+    @property
+    def tab_title(self) -> str:
+        return self.tab or self.title
 
 
 def _breakdown():
@@ -167,20 +173,20 @@ def _routing():
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
-    DockSpec("triangle", "Trade-off triangle", _triangle, "top-left", "Ctrl+2", citations=("fan2026-trinity", "nccl-tests-performance")),
-    DockSpec("breakdown", "Memory and time", _breakdown, "top-right", "Ctrl+3", citations=("zero", "korthikanti2022", "pipedream-1f1b", "vllm")),
-    DockSpec("heatmap", "Workload pressure", _heatmap, "bottom-left", "Ctrl+4", citations=("fan2026-trinity", "roofline")),
+    DockSpec("triangle", "Trade-off triangle", _triangle, "top-left", "Ctrl+2", tab="Triangle", citations=("fan2026-trinity", "nccl-tests-performance")),
+    DockSpec("breakdown", "Memory and time", _breakdown, "top-right", "Ctrl+3", tab="Memory, time", citations=("zero", "korthikanti2022", "pipedream-1f1b", "vllm")),
+    DockSpec("heatmap", "Workload pressure", _heatmap, "bottom-left", "Ctrl+4", tab="Workloads", citations=("fan2026-trinity", "roofline")),
     DockSpec("roofline", "Roofline", _roofline, "bottom-right", "Ctrl+5", citations=("roofline", "scaling-book", "flashattention")),
-    DockSpec("tradeoff", "Trade-off explorer", _tradeoff, "top-left", "Ctrl+6", citations=("fan2026-trinity", "korthikanti2022", "zero", "dgc", "flashattention")),
-    DockSpec("residency", "KV-cache residency", _residency, "top-right", "Ctrl+7", citations=("vllm", "streamingllm", "h2o", "razorattention", "cxl-2405.14209")),
-    DockSpec("tiled_io", "Attention IO tiles", _tiled_io, "bottom-right", "Ctrl+8", citations=("flashattention",)),
-    DockSpec("matrix", "Matrix views", _matrix, "bottom-left", "Ctrl+9", citations=("nccl-tests-performance", "h2o", "razorattention")),
-    DockSpec("flow", "Step-through flow", _flow, "top-right", "Ctrl+Shift+1", citations=("pipedream-1f1b", "megatron-lm", "zero")),
-    DockSpec("outcomes", "System outcomes", _outcomes, "bottom-left", "Ctrl+Shift+2", citations=("korthikanti2022", "zero", "zero-offload", "dgc", "flashattention")),
-    DockSpec("references", "References", _references, "bottom-right", "Ctrl+Shift+3"),
-    DockSpec("split", "Split computing", _split, "top-left", citations=("neurosurgeon", "resnet", "alexnet", "huang2012-lte")),
+    DockSpec("tradeoff", "Trade-off explorer", _tradeoff, "top-left", "Ctrl+6", tab="Trade-offs", citations=("fan2026-trinity", "korthikanti2022", "zero", "dgc", "flashattention")),
+    DockSpec("residency", "KV-cache residency", _residency, "top-right", "Ctrl+7", tab="KV cache", citations=("vllm", "streamingllm", "h2o", "razorattention", "cxl-2405.14209")),
+    DockSpec("tiled_io", "Attention IO tiles", _tiled_io, "bottom-right", "Ctrl+8", tab="Attention", citations=("flashattention",)),
+    DockSpec("matrix", "Matrix views", _matrix, "bottom-left", "Ctrl+9", tab="Matrices", citations=("nccl-tests-performance", "h2o", "razorattention")),
+    DockSpec("flow", "Step-through flow", _flow, "top-right", "Ctrl+Shift+1", tab="Flow", citations=("pipedream-1f1b", "megatron-lm", "zero")),
+    DockSpec("outcomes", "System outcomes", _outcomes, "bottom-left", "Ctrl+Shift+2", tab="Outcomes", citations=("korthikanti2022", "zero", "zero-offload", "dgc", "flashattention")),
+    DockSpec("references", "References", _references, "bottom-right", "Ctrl+Shift+3", tab="Sources"),
+    DockSpec("split", "Split computing", _split, "top-left", tab="Split", citations=("neurosurgeon", "resnet", "alexnet", "huang2012-lte")),
     DockSpec("quantisation", "Quantisation", _quantisation, "top-left", citations=("gptq", "llm-int8")),
-    DockSpec("planner", "Layout planner", _planner, "top-right",
+    DockSpec("planner", "Layout planner", _planner, "top-right", tab="Planner",
              citations=("pipedream-1f1b", "korthikanti2022", "zero", "megatron-lm", "flexgen")),
     DockSpec("validation", "Validation", _validation, "bottom-right",
              citations=("pipedream-1f1b", "korthikanti2022", "mt-nlg", "llama3-herd", "saltelli2010")),

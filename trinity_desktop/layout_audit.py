@@ -1,26 +1,30 @@
-"""Is every dock presentable? Counts overlapping and cut text, and chart docks that scroll.
+"""The audit of what a person sees: is every dock presentable, in every theme, on every slide, after edits?
 
-`audit(window)` brings each centre dock to the front in turn, lets it draw, and walks the text items of
-its plots (every visible, non-empty QGraphicsTextItem: on-plot labels, titles, legend entries, axis
-labels) and every axis's tick labels (drawn by the axis itself). Two texts *overlap* when their drawn glyph boxes (the text without the document margin, rotated
-as drawn) share more than `TOLERANCE_PX` in both directions; a text is *clipped* when it reaches outside
-the area that shows it: its ViewBox (which clips its children) or the visible part of its GraphicsView.
-A chart dock *scrolls* when a scroll area between the dock and its panel has a scroll bar with range.
+`audit(window)` brings each centre dock to the front in turn (and each tab of a panel's own tab widget) and
+reports, dock by dock: overlapping plot texts, texts clipped by their plot or shortened with an ellipsis,
+labels and buttons cut by their width, cut tabs, faint texts (measured on the rendered pixels against what is
+behind them: `audit_contrast`) and a chart dock that scrolls. The window itself is checked for cut dock tabs,
+cut Scenario-form values and a cut status bar. `audit_edits.edit_sequence` checks the layout's stability under
+edits and `audit_slides.audit_deck` every slide of a deck as presented.
 
-Run `python -m trinity_desktop.layout_audit 1366x768` to build the window on an offscreen screen of that
-size and print the counts as JSON (tests/ui/test_presentable_layout.py does this at two sizes).
+Run `python -m trinity_desktop.layout_audit 1366x768 [--theme dark] [--no-edits] [--no-slides] [--json]` to
+build the window on an offscreen screen of that size and print what it finds (tests/ui/test_presentable_
+layout.py runs it at both sizes in all three themes). The exit status is 1 when anything is found.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 from dataclasses import dataclass, field
 
+from trinity_desktop.audit_contrast import FLOOR_RATIO, GOAL_RATIO, view_contrast
+from trinity_desktop.audit_text import cut_form_values, cut_tabs, cut_widget_texts, scene_report
 from trinity_desktop.layout_plan import FORM_DOCKS, offscreen_platform
 
-TOLERANCE_PX = 1.0
+THEMES = ("light", "dark", "high-contrast")
 
 
 @dataclass
@@ -28,82 +32,22 @@ class DockReport:
     name: str
     overlaps: list[tuple[str, str]] = field(default_factory=list)
     clipped: list[str] = field(default_factory=list)
+    shortened: list[str] = field(default_factory=list)
+    cut: list[str] = field(default_factory=list)         # labels, buttons, tabs cut by their width
+    faint: list[str] = field(default_factory=list)       # below FLOOR_RATIO
+    below_goal: list[str] = field(default_factory=list)  # FLOOR_RATIO to GOAL_RATIO (reported, not failed)
     scrolls: bool = False
     size: tuple[int, int] = (0, 0)
 
+    def problems(self) -> list[str]:
+        return ([f"overlap: {a!r} and {b!r}" for a, b in self.overlaps] + [f"clipped: {t!r}" for t in self.clipped]
+                + [f"shortened: {t!r}" for t in self.shortened] + [f"cut: {t}" for t in self.cut]
+                + [f"faint: {t}" for t in self.faint] + (["the dock scrolls"] if self.scrolls else []))
+
     def as_dict(self) -> dict:
-        return {"name": self.name, "overlaps": self.overlaps, "clipped": self.clipped, "scrolls": self.scrolls,
+        return {"name": self.name, "overlaps": self.overlaps, "clipped": self.clipped, "shortened": self.shortened,
+                "cut": self.cut, "faint": self.faint, "below_goal": self.below_goal, "scrolls": self.scrolls,
                 "size": list(self.size)}
-
-
-def _texts(view):
-    """(label, glyph polygon in scene pixels, the scene rect that shows it) for each visible text."""
-    import pyqtgraph as pg
-    from PySide6 import QtWidgets
-
-    scene = view.scene()
-    visible = view.mapToScene(view.viewport().rect()).boundingRect()
-    out = []
-    for item in scene.items():
-        if not isinstance(item, QtWidgets.QGraphicsTextItem) or not item.isVisible():
-            continue
-        text = item.toPlainText().strip()
-        if not text or item.effectiveOpacity() <= 0.01:
-            continue
-        margin = item.document().documentMargin()
-        rect = item.boundingRect().adjusted(margin, margin, -margin, -margin)
-        polygon = item.mapToScene(rect)
-        clip = visible
-        parent = item.parentItem()
-        while parent is not None:
-            if isinstance(parent, pg.ViewBox):
-                clip = clip.intersected(parent.sceneBoundingRect())
-                break
-            parent = parent.parentItem()
-        out.append((text.replace("\n", " / ")[:60], polygon, clip))
-    out += _tick_texts(scene, visible)
-    return out
-
-
-def _tick_texts(scene, visible):
-    """(text, polygon, clip) for the tick labels every visible axis draws (AxisItem.generateDrawSpecs)."""
-    import pyqtgraph as pg
-    from PySide6 import QtGui
-
-    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
-    painter = QtGui.QPainter(image)
-    out = []
-    try:
-        for item in scene.items():
-            if not isinstance(item, pg.AxisItem) or not item.isVisible() or item.style.get("showValues") is False:
-                continue
-            specs = item.generateDrawSpecs(painter)
-            if not specs:
-                continue
-            for rect, _flags, text in specs[2]:
-                if text.strip():
-                    out.append((f"tick {text.strip()[:40]}", item.mapToScene(rect), visible))
-    finally:
-        painter.end()
-    return out
-
-
-def scene_report(view) -> tuple[list[tuple[str, str]], list[str]]:
-    """(overlapping pairs, clipped texts) of one GraphicsView."""
-    texts = _texts(view)
-    overlaps, clipped = [], []
-    for i, (name_a, poly_a, clip) in enumerate(texts):
-        box = poly_a.boundingRect()
-        if box.width() > 0 and not clip.adjusted(-TOLERANCE_PX, -TOLERANCE_PX, TOLERANCE_PX,
-                                                  TOLERANCE_PX).contains(box):
-            clipped.append(name_a)
-        for name_b, poly_b, _ in texts[i + 1:]:
-            if not box.intersects(poly_b.boundingRect()):
-                continue
-            common = poly_a.intersected(poly_b).boundingRect()
-            if common.width() > TOLERANCE_PX and common.height() > TOLERANCE_PX:
-                overlaps.append((name_a, name_b))
-    return overlaps, clipped
 
 
 def dock_scrolls(dock, panel) -> bool:
@@ -145,57 +89,146 @@ def _each_tab(panel, app):
         settle(app)
 
 
-def audit(window, names=None) -> list[DockReport]:
-    """Bring each centre dock (or each of `names`) to the front and report its texts and scrolling."""
+def _add(target: list, items) -> None:
+    target += [item for item in items if item not in target]
+
+
+def audit_dock(window, name: str, app, contrast: bool = True) -> DockReport:
     import pyqtgraph as pg
+    from PySide6 import QtWidgets
+
+    dock, panel = window.docks[name], window.panels[name]
+    dock.show()
+    dock.raise_()
+    settle(app)
+    report = DockReport(name, size=(dock.width(), dock.height()))
+    if name not in FORM_DOCKS:
+        report.scrolls = dock_scrolls(dock, panel)
+    for _ in _each_tab(panel, app):   # a panel's own tabs (e.g. residency: curve, hierarchy) in turn
+        _add(report.cut, cut_widget_texts(panel) + cut_tabs(panel.findChildren(QtWidgets.QTabBar)))
+        for view in panel.findChildren(pg.GraphicsView):
+            if not view.isVisible():
+                continue
+            overlaps, clipped, shortened = scene_report(view)
+            _add(report.overlaps, overlaps)
+            _add(report.clipped, clipped)
+            _add(report.shortened, shortened)
+            if contrast:
+                for m in view_contrast(view):
+                    target = report.faint if m.ratio < FLOOR_RATIO else report.below_goal if m.ratio < GOAL_RATIO \
+                        else None
+                    if target is not None:
+                        _add(target, [m.describe()])
+    return report
+
+
+def audit(window, names=None, contrast: bool = True) -> list[DockReport]:
+    """Bring each centre dock (or each of `names`) to the front and report what a person would see."""
     from PySide6 import QtWidgets
 
     app = QtWidgets.QApplication.instance()
     settle(app)
-    reports = []
-    for name in names or [n for n in window.docks if n not in ("controls", "deck")]:
-        dock, panel = window.docks[name], window.panels[name]
-        dock.show()
-        dock.raise_()
-        settle(app)
-        report = DockReport(name, size=(dock.width(), dock.height()))
-        if name not in FORM_DOCKS:
-            report.scrolls = dock_scrolls(dock, panel)
-        for _ in _each_tab(panel, app):   # a panel's own tabs (e.g. residency: curve, hierarchy) in turn
-            for view in panel.findChildren(pg.GraphicsView):
-                if not view.isVisible():
-                    continue
-                overlaps, clipped = scene_report(view)
-                report.overlaps += [pair for pair in overlaps if pair not in report.overlaps]
-                report.clipped += [text for text in clipped if text not in report.clipped]
-        reports.append(report)
-    return reports
+    return [audit_dock(window, name, app, contrast)
+            for name in names or [n for n in window.docks if n not in ("controls", "deck")]]
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 1 or "x" not in argv[0]:
-        print("usage: python -m trinity_desktop.layout_audit WIDTHxHEIGHT", file=sys.stderr)
-        return 2
-    width, height = (int(v) for v in argv[0].split("x"))
-    if not os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM", "").startswith("offscreen"):
-        os.environ["QT_QPA_PLATFORM"] = offscreen_platform(width, height)
+def window_problems(window) -> dict[str, list[str]]:
+    """Cut dock tabs, cut Scenario-form values and a cut status bar, in the layout shown now."""
+    from PySide6 import QtWidgets
+
+    window.hide_stale_tab_bars()
+    bars = [b for b in window.findChildren(QtWidgets.QTabBar) if b.parent() is window]
+    status = window.status
+    need = status.fontMetrics().horizontalAdvance(status.text())
+    status_cut = [f"status bar needs {need} px, has {status.width()}: {status.text()!r}"] \
+        if not status.wordWrap() and need > status.width() + 1 else []
+    return {"tabs": cut_tabs(bars), "form": cut_form_values(window.docks["controls"]), "status bar": status_cut}
+
+
+def _print_human(result: dict) -> None:
+    print(f"screen {result['screen'][0]}x{result['screen'][1]}, theme {result['theme']}: "
+          f"window {'fits' if result['fits'] else 'does NOT fit'}")
+    for section, lines in result["window_problems"].items():
+        for line in lines:
+            print(f"  [{section}] {line}")
+    for dock in result["docks"]:
+        problems = DockReport(**{**dock, "size": tuple(dock["size"]),
+                                 "overlaps": [tuple(p) for p in dock["overlaps"]]}).problems()
+        status = "ok" if not problems else f"{len(problems)} problem(s)"
+        print(f"{dock['name']:>13} {dock['size'][0]}x{dock['size'][1]}: {status}")
+        for line in problems:
+            print(f"      {line}")
+        for line in dock["below_goal"]:
+            print(f"      (below {GOAL_RATIO}:1) {line}")
+    if "edits" in result:
+        print(f"edits ({', '.join(result['edits']['steps'])}):", "ok" if not result["edits"]["problems"] else "")
+        for line in result["edits"]["problems"]:
+            print(f"      {line}")
+    for slide in result.get("slides", []):
+        lines = [f"crushed: {c}" for c in slide["crushed"]] + slide["texts"]
+        print(f"slide {slide['deck']} #{slide['slide']} {slide['title']!r}: {'ok' if not lines else ''}")
+        for line in lines:
+            print(f"      {line}")
+
+
+def found_anything(result: dict) -> bool:
+    docks = any(DockReport(**{**d, "size": tuple(d["size"])}).problems() for d in result["docks"])
+    slides = any(s["crushed"] or s["texts"] for s in result.get("slides", []))
+    return (not result["fits"] or docks or slides or any(result["window_problems"].values())
+            or bool(result.get("edits", {}).get("problems")))
+
+
+def run(width: int, height: int, theme: str, edits: bool, slides: bool) -> dict:
+    """Build the window on a screen of this size, in this theme, and audit it."""
     from trinity_desktop.app import build_window, ensure_application
+    from trinity_desktop.audit_edits import edit_sequence
+    from trinity_desktop.audit_slides import audit_deck
+    from trinity_desktop.deck import example_decks
 
     app = ensure_application()
     app.setProperty("trinity_quiet", True)
     window = build_window(settings=None)
     window.show()
     settle(app, 12)
+    window.set_theme(theme)
+    settle(app)
     screen = window.screen().availableGeometry()
     frame = window.frameGeometry()
-    reports = audit(window)
-    print(json.dumps({"screen": [screen.width(), screen.height()],
-                      "window": [frame.x(), frame.y(), frame.width(), frame.height()],
-                      "fits": screen.contains(frame),
-                      "docks": [r.as_dict() for r in reports]}, indent=1))
+    result = {"screen": [screen.width(), screen.height()], "theme": theme,
+              "window": [frame.x(), frame.y(), frame.width(), frame.height()], "fits": screen.contains(frame),
+              "window_problems": window_problems(window)}
+    if edits:   # first, from the default layout as it opens
+        result["edits"] = vars(edit_sequence(window, lambda: settle(app)))
+    result["docks"] = [r.as_dict() for r in audit(window)]
+    if slides:
+        result["slides"] = [r.as_dict() for path in example_decks() for r in audit_deck(window, path)]
     window.close()
-    return 0
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m trinity_desktop.layout_audit",
+                                     description="Audit what a person sees in the window, dock by dock.")
+    parser.add_argument("screen", help="WIDTHxHEIGHT of the offscreen screen, e.g. 1366x768")
+    parser.add_argument("--theme", choices=THEMES, default="light")
+    parser.add_argument("--no-edits", action="store_true", help="skip the edit-and-undo sequence")
+    parser.add_argument("--no-slides", action="store_true", help="skip the shipped decks' slides")
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    from trinity_desktop.layout_plan import parse_screen
+
+    try:
+        width, height = parse_screen(args.screen)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if not os.environ.get("DISPLAY") or os.environ.get("QT_QPA_PLATFORM", "").startswith("offscreen"):
+        os.environ["QT_QPA_PLATFORM"] = offscreen_platform(width, height)
+    result = run(width, height, args.theme, not args.no_edits, not args.no_slides)
+    if args.json:
+        print(json.dumps(result, indent=1, ensure_ascii=False))
+    else:
+        _print_human(result)
+    return 1 if found_anything(result) else 0
 
 
 if __name__ == "__main__":

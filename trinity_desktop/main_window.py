@@ -8,77 +8,28 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.about import show_about
+from trinity_desktop.dock_tabs import DockHolder, DockScroll, tidy_tab_bars
 from trinity_desktop.docks import DOCKS
+from trinity_desktop.help_texts import PRESSURE_HELP
 from trinity_desktop.layout_plan import FORM_DOCKS, available_geometry, keep_on_screen, plan_for
 from trinity_desktop.layout_state import check_layout
 from trinity_desktop.lazy_panels import LazyPanels
+from trinity_desktop.menus import build_menus
 from trinity_desktop.model import Results, ValidationError
-from trinity_desktop.model.inputs.presets import (
-    PresetError,
-    hardware_presets,
-    load_hardware_file,
-    load_model_file,
-    model_presets,
-    workload_library,
-)
+from trinity_desktop.model.inputs.presets import hardware_presets, model_presets, workload_library
 from trinity_desktop.model.views.workloads import evaluate_library, workload_scenario
 from trinity_desktop.shortcuts import ShortcutsOverlay
+from trinity_desktop.status_bar import StatusSummary
 from trinity_desktop.store import ScenarioStore
 from trinity_desktop.talk import TalkController
 from trinity_desktop.ui.bands import install as install_bands
 from trinity_desktop.ui.controls import ScenarioControls
 from trinity_desktop.ui.panel_problem import update_or_explain
-from trinity_desktop.ui.theme import (
-    THEME_NAMES,
-    apply_theme,
-    current_theme,
-    restyle_plots,
-    restyle_widget_text,
-)
-from trinity_desktop.ui.units import fmt_seconds
+from trinity_desktop.ui.theme import apply_theme, current_theme, restyle_plots, restyle_widget_text
+from trinity_desktop.welcome import Welcome
 from trinity_desktop.workspace import Workspace
 
 LAYOUT_VERSION = 2
-
-
-class _DockScroll(QtWidgets.QScrollArea):
-    """A panel in a frameless scroll area: a narrow dock scrolls instead of widening the window. The left
-    column asks for at most `width_hint` pixels and the plots for a generous size, so the default layout
-    gives the plots the room."""
-
-    PLOT_HINT = QtCore.QSize(620, 460)
-
-    def __init__(self, panel: QtWidgets.QWidget | None, width_hint: int | None = None):
-        super().__init__()
-        self._width_hint = width_hint
-        if panel is not None:  # otherwise the panel is set when its dock is first shown (LazyPanels)
-            self.setWidget(panel)
-        self.setWidgetResizable(True)
-        self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-
-    def set_panel(self, panel: QtWidgets.QWidget) -> None:
-        self.setWidget(panel)
-
-    def sizeHint(self) -> QtCore.QSize:  # noqa: N802 (Qt name)
-        hint = super().sizeHint()
-        if self._width_hint is not None:
-            hint.setWidth(min(hint.width(), self._width_hint))
-            return hint
-        return hint.expandedTo(self.PLOT_HINT)
-
-
-class _DockHolder(QtWidgets.QWidget):
-    """A chart dock's content: the panel fills it and shrinks with it (no scroll area); empty until the
-    panel is built."""
-
-    def __init__(self):
-        super().__init__()
-        self._layout = QtWidgets.QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-
-    def set_panel(self, panel: QtWidgets.QWidget) -> None:
-        self._layout.addWidget(panel)
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -110,9 +61,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.shortcuts_overlay: ShortcutsOverlay | None = None
         self.workspace = Workspace(self, autosave_dir)
         self._build_menus()
-        self.status = QtWidgets.QLabel()
-        self.status.setAccessibleName("Scenario summary")
-        self.status.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names are shown as typed, never as HTML
+        self.status = StatusSummary()
         self.statusBar().addPermanentWidget(self.status, 1)
 
         self.controls.edited.connect(self._on_controls_edited)
@@ -137,6 +86,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._shown_once = False
         self._restored = self.restore_layout()
         self.set_theme(str(settings.value("view/theme", "system")) if settings is not None else "system")
+        self.welcome = Welcome(self)   # the first-run page (shown by app.run on a first run, or Help ▸ Welcome)
 
     # --- docks and layout -----------------------------------------------------------------------
     @property
@@ -157,12 +107,13 @@ class MainWindow(QtWidgets.QMainWindow):
         leaders: dict[str, QtWidgets.QDockWidget] = {}
         followers: list[tuple[str, QtWidgets.QDockWidget]] = []
         for spec in DOCKS:
-            dock = QtWidgets.QDockWidget(spec.title, self)
+            dock = QtWidgets.QDockWidget(spec.tab_title, self)   # the tab's short name; the full one beside it
             dock.setObjectName(f"dock_{spec.name}")
+            dock.setProperty("fullTitle", spec.title)
             # Forms and lists scroll; chart panels shrink to their dock. The panel itself is built when the
             # dock is first shown (LazyPanels), or now for the dock in front of each group.
-            dock.setWidget(_DockScroll(None, self.layout_plan.controls_width if spec.position == "left" else None)
-                           if spec.name in FORM_DOCKS else _DockHolder())
+            dock.setWidget(DockScroll(None, self.layout_plan.controls_width if spec.position == "left" else None)
+                           if spec.name in FORM_DOCKS else DockHolder())
             dock.setAccessibleName(f"{spec.title} panel")
             self.docks[spec.name] = dock
             position = self.layout_plan.group(spec.position)
@@ -203,28 +154,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resizeDocks([self.docks["controls"]], [self.layout_plan.controls_width], QtCore.Qt.Orientation.Horizontal)
         self._default_state = self.saveState(LAYOUT_VERSION)
 
+    def event(self, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.ChildPolished and isinstance(event.child(), QtWidgets.QTabBar):
+            QtCore.QTimer.singleShot(0, self.hide_stale_tab_bars)   # a tab group made by a drag reads whole too
+        return super().event(event)
+
     def hide_stale_tab_bars(self) -> None:
-        """Work around Qt leaving stale tab bars painted for a tabbed dock group after the layout is built by
-        splitDockWidget/tabifyDockWidget (seen with Qt 6.11, offscreen and X11): a live bar sits right under
-        its current dock; a bar that is not live, and whose tabs a live bar also shows, is hidden."""
-        bars = [b for b in self.findChildren(QtWidgets.QTabBar) if b.parent() is self and b.isVisible()]
-        by_title = {d.windowTitle(): d for d in self.docks.values()}
-
-        def tabs(bar):
-            return {bar.tabText(i) for i in range(bar.count())}
-
-        def live(bar):
-            dock = by_title.get(bar.tabText(bar.currentIndex()))
-            return (dock is not None and dock.isVisible() and abs(bar.geometry().top() - dock.geometry().bottom()) <= 8
-                    and abs(bar.geometry().left() - dock.geometry().left()) <= 8)
-
-        def names_a_hidden_dock(bar):  # Qt drops the tab of a hidden dock from a live bar
-            return any(by_title[t].isHidden() for t in tabs(bar) if t in by_title)
-
-        live_bars = [b for b in bars if live(b)]
-        for bar in bars:
-            if bar not in live_bars and (names_a_hidden_dock(bar) or any(tabs(bar) <= tabs(o) for o in live_bars)):
-                bar.hide()
+        """Dock tab bars: stale ones hidden, live ones with whole short names (dock_tabs.tidy_tab_bars)."""
+        tidy_tab_bars(self)
 
     def _place_leader(self, position: str, dock, leaders: dict) -> None:
         horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
@@ -385,14 +322,14 @@ class MainWindow(QtWidgets.QMainWindow):
         return used
 
     def pressure_help_text(self) -> str:
-        """The pressure model's own documentation (model/formulas/pressure.py), so the app and the code say the same."""
-        from trinity_desktop.model.formulas import pressure
-
-        return pressure.__doc__.strip()
+        """Help ▸ How pressures are computed, written for people (help_texts.py)."""
+        return PRESSURE_HELP.strip()
 
     def show_pressure_help(self) -> None:
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Information, "How pressures are computed",
-                                    self.pressure_help_text(), QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Information, "How pressures are computed", "",
+                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        box.setText(self.pressure_help_text())
         box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
         box.open()
 
@@ -460,94 +397,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.workspace.clean_exit()
         super().closeEvent(event)
 
-    # --- menus ----------------------------------------------------------------------------------
+    # --- menus and files -------------------------------------------------------------------------
     def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self.workspace.build_file_menu(file_menu)
-        file_menu.addSeparator()
-        load_hw = file_menu.addAction("Load &hardware file…", self._ask_hardware_file)
-        load_hw.setToolTip("Add hardware definitions from a TOML file with the preset keys")
-        load_model = file_menu.addAction("Load &model file…", self._ask_model_file)
-        load_model.setToolTip("Add model architectures from a TOML file with the preset keys")
-        file_menu.addSeparator()
-        quit_action = file_menu.addAction("&Quit", self.close)
-        quit_action.setShortcut(QtGui.QKeySequence.StandardKey.Quit)
-
-        edit_menu = bar.addMenu("&Edit")
-        self.undo_action = self.store.undo_stack.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcut(QtGui.QKeySequence("Ctrl+Z"))
-        self.redo_action = self.store.undo_stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts([QtGui.QKeySequence("Ctrl+Shift+Z"), QtGui.QKeySequence("Ctrl+Y")])
-        edit_menu.addAction(self.undo_action)
-        edit_menu.addAction(self.redo_action)
-
-        self.view_menu = bar.addMenu("&View")
-        for spec in DOCKS:
-            action = self.docks[spec.name].toggleViewAction()
-            if spec.shortcut:
-                action.setShortcut(QtGui.QKeySequence(spec.shortcut))
-            self.view_menu.addAction(action)
-        self.view_menu.addSeparator()
-        self.view_menu.addAction("Reset &layout", self.reset_layout)
-        theme_menu = self.view_menu.addMenu("&Theme")
-        self.theme_actions = QtGui.QActionGroup(self)
-        for name in THEME_NAMES:
-            action = theme_menu.addAction(name.replace("-", " ").capitalize() if name != "system"
-                                          else "Follow the system")
-            action.setCheckable(True)
-            action.setData(name)
-            self.theme_actions.addAction(action)
-            action.triggered.connect(lambda _on, n=name: self.set_theme(n))
-        talk_menu = bar.addMenu("&Talk")
-        for action in self.talk.actions():
-            talk_menu.addAction(action)
-        help_menu = bar.addMenu("&Help")
-        keys = help_menu.addAction("&Keyboard shortcuts", self.show_shortcuts)
-        keys.setShortcuts([QtGui.QKeySequence("F1"), QtGui.QKeySequence("?")])
-        help_menu.addAction("How &pressures are computed", self.show_pressure_help)
-        help_menu.addSeparator()
-        about = help_menu.addAction("&About Trinity Desktop", lambda: show_about(self))
-        about.setToolTip("Version, and the licences of the libraries the app ships with")
-
-    # --- files ----------------------------------------------------------------------------------
-    def _ask_hardware_file(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load hardware file", "", "TOML (*.toml)")
-        if path:
-            self.load_hardware_file(path)
-
-    def _ask_model_file(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load model file", "", "Model files (*.toml *.json)")
-        if path:
-            self.load_model_file(path)
+        self.file_loader = build_menus(self)
 
     def load_hardware_file(self, path: str | Path) -> str:
         """Add the file's hardware to the choices; returns "" or the error shown to the user."""
-        try:
-            items = load_hardware_file(path)
-        except PresetError as exc:
-            return self._report_file_error(str(exc))
-        self.hardware.update({hw.key: hw for hw in items})
-        self.controls.set_choices(self.hardware, self.models)
-        self.controls.show_scenario(self.store.scenario)
-        self.statusBar().showMessage(f"Loaded {len(items)} hardware definition(s) from {path}", 8000)
-        return ""
+        return self.file_loader.load_hardware_file(path)
 
     def load_model_file(self, path: str | Path) -> str:
-        try:
-            items = load_model_file(path)
-        except PresetError as exc:
-            return self._report_file_error(str(exc))
-        self.models.update({m.key: m for m in items})
-        self.controls.set_choices(self.hardware, self.models)
-        self.controls.show_scenario(self.store.scenario)
-        self.statusBar().showMessage(f"Loaded {len(items)} model(s) from {path}", 8000)
-        return ""
-
-    def _report_file_error(self, message: str) -> str:
-        self.controls.show_error(message)
-        self.statusBar().showMessage(message, 15000)
-        return message
+        return self.file_loader.load_model_file(path)
 
     # --- store wiring ---------------------------------------------------------------------------
     def _on_controls_edited(self, change: dict) -> None:
@@ -570,7 +429,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if hw != self._heatmap_hardware:  # the library depends only on the hardware (and efficiency)
             self._heatmap_hardware = hw
             self.heatmap.update_rows(evaluate_library(hw, results.scenario), hw.name)
-        self.status.setText(self._summary(results))
+        self.status.show_results(results)
 
     def _on_focus(self, what: str, key: str) -> None:
         self.heatmap.set_focus(key if what == "workload" else "")
@@ -585,15 +444,3 @@ class MainWindow(QtWidgets.QMainWindow):
             self.controls.show_error(str(exc))
             return
         self.store.set_scenario(scenario, f"Load workload {entry['name']}")
-
-    @staticmethod
-    def _summary(r: Results) -> str:
-        sc = r.scenario
-        what = {"train": "training step", "prefill": "prefill", "decode": "decode"}[r.kind]
-        fit = "fits" if r.fits else "DOES NOT FIT"
-        notes = "".join(f" · {n}" for n in r.notes if not n.startswith("Does not fit"))  # max_seq, host memory
-        pressures = ", ".join(f"{name} {value:.2f}" for name, value in
-                              zip(("compute", "bandwidth", "memory"), r.pressure.as_tuple(), strict=True))
-        return (f"{sc.model.name} · {sc.gpus} × {sc.hardware.name} · {what}: {fmt_seconds(r.time_total)} · "
-                f"memory {r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device ({fit}) · "
-                f"pressure {pressures} (1.0 = at its limit; binding: {r.bottleneck}){notes}")

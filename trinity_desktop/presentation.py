@@ -19,6 +19,8 @@ import time
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.captions import slide_caption
+from trinity_desktop.slide_controls import HiddenControls
 from trinity_desktop.transitions import DURATION_MS, CurveTween, interpolate
 from trinity_desktop.ui.panel_problem import update_or_explain
 
@@ -38,17 +40,19 @@ def zoom_for(width: float, height: float) -> float:
 
 
 class _PlotZoom(QtCore.QObject):
-    """Keeps a pyqtgraph view zoomed across resizes (its scene is laid out at size / zoom, then scaled)."""
+    """Keeps a pyqtgraph view zoomed across resizes (its scene is laid out at size / zoom, then scaled). The
+    zoom is the slide's one factor (`Presenter.shared_zoom`), so every panel of a slide has one text scale."""
 
-    def __init__(self, view: pg.GraphicsView):
+    def __init__(self, view: pg.GraphicsView, factor):
         super().__init__(view)
         self.view = view
+        self.factor = factor   # () -> the slide's zoom
         view.installEventFilter(self)
         self.apply()
 
     def apply(self) -> None:
         size = self.view.size()
-        factor = zoom_for(size.width(), size.height())
+        factor = self.factor()
         rect = QtCore.QRectF(0, 0, size.width() / factor, size.height() / factor)
         pg.GraphicsView.setRange(self.view, rect, padding=0, disableAutoPixel=True)  # not PlotWidget's own
 
@@ -58,11 +62,12 @@ class _PlotZoom(QtCore.QObject):
         return False
 
     @classmethod
-    def on(cls, view: pg.GraphicsView) -> _PlotZoom:
+    def on(cls, view: pg.GraphicsView, factor) -> _PlotZoom:
         """The view's zoom, made on its first slide and kept (a child of the view) for the next ones."""
         zoom = view.findChild(cls)
         if zoom is None:
-            return cls(view)
+            return cls(view, factor)
+        zoom.factor = factor
         view.installEventFilter(zoom)
         zoom.apply()
         return zoom
@@ -101,6 +106,7 @@ class Presenter(QtCore.QObject):
         self._glide = None
         self._curves: CurveTween | None = None
         self._title_bars: list[QtWidgets.QDockWidget] = []
+        self._controls = HiddenControls()
 
     def _make_banner(self) -> QtWidgets.QToolBar:
         bar = QtWidgets.QToolBar("Slide", self.window)
@@ -154,13 +160,25 @@ class Presenter(QtCore.QObject):
             self._plain_title_bars()
             for shortcut in self._shortcuts:
                 shortcut.setEnabled(True)
-            self._zooms = [_PlotZoom.on(view) for view in win.findChildren(pg.GraphicsView)]
+            self._zoom_views()
             self.activeChanged.emit(True)
         self.go(index, animate=False)
         QtCore.QTimer.singleShot(0, self._rezoom)  # after the slide's docks have their sizes
         return True
 
+    def _zoom_views(self) -> None:
+        """Zoom every plot view, those of panels built since the last slide too."""
+        zoomed = {id(z.view) for z in self._zooms}
+        self._zooms += [_PlotZoom.on(view, self.shared_zoom) for view in self.window.findChildren(pg.GraphicsView)
+                        if id(view) not in zoomed]
+
+    def shared_zoom(self) -> float:
+        """The slide's one zoom: the smallest that every visible plot of the slide can take (zoom_for)."""
+        sizes = [z.view.size() for z in self._zooms if z.view.isVisible()]
+        return min((zoom_for(s.width(), s.height()) for s in sizes), default=PLOT_ZOOM)
+
     def _rezoom(self) -> None:
+        self._zoom_views()
         for zoom in self._zooms:
             zoom.apply()
 
@@ -175,6 +193,7 @@ class Presenter(QtCore.QObject):
         for zoom in self._zooms:
             zoom.remove()
         self._zooms = []
+        self._controls.restore()
         QtWidgets.QApplication.instance().setFont(self._saved["font"])
         self._banner.hide()
         win.removeToolBar(self._banner)
@@ -199,8 +218,9 @@ class Presenter(QtCore.QObject):
                 label.setObjectName("slide_panel_title")
                 label.setContentsMargins(6, 2, 6, 2)
                 label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-            label.setText(dock.windowTitle())
-            label.setAccessibleName(f"{dock.windowTitle()} (panel title)")
+            title = dock.property("fullTitle") or dock.windowTitle()
+            label.setText(title)
+            label.setAccessibleName(f"{title} (panel title)")
             dock.setTitleBarWidget(label)
             self._title_bars.append(dock)
 
@@ -230,7 +250,6 @@ class Presenter(QtCore.QObject):
         self.index = index
         win = self.window
         self.title_label.setText(slide.title)
-        self.caption_label.setText(slide.caption)
         self.counter_label.setText(f"{index + 1} / {len(self.deck.slides)}")
         reset_transient_state(win)
         win.show_slide_layout(slide)
@@ -241,6 +260,7 @@ class Presenter(QtCore.QObject):
         curves = CurveTween(win) if animate else None
         win.store.set_scenario(slide.scenario, f"Slide {index + 1}")
         target = win.store.results
+        self.caption_label.setText(slide_caption(self.deck, index, target))   # the numbers of this slide
         if animate and target.scenario != before.scenario:
             self._glide = (before, target)
             self._frame(0.0)  # show the old values before the first repaint, then glide to the new ones
@@ -249,6 +269,9 @@ class Presenter(QtCore.QObject):
             curves.apply(0.0)
             self._animation.start()
         win.store.set_focus(*slide.focus)
+        open_flow_at(win, slide)
+        follow_sweep(win, slide)
+        self._controls.hide_in(win.result_panels())   # panels built for this slide too
         self.slideChanged.emit(index)
 
     def _frame(self, t) -> None:
@@ -288,6 +311,26 @@ def reset_transient_state(window) -> None:
         if hasattr(panel, "show_stage"):
             panel.show_stage("", {})
     window.store.set_focus("", "")
+
+
+def open_flow_at(window, slide) -> None:
+    """Highlight the flow phase the slide names, zoomed to it (e.g. "forward", where the pipeline bubble shows);
+    the whole step when it names none or a phase this scenario does not have."""
+    if not slide.flow_phase or "dock_flow" not in slide.docks:
+        return
+    flow = window.panels["flow"]   # built now if it never was
+    if flow.step_count() == 0:     # not drawn yet (its dock was just shown)
+        update_or_explain(flow, window.store.results)
+    names = flow.phase_names()
+    if slide.flow_phase in names:
+        flow.zoom_check.setChecked(True)
+        flow.select(names.index(slide.flow_phase))
+
+
+def follow_sweep(window, slide) -> None:
+    """The roofline's decode sweep at the slide's own batch (it otherwise keeps the first scenario's)."""
+    if "dock_roofline" in slide.docks and slide.scenario.kind == "decode" and window.panels.is_built("roofline"):
+        window.panels["roofline"].set_sweep("batch", float(slide.scenario.batch))
 
 
 def settle(seconds: float) -> None:

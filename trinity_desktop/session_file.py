@@ -6,7 +6,7 @@ Layout of version 2 (and 1)::
      "app": "Trinity Desktop",
      "scenario": {<every Scenario field>, "hardware": {<every Hardware field>}, "model": {<every Architecture
                   field>}, "efficiency": {...}, "techniques": [...]},
-     "deck": null | {"title": ..., "slides": [{"title", "caption", "scenario", "docks", "layout", "focus"}]}}
+     "deck": null | {"title": ..., "slides": [{"title", "caption", "scenario", "docks", "layout", "focus", "flow_phase" (optional)}]}}
 
 Hardware and model are written in full (sources, status and notes included) so that a user-loaded definition
 survives without its TOML file. Reading follows glue's pattern: the version key picks a loader from `LOADERS`;
@@ -80,7 +80,8 @@ def _to_json(value: Any) -> Any:
 
 def _slide_to_json(slide: Slide) -> dict:
     return {"title": slide.title, "caption": slide.caption, "scenario": _to_json(slide.scenario),
-            "docks": list(slide.docks), "layout": slide.layout, "focus": list(slide.focus)}
+            "docks": list(slide.docks), "layout": slide.layout, "focus": list(slide.focus),
+            **({"flow_phase": slide.flow_phase} if slide.flow_phase else {})}
 
 
 def to_document(scenario: Scenario, deck: Deck | None = None) -> dict:
@@ -353,7 +354,7 @@ def _text(path: str, value: Any) -> str:
 def _slide_v1(data: Any, path: str) -> Slide:
     if not isinstance(data, dict):
         raise _bad(path, "must be an object", data)
-    known = ("title", "caption", "scenario", "docks", "layout", "focus")
+    known = ("title", "caption", "scenario", "docks", "layout", "focus", "flow_phase")
     for key in data:
         if key not in known:
             raise _bad(f"{path}.{shown_key(key)}", f"is not a slide field (known: {', '.join(known)})")
@@ -374,7 +375,7 @@ def _slide_v1(data: Any, path: str) -> Slide:
         raise _bad(f"{path}.focus", "must be a pair [what, key] of text", focus)
     return Slide(title=_text(f"{path}.title", data["title"]), caption=_text(f"{path}.caption", data.get("caption", "")),
                  scenario=_scenario_v1(data["scenario"], f"{path}.scenario"), docks=tuple(docks), layout=layout,
-                 focus=(focus[0], focus[1]))
+                 focus=(focus[0], focus[1]), flow_phase=_text(f"{path}.flow_phase", data.get("flow_phase", "")))
 
 
 def _deck_v1(data: Any, path: str) -> Deck | None:

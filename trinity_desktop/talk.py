@@ -7,7 +7,7 @@ import base64
 from PySide6 import QtCore, QtGui
 
 from trinity_desktop.deck import Deck, Slide
-from trinity_desktop.presentation import Presenter, reset_transient_state
+from trinity_desktop.presentation import Presenter, follow_sweep, open_flow_at, reset_transient_state
 
 
 class TalkController(QtCore.QObject):
@@ -64,7 +64,16 @@ class TalkController(QtCore.QObject):
         layout = base64.b64encode(bytes(win.saveState(win.layout_version))).decode("ascii")
         sc = win.store.scenario
         title = f"{sc.model.name} on {sc.gpus} × {sc.hardware.name}"
-        return Slide(title=title, caption="", scenario=sc, docks=docks, layout=layout, focus=win.store.focus)
+        return Slide(title=title, caption="", scenario=sc, docks=docks, layout=layout, focus=win.store.focus,
+                     flow_phase=self._flow_phase(docks))
+
+    def _flow_phase(self, docks: tuple[str, ...]) -> str:
+        """The flow phase highlighted now, when the flow is on the slide and a phase other than the first is."""
+        if "dock_flow" not in docks or not self.window.panels.is_built("flow"):
+            return ""
+        flow = self.window.panels["flow"]
+        phase = flow.current_phase()
+        return phase.name if phase is not None and flow.current_index() > 0 else ""
 
     def add_slide(self) -> None:
         deck = self.deck or Deck(title="Untitled talk")
@@ -85,6 +94,8 @@ class TalkController(QtCore.QObject):
         self.window.show_slide_layout(slide)
         self.window.store.set_scenario(slide.scenario, f"Show slide {i + 1}")
         self.window.store.set_focus(*slide.focus)
+        open_flow_at(self.window, slide)
+        follow_sweep(self.window, slide)
 
     def present(self, index: int = 0) -> bool:
         if self.deck is None or not self.deck.slides:

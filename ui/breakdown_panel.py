@@ -20,12 +20,12 @@ from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
 STACK_BELOW_PX = 640   # a panel narrower than this stacks the memory bar above the time bar
-BAD_COLOR = "#C0392B"  # the "does not fit" red (text and line), distinct from the component colours
+BAD_COLOR = theme.BAD  # the "does not fit" red (text and line), distinct from the component colours
 TIME_TITLES = {"train": "Step time", "prefill": "Prefill time", "decode": "Time per output token"}
 BAR_TICKS = {"train": "one step", "prefill": "one prompt", "decode": "one token"}
 
 
-STAGE_COLOR = "#000000"  # the followed stage: black on a white halo, readable on every segment colour
+STAGE_COLOR = theme.CONTRAST_DARK  # the followed stage: black on a white halo, readable on every segment colour
 
 
 def time_segments_for_stage(numbers: dict, kind: str, present) -> list[str]:
@@ -82,8 +82,8 @@ class BreakdownPanel(QtWidgets.QWidget):
         self._results: Results | None = None
         self._time_scale, self._time_unit = 1.0, "s"
 
-        self.memory_widget = pg.PlotWidget(background="w")
-        self.time_widget = pg.PlotWidget(background="w")
+        self.memory_widget = pg.PlotWidget(background=theme.PAPER)
+        self.time_widget = pg.PlotWidget(background=theme.PAPER)
         self.memory_plot: pg.PlotItem = self.memory_widget.getPlotItem()
         self.time_plot: pg.PlotItem = self.time_widget.getPlotItem()
         self.plots = {"memory": self.memory_plot, "time": self.time_plot}
@@ -108,7 +108,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.time_bar = pw.StackedBar(self.time_plot)
 
         self.capacity_line = pg.InfiniteLine(
-            pos=0.0, angle=0, pen=pg.mkPen("#222222", width=2, style=QtCore.Qt.PenStyle.DashLine))
+            pos=0.0, angle=0, pen=pg.mkPen(theme.INK, width=2, style=QtCore.Qt.PenStyle.DashLine))
         self.memory_plot.addItem(self.capacity_line, ignoreBounds=True)
         self.capacity_text = pw.label_item("", anchor=(1, 1), bold=True)
         self.memory_plot.addItem(self.capacity_text, ignoreBounds=True)
@@ -122,7 +122,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         # The stage the step-through flow highlights: live memory as a line across the memory bar (black on a
         # white halo), its segment(s) outlined in the time bar, and a line of numbers below the plots.
         self._stage: tuple[str, dict] | None = None
-        self.live_halo = pg.PlotCurveItem(pen=pg.mkPen("w", width=8))
+        self.live_halo = pg.PlotCurveItem(pen=pg.mkPen(theme.PAPER, width=8))
         self.live_line = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=3.5))
         self.live_leader = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=1.2))
         self.live_text = pw.label_item("", color=STAGE_COLOR, anchor=(1, 0.5), bold=True)
@@ -130,7 +130,7 @@ class BreakdownPanel(QtWidgets.QWidget):
             item.setZValue(z)
             item.setVisible(False)
             self.memory_plot.addItem(item, ignoreBounds=True)
-        self.time_halo = pg.PlotCurveItem(pen=pg.mkPen("w", width=7), connect="pairs")
+        self.time_halo = pg.PlotCurveItem(pen=pg.mkPen(theme.PAPER, width=7), connect="pairs")
         self.time_outline = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=3), connect="pairs")
         for z, item in ((9, self.time_halo), (10, self.time_outline)):
             item.setZValue(z)
@@ -148,6 +148,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.fit_label.setFont(pw.font(13, bold=True))
         self.fit_label.setStyleSheet(f"color: {BAD_COLOR};")
         self.fit_label.setAccessibleName("Fit status")
+        self.fit_label.setWordWrap(True)  # a long "does not fit" message wraps; it never widens the dock
         self.fit_label.setToolTip("Shown when the per-GPU memory exceeds the accelerator's HBM capacity.")
         self.fit_label.setVisible(False)
 
@@ -395,7 +396,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         return "<1%" if 0 < share < 0.005 else f"{100 * share:.0f}%"
 
     def _update_summary(self, r: Results) -> None:
-        color = theme.RESOURCE_COLORS.get(r.bottleneck, "#222222")
+        color = theme.RESOURCE_COLORS.get(r.bottleneck, theme.INK)
         bottleneck = theme.RESOURCE_LABELS.get(r.bottleneck, r.bottleneck).lower()
         if r.kind == "train":
             parts = [f"MFU {100 * r.train.get('mfu', 0.0):.1f}%",

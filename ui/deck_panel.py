@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
+EMPTY_TEXT = ("No deck yet. Add a slide from what is on screen (Ctrl+M), or open one of the four example talks "
+              "with File ▸ Open example deck.")
+
 
 class DeckPanel(QtWidgets.QWidget):
     addRequested = QtCore.Signal()             # a slide from the current state, after the selected one
@@ -21,7 +24,7 @@ class DeckPanel(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self._updating = False
-        self.deck_title = QtWidgets.QLabel("No deck: add a slide to start one")
+        self.deck_title = QtWidgets.QLabel(EMPTY_TEXT)
         self.deck_title.setWordWrap(True)
         self.deck_title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # the deck's title as typed, never as HTML
         self.deck_title.setStyleSheet("font-weight: bold;")
@@ -61,7 +64,9 @@ class DeckPanel(QtWidgets.QWidget):
             lambda: self._with_row(lambda i: self.titleEdited.emit(i, self.title_edit.text())))
         self.caption_edit = QtWidgets.QPlainTextEdit()
         self.caption_edit.setPlaceholderText("Caption: what the audience should see on this slide")
-        self.caption_edit.setToolTip("Caption shown under the title in presentation mode")
+        self.caption_edit.setToolTip("Caption shown under the title in presentation mode. Names in braces are "
+                                     "filled with the slide's numbers: {memory}, {step_time}, {binding}, "
+                                     "{compute_pressure}, {kv_cache}, {token_time}, {prev_step_time} ...")
         self.caption_edit.setAccessibleName("Slide caption")
         self.caption_edit.setMaximumHeight(90)
         self._caption_timer = QtCore.QTimer(self, singleShot=True, interval=600)
@@ -104,7 +109,7 @@ class DeckPanel(QtWidgets.QWidget):
         self._updating = True
         try:
             self._slides = deck.slides if deck is not None else ()
-            self.deck_title.setText(deck.title if deck is not None else "No deck: add a slide to start one")
+            self.deck_title.setText(deck.title if deck is not None else EMPTY_TEXT)
             self.list.clear()
             for i, slide in enumerate(self._slides):
                 item = QtWidgets.QListWidgetItem(f"{i + 1}. {slide.title or '(untitled)'}")

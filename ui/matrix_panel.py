@@ -62,7 +62,7 @@ class MatrixPanel(QtWidgets.QWidget):
 
         # ---------------------------------------------------------------- KV grid
         self.kv_graphics = pg.GraphicsLayoutWidget()
-        self.kv_graphics.setBackground("w")
+        self.kv_graphics.setBackground(theme.PAPER)
         self.kv_graphics.setAccessibleName("KV cache keep grid")
         self.kv_graphics.setAccessibleDescription("Rows: KV heads; columns: token positions; green kept, blue "
                                                   "kept in a quantised format, grey evicted.")
@@ -72,7 +72,7 @@ class MatrixPanel(QtWidgets.QWidget):
         self.kv_plot.getViewBox().invertY(True)
         self.kv_image = pg.ImageItem()
         self.kv_plot.addItem(self.kv_image)
-        self.band_lines = pg.PlotCurveItem(pen=pg.mkPen("w", width=3), connect="pairs")
+        self.band_lines = pg.PlotCurveItem(pen=pg.mkPen(theme.PAPER, width=3), connect="pairs")
         self.sink_lines = pg.PlotCurveItem(pen=pg.mkPen(KV_STATE_COLORS["kept"], width=SINK_PX), connect="pairs")
         for z, item in enumerate((self.band_lines, self.sink_lines)):
             item.setZValue(5 + z)
@@ -93,7 +93,7 @@ class MatrixPanel(QtWidgets.QWidget):
         self.synthetic_label = QtWidgets.QLabel("")
         self.synthetic_label.setFont(pw.font(bold=True))
         self.synthetic_label.setWordWrap(True)
-        self.synthetic_label.setStyleSheet("color: #D55E00")
+        self.synthetic_label.setStyleSheet(f"color: {theme.FOCUS}")
         self.synthetic_label.setAccessibleName("Synthetic scores notice")
         self.synthetic_label.setToolTip("H2O picks heavy hitters by accumulated attention; no model runs here, "
                                         "so the scores are synthesised from a stated, seeded model")
@@ -117,7 +117,7 @@ class MatrixPanel(QtWidgets.QWidget):
         algo_label.setFont(pw.font())
         algo_label.setBuddy(self.algo_combo)
         self.sync_graphics = pg.GraphicsLayoutWidget()
-        self.sync_graphics.setBackground("w")
+        self.sync_graphics.setBackground(theme.PAPER)
         self.sync_graphics.setAccessibleName("Gradient sync heatmap")
         self.sync_graphics.setAccessibleDescription("Rows: sending GPU; columns: receiving GPU of the "
                                                     "data-parallel group (last: the switch); colour: GB sent per step.")
@@ -129,7 +129,7 @@ class MatrixPanel(QtWidgets.QWidget):
         self.sync_plot.getViewBox().setAspectLocked(True)
         self.sync_image = pg.ImageItem()
         self.sync_plot.addItem(self.sync_image)
-        self.node_lines = pg.PlotCurveItem(pen=pg.mkPen("#D55E00", width=1.5), connect="pairs")
+        self.node_lines = pg.PlotCurveItem(pen=pg.mkPen(theme.FOCUS, width=1.5), connect="pairs")
         self.sync_plot.addItem(self.node_lines, ignoreBounds=True)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=22)
         self.colorbar.axis.setStyle(tickFont=pw.font())
@@ -227,7 +227,7 @@ class MatrixPanel(QtWidgets.QWidget):
                 "streaming": f"StreamingLLM: {kv['sinks']} sinks + window {kv['window']:,}",
                 "h2o": f"H2O: {sc.kv_heavy_ratio:.0%} budget (heavy hitters + recent)",
                 "razor": f"RazorAttention, retrieval heads keep all {c:,}"}[kv["policy"]]
-        self.kv_plot.setTitle(f"Tokens kept at {c:,} tokens, by KV policy", size="13pt", color="#222222")
+        self.kv_plot.setTitle(f"Tokens kept at {c:,} tokens, by KV policy", size="13pt", color=theme.INK)
         shown = "" if kv["heads_shown"] == kv["heads_total"] else \
             f" Showing {kv['heads_shown']} of {kv['heads_total']} heads."
         self.kv_summary.setText(
@@ -298,7 +298,7 @@ class MatrixPanel(QtWidgets.QWidget):
         self.node_lines.setData(np.asarray(xs, float), np.asarray(ys, float))
         sc = self._results.scenario
         self.sync_plot.setTitle(f"{ALGORITHM_LABELS[self._algorithm]}: {n} DP ranks, "
-                                f"S = {fmt_bytes(s['nbytes'])} of gradients", size="13pt", color="#222222")
+                                f"S = {fmt_bytes(s['nbytes'])} of gradients", size="13pt", color=theme.INK)
         parts = []
         for cls in LINK_CLASSES:
             if s["bytes_by_class"][cls] > 0:

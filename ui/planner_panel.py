@@ -35,8 +35,8 @@ from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 AXIS_LABELS = {"tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP", "zero": "ZeRO stage", "recompute": "Recompute",
                "micro_batch": "Micro-batch", "virtual_stages": "Virtual stages", "offload": "Optimizer offload"}
 VALUE_TEXT = {"recompute": ("none", "selective", "full"), "offload": ("off", "on")}
-HATCH_COLOR = "#9A9A9A"
-CURRENT_COLOR = "#D55E00"
+HATCH_COLOR = theme.HATCH
+CURRENT_COLOR = theme.FOCUS
 DOT_PX, HOVER_PX = 13.0, 16.0
 JOB_FIELDS = ("model", "hardware", "kind", "gpus_per_node", "global_batch", "seq_len", "precision",
               "optimizer", "sequence_parallel", "flash_attention", "efficiency", "prompt_len", "gen_len",
@@ -137,7 +137,7 @@ class PlannerPanel(QtWidgets.QWidget):
         top.addWidget(self.cancel_button)
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        self.graphics.setBackground(theme.PAPER)
         self.graphics.setAccessibleName("Planner charts")
         self.graphics.setAccessibleDescription(
             "Left: the Pareto front of the searched layouts, step time against memory per GPU (inference: tokens "
@@ -151,12 +151,12 @@ class PlannerPanel(QtWidgets.QWidget):
         self.front_plot.setMouseEnabled(x=False, y=False)
         self.front_plot.hideButtons()
         self.front_plot.setMenuEnabled(False)
-        self.front_line = pg.PlotCurveItem(pen=pg.mkPen("#888888", width=1.5))
+        self.front_line = pg.PlotCurveItem(pen=pg.mkPen(theme.LEADER, width=1.5))
         self.scatter = pg.ScatterPlotItem(pxMode=True, size=DOT_PX)
         self.best_ring = pg.ScatterPlotItem(pxMode=True, size=DOT_PX + 10, brush=None,
                                             pen=pg.mkPen(theme.RESOURCE_COLORS["compute"], width=3))
         self.current = pg.ScatterPlotItem(pxMode=True, size=DOT_PX + 4, symbol="d", brush=pg.mkBrush(CURRENT_COLOR),
-                                          pen=pg.mkPen("#222222"))
+                                          pen=pg.mkPen(theme.INK))
         for z, item in enumerate((self.front_line, self.scatter, self.best_ring, self.current)):
             item.setZValue(z)
             self.front_plot.addItem(item)
@@ -176,7 +176,7 @@ class PlannerPanel(QtWidgets.QWidget):
         self.colorbar.axis.setLabel("best step time", **{"font-size": pw.LABEL_SIZE})
         self.graphics.addItem(self.colorbar, row=0, col=2)
         self.hatch = pg.PlotCurveItem(pen=pg.mkPen(HATCH_COLOR, width=1.5), connect="pairs")
-        self.contours = pg.PlotCurveItem(pen=pg.mkPen("#FFFFFF", width=2), connect="pairs")
+        self.contours = pg.PlotCurveItem(pen=pg.mkPen(theme.PAPER, width=2), connect="pairs")
         self.contour_labels: list[pg.TextItem] = []
         for z, item in enumerate((self.hatch, self.contours), start=2):
             item.setZValue(z)
@@ -332,7 +332,7 @@ class PlannerPanel(QtWidgets.QWidget):
         brushes = [pg.mkBrush(theme.RESOURCE_COLORS.get(c.results.bottleneck, theme.FALLBACK_COLOR))
                    for c in self._points]
         view = self._view_xy()
-        self.scatter.setData(x=view[:, 0], y=view[:, 1], brush=brushes, pen=pg.mkPen("#222222"))
+        self.scatter.setData(x=view[:, 0], y=view[:, 1], brush=brushes, pen=pg.mkPen(theme.INK))
         self.front_line.setData(view[:, 0], view[:, 1])
         best = plan.best
         if best is not None and best in self._points:
@@ -432,7 +432,7 @@ class PlannerPanel(QtWidgets.QWidget):
             xs += list(seg[:, :, 0].reshape(-1))
             ys += list(seg[:, :, 1].reshape(-1))
             if k >= len(self.contour_labels):
-                label = pw.label_item(color="#FFFFFF", anchor=(0.5, 1), size=11, bold=True)
+                label = pw.label_item(color=theme.PAPER, anchor=(0.5, 1), size=11, bold=True)
                 self.map_plot.addItem(label, ignoreBounds=True)
                 self.contour_labels.append(label)
             if len(seg):

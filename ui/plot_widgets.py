@@ -16,8 +16,8 @@ from trinity_desktop.ui import label_layout, theme
 
 TITLE_SIZE = "14pt"
 LABEL_SIZE = "12pt"
-READOUT_BG = (255, 255, 255, 235)
-READOUT_BORDER = "#444444"
+READOUT_BG = theme.READOUT_BG
+READOUT_BORDER = theme.AXIS
 
 
 def font(point_size: int | None = None, bold: bool = False) -> QtGui.QFont:
@@ -33,8 +33,8 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
         axis = plot.getAxis(name)
         axis.setStyle(tickFont=font(), tickTextOffset=6)
         axis.enableAutoSIPrefix(False)
-        axis.setTextPen(pg.mkPen("#222222"))
-        axis.setPen(pg.mkPen("#444444"))
+        axis.setTextPen(pg.mkPen(theme.plot_foreground()))   # the theme's, also when restyled after a redraw
+        axis.setPen(pg.mkPen(theme.AXIS if theme.current_theme() == "light" else theme.plot_foreground()))
     if left:
         set_axis_label(plot, "left", left)
     if bottom:
@@ -46,7 +46,7 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
         fit_plot_text(plot)
 
 
-def set_title(plot: pg.PlotItem, html: str, size: str = TITLE_SIZE, color: str = "#222222") -> None:
+def set_title(plot: pg.PlotItem, html: str, size: str = TITLE_SIZE, color: str = theme.INK) -> None:
     """Set a plot's title (HTML-escaped text); it wraps onto two lines, then elides, to fit the plot width
     (the full title is the tooltip when cut), and never widens the plot."""
     plot._full_title = (html, size, color)
@@ -126,15 +126,16 @@ def _wrap(text: str, metrics: QtGui.QFontMetrics, width: float, max_lines: int) 
 
 
 NARROW_AXIS_PX = 90   # a bottom axis narrower than this hides its tick labels
+AXIS_LABEL_LINES = 3  # an axis label wraps onto up to three lines before anything is cut
 
 
 def fit_plot_text(plot: pg.PlotItem) -> None:
-    """Fit the title (two lines at most) and the left and bottom axis labels (one line) to the plot's
+    """Fit the title (two lines at most) and the axis labels (wrapped onto up to three lines) to the plot's
     current size; what had to be cut is the item's tooltip."""
     import html as html_module
 
     width = plot.getViewBox().geometry().width() or plot.geometry().width() or 600.0   # the title's column
-    title, size, color = getattr(plot, "_full_title", ("", TITLE_SIZE, "#222222"))
+    title, size, color = getattr(plot, "_full_title", ("", TITLE_SIZE, theme.INK))
     if str(color).lower() in theme.DEFAULT_LABEL_COLORS:  # the default text colour is the theme's
         color = theme.plot_text_color()
     if title:
@@ -163,15 +164,19 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
             bottom.setStyle(showValues=not narrow)
     label_font = font(int(float(LABEL_SIZE.rstrip("pt"))))
     metrics = QtGui.QFontMetrics(label_font)
+    background = theme.THEMES[theme.current_theme()]["plot_bg"]
     for side, (text, style) in getattr(plot, "_full_labels", {}).items():
         axis = plot.getAxis(side)
         length = (axis.geometry().height() if side in ("left", "right") else axis.geometry().width()) or 400.0
-        shown = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(int(length) - 12, 10))
-        if shown != getattr(axis, "_shown_label", None):
-            axis._shown_label = shown
+        lines, cut = _wrap(text, metrics, max(length - 12, 10), AXIS_LABEL_LINES)   # wrapped, not shortened
+        shown = "<br>".join(html_escape(line) for line in lines)
+        if "color" in style:   # a label's own colour, made readable on the theme's plot background
+            style = {**style, "color": theme.readable(style["color"], background)}
+        if (shown, style.get("color")) != getattr(axis, "_shown_label", None):
+            axis._shown_label = (shown, style.get("color"))
             plot.setLabel(side, shown, **style)
             axis.resizeEvent()   # pyqtgraph centres the label on its axis only on a resize: re-centre the new text
-            axis.setToolTip(text if shown != text else "")
+            axis.setToolTip(text if cut else "")
     _fit_scene_to_view(plot)
 
 
@@ -225,7 +230,7 @@ def fmt_value(value: float, unit: str) -> str:
 def contrast_text_color(rgb: Sequence[float]) -> str:
     """Black or white, whichever has the higher contrast on the given background."""
     lum = theme.luminance(QtGui.QColor.fromRgbF(*(min(max(c / 255.0, 0.0), 1.0) for c in rgb[:3])))
-    return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#FFFFFF"
+    return theme.CONTRAST_DARK if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else theme.PAPER
 
 
 def label_item(text: str = "", color: str | None = None, anchor=(0, 0.5), size: int | None = None,
@@ -253,10 +258,10 @@ class StackedBar:
         self.width = width
         self.label_x = self.LABEL_X
         self.left_px = 12.0
-        self.bar = pg.BarGraphItem(x=[0.0], height=[0.0], width=width, y0=[0.0], brushes=["#cccccc"],
-                                   pens=[pg.mkPen("w", width=1)])
+        self.bar = pg.BarGraphItem(x=[0.0], height=[0.0], width=width, y0=[0.0], brushes=[theme.NEUTRAL_FILL],
+                                   pens=[pg.mkPen(theme.PAPER, width=1)])
         plot.addItem(self.bar)
-        self.leaders = pg.PlotCurveItem(pen=pg.mkPen("#666666", width=1), connect="pairs")
+        self.leaders = pg.PlotCurveItem(pen=pg.mkPen(theme.LEADER_STRONG, width=1), connect="pairs")
         plot.addItem(self.leaders)
         self.labels: list[pg.TextItem] = []
         self.names: list[str] = []
@@ -277,7 +282,7 @@ class StackedBar:
         n = len(self.names)
         brushes = [pg.mkBrush(theme.color_for(name)) for name in self.names]
         self.bar.setOpts(x=np.full(n, self.x), height=self.values, y0=self.bottoms, width=self.width,
-                         brushes=brushes, pens=[pg.mkPen("w", width=1)] * n)
+                         brushes=brushes, pens=[pg.mkPen(theme.PAPER, width=1)] * n)
         self.bar.segment_names = [t.split("\n")[0] for t in label_texts]  # CSV export names each bar as shown
         while len(self.labels) < n:
             item = label_item(anchor=(0, 0.5))
@@ -362,7 +367,7 @@ class HoverReadout:
         self.on_move = on_move
         self.on_leave = on_leave
         self.html = html
-        self.item = pg.TextItem("", color="#111111", fill=pg.mkBrush(*READOUT_BG),
+        self.item = pg.TextItem("", color=theme.READOUT_INK, fill=pg.mkBrush(*READOUT_BG),
                                 border=pg.mkPen(READOUT_BORDER), anchor=(0, 1))
         self.item.setFont(font())
         self.item.setZValue(1000)

@@ -41,9 +41,9 @@ def _cividis(v: float) -> str:
 
 # HBM takes the memory resource colour; the slower tiers a dark-to-light cividis sequence.
 TIER_COLORS = {"hbm": theme.RESOURCE_COLORS["memory"], "host": _cividis(0.12), "cxl": _cividis(0.5),
-               "ssd": _cividis(0.88), "sram": "#CC79A7", "rdma": "#D55E00"}
-STEP_COLOR = "#000000"
-MARKER_COLOR = "#D55E00"
+               "ssd": _cividis(0.88), "sram": theme.ACCENT, "rdma": theme.FOCUS}
+STEP_COLOR = theme.CONTRAST_DARK
+MARKER_COLOR = theme.FOCUS
 
 
 def _marker_text() -> str:
@@ -139,7 +139,7 @@ class ResidencyPanel(QtWidgets.QWidget):
 
         # ---------------------------------------------------------------- residency chart
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        self.graphics.setBackground(theme.PAPER)
         self.graphics.setAccessibleName("KV-cache residency chart")
         self.graphics.setAccessibleDescription(
             "Stacked areas: KV-cache gigabytes resident in HBM, host DRAM, the CXL pool and SSD against the "
@@ -175,7 +175,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             below = top
         # legend swatches (a FillBetweenItem cannot be drawn by LegendItem's sample)
         self.swatches = {name: pg.BarGraphItem(x=[], height=[], width=1, brush=pg.mkBrush(TIER_COLORS[name]),
-                                               pen=pg.mkPen("#444444")) for name in RESIDENCY_TIERS}
+                                               pen=pg.mkPen(theme.AXIS)) for name in RESIDENCY_TIERS}
         self.step_swatch = pg.PlotDataItem([], [], pen=pg.mkPen(STEP_COLOR, width=3))
         self.cap_lines: dict[str, pg.InfiniteLine] = {}
         for name in RESIDENCY_TIERS:
@@ -194,7 +194,7 @@ class ResidencyPanel(QtWidgets.QWidget):
                                       label="current", labelOpts={"position": 0.6, "color": _marker_text()})
         self.marker.label.setFont(pw.font(bold=True))
         self.plot.addItem(self.marker, ignoreBounds=True)
-        self.legend = self.plot.addLegend(offset=(110, 8), labelTextSize="11pt", brush=pg.mkBrush(255, 255, 255, 220))
+        self.legend = self.plot.addLegend(offset=(110, 8), labelTextSize="11pt", brush=theme.legend_brush())
         self.hover = pw.HoverReadout(self.plot, self._hover_text, on_leave=None)
         pw.LeaveFilter(self.graphics, self.hover.leave)
 

@@ -48,6 +48,28 @@ LABELS = {
 HEATMAP_COLORMAP = "cividis"
 FALLBACK_COLOR = "#777777"
 
+# Named colour roles: every colour a panel draws with that is not a resource or component colour. Values are
+# the light theme's; `restyle_plots` recolours the text-like ones (INK, AXIS, ...) for the dark themes.
+INK = "#222222"          # plot text, outlines of marks, the current point
+INK_SOFT = "#333333"     # secondary text and traces on a plot
+AXIS = "#444444"         # axes, frames, reference lines
+MUTED = "#555555"        # footnotes and secondary series
+LEADER = "#888888"       # leader lines, identity lines, what does not apply
+LEADER_STRONG = "#666666"  # leader lines that must read on a light bar
+NEUTRAL = "#999999"      # neutral marks (a centroid, a band's swatch, a point that does not fit)
+HATCH = "#9A9A9A"        # hatching of infeasible regions
+NEUTRAL_FILL = "#CCCCCC"  # a bar before it has data
+NA_FILL = "#DDDDDD"      # a mark for a technique that does not apply
+PAPER = "#FFFFFF"        # a plot's background in the light theme; halos and hollow marks
+CONTRAST_DARK = "#000000"  # black on a white halo: reads on every fill and for every viewer
+READOUT_INK = "#111111"  # the hover read-out's text
+BAD = "#C0392B"          # "does not fit": text and lines
+ERROR_TEXT = "#B00020"   # a refused input in the Scenario form
+FOCUS = "#D55E00"        # Okabe-Ito vermillion: the focused or current item, never a resource colour
+ACCENT = "#CC79A7"       # Okabe-Ito reddish purple: a second highlighted series
+READOUT_BG = (255, 255, 255, 235)   # the read-out box and on-plot label fills (RGBA)
+LEGEND_BG = (255, 255, 255, 220)    # a legend box over the data, light theme (RGBA)
+
 
 def color_for(name: str) -> str:
     return COMPONENT_COLORS.get(name) or STAGE_COLORS.get(name) or FALLBACK_COLOR
@@ -156,6 +178,13 @@ def disabled_text_color(colors: dict) -> QtGui.QColor:
                                                      (text.blue(), window.blue()))))
 
 
+def legend_brush():
+    """A legend box over the data in the current theme: the plot background, slightly translucent."""
+    color = QtGui.QColor(THEMES[_current]["plot_bg"])
+    color.setAlpha(LEGEND_BG[3])
+    return pg.mkBrush(color)
+
+
 def plot_text_color() -> str:
     """The current theme's default colour for text drawn on a plot."""
     return THEMES[_current]["plot_fg"]
@@ -212,6 +241,8 @@ def restyle_plots(root) -> None:
         if scene is None:
             continue
         for item in scene.items():
+            if isinstance(item, pg.LegendItem):
+                item.setBrush(legend_brush())   # a legend's text follows the theme, so must its box
             if isinstance(item, pg.AxisItem):
                 item.setPen(pg.mkPen(fg))
                 item.setTextPen(pg.mkPen(fg))

@@ -146,8 +146,9 @@ def evaluate(scenario: Scenario) -> Results:
             plan = decode_plan(sc)
             if plan.kv is not None:  # the KV leaves HBM at some context of the request (and so at its end)
                 infer["request_s"] = plan.request_s
-                notes.append("KV cache beyond HBM: request_s moves the off-HBM KV over the host link each decode "
-                             "step (model/step/kv_residency.py); the time per output token keeps the cache in HBM.")
+                notes.append("KV cache beyond HBM: the request time includes moving the part of the cache that is "
+                             "not in HBM over the host link each decode step; the time per output token keeps it in "
+                             "HBM.")
         train = {}
     fits = mem_total <= capacity
     if not fits:
@@ -191,7 +192,8 @@ def context_notes(sc: Scenario) -> list[str]:
     what = "sequence length" if sc.kind == "train" else "context (prompt + generated)"
     why = ("its learned position embeddings end there" if arch.position == "learned"
            else "the longest context it was trained for")
-    return [f"Beyond the model's limit: {what} {tokens:,} tokens > {arch.name} max_seq {arch.max_seq:,} ({why})."]
+    return [f"Beyond the model's limit: {what} {tokens:,} tokens > the {arch.max_seq:,} tokens {arch.name} "
+            f"takes ({why})."]
 
 
 TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "virtual_stages", "sp", "zero", "recompute", "flash",

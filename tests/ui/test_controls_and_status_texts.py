@@ -22,12 +22,16 @@ def test_choosing_hardware_sets_its_gpus_per_node(qtbot):
 
 def test_status_bar_names_the_context_limit():
     from trinity_desktop.defaults import default_scenario
-    from trinity_desktop.main_window import MainWindow
     from trinity_desktop.model import evaluate
+    from trinity_desktop.status_bar import summary_parts
 
     sc = default_scenario().replace(kind="decode", gpus=8, prompt_len=(1 << 20) - 512, gen_len=512)
-    text = MainWindow._summary(evaluate(sc))
-    assert "max_seq" in text and f"{sc.model.max_seq:,}" in text
+    parts = summary_parts(evaluate(sc))
+    assert parts[0].startswith("Binding: ")   # what binds first, then the warning, before any other figure
+    warnings = [p for p in parts if p.startswith("⚠")]
+    assert parts[1:1 + len(warnings)] == warnings and len(warnings) >= 2   # does not fit, beyond the limit
+    assert any("Beyond the model's limit" in w and f"{sc.model.max_seq:,}" in w for w in warnings)
+    assert "max_seq" not in " ".join(parts)
 
 
 def test_flow_headline_names_the_bubble_denominator(shown_panel):

@@ -93,7 +93,7 @@ def test_status_bar_quotes_the_same_pressures(qtbot):
     win = MainWindow(ScenarioStore(default_scenario()), None)
     qtbot.addWidget(win)
     r = win.store.results
-    text = win.status.text()
+    text = win.status.full_text()
     for name, value in zip(RESOURCES, r.pressure.as_tuple(), strict=True):
         assert f"{name} {value:.2f}" in text
-    assert f"binding: {r.bottleneck}" in text
+    assert text.startswith(f"Binding: {r.bottleneck}")

@@ -8,6 +8,7 @@ from PySide6 import QtWidgets
 
 from trinity_desktop import app as app_module
 from trinity_desktop import presentation
+from trinity_desktop.captions import slide_caption
 from trinity_desktop.deck import example_decks
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.main_window import MainWindow
@@ -141,8 +142,10 @@ def test_deck_export_renders_slides_as_presented(window, tmp_path, monkeypatch, 
     written = window.workspace.export_deck(tmp_path, scale=1)
     assert [p.name for p in written] == [f"slide_{i + 1:02d}.png" for i in range(len(deck.slides))] + ["deck.pdf"]
     assert (tmp_path / "deck.pdf").stat().st_size > 10_000
-    for slide, state in zip(deck.slides, seen, strict=True):
-        assert state["title"] == slide.title and state["caption"] == slide.caption and state["banner"]
+    for i, (slide, state) in enumerate(zip(deck.slides, seen, strict=True)):
+        caption = slide_caption(deck, i)   # the template filled with the slide's numbers
+        assert state["title"] == slide.title and state["caption"] == caption and state["banner"]
+        assert "{" not in caption and caption != slide.caption
         assert not (state["menu"] or state["status"] or state["controls"] or state["deck"])
         assert state["docks"] == {d.removeprefix("dock_") for d in slide.docks} - {"controls", "deck"}
     width, height, colours = png_info(written[0])
@@ -163,3 +166,65 @@ def test_tear_down_deletes_the_window_before_exit(qtbot):
     app_module.tear_down(win)
     assert not Shiboken.isValid(win)
     assert not any(Shiboken.isValid(p) for p in panels)
+
+
+def _zoom_of(view) -> float:
+    return view.width() / max(view.range.width(), 1e-9)   # pixels per scene unit (GraphicsView.setRange)
+
+
+def test_a_slide_shows_messages_not_controls_and_one_text_scale(window):
+    import pyqtgraph as pg
+
+    from trinity_desktop.slide_controls import editing_controls
+
+    deck = _deck(window, "inference_reality")
+    before = {n: len(editing_controls(p)) for n, p in window.panels.built().items()
+              if n not in window.EDITING_DOCKS}
+    window.talk.present(0)
+    for i in range(len(deck.slides)):
+        window.talk.presenter.go(i, animate=False)
+        presentation.settle(0.3)
+        shown = [p for p in window.result_panels() if p.isVisible()]
+        assert shown and all(editing_controls(p) == [] for p in shown), f"slide {i + 1}"
+        zooms = {round(_zoom_of(v), 2) for p in shown for v in p.findChildren(pg.GraphicsView) if v.isVisible()}
+        assert len(zooms) == 1 and 1.0 <= zooms.pop() <= presentation.PLOT_ZOOM, f"slide {i + 1}"
+    window.talk.presenter.stop()
+    after = {n: len(editing_controls(p)) for n, p in window.panels.built().items() if n in before}
+    assert after == before   # editing gets its controls back
+
+
+def test_a_slide_opens_the_flow_at_its_phase(window):
+    deck = _deck(window, "layout_planner")
+    assert deck.slides[0].flow_phase == "forward"
+    window.talk.present(0)
+    presentation.settle(0.3)
+    flow = window.panels["flow"]
+    assert flow.current_phase() is not None and flow.current_phase().name == "forward"
+    window.talk.presenter.go(2, animate=False)   # no phase named: the whole step, from the start
+    presentation.settle(0.2)
+    assert flow.current_index() == 0
+
+
+def test_a_slide_keeps_its_flow_phase_in_the_session_file(tmp_path):
+    from trinity_desktop import session_file
+    from trinity_desktop.deck import Deck, Slide
+
+    slide = Slide("t", "c", default_scenario(), docks=("dock_flow",), flow_phase="backward")
+    path = tmp_path / "talk.trinity.json"
+    session_file.save(path, default_scenario(), Deck("d", (slide,)))
+    assert session_file.load(path)[1].slides[0].flow_phase == "backward"
+
+
+def test_a_slide_that_crushes_a_panel_is_reported(window, qtbot):
+    from trinity_desktop.audit_slides import crushed_panels
+    from trinity_desktop.deck import Deck, Slide
+
+    docks = ("dock_triangle", "dock_flow", "dock_roofline", "dock_heatmap")
+    window.talk.set_deck(Deck("crowded", (Slide("four panels", "", default_scenario(), docks=docks),)))
+    window.resize(760, 520)
+    window.talk.present(0)
+    presentation.settle(0.3)
+    crushed = crushed_panels(window)
+    assert crushed and all(" px < " in line for line in crushed)
+    window.talk.presenter.stop()
+    window.resize(1600, 950)

@@ -1,0 +1,67 @@
+"""First run: the welcome page says what the AI Trinity is, opens each example deck in one click, starts the
+tour of four panels, and is remembered once closed. The Slides dock's empty state points at the examples."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6 import QtCore
+
+from trinity_desktop.defaults import default_scenario
+from trinity_desktop.main_window import MainWindow
+from trinity_desktop.store import ScenarioStore
+from trinity_desktop.tour import STOPS
+from trinity_desktop.welcome import SEEN_KEY, SENTENCES, deck_cards
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(ScenarioStore(default_scenario()), settings)
+    qtbot.addWidget(win)
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+def test_the_page_shows_on_a_first_run_only(window, qtbot):
+    assert not window.welcome.is_shown()   # a window that is not the app's first run shows none
+    window.welcome.offer()
+    qtbot.waitUntil(window.welcome.is_shown)
+    assert len(SENTENCES) == 3 and all(word in " ".join(SENTENCES) for word in ("compute", "bandwidth", "memory"))
+    page = window.welcome.page
+    assert window.rect().contains(page.geometry()) and page.geometry().left() >= window.docks["controls"].width()
+    window.welcome.close()
+    assert window.settings.value(SEEN_KEY, False, type=bool)
+    window.welcome.offer()
+    assert not window.welcome.is_shown()
+
+
+def test_each_example_deck_is_one_click_away(window, qtbot):
+    window.welcome.show()
+    cards = window.welcome.page.card_buttons
+    assert len(cards) == len(deck_cards()) == 4
+    cards[2].click()
+    title, count, _ = deck_cards()[2]
+    assert window.talk.deck is not None and window.talk.deck.title == title and len(window.talk.deck) == count
+    assert not window.welcome.is_shown()
+
+
+def test_the_tour_highlights_four_panels_in_turn(window, qtbot):
+    window.welcome.show()
+    tour = window.welcome.tour
+    seen = []
+    tour.stopChanged.connect(seen.append)
+    window.welcome.page.tour_button.click()
+    for _ in STOPS[1:]:
+        tour.next()
+    tour.next()
+    assert [s.dock for s in STOPS] == ["controls", "triangle", "roofline", "planner"]
+    assert seen == [0, 1, 2, 3, -1] and not tour.active()
+    assert len(STOPS) * 15 == 60   # seconds: one minute
+
+
+def test_the_empty_slides_dock_points_at_the_example_decks(window):
+    window.docks["deck"].show()
+    window.docks["deck"].raise_()
+    assert "File ▸ Open example deck" in window.talk.panel.deck_title.text()

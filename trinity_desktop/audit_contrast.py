@@ -1,0 +1,107 @@
+"""Faint text, measured on the pixels: each plot text's contrast against what is actually drawn behind it.
+
+A view is rendered twice: as shown, and with every text hidden (text items at opacity 0, axes' tick text in a
+transparent pen; nothing moves). Behind a text is the median colour of the second render inside the text's
+box; the text's colour is the pixel of the first render inside the box that differs most from that background
+(the core of a glyph stroke; anti-aliased edges are paler). A text drawn in its background's colour changes no
+pixel and reads as 1:1. The ratio is WCAG 2.1's: 4.5:1 is the goal for text, 3:1 the floor (large text and
+graphics); below the floor a text counts as missing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from trinity_desktop.audit_text import scene_texts
+
+GOAL_RATIO = 4.5
+FLOOR_RATIO = 3.0
+_CHANGED = 8   # a channel difference (0-255) above render noise
+
+
+@dataclass(frozen=True)
+class TextContrast:
+    label: str
+    ratio: float
+    text_rgb: tuple[int, int, int]
+    behind_rgb: tuple[int, int, int]
+
+    def describe(self) -> str:
+        text, behind = ("#" + "".join(f"{v:02x}" for v in rgb) for rgb in (self.text_rgb, self.behind_rgb))
+        return f"{self.label!r} {self.ratio:.1f}:1 ({text} on {behind})"
+
+
+def _pixels(image) -> np.ndarray:
+    """A QImage as an (h, w, 3) uint8 RGB array."""
+    from PySide6 import QtGui
+
+    image = image.convertToFormat(QtGui.QImage.Format.Format_RGB32)
+    h, w = image.height(), image.width()
+    data = np.frombuffer(image.constBits(), np.uint8).reshape(h, image.bytesPerLine() // 4, 4)
+    return data[:, :w, 2::-1].copy()   # BGRA in memory -> RGB
+
+
+def _luminance(rgb: np.ndarray) -> np.ndarray:
+    c = rgb.astype(float) / 255.0
+    lin = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return lin @ np.array([0.2126, 0.7152, 0.0722])
+
+
+def _ratio(la, lb):
+    return (np.maximum(la, lb) + 0.05) / (np.minimum(la, lb) + 0.05)
+
+
+def _grab(view) -> np.ndarray:
+    return _pixels(view.viewport().grab().toImage())
+
+
+def view_contrast(view) -> list[TextContrast]:
+    """The measured contrast of every visible text of one view that lies on screen."""
+    import pyqtgraph as pg
+    from PySide6 import QtGui, QtWidgets
+
+    texts = scene_texts(view)
+    if not texts:
+        return []
+    shown = _grab(view)
+    opacities, pens = {}, {}
+    for t in texts:
+        if isinstance(t.item, QtWidgets.QGraphicsTextItem) and t.item not in opacities:
+            opacities[t.item] = t.item.opacity()
+            t.item.setOpacity(0.0)
+        elif isinstance(t.item, pg.AxisItem) and t.item not in pens:
+            pens[t.item] = QtGui.QPen(t.item.textPen())
+            t.item.setTextPen(pg.mkPen(QtGui.QColor(0, 0, 0, 0)))
+    try:
+        behind = _grab(view)
+    finally:
+        for item, opacity in opacities.items():
+            item.setOpacity(opacity)
+        for item, pen in pens.items():
+            item.setTextPen(pen)
+    h, w = shown.shape[:2]
+    out = []
+    for t in texts:
+        box = view.mapFromScene(t.polygon).boundingRect()
+        x0, y0 = max(box.left(), 0), max(box.top(), 0)
+        x1, y1 = min(box.right() + 1, w), min(box.bottom() + 1, h)
+        if x1 - x0 < 2 or y1 - y0 < 2:
+            continue   # off screen: the clipping check reports it
+        a = shown[y0:y1, x0:x1].reshape(-1, 3)
+        b = behind[y0:y1, x0:x1].reshape(-1, 3)
+        back = np.median(b, axis=0)
+        changed = np.abs(a.astype(int) - b.astype(int)).max(axis=1) > _CHANGED
+        if not changed.any():
+            out.append(TextContrast(t.label, 1.0, tuple(int(v) for v in back), tuple(int(v) for v in back)))
+            continue
+        ratios = _ratio(_luminance(a[changed]), _luminance(back[None, :])[0])
+        best = int(np.argmax(ratios))
+        out.append(TextContrast(t.label, float(ratios[best]), tuple(int(v) for v in a[changed][best]),
+                                tuple(int(v) for v in back)))
+    return out
+
+
+def faint(measured: list[TextContrast], floor: float = FLOOR_RATIO) -> list[TextContrast]:
+    return [m for m in measured if m.ratio < floor]

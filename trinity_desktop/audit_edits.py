@@ -1,0 +1,83 @@
+"""Stability under edits: the layout a person arranged stays as it was while they edit the scenario.
+
+From the window's current layout, `edit_sequence` applies a model that does not fit, a switch to decode and
+every hardware preset, then undoes them all. After each edit no visible chart dock may have lost more than
+`MAX_LOSS` of its width or height (a long message wraps inside its panel instead of widening its dock and
+crushing its neighbour), and after the undo every dock is back within `UNDO_TOLERANCE` of where it started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+MAX_LOSS = 0.30
+UNDO_TOLERANCE = 0.05
+
+
+@dataclass
+class EditReport:
+    steps: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)   # "after <step>: <dock> <width|height> a -> b px"
+
+
+def chart_dock_sizes(window) -> dict[str, tuple[int, int]]:
+    """The size of every chart dock a person sees now (shown and in front of its tab group)."""
+    return {name: (dock.width(), dock.height()) for name, dock in window.docks.items()
+            if name not in window.EDITING_DOCKS and dock.isVisible() and not dock.visibleRegion().isEmpty()}
+
+
+def not_fitting_model(window):
+    """The first model preset, largest first, that does not fit the current scenario's devices."""
+    from trinity_desktop.model import ValidationError, evaluate
+
+    scenario = window.store.scenario
+    for model in sorted(window.models.values(), key=lambda m: -m.params_published):
+        try:
+            if not evaluate(scenario.replace(model=model)).fits:
+                return model
+        except ValidationError:
+            continue
+    return None
+
+
+def _edits(window) -> list[tuple[str, Callable[[], object]]]:
+    store = window.store
+    steps = []
+    model = not_fitting_model(window)
+    if model is not None:
+        steps.append((f"model {model.name} (does not fit)", lambda: store.edit("Audit: model", model=model)))
+    steps.append(("switch to decode", lambda: store.edit("Audit: decode", kind="decode")))
+    for hardware in window.hardware.values():
+        steps.append((f"hardware {hardware.name}", lambda hw=hardware: store.edit("Audit: hardware", hardware=hw)))
+    return steps
+
+
+def _compare(before: dict, after: dict, limit: float, when: str, lost_only: bool) -> list[str]:
+    problems = []
+    for name, (w0, h0) in before.items():
+        if name not in after:
+            problems.append(f"{when}: {name} is no longer shown")
+            continue
+        for axis, old, new in (("width", w0, after[name][0]), ("height", h0, after[name][1])):
+            change = (old - new) / old if lost_only else abs(new - old) / old
+            if old > 0 and change > limit:
+                problems.append(f"{when}: {name} {axis} {old} -> {new} px")
+    return problems
+
+
+def edit_sequence(window, settle: Callable[[], None]) -> EditReport:
+    """Apply the edits one by one, then undo them all; report every dock that lost or kept a changed size."""
+    report = EditReport()
+    start_sizes = chart_dock_sizes(window)
+    start_index = window.store.undo_stack.index()
+    for step, apply in _edits(window):
+        apply()
+        settle()
+        report.steps.append(step)
+        report.problems += _compare(start_sizes, chart_dock_sizes(window), MAX_LOSS, f"after {step}", True)
+    window.store.undo_stack.setIndex(start_index)
+    settle()
+    report.steps.append("undo")
+    report.problems += _compare(start_sizes, chart_dock_sizes(window), UNDO_TOLERANCE, "after undo", False)
+    return report

@@ -1,0 +1,86 @@
+"""Panels on slides: every slide of a deck, as presented, gives each of its panels at least the panel's
+declared minimum size (`docks.DockSpec.min_size`) and shows no colliding, clipped or shortened plot text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from trinity_desktop.audit_text import scene_report
+
+
+@dataclass
+class SlideReport:
+    deck: str
+    index: int            # 0-based
+    title: str
+    crushed: list[str] = field(default_factory=list)   # "flow 612 x 20 px < 360 x 220"
+    texts: list[str] = field(default_factory=list)     # overlapping, clipped or shortened plot texts
+
+    @property
+    def ok(self) -> bool:
+        return not self.crushed and not self.texts
+
+    def as_dict(self) -> dict:
+        return {"deck": self.deck, "slide": self.index + 1, "title": self.title, "crushed": self.crushed,
+                "texts": self.texts}
+
+
+def crushed_panels(window) -> list[str]:
+    """The visible chart panels smaller than their declared minimum size."""
+    from trinity_desktop.docks import DOCKS
+
+    out = []
+    for spec in DOCKS:
+        dock = window.docks[spec.name]
+        if spec.name in window.EDITING_DOCKS or not dock.isVisible():
+            continue
+        size = dock.widget().size()
+        if size.width() < spec.min_size[0] or size.height() < spec.min_size[1]:
+            out.append(f"{spec.name} {size.width()} x {size.height()} px < {spec.min_size[0]} x {spec.min_size[1]}")
+    return out
+
+
+def slide_texts(window) -> list[str]:
+    """Overlapping, clipped or shortened plot texts of the visible chart panels."""
+    import pyqtgraph as pg
+
+    out = []
+    for name, panel in window.panels.built().items():
+        if name in window.EDITING_DOCKS or not window.docks[name].isVisible():
+            continue
+        for view in panel.findChildren(pg.GraphicsView):
+            if not view.isVisible():
+                continue
+            overlaps, clipped, shortened = scene_report(view)
+            out += [f"{name}: {a!r} overlaps {b!r}" for a, b in overlaps]
+            out += [f"{name}: {t!r} is clipped" for t in clipped]
+            out += [f"{name}: {t!r} is shortened" for t in shortened]
+    return out
+
+
+def check_presented_slide(window, deck_title: str, index: int) -> SlideReport:
+    """The report of the slide on screen now (the presenter shows it)."""
+    slide = window.talk.deck.slides[index]
+    return SlideReport(deck_title, index, slide.title, crushed_panels(window), slide_texts(window))
+
+
+def audit_deck(window, path, settle_s: float = 0.3) -> list[SlideReport]:
+    """Open the deck at `path`, present every slide and report each; leaves presentation mode."""
+    from trinity_desktop.presentation import settle, settle_background_work
+
+    error = window.workspace.open_path(path)
+    if error:
+        raise ValueError(error)
+    deck = window.talk.deck
+    presenter = window.talk.presenter
+    reports = []
+    try:
+        for i in range(len(deck.slides)):
+            presenter.start(deck, 0) if i == 0 else presenter.go(i, animate=False)
+            settle(settle_s)
+            settle_background_work(window)
+            presenter.hide_tab_bars()
+            reports.append(check_presented_slide(window, deck.title, i))
+    finally:
+        presenter.stop()
+    return reports

@@ -1,0 +1,108 @@
+"""Slide captions that quote the panels' numbers: a caption is a template filled from the slide's Results.
+
+A template names values in braces: "{model} on {gpus} {hardware}: {step_time} per step, {memory} of
+{capacity} per GPU". `caption_values(results)` computes them from the same Results the panels draw, formatted
+as the panels format them (`ui.units`), so a caption can never disagree with its slide. `{prev_<name>}`
+quotes the previous slide's value ("activations fall from {prev_activations} to {activations}"). A name that
+is not a value, or a previous-slide value on a first slide, is refused in one line (`CaptionError`).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+from trinity_desktop.model import Results
+from trinity_desktop.ui.units import fmt_gb, fmt_seconds
+
+PREVIOUS = "prev_"
+
+
+class CaptionError(ValueError):
+    """A caption template names a value that does not exist."""
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.0f}%"
+
+
+def _parallelism(r: Results) -> dict[str, str]:
+    sc = r.scenario
+    out = {"gpus": f"{sc.gpus:,}", "tp": str(sc.tp), "pp": str(sc.pp), "cp": str(sc.cp), "zero": str(sc.zero),
+           "virtual_stages": str(sc.virtual_stages), "compute_efficiency": _pct(sc.efficiency.compute)}
+    if r.kind == "train":
+        out.update(dp=f"{int(r.train['dp']):,}", micro_batches=str(int(r.train["micro_batches"])),
+                   global_batch=f"{sc.global_batch:,}", seq_len=f"{sc.seq_len:,}",
+                   tokens_per_step=f"{sc.global_batch * sc.seq_len / 1e6:.1f} million")
+    else:
+        out.update(batch=f"{sc.batch:,}", context=f"{sc.prompt_len + sc.gen_len:,}", prompt=f"{sc.prompt_len:,}",
+                   kv_window=f"{sc.kv_window:,}", kv_sinks=str(sc.kv_sinks),
+                   razor_fraction=_pct(sc.razor_retrieval_fraction))
+    return out
+
+
+def _key(name: str) -> str:
+    """A value name from a memory item or time stage: "GEMMs (weights)" -> "gemms_weights"."""
+    return re.sub(r"\W+", "_", name).strip("_").lower()
+
+
+def caption_values(r: Results) -> dict[str, str]:
+    """Every value a caption may quote, formatted for people."""
+    sc = r.scenario
+    pressures = dict(zip(("compute", "bandwidth", "memory"), r.pressure.as_tuple(), strict=True))
+    # memory items are per device, as the Memory and time panel draws them
+    values = {"model": sc.model.name, "hardware": sc.hardware.name, "binding": r.bottleneck,
+              "step_time": fmt_seconds(r.time_total), "memory": fmt_gb(r.memory_total),
+              "capacity": f"{r.capacity / 1e9:.0f} GB", "fits": "fits" if r.fits else "does not fit",
+              **{f"{name}_pressure": f"{value:.2f}" for name, value in pressures.items()},
+              **{_key(name): fmt_gb(value) for name, value in r.memory.items()},
+              **{f"{_key(name)}_time": fmt_seconds(value) for name, value in r.time.items()},
+              **_parallelism(r)}
+    if r.kind == "train":
+        values["mfu"] = f"{100 * r.train['mfu']:.1f}%"
+        if "pipeline_bubble" in r.time:
+            values["bubble_share"] = _pct(r.time["pipeline_bubble"] / r.time_total)
+        if r.train.get("host_bytes", 0.0) > 0:
+            values["host_memory"] = fmt_gb(r.train["host_bytes"])
+    else:
+        values["token_time"] = fmt_seconds(r.infer.get("time_per_output_token_s", r.time_total))
+    return values
+
+
+def template_names(template: str) -> list[str]:
+    """The value names a template quotes, in order."""
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name]
+
+
+def fill_caption(template: str, results: Results, previous: Results | None = None) -> str:
+    """The caption with every {name} replaced by the slide's value ({prev_name}: the previous slide's)."""
+    values = caption_values(results)
+    if previous is not None:
+        values.update({PREVIOUS + k: v for k, v in caption_values(previous).items()})
+    missing = [n for n in template_names(template) if n not in values]
+    if missing:
+        where = "the previous slide" if missing[0].startswith(PREVIOUS) and previous is None else "this slide"
+        raise CaptionError(f"the caption quotes {{{missing[0]}}}, which {where} does not have "
+                           f"(known: {', '.join(sorted(k for k in values if not k.startswith(PREVIOUS)))})")
+    try:
+        return template.format_map(values)
+    except (ValueError, IndexError) as exc:
+        raise CaptionError(f"the caption is not a valid template: {exc}") from None
+
+
+def slide_caption(deck, index: int, results: Results | None = None) -> str:
+    """Slide `index`'s caption as the audience reads it: filled from its Results (evaluated when not given)
+    and the previous slide's; a caption that is not a template of known values is shown as typed."""
+    from trinity_desktop.model import ValidationError, evaluate
+
+    slide = deck.slides[index]
+    names = template_names(slide.caption)
+    if not names:
+        return slide.caption
+    try:
+        results = results or evaluate(slide.scenario)
+        previous = (evaluate(deck.slides[index - 1].scenario)
+                    if index > 0 and any(n.startswith(PREVIOUS) for n in names) else None)
+        return fill_caption(slide.caption, results, previous)
+    except (CaptionError, ValidationError):
+        return slide.caption

@@ -1,0 +1,80 @@
+"""The status bar's scenario summary: what binds and any warning first, never cut.
+
+The summary is a list of parts in the order a person needs them: the binding resource with its pressure,
+each warning (does not fit, beyond the model's context, KV cache beyond HBM, host memory short), the three
+pressures, the step time, the memory per device, and the model on its hardware. The label shows as many whole parts as its
+width holds, from the first; the full summary is its tooltip. It never asks for more width than it has, so
+a long summary cannot widen the window.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+from trinity_desktop.model import Results
+from trinity_desktop.ui.units import fmt_seconds
+
+SEPARATOR = " · "
+_WHAT = {"train": "training step", "prefill": "prefill", "decode": "decode step"}
+
+
+_SEVERITY = ("Does not fit", "Beyond the model's limit", "Host memory short")   # then the other notes
+
+
+def _severity(note: str) -> int:
+    return next((i for i, start in enumerate(_SEVERITY) if note.startswith(start)), len(_SEVERITY))
+
+
+def summary_parts(r: Results) -> list[str]:
+    """The summary's parts, most important first."""
+    sc = r.scenario
+    pressures = dict(zip(("compute", "bandwidth", "memory"), r.pressure.as_tuple(), strict=True))
+    parts = [f"Binding: {r.bottleneck} (pressure {pressures[r.bottleneck]:.2f}; 1.00 = at its limit)"]
+    parts += [f"⚠ {note.rstrip('.')}" for note in sorted(r.notes, key=_severity)]
+    parts.append("pressures " + ", ".join(f"{name} {value:.2f}" for name, value in pressures.items()))
+    parts.append(f"{_WHAT[r.kind]} {fmt_seconds(r.time_total)}")
+    parts.append(f"{r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device"
+                 + ("" if r.fits else ", does not fit"))
+    parts.append(f"{sc.model.name} on {sc.gpus} × {sc.hardware.name}")
+    return parts
+
+
+def fitted(parts: list[str], width: int, advance) -> str:
+    """As many whole parts as fit `width` pixels (`advance(text)` measures); at least the first, wrapped."""
+    shown = ""
+    for part in parts:
+        candidate = part if not shown else shown + SEPARATOR + part
+        if shown and advance(candidate) > width:
+            break
+        shown = candidate
+    return shown
+
+
+class StatusSummary(QtWidgets.QLabel):
+    """The summary label: whole parts from the first, the full text in the tooltip."""
+
+    def __init__(self):
+        super().__init__()
+        self._parts: list[str] = []
+        self.setAccessibleName("Scenario summary")
+        self.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names are shown as typed, never as HTML
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(1)
+
+    def show_results(self, results: Results) -> None:
+        self._parts = summary_parts(results)
+        self.setToolTip(SEPARATOR.join(self._parts))
+        self._refit()
+
+    def full_text(self) -> str:
+        return SEPARATOR.join(self._parts)
+
+    def _refit(self) -> None:
+        room = self.contentsRect().width() - 2
+        text = fitted(self._parts, room, self.fontMetrics().horizontalAdvance)
+        self.setWordWrap(self.fontMetrics().horizontalAdvance(text) > room)   # only the first part, if ever
+        self.setText(text)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._refit()
