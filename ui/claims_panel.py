@@ -40,6 +40,7 @@ class ClaimsPanel(QtWidgets.QWidget):
         self.claims = all_claims()
         font = theme.axis_font(FONT_PT)
         self.title = QtWidgets.QLabel(claims_title(self.claims))
+        self.title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.title.setObjectName("ClaimsTitle")
         title_font = theme.axis_font(FONT_PT + 2)
         title_font.setBold(True)
@@ -85,11 +86,11 @@ class ClaimsPanel(QtWidgets.QWidget):
         self.table.cellClicked.connect(lambda row, _col: self.load_row(row))
 
         self.detail = QtWidgets.QLabel("Click a claim to load its scenario and read how it was computed.")
+        self.detail.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.detail.setObjectName("ClaimsDetail")
         self.detail.setFont(font)
         self.detail.setWordWrap(True)
         self.detail.setAccessibleName("Selected claim")
-        self.detail.setTextFormat(QtCore.Qt.TextFormat.PlainText)
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)

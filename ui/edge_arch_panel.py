@@ -126,12 +126,14 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.tlabels = PointLabels(self.tplot, 3)
 
         self.caption = QtWidgets.QLabel("")
+        self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.caption.setObjectName("EdgeArchCaption")
         self.caption.setWordWrap(True)
         self.caption.setFont(pw.font(11))
         self.caption.setAccessibleName("Edge architecture sources")
 
         self.title = QtWidgets.QLabel("")
+        self.title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.title.setObjectName("EdgeArchTitle")
         self.title.setWordWrap(True)
         self.title.setFont(pw.font(14, bold=True))

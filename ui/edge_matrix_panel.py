@@ -71,6 +71,7 @@ class EdgeMatrixPanel(QtWidgets.QWidget):
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
         pw.style_plot(self.plot, "", bottom="format (cells: ms per token)")
         self.title = QtWidgets.QLabel(matrix_title(m))
+        self.title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.title.setObjectName("EdgeMatrixTitle")
         self.title.setWordWrap(True)
         self.title.setFont(pw.font(14, bold=True))
@@ -138,6 +139,7 @@ class EdgeMatrixPanel(QtWidgets.QWidget):
             f"Batch-1 decode after a {PROMPT}-token prompt, time per output token from the core roofline with each "
             "format's stored bits (scales included). ✓: fits, within 100 ms and at most the 3B class "
             "(dashed line; Llama-3.2-3B's 3.21B counts). ✗: does not fit the device's memory.")
+        self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.caption.setObjectName("EdgeMatrixCaption")
         self.caption.setWordWrap(True)
         self.caption.setFont(pw.font(11))

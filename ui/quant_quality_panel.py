@@ -125,6 +125,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.caption = QtWidgets.QLabel(
             f"Points: llama.cpp quantize README ({c.model}). Cliff: a step's share of the perplexity rise exceeds "
             "its share of the storage saved. Kurtic et al. 2024: FP8 lossless, INT4 weight-only rivals INT8.")
+        self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.caption.setToolTip(
             f"{c.model}: fp16 {c.points[0].size_gib:g} GiB, perplexity {c.points[0].perplexity:g}. The K-quant "
             "files are llama.cpp's mixes (some tensors kept wider), so their bits per weight exceed the pure "
@@ -136,6 +137,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.caption.setAccessibleName("Quality chart sources")
 
         self.title = QtWidgets.QLabel(f"{quality_title(c)}. {storage_title()}.")
+        self.title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.title.setObjectName("QuantQualityTitle")
         self.title.setWordWrap(True)
         self.title.setFont(pw.font(14, bold=True))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.step.evaluation import Results
@@ -60,6 +60,7 @@ class RoutingPanel(QtWidgets.QWidget):
 
         bg = theme.THEMES[theme.current_theme()]["plot_bg"]
         self.title = QtWidgets.QLabel("")
+        self.title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.title.setObjectName("RoutingTitle")
         self.title.setWordWrap(True)
         self.title.setFont(pw.font(14, bold=True))
@@ -94,6 +95,7 @@ class RoutingPanel(QtWidgets.QWidget):
         pw.LeaveFilter(self.lat_widget, self.lhover.leave)
         pw.LeaveFilter(self.cost_widget, self.chover.leave)
         self.caption = QtWidgets.QLabel("")
+        self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.caption.setObjectName("RoutingCaption")
         self.caption.setWordWrap(True)
         self.caption.setFont(pw.font(11))

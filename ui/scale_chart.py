@@ -69,6 +69,7 @@ class ScaleChart(QtWidgets.QWidget):
         pw.LeaveFilter(self.graphics, self.hover.leave)
 
         self.caption = QtWidgets.QLabel("")
+        self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.caption.setObjectName(f"{name}Caption")
         self.caption.setFont(pw.font(11))
         self.caption.setWordWrap(True)
