@@ -17,6 +17,7 @@ from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.stages import refreshed_stage
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.stacked_bar import StackedBar
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
 STACK_BELOW_PX = 640   # a panel narrower than this stacks the memory bar above the time bar
@@ -104,8 +105,8 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.memory_plot.getAxis("bottom").setTicks([[(0.0, "one GPU")]])
         self.time_plot.getAxis("bottom").setTicks([[(0.0, "")]])
 
-        self.memory_bar = pw.StackedBar(self.memory_plot)
-        self.time_bar = pw.StackedBar(self.time_plot)
+        self.memory_bar = StackedBar(self.memory_plot)
+        self.time_bar = StackedBar(self.time_plot)
 
         self.capacity_line = pg.InfiniteLine(
             pos=0.0, angle=0, pen=pg.mkPen("#222222", width=2, style=QtCore.Qt.PenStyle.DashLine))

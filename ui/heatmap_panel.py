@@ -17,8 +17,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.formulas.pressure import RESOURCES
 from trinity_desktop.model.views.workloads import WorkloadRow
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_seconds
 
 NA_COLOR = (240, 240, 240, 255)      # near-white (lighter than any cividis colour): cannot run here
@@ -177,7 +177,8 @@ class HeatmapPanel(QtWidgets.QWidget):
         gy = [float(i) for i in range(n + 1) for _ in (0, 1)] + [v for _ in range(4) for v in (0.0, float(n))]
         self.grid_item.setData(np.asarray(gx), np.asarray(gy))
         self._set_row_ticks()
-        pw.set_title(self.plot, f"Workload pressure on {pw.html_escape(hardware_name)}")
+        bindings = [row.results.bottleneck for row in self._rows if row.results is not None]
+        pw.set_title(self.plot, pw.html_escape(findings.binding_count_title(bindings, hardware_name)))
         self.plot.setXRange(0, 3, padding=0)
         self.plot.setYRange(0, max(n, 1), padding=0)
         self.set_focus(self._focus_key)

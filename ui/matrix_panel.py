@@ -23,8 +23,8 @@ from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.grad_sync_matrix import LINK_CLASSES, SYNC_ALGORITHMS, sync_matrix
 from trinity_desktop.model.views.kv_matrix import binned_fraction, kv_matrix
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
 VIEWS = ("Compressed KV cache", "Dense gradient sync")
@@ -227,7 +227,8 @@ class MatrixPanel(QtWidgets.QWidget):
                 "streaming": f"StreamingLLM: {kv['sinks']} sinks + window {kv['window']:,}",
                 "h2o": f"H2O: {sc.kv_heavy_ratio:.0%} budget (heavy hitters + recent)",
                 "razor": f"RazorAttention, retrieval heads keep all {c:,}"}[kv["policy"]]
-        self.kv_plot.setTitle(f"Tokens kept at {c:,} tokens, by KV policy", size="13pt", color="#222222")
+        pw.set_title(self.kv_plot, pw.html_escape(findings.kv_policy_title(
+            POLICY_NAMES[kv["policy"]], kv["kept_fraction"], c)), size="13pt")
         shown = "" if kv["heads_shown"] == kv["heads_total"] else \
             f" Showing {kv['heads_shown']} of {kv['heads_total']} heads."
         self.kv_summary.setText(
@@ -297,8 +298,8 @@ class MatrixPanel(QtWidgets.QWidget):
             ys += [0, n, cpos, cpos]
         self.node_lines.setData(np.asarray(xs, float), np.asarray(ys, float))
         sc = self._results.scenario
-        self.sync_plot.setTitle(f"{ALGORITHM_LABELS[self._algorithm]}: {n} DP ranks, "
-                                f"S = {fmt_bytes(s['nbytes'])} of gradients", size="13pt", color="#222222")
+        pw.set_title(self.sync_plot, pw.html_escape(findings.sync_title(
+            ALGORITHM_LABELS[self._algorithm], n, float(s["time_s"]), s["bytes_by_class"])), size="13pt")
         parts = []
         for cls in LINK_CLASSES:
             if s["bytes_by_class"][cls] > 0:

@@ -25,9 +25,9 @@ from trinity_desktop.model.step.kv_residency import (
     residency_curve,
     serving_scenario,
 )
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.hierarchy_chart import HierarchyChart
 from trinity_desktop.ui.units import fmt_bytes, fmt_rate, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
@@ -59,14 +59,6 @@ POLICY_LABELS = {"spill": "Spill to the next tier", "evict": "Evict (drop what H
 RIGHT_MODES = ("step_time", "tokens_per_s")
 
 
-def _count(v: float) -> str:
-    if v >= 1 << 20 and v % (1 << 20) == 0:
-        return f"{int(v) >> 20}M"
-    if v >= 1024 and v % 1024 == 0:
-        return f"{int(v) >> 10}k"
-    return f"{v:,.0f}"
-
-
 def _log_ticks(lo: float, hi: float, base2: bool) -> list[tuple[float, str]]:
     """Ticks at powers of 2 (tokens) or of 10, within [lo, hi] (data units), placed at log10."""
     ticks = []
@@ -79,7 +71,7 @@ def _log_ticks(lo: float, hi: float, base2: bool) -> list[tuple[float, str]]:
             ticks = ticks[:: 2] if ticks.index(ticks[-1]) % 2 == 0 else ticks[1:: 2]
     else:
         ticks = [10.0 ** e for e in range(-9, 10) if lo * 0.999 <= 10.0 ** e <= hi * 1.001]
-    return [(math.log10(v), _count(v)) for v in ticks]
+    return [(math.log10(v), findings.count_text(v)) for v in ticks]
 
 
 def _time_label(seconds: float) -> str:
@@ -306,11 +298,10 @@ class ResidencyPanel(QtWidgets.QWidget):
         hw = sc.hardware
         tp = sc.gpus
         what = f"{sc.model.name} on {tp}× {hw.name}" if tp > 1 else f"{sc.model.name} on {hw.name}"
-        where = f"{sc.batch} sessions" if self._axis == "context" else f"{_count(current_ctx)} tokens per sequence"
-        pw.set_title(self.plot, f"KV-cache residency: {pw.html_escape(what)}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}",
-                     size="13pt")
+        where = f"{sc.batch} sessions" if self._axis == "context" else f"{findings.count_text(current_ctx)} tokens per sequence"
+        pw.set_title(self.plot, pw.html_escape(self._finding()), size="13pt")
         self._sync_views()
-        self._update_caption()
+        self._update_caption(f"{what}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}.")
         self.set_focus("tier", self._focus_tier)
         self._refresh_band()
 
@@ -355,10 +346,20 @@ class ResidencyPanel(QtWidgets.QWidget):
         c = self._curve
         return c["step_time_s"] if self._right == "step_time" else c["tokens_per_s"]
 
-    def _update_caption(self) -> None:
+    def _finding(self) -> str:
+        """The title: how far the cache stays in HBM along the axis, and where it is at the current point."""
+        c, i = self._curve, self._index_of(self._current_x)
+        needed = np.maximum(c["needed"], 1.0)
+        all_hbm = c["resident"]["hbm"] >= needed * (1 - 1e-9)
+        limit = float(self._x[all_hbm].max()) if all_hbm.any() else 0.0
+        word = "tokens" if self._axis == "context" else "sessions"
+        return findings.residency_title(limit, word, float(min(c["resident"]["hbm"][i] / needed[i], 1.0)),
+                                        float(c["step_time_s"][i]))
+
+    def _update_caption(self, context: str) -> None:
         c = self._curve
         i = self._index_of(self._current_x)
-        parts = [f"Pinned in HBM per GPU: weights {fmt_bytes(c['weights_bytes'][i])} + runtime reserve "
+        parts = [context, f"Pinned in HBM per GPU: weights {fmt_bytes(c['weights_bytes'][i])} + runtime reserve "
                  f"{fmt_bytes(c['reserved_bytes'][i])}; KV {fmt_bytes(c['kv_bytes_per_token_gpu'])}/token/GPU, "
                  f"page = {c['page_tokens']} tokens."]
         if not bool(np.all(c["weights_fit"])):

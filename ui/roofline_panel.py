@@ -28,9 +28,9 @@ from trinity_desktop.model.views.roofline import (
     roofline,
 )
 from trinity_desktop.model.views.stages import refreshed_stage
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.roofline_band import RooflineBand
 from trinity_desktop.ui.roofline_compare import RooflineCompare
 from trinity_desktop.ui.roofline_hover import RooflineHover
@@ -264,7 +264,24 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self._set_ranges()
         self._layout_labels()
         self._update_info()
+        self._update_title()
         self._draw_stage()
+
+    def _update_title(self) -> None:
+        """The finding: the binding roof of the slowest of the main kernels (those counted in the first
+        kernel's scope, e.g. per layer per micro-batch; the comparison-only kernel left out), and the step's
+        time from the model."""
+        r, roof = self._results, self._roof
+        scope = roof.points[0].scope if roof.points else ""
+        points = [p for p in roof.points if "comparison" not in p.name and p.scope == scope]
+        if not points:
+            return
+        slowest = max(points, key=lambda p: p.time_s)
+        bound = "compute" if slowest.resource == "compute" else slowest.bound_by
+        phase, per, seconds = {"train": ("training", "step", r.time_total),
+                               "prefill": ("prefill", "prompt", r.time_total),
+                               "decode": ("decode", "token", r.time_total)}[r.kind]
+        pw.set_title(self.plot, pw.html_escape(findings.bound_title(phase, bound, r.scenario.batch, seconds, per)))
 
     # ------------------------------------------------------------------ ceilings and points
     def _geometry(self, c: Ceiling, roof: Roofline, hw: Hardware) -> tuple[np.ndarray, np.ndarray]:

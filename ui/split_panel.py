@@ -25,8 +25,8 @@ from trinity_desktop.model.views.split import (
     optimal_split,
     split_table,
 )
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
@@ -289,8 +289,11 @@ class SplitPanel(QtWidgets.QWidget):
         ticks = self._ticks(prof)
         self.time_plot.getAxis("bottom").setTicks([ticks, []])
         self.energy_plot.getAxis("bottom").setTicks([ticks, []])
-        pw.set_title(self.time_plot, f"{pw.html_escape(prof.name)}: latency per split point ({objective} optimum marked ▼)")
         total, dev_all, cloud_all = t["total_s"][k], t["total_s"][-1], t["total_s"][0]
+        col = t["total_s"] if objective == "latency" else t["energy_j"]
+        best = where if k in (0, n) else f"split {where}"
+        pw.set_title(self.time_plot, pw.html_escape(findings.split_title(best, objective, float(col[k]),
+                                                                          float(col[-1]), float(col[0]))))
         self.summary_label.setText(
             f"<b>Optimum ({objective}): {pw.html_escape(where)}</b> (split point {k} of {n}) — latency "
             f"{fmt_seconds(total)} = device {fmt_seconds(t['device_s'][k])} + transfer "

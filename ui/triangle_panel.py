@@ -20,8 +20,8 @@ from PySide6 import QtCore, QtWidgets
 from trinity_desktop.model import Results, ValidationError, barycentric, evaluate
 from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.model.views.workloads import WorkloadRow, evaluate_library
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.technique_list import TechniqueList
 from trinity_desktop.ui.triangle_labels import CORNERS, SQRT3_2, TriangleLabels
 from trinity_desktop.ui.units import fmt_seconds
@@ -212,7 +212,9 @@ class TrianglePanel(QtWidgets.QWidget):
         self.markers.setData(spots)
         self.text.set_marker_texts({row.key: _short(row.name) for row in self._rows if row.key in self._positions})
         self._place_labels()
-        pw.set_title(self.plot, f"Where workloads sit on {pw.html_escape(hardware_name)}")
+        pressed = [(row.name, row.results.bottleneck, float(getattr(row.results.pressure, row.results.bottleneck)))
+                   for row in self._rows if row.results is not None and row.results.bottleneck in theme.RESOURCE_COLORS]
+        pw.set_title(self.plot, pw.html_escape(findings.most_pressed_title(pressed, hardware_name)))
 
     def _fit(self, *_) -> None:
         """The view was resized: fit the triangle and its captions to it, then place the labels again."""

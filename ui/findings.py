@@ -1,0 +1,145 @@
+"""Chart titles that state the finding: one sentence per chart, computed from the numbers it draws.
+
+Model-free on purpose: every function takes plain numbers and names (what the panel already computed) and
+returns plain text, so each title is tested against computed values without building a panel. Units are
+formatted by ui/units.py; a title never holds a number the chart does not draw.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+
+RESOURCE_NAMES = {"compute": "compute", "bandwidth": "bandwidth", "memory": "memory"}
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def ratio_words(a: float, b: float, more: str = "more", fewer: str = "fewer") -> str:
+    """'3.1× fewer' when a < b, '2.0× more' when a > b, 'as many' when equal (a, b > 0)."""
+    if a <= 0 or b <= 0 or a == b:
+        return "as many"
+    return f"{b / a:.1f}× {fewer}" if a < b else f"{a / b:.1f}× {more}"
+
+
+def bound_title(phase: str, bound: str, batch: int, seconds: float, per: str) -> str:
+    """Roofline: 'Decode is HBM-bound at batch 16: 6.1 ms per token' (bound: the binding roof's name)."""
+    return f"{_cap(phase)} is {bound}-bound at batch {batch:,}: {fmt_seconds(seconds)} per {per}"
+
+
+def binding_count_title(bindings: Sequence[str], hardware: str) -> str:
+    """Heatmap: 'Memory binds 5 of 8 workloads on H100' (the most common binding resource; ties by order)."""
+    bound = [b for b in bindings if b]
+    if not bound:
+        return f"No workload evaluates on {hardware}"
+    resource, count = Counter(bound).most_common(1)[0]
+    return f"{_cap(RESOURCE_NAMES.get(resource, resource))} binds {count} of {len(bound)} workloads on {hardware}"
+
+
+def most_pressed_title(rows: Sequence[tuple[str, str, float]], hardware: str) -> str:
+    """Triangle: '<workload> is pressed hardest: memory at 0.93 on H100' from (name, binding, pressure) rows."""
+    if not rows:
+        return f"No workload evaluates on {hardware}"
+    name, resource, value = max(rows, key=lambda r: r[2])
+    verdict = "does not fit" if resource == "memory" and value > 1.0 else f"{resource} at {value:.2f}"
+    return f"{name} is pressed hardest on {hardware}: {verdict}"
+
+
+def tiled_io_title(standard_bytes: float, flash_bytes: float, training: bool) -> str:
+    """Attention IO: 'Tiling moves 3.1× fewer HBM bytes: 5.19 GB vs 16.3 GB per layer' (in inference: 'per
+    layer of prefill', the prompt's N × N pass)."""
+    scope = "per layer" if training else "per layer of prefill"
+    return (f"Tiling moves {ratio_words(flash_bytes, standard_bytes)} HBM bytes: {fmt_bytes(flash_bytes)} vs "
+            f"{fmt_bytes(standard_bytes)} {scope}")
+
+
+def best_variant_title(variants: Sequence[tuple[str, float, bool]], baseline_s: float, per: str) -> str:
+    """Outcomes: the fastest variant that fits, and what it gains: '+ FlashAttention is fastest: 1.21 s per
+    step, 8% less than baseline'; 'No variant fits' when none does."""
+    fitting = [v for v in variants if v[2]]
+    if not fitting:
+        return "No variant fits in memory here"
+    name, seconds, _ = min(fitting, key=lambda v: v[1])
+    if baseline_s <= 0 or abs(seconds - baseline_s) / baseline_s < 0.005:
+        return f"{_cap(name)} is fastest: {fmt_seconds(seconds)} per {per}"
+    change = (seconds - baseline_s) / baseline_s
+    word = "less" if change < 0 else "more"
+    return f"{_cap(name)} is fastest: {fmt_seconds(seconds)} per {per}, {abs(change):.0%} {word} than baseline"
+
+
+def split_title(where: str, objective: str, best: float, all_device: float, all_cloud: float) -> str:
+    """Split computing: 'Split after conv5 is fastest: 38 ms, 3.4× less than all device' (objective
+    "latency", values in s) or '... uses the least device energy: 12 mJ, ...' (objective "energy", in J)."""
+    fmt = fmt_seconds if objective == "latency" else (lambda j: f"{j * 1e3:.3g} mJ")
+    verb = "is fastest" if objective == "latency" else "uses the least device energy"
+    head = f"{_cap(where)} {verb}: {fmt(best)}"
+    other_name, other = ("all device", all_device) if all_device >= all_cloud else ("all cloud", all_cloud)
+    if best <= 0 or other <= best * 1.005:
+        return head
+    return f"{head}, {other / best:.1f}× less than {other_name}"
+
+
+def kv_policy_title(policy: str, kept_fraction: float, context: int) -> str:
+    """KV matrix: 'H2O keeps 20% of 8,192 tokens'."""
+    return f"{_cap(policy)} keeps {kept_fraction:.0%} of {context:,} tokens"
+
+
+def sync_title(algorithm: str, ranks: int, total_s: float, bytes_by_link: dict[str, float]) -> str:
+    """Gradient-sync matrix: 'Ring all-reduce over 16 ranks: 1.2 s, most bytes on scale-out (40 GB)'."""
+    moved = {k: v for k, v in bytes_by_link.items() if v > 0}
+    if ranks <= 1 or not moved:
+        return f"{algorithm}: one rank, nothing to send"
+    link, nbytes = max(moved.items(), key=lambda kv: kv[1])
+    return f"{algorithm} over {ranks} ranks: {fmt_seconds(total_s)}, most bytes on {link} ({fmt_bytes(nbytes)})"
+
+
+def residency_title(hbm_limit: float, axis_word: str, hbm_share: float, step_s: float) -> str:
+    """Residency: 'KV cache stays in HBM up to 52.4k tokens; here 100% in HBM, 12 ms per step'
+    (hbm_limit: the largest x whose cache is all in HBM, 0 if none is)."""
+    reach = (f"KV cache stays in HBM up to {count_text(hbm_limit)} {axis_word}" if hbm_limit > 0
+             else f"KV cache never fits in HBM alone on this {axis_word} axis")
+    return f"{reach}; here {hbm_share:.0%} in HBM, {fmt_seconds(step_s)} per step"
+
+
+def count_text(v: float) -> str:
+    """A token or session count as on the log axes: 32k and 1M for powers of two, else 52,300."""
+    if v >= 1 << 20 and v % (1 << 20) == 0:
+        return f"{int(v) >> 20}M"
+    if v >= 1024 and v % 1024 == 0:
+        return f"{int(v) >> 10}k"
+    return f"{v:,.0f}"
+
+
+def quantisation_title(best_bits: float, quality_loss: float, metric: str, saved_fraction: float) -> str:
+    """Quantisation: '4-bit weights save 72% of memory for +0.3 perplexity'."""
+    return f"{best_bits:g}-bit weights save {saved_fraction:.0%} of weight memory for {quality_loss:+.2f} {metric}"
+
+
+def hierarchy_title(tier: str, working_set_bytes: float, tier_bytes: float) -> str:
+    """Memory hierarchy: 'The 59 GB working set fits in HBM (80 GB)' or '... spills past HBM'."""
+    verb = "fits in" if working_set_bytes <= tier_bytes else "spills past"
+    return f"The {fmt_bytes(working_set_bytes)} working set {verb} {tier} ({fmt_bytes(tier_bytes)})"
+
+
+def planner_title(best: str, seconds: float, per: str, feasible: int, searched: int) -> str:
+    """Planner: 'TP 8 · PP 4 · DP 2 is fastest: 1.21 s per step (412 of 6,000 layouts fit)'."""
+    if feasible == 0:
+        return f"None of {searched:,} layouts fits"
+    return f"{best} is fastest: {fmt_seconds(seconds)} per {per} ({feasible:,} of {searched:,} layouts fit)"
+
+
+def sensitivity_title(what: str, top_name: str, top_share: float) -> str:
+    """Validation: 'Step time depends most on HBM efficiency (61% of its variance)'."""
+    return f"{_cap(what)} depends most on {top_name} ({top_share:.0%} of its variance)"
+
+
+def tradeoff_title(spent: str, saved: str, best: str, saved_pct: float, spent_pct: float, n: int) -> str:
+    """Explorer: 'ZeRO-3 saves the most memory here: −62% memory for +4% bandwidth' (n techniques apply)."""
+    if n == 0 or not best:
+        return f"Nothing here spends {spent} to save {saved}"
+    return (f"{best} saves the most {saved} here: −{saved_pct:.0f}% {saved} for "
+            f"{spent_pct:+.0f}% {spent}")
