@@ -57,18 +57,22 @@ def tiled_io_title(standard_bytes: float, flash_bytes: float, training: bool) ->
             f"{fmt_bytes(standard_bytes)} {scope}")
 
 
-def best_variant_title(variants: Sequence[tuple[str, float, bool]], baseline_s: float, per: str) -> str:
-    """Outcomes: the fastest variant that fits, and what it gains: '+ FlashAttention is fastest: 1.21 s per
-    step, 8% less than baseline'; 'No variant fits' when none does."""
+def best_variant_title(variants: Sequence[tuple[str, float, bool]], baseline_s: float, baseline_fits: bool,
+                       per: str) -> str:
+    """Outcomes, from (name, seconds, fits) rows: the fastest variant that fits and what it changes against
+    the baseline ('+ FlashAttention is fastest: 1.21 s per step, 8% less than baseline'; 'Baseline does not
+    fit: + selective recompute is the fastest that does, 41.0 s per step'; 'No variant fits in memory here')."""
     fitting = [v for v in variants if v[2]]
     if not fitting:
         return "No variant fits in memory here"
     name, seconds, _ = min(fitting, key=lambda v: v[1])
+    if not baseline_fits:
+        return f"Baseline does not fit: {name} is the fastest that does, {fmt_seconds(seconds)} per {per}"
+    head = f"{_cap(name)} is fastest: {fmt_seconds(seconds)} per {per}"
     if baseline_s <= 0 or abs(seconds - baseline_s) / baseline_s < 0.005:
-        return f"{_cap(name)} is fastest: {fmt_seconds(seconds)} per {per}"
+        return head
     change = (seconds - baseline_s) / baseline_s
-    word = "less" if change < 0 else "more"
-    return f"{_cap(name)} is fastest: {fmt_seconds(seconds)} per {per}, {abs(change):.0%} {word} than baseline"
+    return f"{head}, {abs(change):.0%} {'less' if change < 0 else 'more'} than baseline"
 
 
 def split_title(where: str, objective: str, best: float, all_device: float, all_cloud: float) -> str:

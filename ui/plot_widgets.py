@@ -250,6 +250,14 @@ def contrast_text_color(rgb: Sequence[float]) -> str:
     return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#FFFFFF"
 
 
+THEME_EVENTS = (QtCore.QEvent.Type.PaletteChange, QtCore.QEvent.Type.ApplicationPaletteChange)
+
+
+def is_theme_change(event: QtCore.QEvent) -> bool:
+    """A panel's changeEvent got the new theme's palette: redraw what it coloured from the theme."""
+    return event.type() in THEME_EVENTS
+
+
 def plot_background() -> str:
     """The current theme's plot background colour."""
     return theme.THEMES[theme.current_theme()]["plot_bg"]

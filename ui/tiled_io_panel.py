@@ -107,6 +107,14 @@ class TiledIOPanel(QtWidgets.QWidget):
         layout.addWidget(self.totals_label)
         layout.addWidget(self.note_label)
 
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if pw.is_theme_change(event) and self._results is not None:
+            self.graphics.setBackground(pw.plot_background())
+            for k in ROWS:
+                self.bars[k].setOpts(brush=bar_colors()[k])
+                self.tile_bars[k].setOpts(brush=bar_colors()[k])
+
     # ------------------------------------------------------------------ update
     def update_results(self, results: Results) -> None:
         self._results = results
