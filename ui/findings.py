@@ -118,9 +118,20 @@ def count_text(v: float) -> str:
     return f"{v:,.0f}"
 
 
-def quantisation_title(best_bits: float, quality_loss: float, metric: str, saved_fraction: float) -> str:
-    """Quantisation: '4-bit weights save 72% of memory for +0.3 perplexity'."""
-    return f"{best_bits:g}-bit weights save {saved_fraction:.0%} of weight memory for {quality_loss:+.2f} {metric}"
+def storage_title(bits: Sequence[int], gb: Sequence[float], capacity_gb: float) -> str:
+    """Quantisation storage: '16-bit weights take 6.43 of 8 GB; 4-bit 1.61 GB' (or '... do not fit in 8 GB')."""
+    verb = f"take {gb[0]:.2f} of" if gb[0] <= capacity_gb else f"({gb[0]:.2f} GB) do not fit in"
+    four = f"; 4-bit {gb[list(bits).index(4)]:.2f} GB" if 4 in bits else ""
+    return f"{bits[0]}-bit weights {verb} {capacity_gb:.0f} GB{four}"
+
+
+def speed_title(bits: Sequence[int], tokens_per_s: Sequence[float], meets: Sequence[bool], target_ms: int) -> str:
+    """Quantisation speed: '8-bit is the widest to meet 100 ms per token: 12.5 tokens/s' (widest = most bits)."""
+    ok = [i for i, m in enumerate(meets) if m]
+    if not ok:
+        return f"No width meets {target_ms} ms per token: {bits[-1]}-bit reaches {tokens_per_s[-1]:.3g} tokens/s"
+    i = max(ok, key=lambda k: bits[k])
+    return f"{bits[i]}-bit is the widest to meet {target_ms} ms per token: {tokens_per_s[i]:.3g} tokens/s"
 
 
 def hierarchy_title(tier: str, working_set_bytes: float, tier_bytes: float) -> str:
