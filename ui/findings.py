@@ -134,10 +134,13 @@ def speed_title(bits: Sequence[int], tokens_per_s: Sequence[float], meets: Seque
     return f"{bits[i]}-bit is the widest to meet {target_ms} ms per token: {tokens_per_s[i]:.3g} tokens/s"
 
 
-def hierarchy_title(tier: str, working_set_bytes: float, tier_bytes: float) -> str:
-    """Memory hierarchy: 'The 59 GB working set fits in HBM (80 GB)' or '... spills past HBM'."""
-    verb = "fits in" if working_set_bytes <= tier_bytes else "spills past"
-    return f"The {fmt_bytes(working_set_bytes)} working set {verb} {tier} ({fmt_bytes(tier_bytes)})"
+def hierarchy_title(fast: str, fast_bw: float, fast_bytes: float, slow: str, slow_bw: float,
+                    slow_bytes: float) -> str:
+    """Memory hierarchy: 'HBM streams 479× faster than NVMe SSD, which holds 48× more' (bytes/s, bytes)."""
+    if slow == fast or slow_bw <= 0 or fast_bytes <= 0:
+        return f"{fast}: {fmt_bytes(fast_bytes)} at {fast_bw / 1e9:,.0f} GB/s"
+    more = f"{slow_bytes / fast_bytes:.0f}× more" if slow_bytes > fast_bytes else f"{fast_bytes / slow_bytes:.0f}× less"
+    return f"{fast} streams {fast_bw / slow_bw:,.0f}× faster than {slow}, which holds {more}"
 
 
 def planner_title(best: str, seconds: float, per: str, feasible: int, searched: int) -> str:
