@@ -25,7 +25,7 @@ from trinity_desktop.ui.units import fmt_seconds
 NA_VALUE = -1.0
 FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour, visible on cividis
 TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
-NAME_SPLITS = (" (", ", ", ": ")     # a workload's short name is what comes before its detail
+NAME_SPLITS = (*pw.NAME_DETAIL, ": ")   # a workload's short name is what comes before its detail
 
 
 def row_heat(values: np.ndarray) -> np.ndarray:
@@ -40,8 +40,7 @@ def row_heat(values: np.ndarray) -> np.ndarray:
 
 def short_workload_name(name: str) -> str:
     """'GPT-3 175B, Korthikanti et al. Table 3' -> 'GPT-3 175B' (the hover gives the full name)."""
-    cut = min((name.find(sep) for sep in NAME_SPLITS if sep in name), default=-1)
-    return name[:cut] if cut > 0 else name
+    return pw.short_name(name, NAME_SPLITS)
 
 
 def tick_name(name: str, lines: int, width_px: int, metrics: QtGui.QFontMetrics) -> str:

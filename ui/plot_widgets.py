@@ -406,10 +406,13 @@ def hover_html(lines: Sequence[tuple[str, bool]], width: int = 60) -> str:
 FULL_NAME_ROLE = QtCore.Qt.ItemDataRole.UserRole + 7   # a combo item's full name (its text is the short one)
 
 
-def short_name(text: str) -> str:
-    """The name before its parenthesised detail: "Phone NPU (Apple A17 Pro ...)" -> "Phone NPU"."""
-    head = text.split(" (", 1)[0].strip()
-    return head or text
+NAME_DETAIL = (" (", ", ")   # what starts a name's detail: "Phone NPU (Apple ...)", "x86 laptop CPU, 8 P-cores"
+
+
+def short_name(text: str, splits: Sequence[str] = NAME_DETAIL) -> str:
+    """The name before its detail: "Phone NPU (Apple A17 Pro ...)" -> "Phone NPU"."""
+    cut = min((text.find(sep) for sep in splits if sep in text), default=-1)
+    return text[:cut].strip() if cut > 0 else text
 
 
 class FullNameDelegate(QtWidgets.QStyledItemDelegate):

@@ -301,7 +301,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         where = f"{sc.batch} sessions" if self._axis == "context" else f"{findings.count_text(current_ctx)} tokens per sequence"
         pw.set_title(self.plot, pw.html_escape(self._finding()), size="13pt")
         self._sync_views()
-        self._update_caption(f"{what}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}.")
+        self._update_caption(f"{pw.html_escape(what)}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}.")
         self.set_focus("tier", self._focus_tier)
         self._refresh_band()
 
