@@ -26,6 +26,19 @@ def ratio_words(a: float, b: float, more: str = "more", fewer: str = "fewer") ->
     return f"{b / a:.1f}× {fewer}" if a < b else f"{a / b:.1f}× {more}"
 
 
+def memory_title(total_gb: float, capacity_gb: float, largest: str) -> str:
+    """Memory and time: '59 of 80 GB per GPU: fits, activations largest' (or '274 of 80 GB ...: does not fit')."""
+    verdict = "fits" if total_gb <= capacity_gb else "does not fit"
+    return f"{total_gb:.0f} of {capacity_gb:.0f} GB per GPU: {verdict}, {largest.lower()} largest"
+
+
+def time_title(what: str, total_s: float, largest: str, largest_s: float) -> str:
+    """Memory and time: 'Step time 41 s: compute takes 78%' (the largest stage and its share)."""
+    if total_s <= 0 or not largest:
+        return f"{what} {fmt_seconds(total_s)}"
+    return f"{what} {fmt_seconds(total_s)}: {largest.lower()} takes {largest_s / total_s:.0%}"
+
+
 def bound_title(phase: str, bound: str, batch: int, seconds: float, per: str) -> str:
     """Roofline: 'Decode is HBM-bound at batch 16: 6.1 ms per token' (bound: the binding roof's name)."""
     return f"{_cap(phase)} is {bound}-bound at batch {batch:,}: {fmt_seconds(seconds)} per {per}"
@@ -143,16 +156,24 @@ def hierarchy_title(fast: str, fast_bw: float, fast_bytes: float, slow: str, slo
     return f"{fast} streams {fast_bw / slow_bw:,.0f}× faster than {slow}, which holds {more}"
 
 
-def planner_title(best: str, seconds: float, per: str, feasible: int, searched: int) -> str:
-    """Planner: 'TP 8 · PP 4 · DP 2 is fastest: 1.21 s per step (412 of 6,000 layouts fit)'."""
-    if feasible == 0:
+def planner_title(best: str, training: bool, value: float, feasible: int, searched: int) -> str:
+    """Planner: 'TP8 PP4 DP2 is fastest: 1.21 s per step (412 of 6,000 layouts fit)' (training: value in s);
+    inference: '... serves the most: 950 tokens/s per GPU (...)' (value in tokens/s per GPU)."""
+    if feasible == 0 or not best:
         return f"None of {searched:,} layouts fits"
-    return f"{best} is fastest: {fmt_seconds(seconds)} per {per} ({feasible:,} of {searched:,} layouts fit)"
+    verdict = (f"is fastest: {fmt_seconds(value)} per step" if training
+               else f"serves the most: {value:,.0f} tokens/s per GPU")
+    return f"{best} {verdict} ({feasible:,} of {searched:,} layouts fit)"
+
+
+def validation_title(runs: int, median_error: float, inside: int) -> str:
+    """Validation: 'Median error 18% over 14 published runs; 11 inside p05–p95' (median_error a fraction)."""
+    return f"Median error {median_error:.0%} over {runs} published runs; {inside} inside p05–p95"
 
 
 def sensitivity_title(what: str, top_name: str, top_share: float) -> str:
-    """Validation: 'Step time depends most on HBM efficiency (61% of its variance)'."""
-    return f"{_cap(what)} depends most on {top_name} ({top_share:.0%} of its variance)"
+    """Validation: 'Step time depends most on HBM efficiency (total Sobol index 0.61)'."""
+    return f"{_cap(what)} depends most on {top_name} (total Sobol index {top_share:.2f})"
 
 
 def tradeoff_title(spent: str, saved: str, best: str, saved_pct: float, spent_pct: float, n: int) -> str:
