@@ -32,7 +32,7 @@ from trinity_desktop.ui.flow_readout import (
 from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.ui.wrap_layout import WrapLayout
 
-HIGHLIGHT_COLOR = "#000000"
+HIGHLIGHT_COLOR = theme.ON_LIGHT
 PLAY_INTERVAL_MS = 1500      # per phase: five training phases in 7.5 s
 PLAY_BUDGET_MS = 12_000      # the whole step, bar by bar, in at most this (faster steps for many bars)
 MIN_PLAY_INTERVAL_MS = 20
@@ -41,7 +41,7 @@ BAR_HEIGHT = 0.72
 
 
 def _brush(role: str, faded: bool = False) -> QtGui.QBrush:
-    color = QtGui.QColor("#9A9A9A" if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
+    color = QtGui.QColor(theme.MUTED_COLOR if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
     if faded:
         color.setAlpha(FADED_ALPHA)
     if role == "idle":
@@ -109,7 +109,7 @@ class FlowPanel(QtWidgets.QWidget):
         self.timer.timeout.connect(self._tick)
 
         # --- Gantt ---------------------------------------------------------------------------------
-        self.gantt_widget = pg.PlotWidget(background="w")
+        self.gantt_widget = pg.PlotWidget(background=pw.plot_background())
         self.gantt_widget.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         self.gantt_widget.setAccessibleName("Stage timeline chart")
         self.gantt_widget.setAccessibleDescription(
@@ -122,7 +122,7 @@ class FlowPanel(QtWidgets.QWidget):
         self.plot.getViewBox().invertY(True)
         self.plot.showGrid(x=True, y=False, alpha=0.2)
         self.plot.getAxis("left").setStyle(tickLength=0)
-        self.bars_item = pg.BarGraphItem(x0=[0.0], width=[0.0], y=[0.0], height=BAR_HEIGHT, brush="#ffffff",
+        self.bars_item = pg.BarGraphItem(x0=[0.0], width=[0.0], y=[0.0], height=BAR_HEIGHT, brush=pw.plot_background(),
                                          pen=pg.mkPen(None))
         self.plot.addItem(self.bars_item)
         self.outline = pg.PlotCurveItem(pen=pg.mkPen(HIGHLIGHT_COLOR, width=3), connect="pairs")
@@ -207,7 +207,7 @@ class FlowPanel(QtWidgets.QWidget):
         self._roles = roles
         self._phases = phases(self._stages, kind)
         # few bars (inference): white separators; many (training): none, or thin bars would turn white
-        pen = pg.mkPen("w", width=1.5) if n <= 200 else pg.mkPen(None)
+        pen = pg.mkPen(pw.plot_background(), width=1.5) if n <= 200 else pg.mkPen(None)
         self._pens = [pen] * n
         self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=[_brush(r) for r in roles],
                                pens=self._pens)
@@ -240,8 +240,8 @@ class FlowPanel(QtWidgets.QWidget):
         squares = [f"<span style='color:{ROLE_COLORS[r]}'>■</span>&nbsp;{ROLE_LABELS[r]}" for r in present
                    if r != "idle"]
         if "idle" in present:
-            squares.append("<span style='color:#9A9A9A'>▨</span>&nbsp;idle (pipeline bubble / waiting)")
-        self.legend_label.setText(" &nbsp; ".join(squares) + "<br><span style='color:#555555'>"
+            squares.append(f"<span style='color:{theme.MUTED_COLOR}'>▨</span>&nbsp;idle (pipeline bubble / waiting)")
+        self.legend_label.setText(" &nbsp; ".join(squares) + f"<br><span style='color:{theme.FALLBACK_COLOR}'>"
                                   + pw.html_escape(" ".join(notes(sc)[:2])) + "</span>")
         self.detail_check.setText("1F1B detail" if kind == "train" else "every decode group")
         # keep the same stage (or phase) highlighted when it still exists

@@ -247,7 +247,7 @@ def luminance(rgb: Sequence[float]) -> float:
 def contrast_text_color(rgb: Sequence[float]) -> str:
     """Black or white, whichever has the higher contrast on the given background."""
     lum = luminance(rgb)
-    return "#000000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#FFFFFF"
+    return theme.ON_LIGHT if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else theme.ON_DARK
 
 
 THEME_EVENTS = (QtCore.QEvent.Type.PaletteChange, QtCore.QEvent.Type.ApplicationPaletteChange)

@@ -20,6 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
 from trinity_desktop.ui.roofline_band import BAND_LEGEND, BAND_SWATCH
 from trinity_desktop.ui.roofline_style import (
     BANDWIDTH,
@@ -55,9 +56,10 @@ class RooflineLabels:
     def _update_legend(self) -> None:
         entries = [("●", COMPUTE, "compute-bound"), ("●", BANDWIDTH, "bandwidth-bound")]
         for link in sorted({p.link for p in self._roof.points} - {"hbm"}):
-            entries.append((GLYPHS.get(LINK_SYMBOLS.get(link, "o"), "●"), "#888888",
+            entries.append((GLYPHS.get(LINK_SYMBOLS.get(link, "o"), "●"), theme.MUTED_COLOR,
                             f"over the {LINK_WORDS.get(link, link)}"))
-        entries += [("━", "#333333", "decode GEMMs (sweep ★)"), ("╍", "#333333", "decode step + KV reads (◆)"),
+        entries += [("━", theme.plot_text_color(), "decode GEMMs (sweep ★)"),
+                    ("╍", theme.plot_text_color(), "decode step + KV reads (◆)"),
                     ("┅", NOFIT_COLOR, "KV cache exceeds HBM")]
         for slot, key in enumerate(self._compare_keys):
             entries.append(("╌", COMPARE_STYLES[slot][0], self._hardware[key].name))

@@ -84,7 +84,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self._kv_text_plain = ""
 
         # --- plot -------------------------------------------------------------------------------
-        self.plot_widget = pg.PlotWidget(background="w", axisItems={
+        self.plot_widget = pg.PlotWidget(background=pw.plot_background(), axisItems={
             "bottom": pw.LogSIAxis("bottom"), "left": pw.LogSIAxis("left")})
         self.plot_widget.setAccessibleName("Roofline chart")
         self.plot_widget.setAccessibleDescription(
@@ -102,18 +102,18 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self.ceiling_curves: dict[str, pg.PlotDataItem] = {}
         self.ceiling_labels: dict[str, pg.TextItem] = {}
         self._ceilings: dict[str, Ceiling] = {}
-        self.ridge_line = pg.PlotDataItem(pen=pg.mkPen("#444444", width=1, style=QtCore.Qt.PenStyle.DotLine))
+        self.ridge_line = pg.PlotDataItem(pen=pg.mkPen(theme.plot_text_color(), width=1, style=QtCore.Qt.PenStyle.DotLine))
         self.plot.addItem(self.ridge_line)
-        self.ridge_marker = pg.PlotDataItem(pen=None, symbol="o", symbolSize=9, symbolBrush="#222222",
-                                            symbolPen=pg.mkPen("w"))
+        self.ridge_marker = pg.PlotDataItem(pen=None, symbol="o", symbolSize=9, symbolBrush=theme.plot_text_color(),
+                                            symbolPen=pg.mkPen(pw.plot_background()))
         self.plot.addItem(self.ridge_marker)
         self.ridge_text = pw.label_item("", anchor=(0, 0), bold=True)
         self.plot.addItem(self.ridge_text, ignoreBounds=True)
 
         # Decode sweep traces (within HBM / beyond it) and markers.
-        self.gemm_trace = pg.PlotDataItem(pen=pg.mkPen("#333333", width=2))
+        self.gemm_trace = pg.PlotDataItem(pen=pg.mkPen(theme.plot_text_color(), width=2))
         self.gemm_trace_nofit = pg.PlotDataItem(pen=pg.mkPen(NOFIT_COLOR, width=2, style=QtCore.Qt.PenStyle.DotLine))
-        self.step_trace = pg.PlotDataItem(pen=pg.mkPen("#333333", width=2, style=QtCore.Qt.PenStyle.DashLine))
+        self.step_trace = pg.PlotDataItem(pen=pg.mkPen(theme.plot_text_color(), width=2, style=QtCore.Qt.PenStyle.DashLine))
         self.step_trace_nofit = pg.PlotDataItem(pen=pg.mkPen(NOFIT_COLOR, width=2, style=QtCore.Qt.PenStyle.DotLine))
         for item in (self.gemm_trace, self.gemm_trace_nofit, self.step_trace, self.step_trace_nofit):
             item.setZValue(5)
@@ -129,7 +129,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         # Operating points.
         self.points_item = pg.PlotDataItem(pen=None, symbolSize=13)
         self.plot.addItem(self.points_item)
-        self.leaders = pg.PlotDataItem(pen=pg.mkPen("#888888", width=1), connect="pairs")
+        self.leaders = pg.PlotDataItem(pen=pg.mkPen(theme.MUTED_COLOR, width=1), connect="pairs")
         self.plot.addItem(self.leaders)
         self.point_labels: list[pg.TextItem] = []
         for item in (self.gemm_marker, self.step_marker, self.kv_marker):
@@ -143,7 +143,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self.compare_points: list[pg.PlotDataItem] = []
         self.compare_labels: list[pg.TextItem] = []
         for color, _ in COMPARE_STYLES:
-            item = pg.PlotDataItem(pen=None, symbolSize=11, symbolBrush=pg.mkBrush("w"),
+            item = pg.PlotDataItem(pen=None, symbolSize=11, symbolBrush=pg.mkBrush(pw.plot_background()),
                                    symbolPen=pg.mkPen(color, width=2))
             item.setVisible(False)
             self.plot.addItem(item)
@@ -159,9 +159,9 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self._stage_target: tuple[str, tuple[str, ...], str, float, float] | None = None
         no_brush = pg.mkBrush(None)
         self.stage_marker = pg.PlotDataItem(pen=None, symbol="p", symbolSize=20, symbolBrush=COMPUTE,
-                                            symbolPen=pg.mkPen("#000000", width=1.5))
+                                            symbolPen=pg.mkPen(theme.ON_LIGHT, width=1.5))
         self.stage_halo = pg.PlotDataItem(pen=None, symbol="o", symbolSize=36, symbolBrush=no_brush,
-                                          symbolPen=pg.mkPen("w", width=7))
+                                          symbolPen=pg.mkPen(pw.plot_background(), width=7))
         self.stage_ring = pg.PlotDataItem(pen=None, symbol="o", symbolSize=36, symbolBrush=no_brush,
                                           symbolPen=pg.mkPen(STAGE_RING, width=3))
         self.stage_related = pg.PlotDataItem(pen=None, symbol="o", symbolSize=26, symbolBrush=no_brush,
@@ -176,7 +176,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self.stage_leader.setZValue(26)
         self.stage_leader.setVisible(False)
         self.plot.addItem(self.stage_leader)
-        self.stage_text = pg.TextItem("", color="#000000", fill=pg.mkBrush(255, 255, 255, 235),
+        self.stage_text = pg.TextItem("", color=theme.ON_LIGHT, fill=pg.mkBrush(theme.ON_DARK),
                                       border=pg.mkPen(STAGE_RING, width=1.5), anchor=(0, 1))
         self.stage_text.setFont(pw.font(12, bold=True))
         self.stage_text.setZValue(30)
@@ -315,7 +315,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
             self.ceiling_curves[c.name].setPen(pg.mkPen(color, width=width))
             label = self.ceiling_labels[c.name]
             label.setText(self._ceiling_label_text(c))
-            label.setColor("#222222" if main else "#444444")
+            label.setColor(theme.plot_text_color() if main else theme.MUTED_COLOR)
             label.setFont(pw.font(11, bold=main))
         for name, curve in self.ceiling_curves.items():
             curve.setVisible(name in self._ceilings)
@@ -344,8 +344,8 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         for p in pts:
             color = theme.RESOURCE_COLORS.get(p.resource, theme.FALLBACK_COLOR)
             comparison = p.name.endswith("— comparison")
-            brushes.append(pg.mkBrush("w" if comparison else color))
-            pens.append(pg.mkPen(color if comparison else "#222222", width=2.5 if comparison else 1))
+            brushes.append(pg.mkBrush(pw.plot_background() if comparison else color))
+            pens.append(pg.mkPen(color if comparison else theme.plot_text_color(), width=2.5 if comparison else 1))
             symbols.append(LINK_SYMBOLS.get(p.link, "o"))
         self.points_item.setData(xs, ys, symbol=symbols, symbolBrush=brushes, symbolPen=pens)
         while len(self.point_labels) < len(pts):
@@ -439,11 +439,11 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
             f"KV cache fits up to batch {s['kv_fit_limit_batch']:,.0f} at this context, up to "
             f"{fmt_count(s['kv_fit_limit_context'])} tokens at batch {sc.batch}.",
             f"At the slider: {fmt_seconds(float(s['time_per_token_s'][i]))} per token step (roofline, one GPU)"
-            + ("" if s["fits"][i] else " — <span style='color:#C0392B'>does not fit in HBM</span>") + ".",
+            + ("" if s["fits"][i] else " — <span style='color:" + theme.BAD_COLOR + "'>does not fit in HBM</span>") + ".",
         ]
         errors = [f"{pw.html_escape(self._hardware[k].name)}: n/a ({pw.html_escape(e)})" for k, roof, e in self._compare_roofs
                   if roof is None]
-        self.info_label.setText(" ".join(parts) + ("<br><span style='color:#555555'>" + " ".join(errors)
+        self.info_label.setText(" ".join(parts) + (f"<br><span style='color:{theme.FALLBACK_COLOR}'>" + " ".join(errors)
                                                    + "</span>" if errors else ""))
 
     # ------------------------------------------------------------------ for tests and export

@@ -26,9 +26,9 @@ from trinity_desktop.ui.technique_list import TechniqueList
 from trinity_desktop.ui.triangle_labels import CORNERS, SQRT3_2, TriangleLabels
 from trinity_desktop.ui.units import fmt_seconds
 
-FOCUS_COLOR = "#D55E00"      # Okabe-Ito vermillion: not a resource colour
-CURRENT_COLOR = "#222222"
-NA_BRUSH = "#DDDDDD"
+FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour
+CURRENT_COLOR = theme.plot_text_color()
+NA_BRUSH = theme.MUTED_COLOR
 TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
 # Marker size: log-scaled GPU-seconds (10 px at 0.01 GPU·s, +4 px per decade, 8 to 44 px).
 SIZE_AT_REF, SIZE_REF_GPU_S, SIZE_PER_DECADE, SIZE_MIN, SIZE_MAX = 10.0, 0.01, 4.0, 8.0, 44.0
@@ -88,7 +88,7 @@ class TrianglePanel(QtWidgets.QWidget):
         self._hovered = ""
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        self.graphics.setBackground(pw.plot_background())
         self.graphics.setAccessibleName("Trade-off triangle")
         self.graphics.setAccessibleDescription(
             "Equilateral triangle with corners Compute (top), Bandwidth (bottom left) and Memory (bottom "
@@ -109,13 +109,13 @@ class TrianglePanel(QtWidgets.QWidget):
         self.focus_ring.setZValue(25)
         self.plot.addItem(self.focus_ring)
         self.current_marker = pg.ScatterPlotItem(pxMode=True, symbol="star", size=30,
-                                                 brush=pg.mkBrush(CURRENT_COLOR), pen=pg.mkPen("w", width=1.5))
+                                                 brush=pg.mkBrush(CURRENT_COLOR), pen=pg.mkPen(pw.plot_background(), width=1.5))
         self.current_marker.setZValue(40)
         self.plot.addItem(self.current_marker)
         # The edge-cloud split optimum (from the Split computing panel) rides the compute-bandwidth edge.
         self.split_marker = pg.ScatterPlotItem(pxMode=True, symbol="d", size=18,
                                                brush=pg.mkBrush(theme.RESOURCE_COLORS["compute"]),
-                                               pen=pg.mkPen("k", width=1.5))
+                                               pen=pg.mkPen(theme.plot_text_color(), width=1.5))
         self.split_marker.setZValue(39)
         self.split_marker.setVisible(False)
         self.plot.addItem(self.split_marker)
@@ -170,10 +170,10 @@ class TrianglePanel(QtWidgets.QWidget):
         order = ("compute", "bandwidth", "memory", "compute")
         xs = [CORNERS[r][0] for r in order]
         ys = [CORNERS[r][1] for r in order]
-        self.outline = pg.PlotCurveItem(xs, ys, pen=pg.mkPen("#444444", width=2))
+        self.outline = pg.PlotCurveItem(xs, ys, pen=pg.mkPen(theme.plot_text_color(), width=2))
         self.plot.addItem(self.outline)
         cx, cy = 0.5, SQRT3_2 / 3
-        self.centroid = pg.ScatterPlotItem([cx], [cy], symbol="+", size=12, pen=pg.mkPen("#999999", width=1.5))
+        self.centroid = pg.ScatterPlotItem([cx], [cy], symbol="+", size=12, pen=pg.mkPen(theme.MUTED_COLOR, width=1.5))
         self.plot.addItem(self.centroid)
 
     # ------------------------------------------------------------------ updates
@@ -208,7 +208,7 @@ class TrianglePanel(QtWidgets.QWidget):
             self._positions[row.key] = (x, y)
             color = theme.RESOURCE_COLORS.get(row.results.bottleneck, theme.FALLBACK_COLOR)
             spots.append({"pos": (x, y), "size": marker_size(gpu_seconds(row.results)), "data": row.key,
-                          "brush": pg.mkBrush(color), "pen": pg.mkPen("#222222", width=1.2), "symbol": "o"})
+                          "brush": pg.mkBrush(color), "pen": pg.mkPen(theme.plot_text_color(), width=1.2), "symbol": "o"})
         self.markers.setData(spots)
         self.text.set_marker_texts({row.key: _short(row.name) for row in self._rows if row.key in self._positions})
         self._place_labels()
@@ -253,7 +253,7 @@ class TrianglePanel(QtWidgets.QWidget):
                 direction = tq.direction_label(t.spent, t.saved)
                 status = "" if ok else f"\n{reason}"
                 item.setToolTip(f"{t.name}\n{direction}\n{t.note or t.reason}{status}")
-                item.setForeground(pg.mkColor(theme.RESOURCE_COLORS[t.spent] if ok else "#888888"))
+                item.setForeground(pg.mkColor(theme.RESOURCE_COLORS[t.spent] if ok else theme.MUTED_COLOR))
                 item.setText(t.name if t.modelled else f"{t.name} (not modelled yet)")
         finally:
             self.technique_list.blockSignals(False)

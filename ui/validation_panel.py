@@ -86,7 +86,7 @@ class ValidationPanel(QtWidgets.QWidget):
                                 "inference request or first token), over all runs and by kind")
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        self.graphics.setBackground(pw.plot_background())
         self.graphics.setAccessibleName("Predicted against measured time, and sensitivity bars")
         self.graphics.setAccessibleDescription(
             "Left: log-log scatter, measured time in seconds across, predicted up, one point per published run "
@@ -117,7 +117,7 @@ class ValidationPanel(QtWidgets.QWidget):
         self.scatter_plot.getAxis("left").setWidth(ticks.horizontalAdvance("100 m") + 6 + 5 + title)
         self.scatter_plot.getAxis("bottom").setHeight(ticks.height() + 6 + 5 + title)
         pw.freeze_view(self.scatter_plot)
-        self.identity = pg.PlotDataItem([], [], pen=pg.mkPen("#888888", width=1.5,
+        self.identity = pg.PlotDataItem([], [], pen=pg.mkPen(theme.MUTED_COLOR, width=1.5,
                                                              style=QtCore.Qt.PenStyle.DashLine))
         self.scatter_plot.addItem(self.identity)
         self.band_lines: dict[str, pg.PlotDataItem] = {}
@@ -128,7 +128,7 @@ class ValidationPanel(QtWidgets.QWidget):
             self.scatter_plot.addItem(line)
             self.band_lines[quantity] = line
             pts = pg.PlotDataItem([], [], pen=None, symbol=symbol, symbolSize=10 if symbol == "o" else 12,
-                                  symbolBrush=color, symbolPen=pg.mkPen("#444444"), name=label)
+                                  symbolBrush=color, symbolPen=pg.mkPen(theme.plot_text_color()), name=label)
             self.scatter_plot.addItem(pts)
             self.legend.addItem(pts, label)
             self.points[quantity] = pts
