@@ -74,7 +74,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         for plot in self.plots.values():
             pw.freeze_view(plot)
             plot.showGrid(x=False, y=True, alpha=0.25)
-        pw.style_plot(self.memory_plot, "Memory per GPU", left="GB per GPU (decimal, 1 GB = 10⁹ B)")
+        pw.style_plot(self.memory_plot, "Memory per GPU", left="GB per GPU (10⁹ B)")
         pw.style_plot(self.time_plot, "Time by stage", left="time (s)")
         self.memory_plot.getAxis("bottom").setTicks([[(0.0, "one GPU")]])
         self.time_plot.getAxis("bottom").setTicks([[(0.0, "")]])
@@ -122,6 +122,8 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.fit_label.setObjectName("BreakdownFitLabel")
         self.fit_label.setFont(pw.font(13, bold=True))
         self.fit_label.setStyleSheet(f"color: {BAD_COLOR};")
+        self.fit_label.setWordWrap(True)   # a long message wraps inside the panel, never widens the dock
+        self.fit_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.fit_label.setAccessibleName("Fit status")
         self.fit_label.setToolTip("Shown when the per-GPU memory exceeds the accelerator's HBM capacity.")
         self.fit_label.setVisible(False)

@@ -53,13 +53,19 @@ def binding_count_title(bindings: Sequence[str], hardware: str) -> str:
     return f"{_cap(RESOURCE_NAMES.get(resource, resource))} binds {count} of {len(bound)} workloads on {hardware}"
 
 
-def most_pressed_title(rows: Sequence[tuple[str, str, float]], hardware: str) -> str:
-    """Triangle: '<workload> is pressed hardest: memory at 0.93 on H100' from (name, binding, pressure) rows."""
-    if not rows:
-        return f"No workload evaluates on {hardware}"
-    name, resource, value = max(rows, key=lambda r: r[2])
-    verdict = "does not fit" if resource == "memory" and value > 1.0 else f"{resource} at {value:.2f}"
-    return f"{name} is pressed hardest on {hardware}: {verdict}"
+def triangle_title(binding: str, pressure: float, library: Sequence[str], hardware: str) -> str:
+    """Triangle: 'This scenario is memory-bound (1.24: does not fit); bandwidth binds 8 of 13 workloads on
+    H100'."""
+    here = ""
+    if binding:
+        detail = f"{pressure:.2f}: does not fit" if binding == "memory" and pressure > 1.0 else f"{pressure:.2f}"
+        here = f"This scenario is {binding}-bound ({detail})"
+    bound = [b for b in library if b]
+    if not bound:
+        return here or f"No workload evaluates on {hardware}"
+    resource, count = Counter(bound).most_common(1)[0]
+    rest = f"{resource} binds {count} of {len(bound)} workloads on {hardware}"
+    return f"{here}; {rest}" if here else _cap(rest)
 
 
 def tiled_io_title(standard_bytes: float, flash_bytes: float, training: bool) -> str:

@@ -60,8 +60,10 @@ def marker_size(gpu_s: float) -> float:
     return float(min(max(size, SIZE_MIN), SIZE_MAX))
 
 
-def _short(name: str, width: int = 20) -> str:
-    return textwrap.shorten(name, width, placeholder="…")
+def _short(name: str, width: int = 26) -> str:
+    """A marker's label: the workload's short name (before its detail), wrapped to `width` characters a line;
+    whole words, never cut (the hover gives the full name)."""
+    return "\n".join(textwrap.wrap(pw.short_name(name, (*pw.NAME_DETAIL, ": ")), width, break_long_words=False))
 
 
 class TrianglePanel(QtWidgets.QWidget):
@@ -187,10 +189,19 @@ class TrianglePanel(QtWidgets.QWidget):
         x, y = self._point(results)
         self._current = (x, y)
         self.current_marker.setData([x], [y])
+        self._update_title()
         self._place_labels()
         self._refresh_list()
         self._recompute_path()
         self.set_focus(*self._focus)
+
+    def _update_title(self) -> None:
+        """The finding: what binds this scenario, and what binds most of the library on this hardware."""
+        r = self._results
+        bindings = [row.results.bottleneck for row in self._rows if row.results is not None]
+        current = (r.bottleneck, float(getattr(r.pressure, r.bottleneck, 0.0))) if r is not None else ("", 0.0)
+        hardware = r.scenario.hardware.name if r is not None else ""
+        pw.set_title(self.plot, pw.html_escape(findings.triangle_title(*current, bindings, hardware)))
 
     def _point(self, results: Results) -> tuple[float, float]:
         p = [v if math.isfinite(v) else 0.0 for v in results.pressure.as_tuple()]
@@ -212,9 +223,7 @@ class TrianglePanel(QtWidgets.QWidget):
         self.markers.setData(spots)
         self.text.set_marker_texts({row.key: _short(row.name) for row in self._rows if row.key in self._positions})
         self._place_labels()
-        pressed = [(row.name, row.results.bottleneck, float(getattr(row.results.pressure, row.results.bottleneck)))
-                   for row in self._rows if row.results is not None and row.results.bottleneck in theme.RESOURCE_COLORS]
-        pw.set_title(self.plot, pw.html_escape(findings.most_pressed_title(pressed, hardware_name)))
+        self._update_title()
 
     def _fit(self, *_) -> None:
         """The view was resized: fit the triangle and its captions to it, then place the labels again."""

@@ -48,15 +48,17 @@ def test_time_title_gives_the_largest_stage_share(train):
     assert text == f"Step time {fmt_seconds(train.time_total)}: compute takes {share:.0%}"
 
 
-def test_binding_count_and_most_pressed_over_the_library(train):
+def test_binding_count_and_triangle_titles_over_the_library(train):
     rows = [r for r in evaluate_library(train.scenario.hardware, train.scenario) if r.results is not None]
     bindings = [r.results.bottleneck for r in rows]
     top = max(set(bindings), key=bindings.count)
     text = findings.binding_count_title(bindings, "H100")
     assert text == f"{top.capitalize()} binds {bindings.count(top)} of {len(rows)} workloads on H100"
-    pressed = [(r.name, r.results.bottleneck, getattr(r.results.pressure, r.results.bottleneck)) for r in rows]
-    name, resource, value = max(pressed, key=lambda p: p[2])
-    assert findings.most_pressed_title(pressed, "H100").startswith(f"{name} is pressed hardest on H100: ")
+    text = findings.triangle_title(train.bottleneck, getattr(train.pressure, train.bottleneck), bindings, "H100")
+    assert text == (f"This scenario is {train.bottleneck}-bound ({getattr(train.pressure, train.bottleneck):.2f}); "
+                    f"{top} binds {bindings.count(top)} of {len(rows)} workloads on H100")
+    assert findings.triangle_title("memory", 1.24, ["memory"], "H100") == \
+        "This scenario is memory-bound (1.24: does not fit); memory binds 1 of 1 workloads on H100"
     assert findings.binding_count_title([], "H100") == "No workload evaluates on H100"
 
 
