@@ -36,6 +36,7 @@ HIGHLIGHT_COLOR = theme.ON_LIGHT
 PLAY_INTERVAL_MS = 1500      # per phase: five training phases in 7.5 s
 PLAY_BUDGET_MS = 12_000      # the whole step, bar by bar, in at most this (faster steps for many bars)
 MIN_PLAY_INTERVAL_MS = 20
+PHASE_MARGIN = 0.05          # a zoomed phase fills the width but this share either side
 FADED_ALPHA = 55             # bars outside the highlighted phase
 BAR_HEIGHT = 0.72
 
@@ -220,7 +221,7 @@ class FlowPanel(QtWidgets.QWidget):
         left.setTicks([[(i, name) for i, name in enumerate(self._lanes)]])
         metrics = QtGui.QFontMetrics(pw.font())
         left.setWidth(max((metrics.horizontalAdvance(n) for n in self._lanes), default=40) + 16)
-        self.plot.setLabel("bottom", f"time ({self._unit})", **{"font-size": pw.LABEL_SIZE})
+        self.plot.setLabel("bottom", "time (each tick with its unit)", **{"font-size": pw.LABEL_SIZE})
         self.plot.setYRange(-0.6, len(self._lanes) - 0.4, padding=0)
         sc = results.scenario
         if kind == "train":
@@ -412,11 +413,17 @@ class FlowPanel(QtWidgets.QWidget):
             return
         if self.zoom_check.isChecked() and span is not None:
             a, b = span[0] * self._scale, span[1] * self._scale
-            half = max(6.0 * (b - a), total / 30.0)
-            lo, hi = max(0.0, a - half), min(total, b + half)
+            if self.detailed():   # one bar: with its neighbours around it
+                half = max(6.0 * (b - a), total / 30.0)
+                lo, hi = max(0.0, a - half), min(total, b + half)
+            else:                 # one phase: scaled to the width (a 3-px data load fills the chart)
+                margin = PHASE_MARGIN * (b - a) if b > a else total * 1e-3
+                lo, hi = max(0.0, a - margin), min(total, b + margin)
             self.plot.setXRange(lo, hi, padding=0.02)
         else:
+            lo, hi = 0.0, total
             self.plot.setXRange(0, total, padding=0.01)
+        self.plot.getAxis("bottom").setTicks([pw.time_ticks(lo, hi, self._scale)])
 
     # ------------------------------------------------------------------ keyboard
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt name)

@@ -222,6 +222,23 @@ def test_training_opens_on_the_five_phases(qtbot, phase_flow, train_results):
     assert "Forward" in phase_flow.detail_text() and "nan" not in phase_flow.detail_text().lower()
 
 
+def test_a_phase_fills_the_width_when_zoomed(phase_flow):
+    """In a 1-phase view even the shortest phase (the prefetched data load) spans most of the chart."""
+    for i, ph in enumerate(phase_flow._phases):
+        phase_flow.select(i)
+        lo, hi = phase_flow.plot.getViewBox().viewRange()[0]
+        a, b = ph.start_s * phase_flow._scale, ph.end_s * phase_flow._scale
+        assert lo <= a and b <= hi
+        assert (b - a) / (hi - lo) > 0.8, ph.name
+
+
+def test_time_ticks_carry_their_own_unit():
+    from trinity_desktop.ui.plot_widgets import time_ticks
+
+    assert [t for _, t in time_ticks(0.0, 4.16e-5, 1.0)] == ["0 s", "20 µs", "40 µs"]
+    assert time_ticks(0.0, 41.0, 1e3) == [(0.0, "0 s"), (20.0, "20 ms"), (40.0, "40 ms")]   # axis in ms
+
+
 def test_phases_cover_every_busy_bar_once_except_the_grouped_ones(train_results):
     from trinity_desktop.model.views.phases import phases
 
