@@ -221,7 +221,7 @@ class FlowPanel(QtWidgets.QWidget):
         left.setTicks([[(i, name) for i, name in enumerate(self._lanes)]])
         metrics = QtGui.QFontMetrics(pw.font())
         left.setWidth(max((metrics.horizontalAdvance(n) for n in self._lanes), default=40) + 16)
-        self.plot.setLabel("bottom", "time (each tick with its unit)", **{"font-size": pw.LABEL_SIZE})
+        self.plot.setLabel("bottom", "time", **{"font-size": pw.LABEL_SIZE})   # each tick carries its unit
         self.plot.setYRange(-0.6, len(self._lanes) - 0.4, padding=0)
         sc = results.scenario
         if kind == "train":
@@ -242,7 +242,7 @@ class FlowPanel(QtWidgets.QWidget):
                    if r != "idle"]
         if "idle" in present:
             squares.append(f"<span style='color:{theme.MUTED_COLOR}'>▨</span>&nbsp;idle (pipeline bubble / waiting)")
-        self.legend_label.setText(" &nbsp; ".join(squares) + f"<br><span style='color:{theme.FALLBACK_COLOR}'>"
+        self.legend_label.setText(" &nbsp; ".join(squares) + f"<br><span style='color:{pw.secondary_text()}'>"
                                   + pw.html_escape(" ".join(notes(sc)[:2])) + "</span>")
         self.detail_check.setText("1F1B detail" if kind == "train" else "every decode group")
         # keep the same stage (or phase) highlighted when it still exists

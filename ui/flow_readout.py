@@ -65,7 +65,7 @@ def phase_html(ph: Phase, items: Sequence[Stage]) -> str:
             moved[k] = moved.get(k, 0.0) + v
     lanes = list(dict.fromkeys(items[i].lane for i in ph.members))
     lines = [f"<b>{pw.html_escape(ph.name[:1].upper() + ph.name[1:])}</b>",
-             f"<span style='color:{theme.FALLBACK_COLOR}'>{len(ph.members)} bars on {pw.html_escape(', '.join(lanes[:4]))}"
+             f"<span style='color:{pw.secondary_text()}'>{len(ph.members)} bars on {pw.html_escape(', '.join(lanes[:4]))}"
              f"{' …' if len(lanes) > 4 else ''}</span>",
              f"{fmt_seconds(ph.start_s)} → {fmt_seconds(ph.end_s)} (spans {fmt_seconds(ph.duration_s)})",
              f"Busy per GPU: {fmt_seconds(busy)}"]
@@ -83,7 +83,7 @@ def stage_html(st: Stage, capacity: float | None = None) -> str:
     """The side read-out of one stage (rich text)."""
     color = theme.RESOURCE_COLORS.get(st.binding, theme.plot_text_color())
     lines = [f"<b>{pw.html_escape(st.name)}</b>",
-             f"<span style='color:{theme.FALLBACK_COLOR}'>{pw.html_escape(st.lane)} · {st.kind}</span>",
+             f"<span style='color:{pw.secondary_text()}'>{pw.html_escape(st.lane)} · {st.kind}</span>",
              f"{fmt_seconds(st.start_s)} → {fmt_seconds(st.end_s)} (lasts {fmt_seconds(st.duration_s)})"]
     if st.flops > 0:
         rate = st.flops / st.duration_s if st.duration_s > 0 else 0.0

@@ -182,7 +182,9 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
         shown = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(int(length) - 12, 10))
         if shown != getattr(axis, "_shown_label", None):
             axis._shown_label = shown
-            plot.setLabel(side, shown, **style)
+            # a label without its own colour keeps the axis' text colour (the theme's, set by setTextPen):
+            # pyqtgraph's setLabel would otherwise replace the style and drop it
+            plot.setLabel(side, shown, **({"color": axis.textPen().color().name()} | style))
             axis.resizeEvent()   # pyqtgraph centres the label on its axis only on a resize: re-centre the new text
             axis.setToolTip(text if shown != text else "")
     _fit_scene_to_view(plot)
@@ -273,6 +275,12 @@ def is_theme_change(event: QtCore.QEvent) -> bool:
 def plot_background() -> str:
     """The current theme's plot background colour."""
     return theme.THEMES[theme.current_theme()]["plot_bg"]
+
+
+def secondary_text(background: str | None = None) -> str:
+    """Quiet text (a detail, a comparison) that still reads at 4.5:1: the muted grey made readable on
+    `background` (default: the theme's window, where labels sit)."""
+    return theme.readable(theme.MUTED_COLOR, background or theme.THEMES[theme.current_theme()]["window"])
 
 
 def label_item(text: str = "", color: str | None = None, anchor=(0, 0.5), size: int | None = None,

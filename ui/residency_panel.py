@@ -42,8 +42,7 @@ from trinity_desktop.ui.units import fmt_bytes, fmt_rate, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
 AXES = ("context", "sessions")
-AXIS_TITLES = {"context": "context length per sequence (tokens, log scale)",
-               "sessions": "concurrent sessions (log scale)"}
+AXIS_TITLES = {"context": "tokens per sequence (log)", "sessions": "concurrent sessions (log)"}
 POLICY_LABELS = {"spill": "Spill to the next tier", "evict": "Evict (drop what HBM cannot hold)"}
 RIGHT_MODES = ("step_time", "tokens_per_s")
 

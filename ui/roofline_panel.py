@@ -315,7 +315,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
             self.ceiling_curves[c.name].setPen(pg.mkPen(color, width=width))
             label = self.ceiling_labels[c.name]
             label.setText(self._ceiling_label_text(c))
-            label.setColor(theme.plot_text_color() if main else theme.MUTED_COLOR)
+            label.setColor(theme.plot_text_color() if main else pw.secondary_text(pw.plot_background()))
             label.setFont(pw.font(11, bold=main))
         for name, curve in self.ceiling_curves.items():
             curve.setVisible(name in self._ceilings)
@@ -443,7 +443,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         ]
         errors = [f"{pw.html_escape(self._hardware[k].name)}: n/a ({pw.html_escape(e)})" for k, roof, e in self._compare_roofs
                   if roof is None]
-        self.info_label.setText(" ".join(parts) + (f"<br><span style='color:{theme.FALLBACK_COLOR}'>" + " ".join(errors)
+        self.info_label.setText(" ".join(parts) + (f"<br><span style='color:{pw.secondary_text()}'>" + " ".join(errors)
                                                    + "</span>" if errors else ""))
 
     # ------------------------------------------------------------------ for tests and export

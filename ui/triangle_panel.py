@@ -262,7 +262,8 @@ class TrianglePanel(QtWidgets.QWidget):
                 direction = tq.direction_label(t.spent, t.saved)
                 status = "" if ok else f"\n{reason}"
                 item.setToolTip(f"{t.name}\n{direction}\n{t.note or t.reason}{status}")
-                item.setForeground(pg.mkColor(theme.RESOURCE_COLORS[t.spent] if ok else theme.MUTED_COLOR))
+                item.setForeground(pg.mkColor(theme.RESOURCE_COLORS[t.spent] if ok else pw.secondary_text(
+                    theme.THEMES[theme.current_theme()]["base"])))
                 item.setText(t.name if t.modelled else f"{t.name} (not modelled yet)")
         finally:
             self.technique_list.blockSignals(False)
