@@ -172,6 +172,14 @@ def planner_title(best: str, training: bool, value: float, feasible: int, search
     return f"{best} {verdict} ({feasible:,} of {searched:,} layouts fit)"
 
 
+def map_title(where: str, seconds: float, blank: int, cells: int) -> str:
+    """Planner map: 'Best at PP 16, TP 2: 36.6 s per step; nothing fits in 21 of 49 cells'."""
+    if not where:
+        return f"Nothing fits in any of the {cells} cells"
+    rest = f"; nothing fits in {blank} of {cells} cells" if blank else ""
+    return f"Best at {where}: {fmt_seconds(seconds)} per step{rest}"
+
+
 def validation_title(runs: int, median_error: float, inside: int) -> str:
     """Validation: 'Median error 18% over 14 published runs; 11 inside p05–p95' (median_error a fraction)."""
     return f"Median error {median_error:.0%} over {runs} published runs; {inside} inside p05–p95"

@@ -38,6 +38,7 @@ from trinity_desktop.ui.planner_search import (
     edit_for,
     hatch_segments,
     layout_text,
+    map_best,
     short_layout,
     value_text,
 )
@@ -377,10 +378,10 @@ class PlannerPanel(QtWidgets.QWidget):
         ax, ay = plan.map_axes
         for axis, name, values in (("bottom", ax, plan.map_values[0]), ("left", ay, plan.map_values[1])):
             self.map_plot.getAxis(axis).setTicks([[(i + 0.5, value_text(name, v)) for i, v in enumerate(values)]])
-        self.map_plot.setLabel("bottom", AXIS_LABELS[ax], **{"font-size": pw.LABEL_SIZE})
-        self.map_plot.setLabel("left", AXIS_LABELS[ay], **{"font-size": pw.LABEL_SIZE})
+            self.map_plot.setLabel(axis, AXIS_LABELS[name], **{"font-size": pw.LABEL_SIZE})
         self.map_plot.setRange(xRange=(0, nx), yRange=(0, ny), padding=0)
-        self.map_plot.setTitle("Best step time over the other axes", size=pw.TITLE_SIZE, color=theme.plot_text_color())
+        where, best_s = map_best(plan)
+        pw.set_title(self.map_plot, pw.html_escape(findings.map_title(where, best_s, int((~finite).sum()), t.size)))
         self.colorbar.setLevels((lo, hi))
         ticks = np.linspace(lo, hi, 4) if hi - lo > 1e-9 else [lo]
         self.colorbar.axis.setTicks([[(float(v), fmt_seconds(10 ** v)) for v in ticks]])

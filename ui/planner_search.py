@@ -25,6 +25,16 @@ def axis_value(axis: str, value) -> str:
     return f"{AXIS_LABELS[axis]} {value_text(axis, value)}"
 
 
+def map_best(plan) -> tuple[str, float]:
+    """The map's fastest cell: ("PP 16, TP 2", its best step time in s), or ("", 0.0) when nothing fits."""
+    t = np.asarray(plan.map_time, float)
+    if not np.isfinite(t).any():
+        return "", 0.0
+    i, j = np.unravel_index(int(np.argmin(np.where(np.isfinite(t), t, np.inf))), t.shape)
+    (ax, ay), (xs, ys) = plan.map_axes, plan.map_values
+    return f"{axis_value(ax, xs[i])}, {axis_value(ay, ys[j])}", float(t[i, j])
+
+
 def short_layout(layout: dict) -> str:
     """The parallel degrees of a layout that differ from 1: "TP8 PP4 DP2" (a title's short form)."""
     keys = ("tp", "pp", "dp", "cp", "ep") if "replicas" not in layout else ("tp", "pp")

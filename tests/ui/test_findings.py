@@ -125,6 +125,9 @@ def test_small_titles():
     assert findings.planner_title("TP8 PP4", True, 1.21, 412, 6000) == \
         f"TP8 PP4 is fastest: {fmt_seconds(1.21)} per step (412 of 6,000 layouts fit)"
     assert findings.planner_title("", True, 0.0, 0, 6000) == "None of 6,000 layouts fits"
+    assert findings.map_title("PP 16, TP 2", 36.6, 21, 49) == \
+        f"Best at PP 16, TP 2: {fmt_seconds(36.6)} per step; nothing fits in 21 of 49 cells"
+    assert findings.map_title("", 0.0, 49, 49) == "Nothing fits in any of the 49 cells"
     assert findings.validation_title(14, 0.18, 11) == "Median error 18% over 14 published runs; 11 inside p05–p95"
     assert findings.sensitivity_title("step time", "HBM efficiency", 0.61) == \
         "Step time depends most on HBM efficiency (total Sobol index 0.61)"
