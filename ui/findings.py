@@ -19,6 +19,11 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def _uncap(text: str) -> str:
+    """'Compute efficiency' -> 'compute efficiency'; an acronym ('HBM efficiency') stays."""
+    return text[:1].lower() + text[1:] if text[1:2].islower() else text
+
+
 def ratio_words(a: float, b: float, more: str = "more", fewer: str = "fewer") -> str:
     """'3.1× fewer' when a < b, '2.0× more' when a > b, 'as many' when equal (a, b > 0)."""
     if a <= 0 or b <= 0 or a == b:
@@ -187,7 +192,7 @@ def validation_title(runs: int, median_error: float, inside: int) -> str:
 
 def sensitivity_title(what: str, top_name: str, top_share: float) -> str:
     """Validation: 'Step time depends most on HBM efficiency (total Sobol index 0.61)'."""
-    return f"{_cap(what)} depends most on {top_name} (total Sobol index {top_share:.2f})"
+    return f"{_cap(what)} depends most on {_uncap(top_name)} (total Sobol index {top_share:.2f})"
 
 
 def tradeoff_title(spent: str, saved: str, best: str, saved_pct: float, spent_pct: float, n: int) -> str:

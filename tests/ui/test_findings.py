@@ -131,3 +131,5 @@ def test_small_titles():
     assert findings.validation_title(14, 0.18, 11) == "Median error 18% over 14 published runs; 11 inside p05–p95"
     assert findings.sensitivity_title("step time", "HBM efficiency", 0.61) == \
         "Step time depends most on HBM efficiency (total Sobol index 0.61)"
+    assert findings.sensitivity_title("step time", "Compute efficiency", 0.94).endswith("on compute efficiency "
+                                                                                       "(total Sobol index 0.94)")
