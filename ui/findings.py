@@ -44,9 +44,10 @@ def time_title(what: str, total_s: float, largest: str, largest_s: float) -> str
     return f"{what} {fmt_seconds(total_s)}: {largest.lower()} takes {largest_s / total_s:.0%}"
 
 
-def bound_title(phase: str, bound: str, batch: int, seconds: float, per: str) -> str:
-    """Roofline: 'Decode is HBM-bound at batch 16: 6.1 ms per token' (bound: the binding roof's name)."""
-    return f"{_cap(phase)} is {bound}-bound at batch {batch:,}: {fmt_seconds(seconds)} per {per}"
+def bound_title(phase: str, bound: str, batch: str, seconds: float, per: str) -> str:
+    """Roofline: 'Decode is HBM-bound at batch 16: 6.1 ms per token' (bound: the binding roof's name; batch:
+    "batch 16", or "global batch 256" for a training step)."""
+    return f"{_cap(phase)} is {bound}-bound at {batch}: {fmt_seconds(seconds)} per {per}"
 
 
 def binding_count_title(bindings: Sequence[str], hardware: str) -> str:

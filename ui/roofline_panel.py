@@ -281,7 +281,9 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         phase, per, seconds = {"train": ("training", "step", r.time_total),
                                "prefill": ("prefill", "prompt", r.time_total),
                                "decode": ("decode", "token", r.time_total)}[r.kind]
-        pw.set_title(self.plot, pw.html_escape(findings.bound_title(phase, bound, r.scenario.batch, seconds, per)))
+        sc = r.scenario
+        batch = f"global batch {sc.global_batch:,}" if r.kind == "train" else f"batch {sc.batch:,}"
+        pw.set_title(self.plot, pw.html_escape(findings.bound_title(phase, bound, batch, seconds, per)))
 
     # ------------------------------------------------------------------ ceilings and points
     def _geometry(self, c: Ceiling, roof: Roofline, hw: Hardware) -> tuple[np.ndarray, np.ndarray]:

@@ -27,7 +27,7 @@ def decode():
 
 
 def test_bound_title_names_the_roof_batch_and_time(decode):
-    text = findings.bound_title("decode", "HBM", decode.scenario.batch, decode.time_total, "token")
+    text = findings.bound_title("decode", "HBM", f"batch {decode.scenario.batch}", decode.time_total, "token")
     assert text == f"Decode is HBM-bound at batch {decode.scenario.batch}: {fmt_seconds(decode.time_total)} per token"
 
 

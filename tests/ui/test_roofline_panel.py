@@ -17,7 +17,7 @@ from trinity_desktop.model.views.roofline import decode_sweep, roofline  # noqa:
 from trinity_desktop.ui.plot_widgets import si_decade, title_text  # noqa: E402
 from trinity_desktop.ui.roofline_panel import SWEEP_GEMM, RooflinePanel  # noqa: E402
 from trinity_desktop.ui.tiled_io_panel import TiledIOPanel  # noqa: E402
-from trinity_desktop.ui.units import fmt_bytes  # noqa: E402
+from trinity_desktop.ui.units import fmt_bytes, fmt_seconds  # noqa: E402
 
 HW = presets.hardware_presets()
 MODELS = presets.model_presets()
@@ -157,6 +157,17 @@ def test_decode_sweep_moves_the_point(panel, decode_results):
     assert panel.kv_marker.isVisible() and f"{limit / 1e3:.3g}k tokens" in panel.kv_text.toPlainText()
     with pytest.raises(ValueError):
         panel.set_sweep("nope", 1)
+
+
+def test_title_states_the_binding_roof_and_the_time(panel, default_results, decode_results):
+    """Decode streams its weights from HBM: the title says so, with the model's time per output token."""
+    panel.update_results(decode_results)
+    sc = decode_results.scenario
+    assert title_text(panel.plot) == (f"Decode is HBM-bound at batch {sc.batch}: "
+                                      f"{fmt_seconds(decode_results.time_total)} per token")
+    panel.update_results(default_results)   # training: its GEMMs run at the compute peak
+    assert title_text(panel.plot) == (f"Training is compute-bound at global batch {default_results.scenario.global_batch}"
+                                      f": {fmt_seconds(default_results.time_total)} per step")
 
 
 def test_compare_hardware_overlays_up_to_three(panel, default_results):
