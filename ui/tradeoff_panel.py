@@ -29,41 +29,17 @@ from trinity_desktop.model.views.workloads import evaluate_library
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.tradeoff_geometry import bubble_size, nearest_workload, symlog
 from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_seconds
 
-SIZE_MIN_PX, SIZE_PER_WEIGHT_PX = 14.0, 34.0     # bubble diameter = 14 px + 34 px × relevance
 HOVER_RADIUS_PX = 22.0
 MEASURE_NAMES = {"compute": "hardware FLOPs", "bandwidth": "link occupancy (Σ bytes / link bandwidth)",
                  "memory": "HBM bytes per device"}
 AXIS_MEASURES = {"compute": "FLOPs", "bandwidth": "link time", "memory": "HBM bytes"}
 HEAD_PX = 13.0
 LABEL_CHARS = 22   # a bubble's name wraps at this many characters
+TALL_PX = 640      # a panel lower than this lists the techniques that do not apply on two lines
 Y_TICKS = (-1000, -100, -10, -1, 0, 1, 10, 100, 1000, 10000)
-
-
-def symlog(v):
-    """sign(v) · log10(1 + |v|) (percent → axis units). Broadcasts."""
-    v = np.asarray(v, dtype=float)
-    return np.sign(v) * np.log10(1.0 + np.abs(v))
-
-
-def bubble_size(relevance: float) -> float:
-    return SIZE_MIN_PX + SIZE_PER_WEIGHT_PX * float(relevance)
-
-
-def nearest_workload(rows, pressure: tuple[float, float, float], spent: str, saved: str):
-    """The library row, nearest to `pressure` (Euclidean over the three pressures), where at least one
-    technique that spends `spent` to save `saved` applies; (row, keys that apply) or (None, ())."""
-    best, best_keys, best_d = None, (), math.inf
-    techniques = tq.techniques_in_direction(spent, saved)
-    for row in rows:
-        if row.scenario is None or row.results is None:
-            continue
-        keys = tuple(t.key for t in techniques if tq.applicable(t, row.scenario)[0])
-        d = math.dist(pressure, row.results.pressure.as_tuple())
-        if keys and d < best_d:
-            best, best_keys, best_d = row, keys, d
-    return best, best_keys
 
 
 def _finite(v: float) -> float:
@@ -182,7 +158,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.na_list.setAccessibleName("Techniques that do not apply here, with the reason")
         self.na_list.setToolTip("Techniques of this direction that do not apply to the current scenario, or that "
                                 "the model core does not compute yet, and why. Hover an entry for its details.")
-        self.na_list.setMaximumHeight(4 * QtGui.QFontMetrics(pw.font(11)).lineSpacing() + 10)
+        self._na_line_px = QtGui.QFontMetrics(pw.font(11)).lineSpacing()
         self.na_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         top = QtWidgets.QHBoxLayout()
@@ -196,6 +172,12 @@ class TradeoffPanel(QtWidgets.QWidget):
         layout.addWidget(self.na_title)
         layout.addWidget(self.na_list)
         layout.addWidget(self.caption)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """A low panel keeps the chart: the list of what does not apply shrinks to two lines (it scrolls)."""
+        lines = 4 if event.size().height() >= TALL_PX else 2
+        self.na_list.setMaximumHeight(lines * self._na_line_px + 10)
+        super().resizeEvent(event)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
@@ -275,7 +257,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         self._update_offer(enabled, techniques)
         self.empty_text.setPos((x_lo + x_hi) / 2, y_lo + 0.75 * (y_hi - y_lo))   # clear of the origin
         self._label_groups = (enabled, disabled)
-        pw.set_axis_label(self.plot, "left", f"{theme.RESOURCE_LABELS[spent]} spent (% {AXIS_MEASURES[spent]})")
+        pw.set_axis_label(self.plot, "left", f"{theme.RESOURCE_LABELS[spent]} spent (%)")   # measure: the caption
         pw.set_axis_label(self.plot, "bottom", f"{theme.RESOURCE_LABELS[saved]} saved (% {AXIS_MEASURES[saved]})")
         best = max(enabled, key=lambda t: self._effects[t.key].saved_pct, default=None)
         e = self._effects[best.key] if best is not None else None
@@ -283,7 +265,8 @@ class TradeoffPanel(QtWidgets.QWidget):
             spent, saved, best.name if best is not None else "", e.saved_pct if e else 0.0,
             e.spent_pct if e else 0.0, len(enabled))))
         self.caption.setText(
-            f"Arrows from this scenario, in the colour of the resource spent ({theme.RESOURCE_LABELS[spent]}); "
+            f"Arrows from this scenario, in the colour of the resource spent ({theme.RESOURCE_LABELS[spent]}, "
+            f"% more {MEASURE_NAMES[spent]}); "
             f"bubble size: deployment relevance (0–1, basis in the hover); y axis symmetric-log. Click a bubble "
             f"to apply the technique (Edit ▸ Undo reverts it).")
         self._resized()
