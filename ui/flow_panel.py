@@ -28,6 +28,7 @@ from trinity_desktop.ui.flow_readout import (
     role_of,
     stage_hover_text,
     stage_html,
+    time_ticks,
 )
 from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.ui.wrap_layout import WrapLayout
@@ -423,7 +424,7 @@ class FlowPanel(QtWidgets.QWidget):
         else:
             lo, hi = 0.0, total
             self.plot.setXRange(0, total, padding=0.01)
-        self.plot.getAxis("bottom").setTicks([pw.time_ticks(lo, hi, self._scale)])
+        self.plot.getAxis("bottom").setTicks([time_ticks(lo, hi, self._scale)])
 
     # ------------------------------------------------------------------ keyboard
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt name)

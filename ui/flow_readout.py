@@ -1,9 +1,12 @@
 """What the step-through flow says about a bar or a phase: role colours, the legend, the side read-out and
-the hover text (ui/flow_panel.py draws them)."""
+the hover text and the time ticks (ui/flow_panel.py draws them)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+
+import numpy as np
 
 from trinity_desktop.model.views.phases import Phase
 from trinity_desktop.model.views.stages import Stage
@@ -119,3 +122,14 @@ def stage_hover_text(st: Stage) -> str:
     if moved:
         text += "\n" + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in moved)
     return text + f"\nbinding: {st.binding}"
+
+
+def time_ticks(lo: float, hi: float, scale: float, count: int = 4) -> list[tuple[float, str]]:
+    """About `count` round ticks over [lo, hi] (axis units, seconds × `scale`), each labelled with its own
+    unit (fmt_seconds), so a zoomed phase of 41.6 µs reads "20 µs", not "2e-05"."""
+    span = max(hi - lo, 1e-15)
+    raw = span / count
+    step = 10.0 ** math.floor(math.log10(raw))
+    step *= next((m for m in (1, 2, 5, 10) if step * m >= raw), 10)
+    first = math.ceil(lo / step) * step
+    return [(v, fmt_seconds(v / scale)) for v in np.arange(first, hi + step * 1e-9, step)]

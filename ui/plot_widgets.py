@@ -13,7 +13,6 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.ui import theme
-from trinity_desktop.ui.units import fmt_seconds
 
 TITLE_SIZE = "14pt"
 TITLE_LINES = 3       # a finding's sentence wraps onto at most three lines
@@ -226,17 +225,6 @@ def choose_time_unit(seconds: float) -> tuple[float, str]:
     if mag >= 1e-3:
         return 1e3, "ms"
     return 1e6, "µs"
-
-
-def time_ticks(lo: float, hi: float, scale: float, count: int = 4) -> list[tuple[float, str]]:
-    """About `count` round ticks over [lo, hi] (axis units, seconds × `scale`), each labelled with its own
-    unit (fmt_seconds), so a zoomed phase of 41.6 µs reads "20 µs", not "2e-05"."""
-    span = max(hi - lo, 1e-15)
-    raw = span / count
-    step = 10.0 ** math.floor(math.log10(raw))
-    step *= next((m for m in (1, 2, 5, 10) if step * m >= raw), 10)
-    first = math.ceil(lo / step) * step
-    return [(v, fmt_seconds(v / scale)) for v in np.arange(first, hi + step * 1e-9, step)]
 
 
 def fmt_value(value: float, unit: str) -> str:

@@ -233,7 +233,7 @@ def test_a_phase_fills_the_width_when_zoomed(phase_flow):
 
 
 def test_time_ticks_carry_their_own_unit():
-    from trinity_desktop.ui.plot_widgets import time_ticks
+    from trinity_desktop.ui.flow_readout import time_ticks
 
     assert [t for _, t in time_ticks(0.0, 4.16e-5, 1.0)] == ["0 s", "20 µs", "40 µs"]
     assert time_ticks(0.0, 41.0, 1e3) == [(0.0, "0 s"), (20.0, "20 ms"), (40.0, "40 ms")]   # axis in ms
