@@ -15,44 +15,19 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.stages import refreshed_stage
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
+from trinity_desktop.ui.stacked_bar import StackedBar
+from trinity_desktop.ui.stage_segments import time_segments_for_stage
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
 STACK_BELOW_PX = 640   # a panel narrower than this stacks the memory bar above the time bar
-BAD_COLOR = theme.BAD  # the "does not fit" red (text and line), distinct from the component colours
+BAD_COLOR = theme.BAD_COLOR  # the "does not fit" red (text and line), distinct from the component colours
 TIME_TITLES = {"train": "Step time", "prefill": "Prefill time", "decode": "Time per output token"}
 BAR_TICKS = {"train": "one step", "prefill": "one prompt", "decode": "one token"}
 
 
-STAGE_COLOR = theme.CONTRAST_DARK  # the followed stage: black on a white halo, readable on every segment colour
-
-
-def time_segments_for_stage(numbers: dict, kind: str, present) -> list[str]:
-    """The time-bar segments a flow stage belongs to, by the stage's `role` (only those in `present`, the drawn
-    segment names).
-
-    Training: forward/backward/recompute compute → "compute"; the optimizer → "optimizer"; communication
-    → "communication_exposed"; the 1F1B bubble → "pipeline_bubble"; waiting after the pipeline → exposed
-    communication and offload; DGC selection → "gradient_compression"; host transfers → "offload_transfer";
-    the prefetched data load → none. Inference: a prefill stage is the whole prefill bar, a decode step the
-    whole per-token bar (each holds every segment); otherwise none."""
-    present = list(present)
-    role = str(numbers.get("role", ""))
-    stage_kind = str(numbers.get("kind", ""))
-    if kind in ("prefill", "decode"):
-        return present if role == kind else []
-    if stage_kind == "idle":
-        want = ["pipeline_bubble"] if role == "bubble" else ["communication_exposed", "offload_transfer"]
-    elif stage_kind == "compute":
-        want = ["optimizer"] if role in ("optimizer", "optimizer_host") else ["compute"]
-    elif stage_kind == "communication":
-        want = ["communication_exposed"]
-    elif stage_kind == "memory-transfer":
-        want = ["gradient_compression"] if role == "grad_compress" else ["offload_transfer"]
-    else:
-        want = []
-    return [w for w in want if w in present]
+STAGE_COLOR = theme.ON_LIGHT  # the followed stage: black on a white halo, readable on every segment colour
 
 
 def _tier_gb(numbers: dict, tier: str) -> float:
@@ -82,8 +57,8 @@ class BreakdownPanel(QtWidgets.QWidget):
         self._results: Results | None = None
         self._time_scale, self._time_unit = 1.0, "s"
 
-        self.memory_widget = pg.PlotWidget(background=theme.PAPER)
-        self.time_widget = pg.PlotWidget(background=theme.PAPER)
+        self.memory_widget = pg.PlotWidget(background=pw.plot_background())
+        self.time_widget = pg.PlotWidget(background=pw.plot_background())
         self.memory_plot: pg.PlotItem = self.memory_widget.getPlotItem()
         self.time_plot: pg.PlotItem = self.time_widget.getPlotItem()
         self.plots = {"memory": self.memory_plot, "time": self.time_plot}
@@ -99,16 +74,16 @@ class BreakdownPanel(QtWidgets.QWidget):
         for plot in self.plots.values():
             pw.freeze_view(plot)
             plot.showGrid(x=False, y=True, alpha=0.25)
-        pw.style_plot(self.memory_plot, "Memory per GPU", left="GB per GPU (decimal, 1 GB = 10⁹ B)")
+        pw.style_plot(self.memory_plot, "Memory per GPU", left="GB per GPU (10⁹ B)")
         pw.style_plot(self.time_plot, "Time by stage", left="time (s)")
         self.memory_plot.getAxis("bottom").setTicks([[(0.0, "one GPU")]])
         self.time_plot.getAxis("bottom").setTicks([[(0.0, "")]])
 
-        self.memory_bar = pw.StackedBar(self.memory_plot)
-        self.time_bar = pw.StackedBar(self.time_plot)
+        self.memory_bar = StackedBar(self.memory_plot)
+        self.time_bar = StackedBar(self.time_plot)
 
         self.capacity_line = pg.InfiniteLine(
-            pos=0.0, angle=0, pen=pg.mkPen(theme.INK, width=2, style=QtCore.Qt.PenStyle.DashLine))
+            pos=0.0, angle=0, pen=pg.mkPen(theme.plot_text_color(), width=2, style=QtCore.Qt.PenStyle.DashLine))
         self.memory_plot.addItem(self.capacity_line, ignoreBounds=True)
         self.capacity_text = pw.label_item("", anchor=(1, 1), bold=True)
         self.memory_plot.addItem(self.capacity_text, ignoreBounds=True)
@@ -122,7 +97,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         # The stage the step-through flow highlights: live memory as a line across the memory bar (black on a
         # white halo), its segment(s) outlined in the time bar, and a line of numbers below the plots.
         self._stage: tuple[str, dict] | None = None
-        self.live_halo = pg.PlotCurveItem(pen=pg.mkPen(theme.PAPER, width=8))
+        self.live_halo = pg.PlotCurveItem(pen=pg.mkPen(theme.ON_DARK, width=8))
         self.live_line = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=3.5))
         self.live_leader = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=1.2))
         self.live_text = pw.label_item("", color=STAGE_COLOR, anchor=(1, 0.5), bold=True)
@@ -130,7 +105,7 @@ class BreakdownPanel(QtWidgets.QWidget):
             item.setZValue(z)
             item.setVisible(False)
             self.memory_plot.addItem(item, ignoreBounds=True)
-        self.time_halo = pg.PlotCurveItem(pen=pg.mkPen(theme.PAPER, width=7), connect="pairs")
+        self.time_halo = pg.PlotCurveItem(pen=pg.mkPen(theme.ON_DARK, width=7), connect="pairs")
         self.time_outline = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=3), connect="pairs")
         for z, item in ((9, self.time_halo), (10, self.time_outline)):
             item.setZValue(z)
@@ -147,8 +122,9 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.fit_label.setObjectName("BreakdownFitLabel")
         self.fit_label.setFont(pw.font(13, bold=True))
         self.fit_label.setStyleSheet(f"color: {BAD_COLOR};")
+        self.fit_label.setWordWrap(True)   # a long message wraps inside the panel, never widens the dock
+        self.fit_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.fit_label.setAccessibleName("Fit status")
-        self.fit_label.setWordWrap(True)  # a long "does not fit" message wraps; it never widens the dock
         self.fit_label.setToolTip("Shown when the per-GPU memory exceeds the accelerator's HBM capacity.")
         self.fit_label.setVisible(False)
 
@@ -360,7 +336,7 @@ class BreakdownPanel(QtWidgets.QWidget):
             self.need_text.setVisible(False)
             self.fit_label.setVisible(False)
             self.fit_label.setText("")
-            pw.set_title(self.memory_plot, f"Memory per GPU: {total_gb:.1f} of {cap_gb:.0f} GB")
+            pw.set_title(self.memory_plot, pw.html_escape(self._memory_finding(r, total_gb, cap_gb)))
         else:
             self.need_line.setPos(total_gb)
             self.need_line.setVisible(True)
@@ -370,7 +346,13 @@ class BreakdownPanel(QtWidgets.QWidget):
             self.fit_label.setText(f"✗ Does not fit: needs {total_gb:.1f} GB per GPU, "
                                    f"{hw.name} has {cap_gb:.0f} GB HBM.")
             self.fit_label.setVisible(True)
-            pw.set_title(self.memory_plot, f"Memory per GPU: {total_gb:.1f} GB &gt; {cap_gb:.0f} GB", color=BAD_COLOR)
+            pw.set_title(self.memory_plot, pw.html_escape(self._memory_finding(r, total_gb, cap_gb)),
+                         color=theme.readable(BAD_COLOR, pw.plot_background()))
+
+    @staticmethod
+    def _memory_finding(r: Results, total_gb: float, cap_gb: float) -> str:
+        largest = max(r.memory, key=lambda k: r.memory[k]) if r.memory else ""
+        return findings.memory_title(total_gb, cap_gb, theme.label_for(largest))
 
     def _update_time(self, r: Results) -> None:
         names = list(r.time)
@@ -385,7 +367,9 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.time_bar.update(names, vals, texts, y_max)
         title = TIME_TITLES.get(r.kind, "Time")
         self.time_plot.getAxis("bottom").setTicks([[(0.0, BAR_TICKS.get(r.kind, ""))]])
-        pw.set_title(self.time_plot, f"{title}: {fmt_seconds(total)}")
+        largest = max(r.time, key=lambda k: r.time[k]) if r.time else ""
+        pw.set_title(self.time_plot, pw.html_escape(findings.time_title(
+            title, total, theme.label_for(largest, "time"), float(r.time.get(largest, 0.0)))))
         pw.set_axis_label(self.time_plot, "left", f"{title.lower()} ({self._time_unit})")
 
     @staticmethod
@@ -396,7 +380,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         return "<1%" if 0 < share < 0.005 else f"{100 * share:.0f}%"
 
     def _update_summary(self, r: Results) -> None:
-        color = theme.RESOURCE_COLORS.get(r.bottleneck, theme.INK)
+        color = theme.RESOURCE_COLORS.get(r.bottleneck, theme.plot_text_color())
         bottleneck = theme.RESOURCE_LABELS.get(r.bottleneck, r.bottleneck).lower()
         if r.kind == "train":
             parts = [f"MFU {100 * r.train.get('mfu', 0.0):.1f}%",

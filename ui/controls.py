@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model import Architecture, Hardware, Scenario, ValidationError
 from trinity_desktop.model.base.dtypes import (
@@ -23,6 +23,8 @@ from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.inputs.assumptions import SETS, efficiency_of
 from trinity_desktop.model.inputs.scenario import MAX_CONTEXT_TOKENS, RECOMPUTE
+from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui import theme
 
 KINDS = (("train", "Training step"), ("prefill", "Inference: prefill"), ("decode", "Inference: decode"))
 
@@ -116,7 +118,7 @@ class ScenarioControls(QtWidgets.QWidget):
 
         self.error_label = QtWidgets.QLabel()
         self.error_label.setWordWrap(True)
-        self.error_label.setStyleSheet("color: #B00020; font-weight: bold;")
+        self.error_label.setStyleSheet(f"color: {theme.BAD_COLOR}; font-weight: bold;")
         self.error_label.setAccessibleName("Scenario error")
         self.error_label.hide()
 
@@ -125,12 +127,15 @@ class ScenarioControls(QtWidgets.QWidget):
         self.kind_combo = self._combo("kind", "Workload", "Training step, or an inference request's prefill or decode.")
         for key, label in KINDS:
             self.kind_combo.addItem(label, key)
+        fit_to_items(self.kind_combo)
 
         groups = {"setup": QtWidgets.QGroupBox("Scenario"), "cluster": QtWidgets.QGroupBox("Cluster"),
                   "train": QtWidgets.QGroupBox("Training"), "infer": QtWidgets.QGroupBox("Inference")}
         forms = {name: QtWidgets.QFormLayout(box) for name, box in groups.items()}
         for form in forms.values():
             form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+            # a field too wide beside its label goes under it: no value is ever cut to fit the column
+            form.setRowWrapPolicy(QtWidgets.QFormLayout.RowWrapPolicy.WrapLongRows)
         forms["setup"].addRow("Hardware", self.hardware_combo)
         forms["setup"].addRow("Model", self.model_combo)
         forms["setup"].addRow("Workload", self.kind_combo)
@@ -143,7 +148,8 @@ class ScenarioControls(QtWidgets.QWidget):
         for field, (label, items, tip, group) in _COMBOS.items():
             combo = self._combo(field, label, tip)
             for value, text in items:
-                combo.addItem(text, value)
+                add_named(combo, text, value)
+            fit_to_items(combo)
             forms[group].addRow(label, combo)
         for field, (label, step, decimals, tip, group) in _DOUBLES.items():
             lo, hi = LIMITS[field].lowest, LIMITS[field].highest
@@ -157,20 +163,14 @@ class ScenarioControls(QtWidgets.QWidget):
             check.setAccessibleName(label)
             check.toggled.connect(lambda on, f=field: self._emit({f: bool(on)}))
             self.widgets[field] = check
-            forms[group].addRow("", check)
+            forms[group].addRow(check)   # the whole row: the box's text is never squeezed into the field column
         self.groups = groups
 
-        content = QtWidgets.QWidget()
-        column = QtWidgets.QVBoxLayout(content)
-        column.addWidget(self.error_label)
+        # no scroll area of its own: the dock scrolls the form (one scroll bar, not two)
+        outer.addWidget(self.error_label)
         for box in groups.values():
-            column.addWidget(box)
-        column.addStretch(1)
-        scroll = QtWidgets.QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(content)
-        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        outer.addWidget(scroll)
+            outer.addWidget(box)
+        outer.addStretch(1)
 
     def _spin(self, spin, field: str, label: str, lo, hi, tip: str, kind):
         """A spin box that reports its value as an edit of `field` once typing is finished."""
@@ -186,7 +186,7 @@ class ScenarioControls(QtWidgets.QWidget):
         combo = QtWidgets.QComboBox()
         # long entries (preset names, technique modes) must not widen the column: the list shows them in full
         combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        combo.setMinimumContentsLength(10)
+        combo.setItemDelegate(pw.FullNameDelegate(combo))
         combo.setToolTip(tip)
         combo.setAccessibleName(label)
         combo.currentIndexChanged.connect(lambda _i, f=field, c=combo: self._emit({f: c.currentData()}))
@@ -260,7 +260,8 @@ class ScenarioControls(QtWidgets.QWidget):
                 current = combo.currentData()
                 combo.clear()
                 for key, item in items.items():
-                    combo.addItem(item.name, key)
+                    add_named(combo, item.name, key)
+                fit_to_items(combo)
                 index = combo.findData(current)
                 combo.setCurrentIndex(max(index, 0))
         finally:
@@ -302,6 +303,24 @@ class ScenarioControls(QtWidgets.QWidget):
     def clear_error(self) -> None:
         self.error_label.clear()
         self.error_label.hide()
+
+
+def add_named(combo: QtWidgets.QComboBox, name: str, data) -> None:
+    """An item shown by its short name ("AMD Instinct MI300X"), the full one ("... (OAM)") in the list and
+    the hover (plot_widgets.FullNameDelegate)."""
+    combo.addItem(pw.short_name(name), data)
+    combo.setItemData(combo.count() - 1, name, pw.FULL_NAME_ROLE)
+    combo.setItemData(combo.count() - 1, name, QtCore.Qt.ItemDataRole.ToolTipRole)
+
+
+def fit_to_items(combo: QtWidgets.QComboBox) -> None:
+    """The box at least as wide as its longest shown item, so the value shown is whole (a row too wide for the
+    form's column wraps under its label instead); the list as wide as the longest full name."""
+    metrics = QtGui.QFontMetrics(combo.font())
+    texts = [combo.itemText(i) for i in range(combo.count())]
+    combo.setMinimumContentsLength(max([10] + [len(t) + 1 for t in texts]))
+    fulls = [combo.itemData(i, pw.FULL_NAME_ROLE) or combo.itemText(i) for i in range(combo.count())]
+    combo.view().setMinimumWidth(max([0] + [metrics.horizontalAdvance(t) for t in fulls]) + 40)
 
 
 def _group(kind: str) -> str:

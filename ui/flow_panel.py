@@ -28,20 +28,22 @@ from trinity_desktop.ui.flow_readout import (
     role_of,
     stage_hover_text,
     stage_html,
+    time_ticks,
 )
 from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.ui.wrap_layout import WrapLayout
 
-HIGHLIGHT_COLOR = "#000000"
+HIGHLIGHT_COLOR = theme.ON_LIGHT
 PLAY_INTERVAL_MS = 1500      # per phase: five training phases in 7.5 s
 PLAY_BUDGET_MS = 12_000      # the whole step, bar by bar, in at most this (faster steps for many bars)
 MIN_PLAY_INTERVAL_MS = 20
+PHASE_MARGIN = 0.05          # a zoomed phase fills the width but this share either side
 FADED_ALPHA = 55             # bars outside the highlighted phase
 BAR_HEIGHT = 0.72
 
 
 def _brush(role: str, faded: bool = False) -> QtGui.QBrush:
-    color = QtGui.QColor("#9A9A9A" if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
+    color = QtGui.QColor(theme.MUTED_COLOR if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
     if faded:
         color.setAlpha(FADED_ALPHA)
     if role == "idle":
@@ -109,7 +111,7 @@ class FlowPanel(QtWidgets.QWidget):
         self.timer.timeout.connect(self._tick)
 
         # --- Gantt ---------------------------------------------------------------------------------
-        self.gantt_widget = pg.PlotWidget(background="w")
+        self.gantt_widget = pg.PlotWidget(background=pw.plot_background())
         self.gantt_widget.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
         self.gantt_widget.setAccessibleName("Stage timeline chart")
         self.gantt_widget.setAccessibleDescription(
@@ -122,7 +124,7 @@ class FlowPanel(QtWidgets.QWidget):
         self.plot.getViewBox().invertY(True)
         self.plot.showGrid(x=True, y=False, alpha=0.2)
         self.plot.getAxis("left").setStyle(tickLength=0)
-        self.bars_item = pg.BarGraphItem(x0=[0.0], width=[0.0], y=[0.0], height=BAR_HEIGHT, brush="#ffffff",
+        self.bars_item = pg.BarGraphItem(x0=[0.0], width=[0.0], y=[0.0], height=BAR_HEIGHT, brush=pw.plot_background(),
                                          pen=pg.mkPen(None))
         self.plot.addItem(self.bars_item)
         self.outline = pg.PlotCurveItem(pen=pg.mkPen(HIGHLIGHT_COLOR, width=3), connect="pairs")
@@ -207,7 +209,7 @@ class FlowPanel(QtWidgets.QWidget):
         self._roles = roles
         self._phases = phases(self._stages, kind)
         # few bars (inference): white separators; many (training): none, or thin bars would turn white
-        pen = pg.mkPen("w", width=1.5) if n <= 200 else pg.mkPen(None)
+        pen = pg.mkPen(pw.plot_background(), width=1.5) if n <= 200 else pg.mkPen(None)
         self._pens = [pen] * n
         self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=[_brush(r) for r in roles],
                                pens=self._pens)
@@ -220,7 +222,7 @@ class FlowPanel(QtWidgets.QWidget):
         left.setTicks([[(i, name) for i, name in enumerate(self._lanes)]])
         metrics = QtGui.QFontMetrics(pw.font())
         left.setWidth(max((metrics.horizontalAdvance(n) for n in self._lanes), default=40) + 16)
-        self.plot.setLabel("bottom", f"time ({self._unit})", **{"font-size": pw.LABEL_SIZE})
+        self.plot.setLabel("bottom", "time", **{"font-size": pw.LABEL_SIZE})   # each tick carries its unit
         self.plot.setYRange(-0.6, len(self._lanes) - 0.4, padding=0)
         sc = results.scenario
         if kind == "train":
@@ -240,8 +242,8 @@ class FlowPanel(QtWidgets.QWidget):
         squares = [f"<span style='color:{ROLE_COLORS[r]}'>■</span>&nbsp;{ROLE_LABELS[r]}" for r in present
                    if r != "idle"]
         if "idle" in present:
-            squares.append("<span style='color:#9A9A9A'>▨</span>&nbsp;idle (pipeline bubble / waiting)")
-        self.legend_label.setText(" &nbsp; ".join(squares) + "<br><span style='color:#555555'>"
+            squares.append(f"<span style='color:{theme.MUTED_COLOR}'>▨</span>&nbsp;idle (pipeline bubble / waiting)")
+        self.legend_label.setText(" &nbsp; ".join(squares) + f"<br><span style='color:{pw.secondary_text()}'>"
                                   + pw.html_escape(" ".join(notes(sc)[:2])) + "</span>")
         self.detail_check.setText("1F1B detail" if kind == "train" else "every decode group")
         # keep the same stage (or phase) highlighted when it still exists
@@ -412,11 +414,17 @@ class FlowPanel(QtWidgets.QWidget):
             return
         if self.zoom_check.isChecked() and span is not None:
             a, b = span[0] * self._scale, span[1] * self._scale
-            half = max(6.0 * (b - a), total / 30.0)
-            lo, hi = max(0.0, a - half), min(total, b + half)
+            if self.detailed():   # one bar: with its neighbours around it
+                half = max(6.0 * (b - a), total / 30.0)
+                lo, hi = max(0.0, a - half), min(total, b + half)
+            else:                 # one phase: scaled to the width (a 3-px data load fills the chart)
+                margin = PHASE_MARGIN * (b - a) if b > a else total * 1e-3
+                lo, hi = max(0.0, a - margin), min(total, b + margin)
             self.plot.setXRange(lo, hi, padding=0.02)
         else:
+            lo, hi = 0.0, total
             self.plot.setXRange(0, total, padding=0.01)
+        self.plot.getAxis("bottom").setTicks([time_ticks(lo, hi, self._scale)])
 
     # ------------------------------------------------------------------ keyboard
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt name)

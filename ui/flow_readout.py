@@ -1,9 +1,12 @@
 """What the step-through flow says about a bar or a phase: role colours, the legend, the side read-out and
-the hover text (ui/flow_panel.py draws them)."""
+the hover text and the time ticks (ui/flow_panel.py draws them)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+
+import numpy as np
 
 from trinity_desktop.model.views.phases import Phase
 from trinity_desktop.model.views.stages import Stage
@@ -17,13 +20,13 @@ from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_s
 # (reddish purple) differ in hue and lightness, so they stay apart for colour-blind viewers too.
 ROLE_COLORS = {
     "forward": theme.RESOURCE_COLORS["compute"],   # orange
-    "backward": "#CC79A7",                          # reddish purple
-    "recompute": "#F0E442",                         # yellow
+    "backward": theme.ACCENT_COLORS["pink"],                          # reddish purple
+    "recompute": theme.ACCENT_COLORS["yellow"],                         # yellow
     "communication": theme.RESOURCE_COLORS["bandwidth"],  # blue
     "memory-transfer": theme.RESOURCE_COLORS["memory"],   # bluish green
-    "optimizer": "#D55E00",                         # vermillion
-    "io": "#56B4E9",                                # sky blue
-    "idle": "#D9D9D9",
+    "optimizer": theme.FOCUS_COLOR,                         # vermillion
+    "io": theme.ACCENT_COLORS["sky"],                                # sky blue
+    "idle": theme.MUTED_COLOR,
     "bandwidth-bound": theme.RESOURCE_COLORS["bandwidth"],
     "compute-bound": theme.RESOURCE_COLORS["compute"],
     "memory-bound": theme.RESOURCE_COLORS["memory"],
@@ -54,7 +57,7 @@ def phase_html(ph: Phase, items: Sequence[Stage]) -> str:
             moved[k] = moved.get(k, 0.0) + v
     lanes = list(dict.fromkeys(items[i].lane for i in ph.members))
     lines = [f"<b>{pw.html_escape(ph.name[:1].upper() + ph.name[1:])}</b>",
-             f"<span style='color:#555555'>{len(ph.members)} bars on {pw.html_escape(', '.join(lanes[:4]))}"
+             f"<span style='color:{pw.secondary_text()}'>{len(ph.members)} bars on {pw.html_escape(', '.join(lanes[:4]))}"
              f"{' …' if len(lanes) > 4 else ''}</span>",
              f"{fmt_seconds(ph.start_s)} → {fmt_seconds(ph.end_s)} (spans {fmt_seconds(ph.duration_s)})",
              f"Busy per GPU: {fmt_seconds(busy)}"]
@@ -70,9 +73,9 @@ def phase_html(ph: Phase, items: Sequence[Stage]) -> str:
 
 def stage_html(st: Stage, capacity: float | None = None) -> str:
     """The side read-out of one stage (rich text)."""
-    color = theme.RESOURCE_COLORS.get(st.binding, "#222222")
+    color = theme.RESOURCE_COLORS.get(st.binding, theme.plot_text_color())
     lines = [f"<b>{pw.html_escape(st.name)}</b>",
-             f"<span style='color:#555555'>{pw.html_escape(st.lane)} · {st.kind}</span>",
+             f"<span style='color:{pw.secondary_text()}'>{pw.html_escape(st.lane)} · {st.kind}</span>",
              f"{fmt_seconds(st.start_s)} → {fmt_seconds(st.end_s)} (lasts {fmt_seconds(st.duration_s)})"]
     if st.flops > 0:
         rate = st.flops / st.duration_s if st.duration_s > 0 else 0.0
@@ -108,3 +111,14 @@ def stage_hover_text(st: Stage) -> str:
     if moved:
         text += "\n" + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in moved)
     return text + f"\nbinding: {st.binding}"
+
+
+def time_ticks(lo: float, hi: float, scale: float, count: int = 4) -> list[tuple[float, str]]:
+    """About `count` round ticks over [lo, hi] (axis units, seconds × `scale`), each labelled with its own
+    unit (fmt_seconds), so a zoomed phase of 41.6 µs reads "20 µs", not "2e-05"."""
+    span = max(hi - lo, 1e-15)
+    raw = span / count
+    step = 10.0 ** math.floor(math.log10(raw))
+    step *= next((m for m in (1, 2, 5, 10) if step * m >= raw), 10)
+    first = math.ceil(lo / step) * step
+    return [(v, fmt_seconds(v / scale)) for v in np.arange(first, hi + step * 1e-9, step)]

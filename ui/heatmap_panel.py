@@ -2,8 +2,9 @@
 
 Values are `row.results.pressure` (model/formulas/pressure.py): the fraction of each resource's limit the workload
 uses, 1.0 = at the limit (compute or the busiest link busy all step at its achievable rate, HBM full; memory
-> 1: does not fit). The binding resource is the highest pressure, so the outlined cell is the hottest one of its row. One long-lived ImageItem is updated with setImage; cell labels
-are reused unless the number of rows changes.
+> 1: does not fit). The binding resource is the highest pressure; each row is coloured by its pressures ÷
+its highest (`row_heat`), so the outlined binding cell is the hottest of its row even at 0.43. One long-lived
+ImageItem is updated with setImage; cell labels are reused unless the number of rows changes.
 """
 
 from __future__ import annotations
@@ -17,33 +18,48 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.formulas.pressure import RESOURCES
 from trinity_desktop.model.views.workloads import WorkloadRow
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_seconds
 
-NA_COLOR = (240, 240, 240, 255)      # near-white (lighter than any cividis colour): cannot run here
-NA_TEXT = "#555555"
 NA_VALUE = -1.0
-BOTTLENECK_OUTER = "#000000"
-BOTTLENECK_INNER = "#FFFFFF"
-FOCUS_COLOR = "#D55E00"              # Okabe-Ito vermillion: not a resource colour, visible on cividis
-COLORBAR_LABEL = "pressure: share of the resource's limit used (1.0 = at its limit)"
+FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour, visible on cividis
 TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
-MAX_TICK_CHARS = 28
+NAME_SPLITS = (*pw.NAME_DETAIL, ": ")   # a workload's short name is what comes before its detail
 
 
-def _tick_name(name: str, two_lines: bool = True, width_px: int = 0) -> str:
-    """A workload name for the row axis (the hover shows it in full): wrapped onto at most two lines where a
-    row is tall enough, else one line elided to `width_px` pixels (or MAX_TICK_CHARS characters)."""
-    if not two_lines:
-        if width_px:
-            return QtGui.QFontMetrics(pw.font()).elidedText(name, QtCore.Qt.TextElideMode.ElideRight, width_px)
-        return textwrap.shorten(name, MAX_TICK_CHARS, placeholder="…")
-    chars = min(MAX_TICK_CHARS, width_px // 8) if width_px else MAX_TICK_CHARS   # ~8 px a character
-    lines = textwrap.wrap(name, chars)
-    if len(lines) <= 2:
-        return "\n".join(lines)
-    return lines[0] + "\n" + textwrap.shorten(" ".join(lines[1:]), chars, placeholder="…")
+def row_heat(values: np.ndarray) -> np.ndarray:
+    """Each row's pressures ÷ that row's highest, so its binding cell is the hottest colour (1.0) however low
+    the pressure (0.43 binds a row as surely as 1.0); the cell texts keep the absolute pressures. Rows of
+    NA_VALUE (the hardware cannot run the workload) stay NA_VALUE."""
+    values = np.asarray(values, dtype=float)
+    top = values.max(axis=1, keepdims=True)
+    heat = np.where(top > 0, np.clip(values, 0.0, None) / np.where(top > 0, top, 1.0), 0.0)
+    return np.where(values == NA_VALUE, NA_VALUE, np.minimum(heat, 1.0))
+
+
+def short_workload_name(name: str) -> str:
+    """'GPT-3 175B, Korthikanti et al. Table 3' -> 'GPT-3 175B' (the hover gives the full name)."""
+    return pw.short_name(name, NAME_SPLITS)
+
+
+def tick_name(name: str, lines: int, width_px: int, metrics: QtGui.QFontMetrics) -> str:
+    """A workload name for the row axis, whole words only and never shortened with "…": the full name wrapped
+    to `width_px` if it takes at most `lines` lines, else its short name so wrapped, else the short name's
+    words on `lines` lines however wide (the axis widens to fit)."""
+    chars = max(int(width_px / max(metrics.averageCharWidth(), 1)), 8)
+    for text in (name, short_workload_name(name)):
+        wrapped = textwrap.wrap(text, chars, break_long_words=False)
+        if len(wrapped) <= lines:
+            return "\n".join(wrapped)
+    words = short_workload_name(name).split()
+    out: list[list[str]] = [[]]
+    per = math.ceil(sum(len(w) + 1 for w in words) / lines)   # balanced by characters, not by words
+    for w in words:
+        if out[-1] and len(" ".join(out[-1] + [w])) > per and len(out) < lines:
+            out.append([])
+        out[-1].append(w)
+    return "\n".join(" ".join(line) for line in out)
 
 
 class HeatmapPanel(QtWidgets.QWidget):
@@ -64,14 +80,14 @@ class HeatmapPanel(QtWidgets.QWidget):
         self.cmap = pg.colormap.get(theme.HEATMAP_COLORMAP)
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        self.graphics.setBackground(pw.plot_background())
         self.graphics.setAccessibleName("Workload pressure heatmap chart")
         self.graphics.setAccessibleDescription(
             "Rows are library workloads, columns are compute, bandwidth and memory pressure, colour is the "
-            "pressure from 0 to 1 (cividis). Hover a cell for the numbers; click a row to load it.")
+            "pressure ÷ the row's highest (cividis), so each row's binding cell is the hottest. Hover a cell for the numbers; click a row to load it.")
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
         self.plots = {"heatmap": self.plot}
-        pw.style_plot(self.plot, "Workload pressure")
+        pw.style_plot(self.plot)
         pw.freeze_view(self.plot)
         vb = self.plot.getViewBox()
         vb.sigResized.connect(self._set_row_ticks)
@@ -84,21 +100,17 @@ class HeatmapPanel(QtWidgets.QWidget):
 
         self.image_item = pg.ImageItem()
         self.plot.addItem(self.image_item)
-        self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=22)
-        self.colorbar.axis.setStyle(tickFont=pw.font())
-        self.colorbar.axis.setStyle(tickTextOffset=2)   # room between the tick values and the label
-        pw.fit_axis_label(self.colorbar.axis, COLORBAR_LABEL)
-        self.graphics.addItem(self.colorbar, row=0, col=1)
+        # no colour bar: each row is coloured against its own highest (row_heat); the cells print the numbers
 
-        # Bottleneck outlines: black under white, visible on every cividis colour.
-        self.bottleneck_outer = pg.PlotCurveItem(pen=pg.mkPen(BOTTLENECK_OUTER, width=6), connect="pairs")
-        self.bottleneck_inner = pg.PlotCurveItem(pen=pg.mkPen(BOTTLENECK_INNER, width=2), connect="pairs")
+        # Bottleneck outlines: dark under light, visible on every cividis colour.
+        self.bottleneck_outer = pg.PlotCurveItem(pen=pg.mkPen(theme.ON_LIGHT, width=6), connect="pairs")
+        self.bottleneck_inner = pg.PlotCurveItem(pen=pg.mkPen(theme.ON_DARK, width=2), connect="pairs")
         self.focus_item = pg.PlotCurveItem(pen=pg.mkPen(FOCUS_COLOR, width=5), connect="pairs")
         self.focus_item.setVisible(False)
         for z, item in enumerate((self.bottleneck_outer, self.bottleneck_inner, self.focus_item)):
             item.setZValue(10 + z)
             self.plot.addItem(item, ignoreBounds=True)
-        self.grid_item = pg.PlotCurveItem(pen=pg.mkPen("w", width=2), connect="pairs")
+        self.grid_item = pg.PlotCurveItem(pen=pg.mkPen(pw.plot_background(), width=2), connect="pairs")
         self.grid_item.setZValue(2)
         self.plot.addItem(self.grid_item, ignoreBounds=True)
         self.cell_labels: list[pg.TextItem] = []
@@ -109,9 +121,10 @@ class HeatmapPanel(QtWidgets.QWidget):
         self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
 
         self.caption = QtWidgets.QLabel(
-            "Hot = constrained: each row's hottest cell is its binding resource (outlined). 1.0 = the resource "
-            "at its limit: compute or the busiest link busy for the whole step, or HBM full (✗: above 1, does "
-            "not fit). n/a: this hardware cannot run the workload. Click a row to load it.")
+            "Colour compares a row's own resources: its binding one (outlined) is the hottest, however low its "
+            "pressure. Numbers are the pressures: 1.0 = the resource at its limit (compute or the busiest link "
+            "busy all step, or HBM full; ✗ above 1: does not fit). n/a: this hardware cannot run the workload. "
+            "Click a row to load it.")
         self.caption.setFont(pw.font())
         self.caption.setWordWrap(True)
         self.caption.setAccessibleName("Heatmap legend")
@@ -135,8 +148,8 @@ class HeatmapPanel(QtWidgets.QWidget):
                 values[i] = [float(v) if math.isfinite(v) else 0.0 for v in row.results.pressure.as_tuple()]
         self._values = values
 
-        rgba = self.cmap.map(np.clip(values, 0.0, 1.0), mode="byte")      # (n, 3, 4)
-        rgba[values[:, 0] == NA_VALUE] = NA_COLOR
+        rgba = self.cmap.map(np.clip(row_heat(values), 0.0, 1.0), mode="byte")      # (n, 3, 4)
+        rgba[values[:, 0] == NA_VALUE] = QtGui.QColor(pw.plot_background()).getRgb()   # cannot run: no colour
         # ImageItem's default axis order is image[x, y]: transpose rows x cols to cols x rows.
         self.image_item.setImage(np.ascontiguousarray(rgba.transpose(1, 0, 2)), autoLevels=False,
                                  levels=(0, 255))
@@ -159,7 +172,7 @@ class HeatmapPanel(QtWidgets.QWidget):
                 v = values[i, j]
                 if v == NA_VALUE:
                     item.setText("n/a")
-                    item.setColor(NA_TEXT)
+                    item.setColor(theme.plot_text_color())
                 else:
                     item.setText(f"{v:.2f} ✗" if (j == 2 and v > 1.0) else f"{v:.2f}")
                     item.setColor(pw.contrast_text_color(rgba[i, j]))
@@ -177,23 +190,27 @@ class HeatmapPanel(QtWidgets.QWidget):
         gy = [float(i) for i in range(n + 1) for _ in (0, 1)] + [v for _ in range(4) for v in (0.0, float(n))]
         self.grid_item.setData(np.asarray(gx), np.asarray(gy))
         self._set_row_ticks()
-        pw.set_title(self.plot, f"Workload pressure on {pw.html_escape(hardware_name)}")
+        bindings = [row.results.bottleneck for row in self._rows if row.results is not None]
+        pw.set_title(self.plot, pw.html_escape(findings.binding_count_title(bindings, hardware_name)))
         self.plot.setXRange(0, 3, padding=0)
         self.plot.setYRange(0, max(n, 1), padding=0)
         self.set_focus(self._focus_key)
 
     def _set_row_ticks(self, *_) -> None:
-        """Row names on two lines where a row is tall enough for them, else on one elided line, so that no
-        two names overlap; a name takes at most 30% of the plot's width."""
+        """Row names on two lines where a row is tall enough for them, else on one, in whole words
+        (`tick_name`); the axis is as wide as the widest line, so no name is cut."""
         n = max(len(self._rows), 1)
         row_px = self.plot.getViewBox().height() / n
-        line_px = QtGui.QFontMetrics(pw.font()).lineSpacing()
-        two = row_px >= 2 * line_px + 2
-        width_px = int(max(self.graphics.width() * 0.3, 80))
-        ticks = [(i + 0.5, _tick_name(r.name, two, width_px)) for i, r in enumerate(self._rows)]
+        metrics = QtGui.QFontMetrics(pw.font())
+        lines = 2 if row_px >= 2 * metrics.lineSpacing() - 2 else 1   # two lines fill a row to its edges
+        width_px = int(max(self.graphics.width() * 0.25, 80))
+        ticks = [(i + 0.5, tick_name(r.name, lines, width_px, metrics)) for i, r in enumerate(self._rows)]
         if ticks != getattr(self, "_ticks", None):
             self._ticks = ticks
-            self.plot.getAxis("left").setTicks([ticks])
+            axis = self.plot.getAxis("left")
+            axis.setTicks([ticks])
+            widest = max((metrics.horizontalAdvance(line) for _, t in ticks for line in t.split("\n")), default=40)
+            axis.setWidth(widest + 12)
 
     # ------------------------------------------------------------------ focus, hover, click
     def set_focus(self, key: str) -> None:

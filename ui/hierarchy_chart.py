@@ -1,8 +1,9 @@
-"""The memory hierarchy chart: the device's memory tiers as points, capacity per GPU (x, log) against bandwidth
-(y, log), each labelled with its latency (tiers from `model.tiers.tiers_for`, sources in the hover).
+"""The memory hierarchy chart: the device's memory tiers as a ladder ordered by latency, fastest at the top.
 
-Labels sit right of the points with the room kept in pixels; they take one line when the plot is low and
-are elided when it is narrow (the hover gives them in full). Part of the KV-cache residency panel.
+One row per tier (`model.tiers.tiers_for`, sources in the hover): the row's name and latency are the left axis'
+labels, its point sits at the bandwidth seen from the GPU (x, log), and its capacity per GPU is written right of
+the point, the x range keeping that text's room in pixels. One point per row, so no two sit on each other, and
+no label is ever shortened. Part of the KV-cache residency panel.
 """
 
 from __future__ import annotations
@@ -16,105 +17,109 @@ from PySide6 import QtCore, QtGui
 
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.tiers import tiers_for
-from trinity_desktop.ui import label_layout as ll
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_rate
+
+POINT_PX = 18
+
+
+def by_latency(tiers) -> list:
+    """Tiers fastest first; a tier with no stated latency goes last."""
+    return sorted(tiers, key=lambda t: (t.latency_s <= 0, t.latency_s))
 
 
 class HierarchyChart(pg.GraphicsLayoutWidget):
-    """Memory tiers of one device, capacity against bandwidth; `show_tiers(hw)` draws them."""
+    """Memory tiers of one device, ordered by latency, at their bandwidth; `show_tiers(hw)` draws them."""
 
     def __init__(self, colors: dict[str, str], time_label: Callable[[float], str]):
         super().__init__()
         self.colors, self.time_label = colors, time_label
         self._hardware: Hardware | None = None
-        self.setBackground("w")
+        self.setBackground(pw.plot_background())
         self.setAccessibleName("Memory hierarchy chart")
         self.setAccessibleDescription(
-            "Each memory tier of the device as a point: capacity per GPU (x, log) against bandwidth (y, log), "
-            "labelled with its latency.")
+            "Each memory tier of the device as a row, fastest (lowest latency) at the top: the point is its "
+            "bandwidth seen from the GPU (log scale), the text beside it its capacity per GPU.")
         self.plot: pg.PlotItem = self.addPlot()
         self.plot.getViewBox().sigResized.connect(
             lambda *_: self._hardware is not None and self.show_tiers(self._hardware))
-        pw.style_plot(self.plot, "Memory hierarchy", left="bandwidth seen from the GPU (B/s, log scale)",
-                      bottom="capacity per GPU (bytes, log scale)")
+        pw.style_plot(self.plot, bottom="bandwidth from the GPU (log)")
         pw.freeze_view(self.plot)
-        self.line = pg.PlotCurveItem(pen=pg.mkPen("#999999", width=2, style=QtCore.Qt.PenStyle.DashLine))
+        self.plot.getViewBox().invertY(True)
+        self.plot.showGrid(x=True, y=False, alpha=0.2)
+        self.plot.getAxis("left").setStyle(tickLength=0)
+        self.line = pg.PlotCurveItem(pen=pg.mkPen(theme.MUTED_COLOR, width=2, style=QtCore.Qt.PenStyle.DashLine))
         self.plot.addItem(self.line)
-        self.points = pg.ScatterPlotItem(size=22, pen=pg.mkPen("#222222", width=1.5))
+        self.points = pg.ScatterPlotItem(size=POINT_PX, symbol="s")
+        self.points.setZValue(5)
         self.plot.addItem(self.points)
         self.labels: list[pg.TextItem] = []
-        self.leaders = pg.PlotCurveItem(pen=pg.mkPen("#888888", width=1), connect="pairs")
-        self.plot.addItem(self.leaders)
         self._tiers = ()
         self.hover = pw.HoverReadout(self.plot, self._hover_text)
         pw.LeaveFilter(self, self.hover.leave)
 
     def show_tiers(self, hw: Hardware) -> None:
-        """Draw hardware `hw`'s tiers; the labels keep their room for the current plot size."""
+        """Draw hardware `hw`'s tiers, fastest first; the capacity texts keep their room at the plot's size."""
         self._hardware = hw
-        self._tiers = tiers_for(hw)
-        cap = np.array([t.capacity_bytes for t in self._tiers])
+        self._tiers = tuple(by_latency(tiers_for(hw)))
+        n = len(self._tiers)
         bw = np.array([t.bandwidth for t in self._tiers])
-        lx, ly = np.log10(cap), np.log10(bw)
+        lx, ys = np.log10(bw), np.arange(n, dtype=float)
         brushes = [pg.mkBrush(self.colors.get(t.name, theme.FALLBACK_COLOR)) for t in self._tiers]
-        self.points.setData(lx, ly, brush=brushes, symbol="s")
-        self.line.setData(lx, ly)
-        while len(self.labels) < len(self._tiers):
-            item = pw.label_item(anchor=(0, 0.5))
-            self.plot.addItem(item)
-            self.labels.append(item)
-        # Labels (name, then the numbers) right of the points: the x range leaves them the room, in pixels.
-        texts = []
-        for t in self._tiers:
-            lat = self.time_label(t.latency_s) if t.latency_s > 0 else "latency n/a"
-            texts.append(f"{t.label}\n{fmt_bytes(t.capacity_bytes)} · {fmt_rate(t.bandwidth)} · {lat}")
+        self.points.setData(lx, ys, brush=brushes, pen=pg.mkPen(theme.plot_text_color(), width=1.2))
+        self.line.setData(lx, ys)
         metrics = QtGui.QFontMetrics(pw.font())
-        vb = self.plot.getViewBox()
-        width, height = max(vb.width(), 200.0), max(vb.height(), 150.0)
-        lines = 2 if len(texts) * (2 * metrics.lineSpacing() + 10) <= 0.95 * height else 1
-        if lines == 1:   # too low for two lines a label: name and numbers on one line
-            texts = [text.replace("\n", ": ") for text in texts]
-        room = min(max(metrics.horizontalAdvance(line) for text in texts for line in text.split("\n")) + 40.0,
-                   0.5 * width)   # a narrow plot: the lines are elided (the hover gives them in full)
-        texts = ["\n".join(metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, int(room - 40.0))
-                           for line in text.split("\n")) for text in texts]
-        x0 = math.floor(lx.min()) - 0.5
-        x1 = max(math.ceil(lx.max()) + 1.0, (float(lx.max()) * width - room * x0) / (width - room) + 0.3)
-        y0, y1 = math.floor(ly.min()) - 0.5, math.ceil(ly.max()) + 0.5
-        px_x = width / (x1 - x0)
-        label_x = float(lx.max()) + 24.0 / px_x
-        line_gap = (lines * metrics.lineSpacing() + 10) * (y1 - y0) / height
-        label_y = ll.spread_positions(ly, gap=line_gap, lo=y0 + line_gap / 2, hi=y1 - line_gap / 2)
-        leaders_x, leaders_y = [], []
+        names = [f"{t.label}\n{self._latency(t)}" for t in self._tiers]
+        axis = self.plot.getAxis("left")
+        axis.setTicks([[(float(i), name) for i, name in enumerate(names)]])
+        axis.setWidth(max(metrics.horizontalAdvance(line) for name in names for line in name.split("\n")) + 14)
+        while len(self.labels) < n:
+            item = pw.label_item(anchor=(0, 0.5))
+            self.plot.addItem(item, ignoreBounds=True)
+            self.labels.append(item)
+        texts = [f"{fmt_bytes(t.capacity_bytes)}" for t in self._tiers]
         for i, item in enumerate(self.labels):
-            if i < len(self._tiers):
+            item.setVisible(i < n)
+            if i < n:
                 item.setText(texts[i])
-                item.setPos(label_x, label_y[i])
-                item.setVisible(True)
-                leaders_x += [lx[i] + 12.0 / px_x, label_x - 2.0 / px_x]
-                leaders_y += [ly[i], label_y[i]]
-            else:
-                item.setVisible(False)
-        self.leaders.setData(np.asarray(leaders_x, float), np.asarray(leaders_y, float))
+                item.setColor(theme.plot_text_color())
+        # x range: a decade either side, and room right of the fastest point for its text (x_max solves
+        # x + (text px + gap) · (x_max − x0) / width = x_max for every row)
+        width = max(self.plot.getViewBox().width(), 120.0)
+        x0 = math.floor(lx.min()) - 0.3
+        x1 = math.ceil(lx.max()) + 0.2
+        for x, text in zip(lx, texts, strict=True):
+            share = min((metrics.horizontalAdvance(text) + POINT_PX) / width, 0.6)
+            x1 = max(x1, (x - share * x0) / (1.0 - share))
+        px = width / (x1 - x0)
+        for i, item in enumerate(self.labels[:n]):
+            item.setPos(float(lx[i]) + (POINT_PX / 2 + 4) / px, float(i))
         self.plot.setXRange(x0, x1, padding=0)
-        self.plot.setYRange(y0, y1, padding=0)
+        self.plot.setYRange(-0.6, n - 0.4, padding=0)
         step = max(1, math.ceil((x1 - x0) * 80.0 / width))   # a decade label every ~80 px at most
-        self.plot.getAxis("bottom").setTicks([[(e, fmt_bytes(10.0 ** e))
-                                                  for e in range(math.ceil(x0), math.floor(x1) + 1, step)]])
-        self.plot.getAxis("left").setTicks([[(e, fmt_rate(10.0 ** e)) for e in range(math.ceil(y0), math.floor(y1) + 1)]])
-        pw.set_title(self.plot, f"Memory hierarchy of {pw.html_escape(hw.name)} (per GPU)", size="13pt")
+        self.plot.getAxis("bottom").setTicks([[(e, fmt_rate(10.0 ** e))
+                                               for e in range(math.ceil(x0), math.floor(x1) + 1, step)]])
+        hbm = next((t for t in self._tiers if t.name == "hbm"), self._tiers[0])
+        slow = self._tiers[-1]
+        pw.set_title(self.plot, pw.html_escape(findings.hierarchy_title(
+            hbm.label, hbm.bandwidth, hbm.capacity_bytes, slow.label, slow.bandwidth, slow.capacity_bytes)),
+            size="13pt")
+
+    def _latency(self, tier) -> str:
+        return f"{self.time_label(tier.latency_s)} latency" if tier.latency_s > 0 else "latency n/a"
 
     def _hover_text(self, x: float, y: float) -> str:
         if not self._tiers:
             return ""
-        pts = np.array([(math.log10(t.capacity_bytes), math.log10(t.bandwidth)) for t in self._tiers])
-        d = np.hypot(pts[:, 0] - x, pts[:, 1] - y)
-        i = int(np.argmin(d))
-        if d[i] > 0.6:
+        i = int(round(y))
+        if not 0 <= i < len(self._tiers) or abs(y - i) > 0.45:
             return ""
         t = self._tiers[i]
         src = ", ".join(f"{k}: {v}" for k, v in t.source.items() if v)
         return (f"{t.label}\ncapacity {fmt_bytes(t.capacity_bytes)} per GPU\nbandwidth {fmt_rate(t.bandwidth)}\n"
                 f"latency {self.time_label(t.latency_s)}\nsources: {src}")
+
+    def tier_order(self) -> list[str]:
+        """Tier names as drawn, top (fastest) to bottom."""
+        return [t.name for t in self._tiers]

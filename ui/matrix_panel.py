@@ -17,19 +17,20 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.grad_sync_matrix import LINK_CLASSES, SYNC_ALGORITHMS, sync_matrix
 from trinity_desktop.model.views.kv_matrix import binned_fraction, kv_matrix
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
 VIEWS = ("Compressed KV cache", "Dense gradient sync")
 # Okabe-Ito: kept = bluish green (memory), kept-quantised = sky blue, evicted = light grey.
-KV_STATE_COLORS = {"evicted": (232, 232, 232), "kept": (0, 158, 115), "quantised": (86, 180, 233)}
+KV_STATE_COLORS = {state: QtGui.QColor(color).getRgb()[:3] for state, color in (
+    ("evicted", theme.MUTED_COLOR), ("kept", theme.RESOURCE_COLORS["memory"]), ("quantised", theme.ACCENT_COLORS["sky"]))}
 ALGORITHM_LABELS = {"ring": "Ring all-reduce", "tree": "Binary tree (reduce + broadcast)",
                     "hierarchical": "Hierarchical (intra-node, then inter-node)",
                     "in-network": "In-network aggregation (switch)"}
@@ -62,7 +63,7 @@ class MatrixPanel(QtWidgets.QWidget):
 
         # ---------------------------------------------------------------- KV grid
         self.kv_graphics = pg.GraphicsLayoutWidget()
-        self.kv_graphics.setBackground(theme.PAPER)
+        self.kv_graphics.setBackground(pw.plot_background())
         self.kv_graphics.setAccessibleName("KV cache keep grid")
         self.kv_graphics.setAccessibleDescription("Rows: KV heads; columns: token positions; green kept, blue "
                                                   "kept in a quantised format, grey evicted.")
@@ -72,7 +73,7 @@ class MatrixPanel(QtWidgets.QWidget):
         self.kv_plot.getViewBox().invertY(True)
         self.kv_image = pg.ImageItem()
         self.kv_plot.addItem(self.kv_image)
-        self.band_lines = pg.PlotCurveItem(pen=pg.mkPen(theme.PAPER, width=3), connect="pairs")
+        self.band_lines = pg.PlotCurveItem(pen=pg.mkPen(pw.plot_background(), width=3), connect="pairs")
         self.sink_lines = pg.PlotCurveItem(pen=pg.mkPen(KV_STATE_COLORS["kept"], width=SINK_PX), connect="pairs")
         for z, item in enumerate((self.band_lines, self.sink_lines)):
             item.setZValue(5 + z)
@@ -93,7 +94,7 @@ class MatrixPanel(QtWidgets.QWidget):
         self.synthetic_label = QtWidgets.QLabel("")
         self.synthetic_label.setFont(pw.font(bold=True))
         self.synthetic_label.setWordWrap(True)
-        self.synthetic_label.setStyleSheet(f"color: {theme.FOCUS}")
+        self.synthetic_label.setStyleSheet(f"color: {theme.FOCUS_COLOR}")
         self.synthetic_label.setAccessibleName("Synthetic scores notice")
         self.synthetic_label.setToolTip("H2O picks heavy hitters by accumulated attention; no model runs here, "
                                         "so the scores are synthesised from a stated, seeded model")
@@ -117,7 +118,7 @@ class MatrixPanel(QtWidgets.QWidget):
         algo_label.setFont(pw.font())
         algo_label.setBuddy(self.algo_combo)
         self.sync_graphics = pg.GraphicsLayoutWidget()
-        self.sync_graphics.setBackground(theme.PAPER)
+        self.sync_graphics.setBackground(pw.plot_background())
         self.sync_graphics.setAccessibleName("Gradient sync heatmap")
         self.sync_graphics.setAccessibleDescription("Rows: sending GPU; columns: receiving GPU of the "
                                                     "data-parallel group (last: the switch); colour: GB sent per step.")
@@ -129,7 +130,7 @@ class MatrixPanel(QtWidgets.QWidget):
         self.sync_plot.getViewBox().setAspectLocked(True)
         self.sync_image = pg.ImageItem()
         self.sync_plot.addItem(self.sync_image)
-        self.node_lines = pg.PlotCurveItem(pen=pg.mkPen(theme.FOCUS, width=1.5), connect="pairs")
+        self.node_lines = pg.PlotCurveItem(pen=pg.mkPen(theme.FOCUS_COLOR, width=1.5), connect="pairs")
         self.sync_plot.addItem(self.node_lines, ignoreBounds=True)
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=22)
         self.colorbar.axis.setStyle(tickFont=pw.font())
@@ -171,6 +172,13 @@ class MatrixPanel(QtWidgets.QWidget):
         c = KV_STATE_COLORS
         return (f"{sw(c['kept'])} kept &nbsp; {sw(c['quantised'])} kept, quantised KV (fp8/int8/int4) &nbsp; "
                 f"{sw(c['evicted'])} evicted")
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if pw.is_theme_change(event) and self._results is not None:
+            for graphics in (self.kv_graphics, self.sync_graphics):
+                graphics.setBackground(pw.plot_background())
+            self._refresh_sync()
 
     # ------------------------------------------------------------------ update
     def update_results(self, results: Results) -> None:
@@ -227,7 +235,8 @@ class MatrixPanel(QtWidgets.QWidget):
                 "streaming": f"StreamingLLM: {kv['sinks']} sinks + window {kv['window']:,}",
                 "h2o": f"H2O: {sc.kv_heavy_ratio:.0%} budget (heavy hitters + recent)",
                 "razor": f"RazorAttention, retrieval heads keep all {c:,}"}[kv["policy"]]
-        self.kv_plot.setTitle(f"Tokens kept at {c:,} tokens, by KV policy", size="13pt", color=theme.INK)
+        pw.set_title(self.kv_plot, pw.html_escape(findings.kv_policy_title(
+            POLICY_NAMES[kv["policy"]], kv["kept_fraction"], c)), size="13pt")
         shown = "" if kv["heads_shown"] == kv["heads_total"] else \
             f" Showing {kv['heads_shown']} of {kv['heads_total']} heads."
         self.kv_summary.setText(
@@ -274,7 +283,7 @@ class MatrixPanel(QtWidgets.QWidget):
         gb = M / 1e9
         top = float(gb.max()) if gb.max() > 0 else 1.0
         rgba = self.cmap.map(np.clip(gb / top, 0, 1), mode="byte")
-        rgba[M == 0] = (245, 245, 245, 255)
+        rgba[M == 0] = QtGui.QColor(pw.plot_background()).getRgb()   # nothing sent: the background, not white
         self.sync_image.setImage(np.ascontiguousarray(rgba.transpose(1, 0, 2)), autoLevels=False, levels=(0, 255))
         self.sync_image.setRect(QtCore.QRectF(0, 0, size, size))
         self.colorbar.setLevels((0.0, top))
@@ -297,8 +306,8 @@ class MatrixPanel(QtWidgets.QWidget):
             ys += [0, n, cpos, cpos]
         self.node_lines.setData(np.asarray(xs, float), np.asarray(ys, float))
         sc = self._results.scenario
-        self.sync_plot.setTitle(f"{ALGORITHM_LABELS[self._algorithm]}: {n} DP ranks, "
-                                f"S = {fmt_bytes(s['nbytes'])} of gradients", size="13pt", color=theme.INK)
+        pw.set_title(self.sync_plot, pw.html_escape(findings.sync_title(
+            ALGORITHM_LABELS[self._algorithm], n, float(s["time_s"]), s["bytes_by_class"])), size="13pt")
         parts = []
         for cls in LINK_CLASSES:
             if s["bytes_by_class"][cls] > 0:

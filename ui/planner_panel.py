@@ -21,68 +21,32 @@ import threading
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model import Results, Scenario
 from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import AXES, plan_training
 from trinity_desktop.model.search.serving_planner import plan_serving
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.pareto_bars import ParetoBars
+from trinity_desktop.ui.planner_search import (
+    AXIS_LABELS,
+    JOB_FIELDS,
+    Search,
+    SearchSignals,
+    axis_value,
+    edit_for,
+    hatch_segments,
+    map_best,
+    short_layout,
+    value_text,
+)
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
-AXIS_LABELS = {"tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP", "zero": "ZeRO stage", "recompute": "Recompute",
-               "micro_batch": "Micro-batch", "virtual_stages": "Virtual stages", "offload": "Optimizer offload"}
-VALUE_TEXT = {"recompute": ("none", "selective", "full"), "offload": ("off", "on")}
-HATCH_COLOR = theme.HATCH
-CURRENT_COLOR = theme.FOCUS
+HATCH_COLOR = theme.MUTED_COLOR
+CURRENT_COLOR = theme.FOCUS_COLOR
 DOT_PX, HOVER_PX = 13.0, 16.0
-JOB_FIELDS = ("model", "hardware", "kind", "gpus_per_node", "global_batch", "seq_len", "precision",
-              "optimizer", "sequence_parallel", "flash_attention", "efficiency", "prompt_len", "gen_len",
-              "kv_policy", "kv_window", "kv_sinks")
-
-
-def edit_for(layout: dict) -> dict:
-    """The Scenario field changes that load a planner layout."""
-    if "replicas" in layout:
-        # one replica: TP x PP GPUs (inference's TP is gpus / pp)
-        return {"gpus": layout["tp"] * layout["pp"], "pp": layout["pp"], "batch": layout["batch"],
-                "weight_dtype": layout["weight_dtype"],
-                "kv_dtype": layout["kv_dtype"], "kv_offload_fraction": layout["kv_offload"]}
-    return {k: layout[k] for k in ("tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch", "virtual_stages",
-                                   "offload")}
-
-
-def hatch_segments(cells) -> tuple[np.ndarray, np.ndarray]:
-    """Three diagonal strokes per (i, j) unit cell, as point arrays for connect='pairs'."""
-    xs, ys = [], []
-    for i, j in cells:
-        for a in (0.25, 0.5, 0.75):
-            xs += [i, i + a * 2] if a <= 0.5 else [i + (a - 0.5) * 2, i + 1]
-            ys += [j + a * 2, j] if a <= 0.5 else [j + 1, j + (a - 0.5) * 2]
-    return np.asarray(xs, float), np.asarray(ys, float)
-
-
-class _Signals(QtCore.QObject):
-    progressed = QtCore.Signal(int, float)
-    finished = QtCore.Signal(int, object)
-    failed = QtCore.Signal(int, str)
-
-
-class _Search(QtCore.QRunnable):
-    def __init__(self, fn, generation: int, signals: _Signals, stop: threading.Event):
-        super().__init__()
-        self.fn, self.generation, self.signals, self.stop = fn, generation, signals, stop
-
-    def run(self):
-        try:
-            plan = self.fn(progress=lambda f: self.signals.progressed.emit(self.generation, f),
-                           cancelled=self.stop.is_set)
-        except Exception as exc:  # noqa: BLE001 (reported in the panel, never a crash)
-            self.signals.failed.emit(self.generation, str(exc))
-        else:
-            self.signals.finished.emit(self.generation, plan)
 
 
 class PlannerPanel(QtWidgets.QWidget):
@@ -105,7 +69,7 @@ class PlannerPanel(QtWidgets.QWidget):
         self._loaded_tp = None
         self.pool = QtCore.QThreadPool(self)
         self.pool.setMaxThreadCount(1)
-        self.signals = _Signals(self)
+        self.signals = SearchSignals(self)
         self.signals.progressed.connect(self._progressed)
         self.signals.finished.connect(self._finished)
         self.signals.failed.connect(self._failed)
@@ -137,7 +101,7 @@ class PlannerPanel(QtWidgets.QWidget):
         top.addWidget(self.cancel_button)
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground(theme.PAPER)
+        self.graphics.setBackground(pw.plot_background())
         self.graphics.setAccessibleName("Planner charts")
         self.graphics.setAccessibleDescription(
             "Left: the Pareto front of the searched layouts, step time against memory per GPU (inference: tokens "
@@ -151,12 +115,12 @@ class PlannerPanel(QtWidgets.QWidget):
         self.front_plot.setMouseEnabled(x=False, y=False)
         self.front_plot.hideButtons()
         self.front_plot.setMenuEnabled(False)
-        self.front_line = pg.PlotCurveItem(pen=pg.mkPen(theme.LEADER, width=1.5))
+        self.front_line = pg.PlotCurveItem(pen=pg.mkPen(theme.MUTED_COLOR, width=1.5))
         self.scatter = pg.ScatterPlotItem(pxMode=True, size=DOT_PX)
         self.best_ring = pg.ScatterPlotItem(pxMode=True, size=DOT_PX + 10, brush=None,
                                             pen=pg.mkPen(theme.RESOURCE_COLORS["compute"], width=3))
         self.current = pg.ScatterPlotItem(pxMode=True, size=DOT_PX + 4, symbol="d", brush=pg.mkBrush(CURRENT_COLOR),
-                                          pen=pg.mkPen(theme.INK))
+                                          pen=pg.mkPen(theme.plot_text_color()))
         for z, item in enumerate((self.front_line, self.scatter, self.best_ring, self.current)):
             item.setZValue(z)
             self.front_plot.addItem(item)
@@ -176,7 +140,7 @@ class PlannerPanel(QtWidgets.QWidget):
         self.colorbar.axis.setLabel("best step time", **{"font-size": pw.LABEL_SIZE})
         self.graphics.addItem(self.colorbar, row=0, col=2)
         self.hatch = pg.PlotCurveItem(pen=pg.mkPen(HATCH_COLOR, width=1.5), connect="pairs")
-        self.contours = pg.PlotCurveItem(pen=pg.mkPen(theme.PAPER, width=2), connect="pairs")
+        self.contours = pg.PlotCurveItem(pen=pg.mkPen(theme.ON_DARK, width=2), connect="pairs")
         self.contour_labels: list[pg.TextItem] = []
         for z, item in enumerate((self.hatch, self.contours), start=2):
             item.setZValue(z)
@@ -282,7 +246,7 @@ class PlannerPanel(QtWidgets.QWidget):
         self.progress.setValue(0)
         self.cancel_button.setEnabled(True)
         self.status.setText("Searching every layout …")
-        self.pool.start(_Search(fn, self._generation, self.signals, self._stop))
+        self.pool.start(Search(fn, self._generation, self.signals, self._stop))
 
     def cancel(self) -> None:
         self._stop.set()
@@ -332,7 +296,7 @@ class PlannerPanel(QtWidgets.QWidget):
         brushes = [pg.mkBrush(theme.RESOURCE_COLORS.get(c.results.bottleneck, theme.FALLBACK_COLOR))
                    for c in self._points]
         view = self._view_xy()
-        self.scatter.setData(x=view[:, 0], y=view[:, 1], brush=brushes, pen=pg.mkPen(theme.INK))
+        self.scatter.setData(x=view[:, 0], y=view[:, 1], brush=brushes, pen=pg.mkPen(theme.plot_text_color()))
         self.front_line.setData(view[:, 0], view[:, 1])
         best = plan.best
         if best is not None and best in self._points:
@@ -350,6 +314,16 @@ class PlannerPanel(QtWidgets.QWidget):
         if training:
             self._draw_map(plan)
         self.status.setText(self.summary_text())
+        self._update_title(plan, training)
+
+    def _update_title(self, plan, training: bool) -> None:
+        """The finding: the best layout and its step time (or tokens/s per GPU), of how many fit."""
+        j = plan.as_json()
+        best = plan.best
+        value = (best.time_per_step_s if training else best.tokens_per_s_per_gpu) if best is not None else 0.0
+        pw.set_title(self.front_plot, pw.html_escape(findings.planner_title(
+            short_layout(best.layout) if best is not None else "", training, value, int(j["feasible"]),
+            int(j["configurations_evaluated"]))), size="13pt")
 
     def _view_xy(self) -> np.ndarray:
         """The Pareto dots in view coordinates (log10 of the step time on a log axis)."""
@@ -397,17 +371,17 @@ class PlannerPanel(QtWidgets.QWidget):
         lo, hi = (logt[finite].min(), logt[finite].max()) if finite.any() else (0.0, 1.0)
         span = max(hi - lo, 1e-9)
         rgba = self.cmap.map(np.clip((logt - lo) / span, 0, 1), mode="byte")
-        rgba[~finite] = (245, 245, 245, 255)
+        rgba[~finite] = QtGui.QColor(pw.plot_background()).getRgb()   # nothing fits: background, hatched
         self.image.setImage(np.ascontiguousarray(rgba), autoLevels=False, levels=(0, 255))
         self.image.setRect(QtCore.QRectF(0, 0, nx, ny))
         self.hatch.setData(*hatch_segments(zip(*np.nonzero(~finite), strict=True)))
         ax, ay = plan.map_axes
         for axis, name, values in (("bottom", ax, plan.map_values[0]), ("left", ay, plan.map_values[1])):
-            self.map_plot.getAxis(axis).setTicks([[(i + 0.5, self.value_text(name, v)) for i, v in enumerate(values)]])
-        self.map_plot.setLabel("bottom", AXIS_LABELS[ax], **{"font-size": pw.LABEL_SIZE})
-        self.map_plot.setLabel("left", AXIS_LABELS[ay], **{"font-size": pw.LABEL_SIZE})
+            self.map_plot.getAxis(axis).setTicks([[(i + 0.5, value_text(name, v)) for i, v in enumerate(values)]])
+            self.map_plot.setLabel(axis, AXIS_LABELS[name], **{"font-size": pw.LABEL_SIZE})
         self.map_plot.setRange(xRange=(0, nx), yRange=(0, ny), padding=0)
-        self.map_plot.setTitle("Best step time over the other axes", size=pw.TITLE_SIZE, color=theme.plot_text_color())
+        where, best_s = map_best(plan)
+        pw.set_title(self.map_plot, pw.html_escape(findings.map_title(where, best_s, int((~finite).sum()), t.size)))
         self.colorbar.setLevels((lo, hi))
         ticks = np.linspace(lo, hi, 4) if hi - lo > 1e-9 else [lo]
         self.colorbar.axis.setTicks([[(float(v), fmt_seconds(10 ** v)) for v in ticks]])
@@ -432,7 +406,7 @@ class PlannerPanel(QtWidgets.QWidget):
             xs += list(seg[:, :, 0].reshape(-1))
             ys += list(seg[:, :, 1].reshape(-1))
             if k >= len(self.contour_labels):
-                label = pw.label_item(color=theme.PAPER, anchor=(0.5, 1), size=11, bold=True)
+                label = pw.label_item(color=theme.ON_DARK, anchor=(0.5, 1), size=11, bold=True)
                 self.map_plot.addItem(label, ignoreBounds=True)
                 self.contour_labels.append(label)
             if len(seg):
@@ -442,10 +416,6 @@ class PlannerPanel(QtWidgets.QWidget):
                 self.contour_labels[k].setPos(float(top[0]), float(top[1]))
                 self.contour_labels[k].setVisible(True)
         self.contours.setData(np.asarray(xs, float), np.asarray(ys, float))
-
-    @staticmethod
-    def value_text(axis: str, value) -> str:
-        return VALUE_TEXT[axis][int(value)] if axis in VALUE_TEXT else str(value)
 
     # ------------------------------------------------------------------ reading and clicking
     def point_at(self, x: float, y: float) -> int:
@@ -493,8 +463,7 @@ class PlannerPanel(QtWidgets.QWidget):
         if not (0 <= i < plan.map_time.shape[0] and 0 <= j < plan.map_time.shape[1]):
             return ""
         ax, ay = plan.map_axes
-        where = (f"{AXIS_LABELS[ax]} {self.value_text(ax, plan.map_values[0][i])}, "
-                 f"{AXIS_LABELS[ay]} {self.value_text(ay, plan.map_values[1][j])}")
+        where = f"{axis_value(ax, plan.map_values[0][i])}, {axis_value(ay, plan.map_values[1][j])}"
         t = plan.map_time[i, j]
         what = (f"best step time {fmt_seconds(t)} (over every other axis)" if math.isfinite(t)
                 else "no layout fits" if plan.map_valid[i, j] else "no valid layout")

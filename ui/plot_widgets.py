@@ -12,12 +12,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.ui import label_layout, theme
+from trinity_desktop.ui import theme
 
 TITLE_SIZE = "14pt"
+TITLE_LINES = 3       # a finding's sentence wraps onto at most three lines
 LABEL_SIZE = "12pt"
-READOUT_BG = theme.READOUT_BG
-READOUT_BORDER = theme.AXIS
+READOUT_ALPHA = 235   # the hover box: the plot background, nearly opaque
 
 
 def font(point_size: int | None = None, bold: bool = False) -> QtGui.QFont:
@@ -33,8 +33,8 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
         axis = plot.getAxis(name)
         axis.setStyle(tickFont=font(), tickTextOffset=6)
         axis.enableAutoSIPrefix(False)
-        axis.setTextPen(pg.mkPen(theme.plot_foreground()))   # the theme's, also when restyled after a redraw
-        axis.setPen(pg.mkPen(theme.AXIS if theme.current_theme() == "light" else theme.plot_foreground()))
+        axis.setTextPen(pg.mkPen(theme.plot_text_color()))   # the theme's, so a re-style never darkens it
+        axis.setPen(pg.mkPen(theme.plot_text_color()))
     if left:
         set_axis_label(plot, "left", left)
     if bottom:
@@ -46,12 +46,23 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
         fit_plot_text(plot)
 
 
-def set_title(plot: pg.PlotItem, html: str, size: str = TITLE_SIZE, color: str = theme.INK) -> None:
+def set_title(plot: pg.PlotItem, html: str, size: str = TITLE_SIZE, color: str | None = None) -> None:
     """Set a plot's title (HTML-escaped text); it wraps onto two lines, then elides, to fit the plot width
     (the full title is the tooltip when cut), and never widens the plot."""
-    plot._full_title = (html, size, color)
+    plot._full_title = (html, size, color or theme.plot_text_color())
+    if not getattr(plot, "_title_spans", False):   # the title spans the axes' columns too: a sentence fits
+        plot.layout.removeItem(plot.titleLabel)
+        plot.layout.addItem(plot.titleLabel, 0, 0, 1, 3)
+        plot._title_spans = True
     _watch_size(plot)
     fit_plot_text(plot)
+
+
+def title_text(plot: pg.PlotItem) -> str:
+    """The plot's whole title as plain text (what `set_title` was given, before any wrapping)."""
+    import html as html_module
+
+    return html_module.unescape(getattr(plot, "_full_title", ("",))[0])
 
 
 def set_axis_label(plot: pg.PlotItem, side: str, text: str, color: str | None = None) -> None:
@@ -130,18 +141,19 @@ AXIS_LABEL_LINES = 3  # an axis label wraps onto up to three lines before anythi
 
 
 def fit_plot_text(plot: pg.PlotItem) -> None:
-    """Fit the title (two lines at most) and the axis labels (wrapped onto up to three lines) to the plot's
-    current size; what had to be cut is the item's tooltip."""
+    """Fit the title (TITLE_LINES at most) and the axis labels (wrapped onto up to AXIS_LABEL_LINES lines,
+    never shortened) to the plot's current size; what had to be cut is the item's tooltip."""
     import html as html_module
 
-    width = plot.getViewBox().geometry().width() or plot.geometry().width() or 600.0   # the title's column
-    title, size, color = getattr(plot, "_full_title", ("", TITLE_SIZE, theme.INK))
+    width = (plot.geometry().width() if getattr(plot, "_title_spans", False) else
+             plot.getViewBox().geometry().width()) or 600.0   # the title's columns
+    title, size, color = getattr(plot, "_full_title", ("", TITLE_SIZE, theme.plot_text_color()))
     if str(color).lower() in theme.DEFAULT_LABEL_COLORS:  # the default text colour is the theme's
         color = theme.plot_text_color()
     if title:
         plain = html_module.unescape(title)
         title_font = font(int(float(size.rstrip("pt"))))
-        lines, cut = _wrap(plain, QtGui.QFontMetrics(title_font), width - 16, 2)
+        lines, cut = _wrap(plain, QtGui.QFontMetrics(title_font), width - 16, TITLE_LINES)
         plot.setTitle("<br>".join(html_escape(line) for line in lines), size=size, color=color)
         height = QtGui.QFontMetrics(title_font).lineSpacing() * len(lines) + 10   # pyqtgraph fixes 30 px
         plot.titleLabel.setMaximumHeight(height)
@@ -174,7 +186,9 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
             style = {**style, "color": theme.readable(style["color"], background)}
         if (shown, style.get("color")) != getattr(axis, "_shown_label", None):
             axis._shown_label = (shown, style.get("color"))
-            plot.setLabel(side, shown, **style)
+            # a label without its own colour keeps the axis' text colour (the theme's, set by setTextPen):
+            # pyqtgraph's setLabel would otherwise replace the style and drop it
+            plot.setLabel(side, shown, **({"color": axis.textPen().color().name()} | style))
             axis.resizeEvent()   # pyqtgraph centres the label on its axis only on a resize: re-centre the new text
             axis.setToolTip(text if cut else "")
     _fit_scene_to_view(plot)
@@ -230,7 +244,26 @@ def fmt_value(value: float, unit: str) -> str:
 def contrast_text_color(rgb: Sequence[float]) -> str:
     """Black or white, whichever has the higher contrast on the given background."""
     lum = theme.luminance(QtGui.QColor.fromRgbF(*(min(max(c / 255.0, 0.0), 1.0) for c in rgb[:3])))
-    return theme.CONTRAST_DARK if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else theme.PAPER
+    return theme.ON_LIGHT if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else theme.ON_DARK
+
+
+THEME_EVENTS = (QtCore.QEvent.Type.PaletteChange, QtCore.QEvent.Type.ApplicationPaletteChange)
+
+
+def is_theme_change(event: QtCore.QEvent) -> bool:
+    """A panel's changeEvent got the new theme's palette: redraw what it coloured from the theme."""
+    return event.type() in THEME_EVENTS
+
+
+def plot_background() -> str:
+    """The current theme's plot background colour."""
+    return theme.THEMES[theme.current_theme()]["plot_bg"]
+
+
+def secondary_text(background: str | None = None) -> str:
+    """Quiet text (a detail, a comparison) that still reads at 4.5:1: the muted grey made readable on
+    `background` (default: the theme's window, where labels sit)."""
+    return theme.readable(theme.MUTED_COLOR, background or theme.THEMES[theme.current_theme()]["window"])
 
 
 def label_item(text: str = "", color: str | None = None, anchor=(0, 0.5), size: int | None = None,
@@ -238,118 +271,6 @@ def label_item(text: str = "", color: str | None = None, anchor=(0, 0.5), size: 
     item = pg.TextItem(text, color=color or theme.plot_text_color(), anchor=anchor)
     item.setFont(font(size, bold))
     return item
-
-
-class StackedBar:
-    """One stacked bar (vertical) of named segments, drawn by a single long-lived BarGraphItem.
-
-    Each segment gets a side label (name, then value) joined to its segment by a leader line; labels are
-    spread apart so thin segments stay legible. The x range follows the widget size so labels always fit
-    (text is measured in pixels); `left_px` reserves room left of the bar for labels of horizontal lines.
-    `update` changes data in place (setOpts / setData); nothing is rebuilt.
-    """
-
-    HALF_MIDDLE = 0.5     # the bar occupies [-0.3, 0.3]; the middle region is [-0.5, LABEL_X]
-    LABEL_X = 0.55
-
-    def __init__(self, plot: pg.PlotItem, width: float = 0.6):
-        self.plot = plot
-        self.x = 0.0
-        self.width = width
-        self.label_x = self.LABEL_X
-        self.left_px = 12.0
-        self.bar = pg.BarGraphItem(x=[0.0], height=[0.0], width=width, y0=[0.0], brushes=[theme.NEUTRAL_FILL],
-                                   pens=[pg.mkPen(theme.PAPER, width=1)])
-        plot.addItem(self.bar)
-        self.leaders = pg.PlotCurveItem(pen=pg.mkPen(theme.LEADER_STRONG, width=1), connect="pairs")
-        plot.addItem(self.leaders)
-        self.labels: list[pg.TextItem] = []
-        self.names: list[str] = []
-        self.values = np.zeros(0)
-        self.bottoms = np.zeros(0)
-        self._right_px = 12.0
-        plot.getViewBox().sigResized.connect(self.relayout)
-
-    @property
-    def total(self) -> float:
-        return float(self.values.sum()) if self.values.size else 0.0
-
-    def update(self, names: Sequence[str], values: Sequence[float], label_texts: Sequence[str],
-               y_max: float) -> None:
-        self.names = list(names)
-        self.values = np.asarray(values, dtype=float)
-        self.bottoms = np.concatenate([[0.0], np.cumsum(self.values)[:-1]]) if self.values.size else np.zeros(0)
-        n = len(self.names)
-        brushes = [pg.mkBrush(theme.color_for(name)) for name in self.names]
-        self.bar.setOpts(x=np.full(n, self.x), height=self.values, y0=self.bottoms, width=self.width,
-                         brushes=brushes, pens=[pg.mkPen(theme.PAPER, width=1)] * n)
-        self.bar.segment_names = [t.split("\n")[0] for t in label_texts]  # CSV export names each bar as shown
-        while len(self.labels) < n:
-            item = label_item(anchor=(0, 0.5))
-            self.plot.addItem(item)
-            self.labels.append(item)
-        self._given = (list(label_texts), y_max)
-        self.relayout()
-
-    def relayout(self, *_) -> None:
-        """Spread the labels for the current plot size (name and value on one line when the plot is too low
-        for two), then fit the x range."""
-        if not hasattr(self, "_given"):
-            return
-        label_texts, y_max = self._given
-        n = len(self.names)
-        lines = max((t.count("\n") + 1 for t in label_texts), default=1)
-        mids = self.bottoms + self.values / 2
-        vb_h = max(self.plot.getViewBox().height(), 120.0)
-        line_px = QtGui.QFontMetrics(font()).lineSpacing()
-        if n * (lines * line_px + 4) > 0.95 * vb_h:   # too low for two-line labels: name and value on one line
-            label_texts = [t.replace("\n", " ") for t in label_texts]
-            lines = 1
-        self._full_texts = list(label_texts)
-        gap = max(0.06, (lines * line_px + 4) / vb_h) * y_max
-        ys = label_layout.spread_positions(mids, gap=gap, lo=0.5 * gap, hi=y_max - 0.5 * gap)
-        leader_x, leader_y = [], []
-        for i, item in enumerate(self.labels):
-            if i < n:
-                item.setText(label_texts[i])
-                item.setColor(theme.plot_text_color())
-                item.setPos(self.label_x, ys[i])
-                item.setVisible(True)
-                leader_x += [self.x + self.width / 2, self.label_x - 0.02]
-                leader_y += [mids[i], ys[i]]
-            else:
-                item.setVisible(False)
-        self.leaders.setData(np.asarray(leader_x, float), np.asarray(leader_y, float))
-        self.fit_x_range()
-
-    def fit_x_range(self, *_) -> None:
-        """Set the x range so the bar and its side labels fit the current view width; on a narrow plot the
-        labels' lines are elided to the room right of the bar (the hover gives them in full)."""
-        width_px = max(self.plot.getViewBox().width(), 120.0)
-        metrics = QtGui.QFontMetrics(font())
-        room = max(width_px * 0.62 - 16.0, 50.0)
-        widest = 0.0
-        for item, text in zip(self.labels, getattr(self, "_full_texts", []), strict=False):
-            lines = [metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, int(room)) for line in text.split("\n")]
-            if item.toPlainText() != "\n".join(lines):
-                item.setText("\n".join(lines))
-            widest = max(widest, *(metrics.horizontalAdvance(line) for line in lines))
-        self._right_px = widest + 16.0
-        middle_units = self.HALF_MIDDLE + self.label_x
-        middle_px = max(width_px - self.left_px - self._right_px, 60.0)
-        ppu = min(middle_px / middle_units, 220.0)  # pixels per unit: the bar is at most ~130 px wide
-        x_min = -self.HALF_MIDDLE - self.left_px / ppu
-        x_max = x_min + width_px / ppu
-        self.plot.setXRange(x_min, x_max, padding=0)
-
-    def segment_at(self, x: float, y: float) -> int:
-        """Index of the segment under data point (x, y), or -1 (also -1 beside the bar)."""
-        if abs(x - self.x) > self.width / 2 + 1e-9 or not self.values.size:
-            return -1
-        for i, (b, h) in enumerate(zip(self.bottoms, self.values, strict=True)):
-            if b <= y < b + h:
-                return i
-        return -1
 
 
 class HoverReadout:
@@ -367,8 +288,8 @@ class HoverReadout:
         self.on_move = on_move
         self.on_leave = on_leave
         self.html = html
-        self.item = pg.TextItem("", color=theme.READOUT_INK, fill=pg.mkBrush(*READOUT_BG),
-                                border=pg.mkPen(READOUT_BORDER), anchor=(0, 1))
+        self.item = pg.TextItem("", anchor=(0, 1))
+        self._recolour()
         self.item.setFont(font())
         self.item.setZValue(1000)
         self.item.setVisible(False)
@@ -392,6 +313,7 @@ class HoverReadout:
         if not text:
             self.item.setVisible(False)
             return text
+        self._recolour()
         if self.html:
             self.item.setHtml(text)
         else:
@@ -399,6 +321,14 @@ class HoverReadout:
         self.place(x, y)
         self.item.setVisible(True)
         return text
+
+    def _recolour(self) -> None:
+        """The current theme's text on its plot background (the theme may have changed since last shown)."""
+        fill = QtGui.QColor(plot_background())
+        fill.setAlpha(READOUT_ALPHA)
+        self.item.fill = pg.mkBrush(fill)
+        self.item.border = pg.mkPen(theme.plot_text_color())
+        self.item.setColor(theme.plot_text_color())
 
     def place(self, x: float, y: float, offset: float = 14.0) -> None:
         """Put the box beside the cursor (data x, y), flipped and clamped so it stays inside the view."""
@@ -476,17 +406,55 @@ def hover_html(lines: Sequence[tuple[str, bool]], width: int = 60) -> str:
     return "<div style='font-size:11pt'>" + "<br>".join(parts) + "</div>"
 
 
+FULL_NAME_ROLE = QtCore.Qt.ItemDataRole.UserRole + 7   # a combo item's full name (its text is the short one)
+
+
+NAME_DETAIL = (" (", ", ")   # what starts a name's detail: "Phone NPU (Apple ...)", "x86 laptop CPU, 8 P-cores"
+
+
+def short_name(text: str, splits: Sequence[str] = NAME_DETAIL) -> str:
+    """The name before its detail: "Phone NPU (Apple A17 Pro ...)" -> "Phone NPU"."""
+    cut = min((text.find(sep) for sep in splits if sep in text), default=-1)
+    return text[:cut].strip() if cut > 0 else text
+
+
+class FullNameDelegate(QtWidgets.QStyledItemDelegate):
+    """A combo's drop-down list shows each item's full name (the box shows the short one)."""
+
+    def initStyleOption(self, option, index) -> None:  # noqa: N802 (Qt name)
+        super().initStyleOption(option, index)
+        full = index.data(FULL_NAME_ROLE)
+        if full:
+            option.text = full
+
+
 def labelled_combo(name: str, tip: str, items, min_chars: int = 12) -> QtWidgets.QComboBox:
-    """A combo box with an accessible name, a tooltip, legible font and (text, data) items; long entries
-    do not widen the panel (the drop-down shows them in full)."""
+    """A combo box with an accessible name, a tooltip, legible font and (text, data) items. The box shows each
+    item's short name whole (it is at least as wide as the longest); the list and the hover give the full
+    name, so a long entry is never cut and never widens the panel."""
     combo = QtWidgets.QComboBox()
     combo.setAccessibleName(name)
-    combo.setToolTip(tip)
     combo.setFont(font())
     combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    combo.setMinimumContentsLength(min_chars)
+    combo.setItemDelegate(FullNameDelegate(combo))
+    metrics = QtGui.QFontMetrics(font())
+    widest_short, widest_full = 0, 0
     for text, data in items:
-        combo.addItem(text, data)
+        short = short_name(text)
+        combo.addItem(short, data)
+        combo.setItemData(combo.count() - 1, text, FULL_NAME_ROLE)
+        combo.setItemData(combo.count() - 1, text, QtCore.Qt.ItemDataRole.ToolTipRole)
+        widest_short = max(widest_short, len(short))
+        widest_full = max(widest_full, metrics.horizontalAdvance(text))
+    combo.setMinimumContentsLength(max(min_chars, widest_short + 1))
+    combo.view().setMinimumWidth(widest_full + 40)
+
+    def follow(index: int) -> None:
+        full = combo.itemData(index, FULL_NAME_ROLE)
+        combo.setToolTip(f"{tip}\n{full}" if full and full != combo.itemText(index) else tip)
+
+    combo.currentIndexChanged.connect(follow)
+    follow(combo.currentIndex())
     return combo
 
 

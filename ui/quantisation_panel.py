@@ -1,7 +1,8 @@
 """Quantisation panel: what narrower weights save (storage, bytes per token) and what they buy (decode
 tokens/s against a latency target) for a small LLM on an edge device; beside it, what is assumed about quality
 (not modelled), stated as assumptions next to the paper they lean on (GPTQ, reference "gptq"). On a narrow
-panel the two charts stack; every bar value and line label is placed by the shared placer (ui/label_layout.py) or left to the hover.
+panel the two charts stack; every bar value is placed by the shared placer (ui/label_layout.py) above or
+inside its bar, and the dashed lines are keyed under the charts.
 
 All numbers come from `trinity_desktop.model.views.on_device` (the core decode roofline).
 """
@@ -16,18 +17,19 @@ from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.on_device import BITS, DEFAULT_TARGET_S, SMALL_MODELS, on_device_table
 from trinity_desktop.model.views.split import edge_devices
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
 STORAGE_COLOR = theme.RESOURCE_COLORS["memory"]
 RATE_COLOR = theme.RESOURCE_COLORS["bandwidth"]
-MISS_COLOR = "#BBBBBB"   # bars that miss the latency target (also marked ✗ in text)
+MISS_COLOR = theme.MUTED_COLOR   # bars that miss the latency target (also marked ✗ in text)
 CORE_DTYPE = {16: "bf16", 8: "int8", 4: "int4"}  # widths the Scenario can take as weight_dtype
 STACK_BELOW_PX = 700   # a panel narrower than this stacks the two charts
 NOTES_FROM_PX = 900    # ... and shows the quality notes in full only when at least this tall
+MIN_CHART_PX = 200     # a chart never shrinks below this; the text under it gives way
 QUALITY_ASSUMPTIONS = (
     ("4-bit", "assumed to keep output quality, structured output (JSON) included. GPTQ (Frantar et al. 2023) "
               "quantises 175B-parameter GPT models to 3–4 bits with negligible accuracy loss."),
@@ -66,37 +68,42 @@ class QuantisationPanel(QtWidgets.QWidget):
         controls = control_row((("Model", self.model_combo), ("Device", self.device_combo),
                                 ("Target", self.target_spin)), pw.font())
 
-        self.storage_widget = pg.PlotWidget(background="w")
-        self.rate_widget = pg.PlotWidget(background="w")
+        self.storage_widget = pg.PlotWidget(background=pw.plot_background())
+        self.rate_widget = pg.PlotWidget(background=pw.plot_background())
         self.storage_widget.setAccessibleName("Weight storage per bit width chart")
         self.storage_widget.setAccessibleDescription("Bars: weight storage in decimal GB at each weight width, "
                                                      "with the saving against 16-bit. Hover for details.")
         self.rate_widget.setAccessibleName("Decode tokens per second per bit width chart")
         self.rate_widget.setAccessibleDescription("Bars: batch-1 decode tokens/s at each weight width; the "
                                                   "dashed line is the latency target. Hover for details.")
+        for widget in (self.storage_widget, self.rate_widget):
+            widget.setMinimumHeight(MIN_CHART_PX)
         self.storage_plot: pg.PlotItem = self.storage_widget.getPlotItem()
         self.rate_plot: pg.PlotItem = self.rate_widget.getPlotItem()
         for plot in (self.storage_plot, self.rate_plot):
             pw.freeze_view(plot)
             plot.showGrid(x=False, y=True, alpha=0.25)
             plot.getAxis("bottom").setTicks([[(float(i), f"{b}-bit") for i, b in enumerate(BITS)], []])
-        pw.style_plot(self.storage_plot, "Weight storage", left="weights (GB, decimal)", bottom="weight width")
-        pw.style_plot(self.rate_plot, "Decode speed (batch 1)", left="tokens/s", bottom="weight width")
+        pw.style_plot(self.storage_plot, left="weights (GB)", bottom="weight width")
+        pw.style_plot(self.rate_plot, left="tokens/s", bottom="weight width")
         x = np.arange(len(BITS), dtype=float)
         self.storage_bars = pg.BarGraphItem(x=x, height=np.zeros_like(x), width=0.65, brush=STORAGE_COLOR)
         self.rate_bars = pg.BarGraphItem(x=x, height=np.zeros_like(x), width=0.65, brush=RATE_COLOR)
         self.storage_plot.addItem(self.storage_bars)
         self.rate_plot.addItem(self.rate_bars)
-        self.capacity_line = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen("#222222", width=2,
-                                                                            style=QtCore.Qt.PenStyle.DashLine))
+        dash = QtCore.Qt.PenStyle.DashLine
+        self.capacity_line = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen(theme.plot_text_color(), width=2,
+                                                                            style=dash))
         self.storage_plot.addItem(self.capacity_line, ignoreBounds=True)
-        self.capacity_text = pw.label_item("", anchor=(1, 1), bold=True)
-        self.storage_plot.addItem(self.capacity_text, ignoreBounds=True)
-        self.target_line = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen("#222222", width=2,
-                                                                          style=QtCore.Qt.PenStyle.DashLine))
+        self.target_line = pg.InfiniteLine(pos=0.0, angle=0, pen=pg.mkPen(theme.plot_text_color(), width=2,
+                                                                          style=dash))
         self.rate_plot.addItem(self.target_line, ignoreBounds=True)
-        self.target_text = pw.label_item("", anchor=(0, 1), bold=True)
-        self.rate_plot.addItem(self.target_text, ignoreBounds=True)
+        # the dashed lines are keyed under the charts, outside the data
+        self.lines_label = QtWidgets.QLabel("")
+        self.lines_label.setObjectName("QuantisationLines")
+        self.lines_label.setFont(pw.font())
+        self.lines_label.setWordWrap(True)
+        self.lines_label.setAccessibleName("What the dashed lines mark")
         self.storage_labels = [self._bar_label(self.storage_plot) for _ in BITS]
         self.rate_labels = [self._bar_label(self.rate_plot) for _ in BITS]
         self.storage_hover = pw.HoverReadout(self.storage_plot, lambda x, y: self.hover_text_at("storage", x, y))
@@ -121,7 +128,8 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.notes_label.setMinimumWidth(220)
         box_layout = QtWidgets.QVBoxLayout(self.notes_box)
         box_layout.addWidget(self.notes_label)
-        self.notes_box.setStyleSheet("QGroupBox { border: 2px dashed #777777; margin-top: 14px; padding: 6px; }"
+        self.notes_box.setStyleSheet(f"QGroupBox {{ border: 2px dashed {theme.FALLBACK_COLOR}; margin-top: 14px; "
+                                     "padding: 6px; }"
                                      "QGroupBox::title { subcontrol-origin: margin; left: 8px; }")
 
         self.summary_label = QtWidgets.QLabel("")
@@ -138,6 +146,7 @@ class QuantisationPanel(QtWidgets.QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(controls)
         layout.addLayout(plots, 1)
+        layout.addWidget(self.lines_label)
         layout.addWidget(self.summary_label)
         layout.addWidget(self.notes_box)
 
@@ -161,8 +170,8 @@ class QuantisationPanel(QtWidgets.QWidget):
 
     @staticmethod
     def _headroom(plot: pg.PlotItem, top: float) -> float:
-        """The y range's top: the tallest bar (or line) plus room for a two-line label above it."""
-        label_px = 2 * QtGui.QFontMetrics(pw.font()).lineSpacing() + 12
+        """The y range's top: the tallest bar (or line) plus room for a one-line label above it."""
+        label_px = QtGui.QFontMetrics(pw.font()).lineSpacing() + 10
         height = max(plot.getViewBox().height(), 3.0 * label_px)
         return max(top, 1e-9) / (1.0 - label_px / height)
 
@@ -170,7 +179,7 @@ class QuantisationPanel(QtWidgets.QWidget):
         """Stack the charts on a narrow panel so each keeps the width its bar labels need."""
         direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if event.size().width() < STACK_BELOW_PX
                      else QtWidgets.QBoxLayout.Direction.LeftToRight)
-        tall = event.size().height() >= NOTES_FROM_PX or direction == QtWidgets.QBoxLayout.Direction.LeftToRight
+        tall = event.size().height() >= NOTES_FROM_PX
         # A low panel keeps the charts; the notes stay in full in the box's tooltip.
         self.notes_label.setText(self._notes_html() if tall else
                                  "<i>Quality is not modelled: hover here for what practice reports.</i>")
@@ -180,34 +189,23 @@ class QuantisationPanel(QtWidgets.QWidget):
         QtCore.QTimer.singleShot(0, self._recompute)
 
     def _place_labels(self, *_) -> None:
-        """Bar values above their bars (or inside the top of a tall bar), line labels above or below their
-        line at either end, by the shared placer; what has no room is left to the hover."""
+        """Each bar's value on one line above it, or inside its top when the bar is taller than the room above
+        (by the shared placer); the charts keep a line of headroom, so every value has a place."""
         if self._table is None:
             return
-        for plot, bars, labels, line, line_text in (
-                (self.storage_plot, self.storage_bars, self.storage_labels, self.capacity_line, self.capacity_text),
-                (self.rate_plot, self.rate_bars, self.rate_labels, self.target_line, self.target_text)):
+        for plot, bars, labels in ((self.storage_plot, self.storage_bars, self.storage_labels),
+                                   (self.rate_plot, self.rate_bars, self.rate_labels)):
             vb = plot.getViewBox()
             heights = bars.opts["height"]
             requests, marks = [], []
             for i, item in enumerate(labels):
                 w, h = ll.text_size(item)
                 cx, top = ll.scene_point(vb, float(i), float(heights[i]))
-                x0 = ll.scene_point(vb, i - 0.325, 0.0)[0]
-                x1, base = ll.scene_point(vb, i + 0.325, 0.0)
-                marks.append((x0, top, x1, base))
-                requests.append(ll.Label(str(i), w, h, ((cx - w / 2, top - h - 1), (cx - w / 2, top - 2 * h + 4))))
-            if line_text.isVisible() or line.isVisible():
-                w, h = ll.text_size(line_text)
-                ly = ll.scene_point(vb, 0.0, float(line.value()))[1]
-                left, right = ll.view_bounds(vb)[0] + 2, ll.view_bounds(vb)[2] - 2 - w
-                requests.insert(0, ll.Label("line", w, h, ((right, ly - h), (left, ly - h), (right, ly),
-                                                           (left, ly))))
-            boxes = ll.place(requests, ll.view_bounds(vb), marks)
+                marks.append((*ll.scene_point(vb, i - 0.325, float(heights[i])), *ll.scene_point(vb, i + 0.325, 0.0)))
+                requests.append(ll.Label(str(i), w, h, ((cx - w / 2, top - h - 1), (cx - w / 2, top + 2))))
+            boxes = ll.place(requests, ll.view_bounds(vb), ())
             for i, item in enumerate(labels):
                 ll.put(item, vb, boxes.get(str(i)))
-            if line.isVisible():
-                ll.put(line_text, vb, boxes.get("line"))
 
     @staticmethod
     def _notes_html() -> str:
@@ -235,12 +233,9 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.storage_plot.setYRange(0, s_max, padding=0)
         self.storage_plot.setXRange(-0.6, len(BITS) - 0.4, padding=0)
         for i, item in enumerate(self.storage_labels):
-            saved = t["storage_saved"][i]
-            item.setText(f"{gb[i]:.2f} GB" + (f"\n−{100 * saved:.0f}%" if saved > 0 else ""))
+            item.setText(f"{gb[i]:.2f}")   # GB: the axis carries the unit
         self.capacity_line.setVisible(bool(show_cap))
-        self.capacity_text.setVisible(bool(show_cap))
         self.capacity_line.setPos(cap_gb)
-        self.capacity_text.setText(f"device memory {cap_gb:.0f} GB")
 
         tps = t["tokens_per_s"]
         target_rate = 1.0 / self.target_s()
@@ -251,9 +246,14 @@ class QuantisationPanel(QtWidgets.QWidget):
         self.rate_plot.setXRange(-0.6, len(BITS) - 0.4, padding=0)
         for i, item in enumerate(self.rate_labels):
             mark = "✓" if t["meets_target"][i] else "✗"
-            item.setText(f"{tps[i]:.3g}\n{mark}")
+            item.setText(f"{tps[i]:.3g} {mark}")
         self.target_line.setPos(target_rate)
-        self.target_text.setText(f"target {target_rate:.3g} tokens/s ({self.target_spin.value()} ms)")
+        cap = f"device memory {cap_gb:.0f} GB" if show_cap else f"device memory {cap_gb:.0f} GB (above the chart)"
+        self.lines_label.setText(f"Dashed lines: left, {cap}; right, the target {target_rate:.3g} tokens/s "
+                                 f"({self.target_spin.value()} ms per token). ✓ meets it, ✗ misses it.")
+        pw.set_title(self.storage_plot, pw.html_escape(findings.storage_title(BITS, gb, cap_gb)), size="13pt")
+        pw.set_title(self.rate_plot, pw.html_escape(findings.speed_title(BITS, tps, t["meets_target"],
+                                                                         self.target_spin.value())), size="13pt")
 
         dev = edge_devices()[self.device_combo.currentData()]
         read = t["bytes_per_token"]

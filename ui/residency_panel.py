@@ -25,65 +25,26 @@ from trinity_desktop.model.step.kv_residency import (
     residency_curve,
     serving_scenario,
 )
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.hierarchy_chart import HierarchyChart
+from trinity_desktop.ui.residency_style import (
+    MARKER_COLOR,
+    TIER_COLORS,
+    legend_fill,
+    log_ticks,
+    marker_text,
+    step_color,
+    time_label,
+)
 from trinity_desktop.ui.units import fmt_bytes, fmt_rate, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
-_CIVIDIS = pg.colormap.get("cividis")
-
-
-def _cividis(v: float) -> str:
-    return _CIVIDIS.map(v, mode="qcolor").name()
-
-
-# HBM takes the memory resource colour; the slower tiers a dark-to-light cividis sequence.
-TIER_COLORS = {"hbm": theme.RESOURCE_COLORS["memory"], "host": _cividis(0.12), "cxl": _cividis(0.5),
-               "ssd": _cividis(0.88), "sram": theme.ACCENT, "rdma": theme.FOCUS}
-STEP_COLOR = theme.CONTRAST_DARK
-MARKER_COLOR = theme.FOCUS
-
-
-def _marker_text() -> str:
-    """The marker's hue for its "current" label, made readable on the theme's plot background (the
-    vermilion itself is 3.9:1 on white, under the 4.5:1 that text needs)."""
-    return theme.readable(MARKER_COLOR, theme.THEMES[theme.current_theme()]["plot_bg"])
-
-
 AXES = ("context", "sessions")
-AXIS_TITLES = {"context": "context length per sequence (tokens, log scale)",
-               "sessions": "concurrent sessions (log scale)"}
+AXIS_TITLES = {"context": "tokens per sequence (log)", "sessions": "concurrent sessions (log)"}
 POLICY_LABELS = {"spill": "Spill to the next tier", "evict": "Evict (drop what HBM cannot hold)"}
 RIGHT_MODES = ("step_time", "tokens_per_s")
-
-
-def _count(v: float) -> str:
-    if v >= 1 << 20 and v % (1 << 20) == 0:
-        return f"{int(v) >> 20}M"
-    if v >= 1024 and v % 1024 == 0:
-        return f"{int(v) >> 10}k"
-    return f"{v:,.0f}"
-
-
-def _log_ticks(lo: float, hi: float, base2: bool) -> list[tuple[float, str]]:
-    """Ticks at powers of 2 (tokens) or of 10, within [lo, hi] (data units), placed at log10."""
-    ticks = []
-    if base2:
-        for e in range(0, 25):
-            v = float(2 ** e)
-            if lo * 0.999 <= v <= hi * 1.001:
-                ticks.append(v)
-        if len(ticks) > 9:
-            ticks = ticks[:: 2] if ticks.index(ticks[-1]) % 2 == 0 else ticks[1:: 2]
-    else:
-        ticks = [10.0 ** e for e in range(-9, 10) if lo * 0.999 <= 10.0 ** e <= hi * 1.001]
-    return [(math.log10(v), _count(v)) for v in ticks]
-
-
-def _time_label(seconds: float) -> str:
-    return fmt_seconds(seconds).replace(".0 ", " ")
 
 
 class ResidencyPanel(QtWidgets.QWidget):
@@ -139,7 +100,7 @@ class ResidencyPanel(QtWidgets.QWidget):
 
         # ---------------------------------------------------------------- residency chart
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground(theme.PAPER)
+        self.graphics.setBackground(pw.plot_background())
         self.graphics.setAccessibleName("KV-cache residency chart")
         self.graphics.setAccessibleDescription(
             "Stacked areas: KV-cache gigabytes resident in HBM, host DRAM, the CXL pool and SSD against the "
@@ -152,7 +113,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         right = self.plot.getAxis("right")
         right.setStyle(tickFont=pw.font(), tickTextOffset=6)
         right.enableAutoSIPrefix(False)
-        right.setTextPen(pg.mkPen(STEP_COLOR))
+        right.setTextPen(pg.mkPen(step_color()))
         self.vb2 = pg.ViewBox(enableMouse=False)
         self.plot.scene().addItem(self.vb2)
         right.linkToView(self.vb2)
@@ -175,8 +136,8 @@ class ResidencyPanel(QtWidgets.QWidget):
             below = top
         # legend swatches (a FillBetweenItem cannot be drawn by LegendItem's sample)
         self.swatches = {name: pg.BarGraphItem(x=[], height=[], width=1, brush=pg.mkBrush(TIER_COLORS[name]),
-                                               pen=pg.mkPen(theme.AXIS)) for name in RESIDENCY_TIERS}
-        self.step_swatch = pg.PlotDataItem([], [], pen=pg.mkPen(STEP_COLOR, width=3))
+                                               pen=pg.mkPen(theme.plot_text_color())) for name in RESIDENCY_TIERS}
+        self.step_swatch = pg.PlotDataItem([], [], pen=pg.mkPen(step_color(), width=3))
         self.cap_lines: dict[str, pg.InfiniteLine] = {}
         for name in RESIDENCY_TIERS:
             line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(pg.mkColor(TIER_COLORS[name]).darker(160),
@@ -187,19 +148,19 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.cap_labels = {name: pw.label_item(anchor=(0, 1)) for name in RESIDENCY_TIERS}
         for item in self.cap_labels.values():
             self.plot.addItem(item, ignoreBounds=True)
-        self.step_curve = pg.PlotCurveItem(pen=pg.mkPen(STEP_COLOR, width=3))
+        self.step_curve = pg.PlotCurveItem(pen=pg.mkPen(step_color(), width=3))
         self.vb2.addItem(self.step_curve)
         self.marker = pg.InfiniteLine(angle=90, movable=False,
                                       pen=pg.mkPen(MARKER_COLOR, width=2, style=QtCore.Qt.PenStyle.DotLine),
-                                      label="current", labelOpts={"position": 0.6, "color": _marker_text()})
+                                      label="current", labelOpts={"position": 0.6, "color": marker_text()})
         self.marker.label.setFont(pw.font(bold=True))
         self.plot.addItem(self.marker, ignoreBounds=True)
-        self.legend = self.plot.addLegend(offset=(110, 8), labelTextSize="11pt", brush=theme.legend_brush())
+        self.legend = self.plot.addLegend(offset=(110, 8), labelTextSize="11pt", brush=pg.mkBrush(legend_fill()))
         self.hover = pw.HoverReadout(self.plot, self._hover_text, on_leave=None)
         pw.LeaveFilter(self.graphics, self.hover.leave)
 
         # ---------------------------------------------------------------- hierarchy (pyramid)
-        self.pyramid_graphics = HierarchyChart(TIER_COLORS, _time_label)
+        self.pyramid_graphics = HierarchyChart(TIER_COLORS, time_label)
         self.pyramid, self.pyramid_labels = self.pyramid_graphics.plot, self.pyramid_graphics.labels
 
         self.tabs = QtWidgets.QTabWidget()
@@ -226,6 +187,16 @@ class ResidencyPanel(QtWidgets.QWidget):
     def _sync_views(self) -> None:
         self.vb2.setGeometry(self.plot.getViewBox().sceneBoundingRect())
         self.vb2.linkedViewChanged(self.plot.getViewBox(), self.vb2.XAxis)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if pw.is_theme_change(event) and self._results is not None:
+            self.graphics.setBackground(pw.plot_background())
+            self.legend.setBrush(pg.mkBrush(legend_fill()))
+            self.plot.getAxis("right").setTextPen(pg.mkPen(step_color()))
+            for item in (self.step_curve, self.step_swatch):
+                item.setPen(pg.mkPen(step_color(), width=3))
+            self._refresh()
 
     def update_results(self, results: Results) -> None:
         self._results = results
@@ -282,7 +253,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             label.setText(f"{TIER_LABELS[name] if name != 'hbm' else 'HBM'} full: {below / 1e9:,.0f} GB")
         self.plot.setXRange(lx[0], lx[-1], padding=0.01)
         self.plot.setYRange(0, y_top / 1e9, padding=0)
-        self.plot.getAxis("bottom").setTicks([_log_ticks(x[0], x[-1], base2=True)])
+        self.plot.getAxis("bottom").setTicks([log_ticks(x[0], x[-1], base2=True)])
         pw.set_axis_label(self.plot, "bottom", AXIS_TITLES[self._axis])
 
         ry = self._right_values()
@@ -293,24 +264,23 @@ class ResidencyPanel(QtWidgets.QWidget):
             hi = lo + 1
         self.vb2.setYRange(lo, hi, padding=0.02)
         if self._right == "step_time":
-            ticks = [(e, _time_label(10.0 ** e)) for e in range(lo, hi + 1)]
+            ticks = [(e, time_label(10.0 ** e)) for e in range(lo, hi + 1)]
             title = "decode step time (log scale)"
         else:
             ticks = [(e, fmt_rate(10.0 ** e, "tok/s")) for e in range(lo, hi + 1)]
             title = "tokens per second, all sessions (log scale)"
         self.plot.getAxis("right").setTicks([ticks])
-        pw.set_axis_label(self.plot, "right", title, color=STEP_COLOR)
+        pw.set_axis_label(self.plot, "right", title, color=step_color())
         self.marker.setPos(math.log10(self._current_x))
         self._place_labels()
 
         hw = sc.hardware
         tp = sc.gpus
         what = f"{sc.model.name} on {tp}× {hw.name}" if tp > 1 else f"{sc.model.name} on {hw.name}"
-        where = f"{sc.batch} sessions" if self._axis == "context" else f"{_count(current_ctx)} tokens per sequence"
-        pw.set_title(self.plot, f"KV-cache residency: {pw.html_escape(what)}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}",
-                     size="13pt")
+        where = f"{sc.batch} sessions" if self._axis == "context" else f"{findings.count_text(current_ctx)} tokens per sequence"
+        pw.set_title(self.plot, pw.html_escape(self._finding()), size="13pt")
         self._sync_views()
-        self._update_caption()
+        self._update_caption(f"{pw.html_escape(what)}, {where}, {sc.kv_policy} KV, {sc.kv_dtype}.")
         self.set_focus("tier", self._focus_tier)
         self._refresh_band()
 
@@ -355,10 +325,20 @@ class ResidencyPanel(QtWidgets.QWidget):
         c = self._curve
         return c["step_time_s"] if self._right == "step_time" else c["tokens_per_s"]
 
-    def _update_caption(self) -> None:
+    def _finding(self) -> str:
+        """The title: how far the cache stays in HBM along the axis, and where it is at the current point."""
+        c, i = self._curve, self._index_of(self._current_x)
+        needed = np.maximum(c["needed"], 1.0)
+        all_hbm = c["resident"]["hbm"] >= needed * (1 - 1e-9)
+        limit = float(self._x[all_hbm].max()) if all_hbm.any() else 0.0
+        word = "tokens" if self._axis == "context" else "sessions"
+        return findings.residency_title(limit, word, float(min(c["resident"]["hbm"][i] / needed[i], 1.0)),
+                                        float(c["step_time_s"][i]))
+
+    def _update_caption(self, context: str) -> None:
         c = self._curve
         i = self._index_of(self._current_x)
-        parts = [f"Pinned in HBM per GPU: weights {fmt_bytes(c['weights_bytes'][i])} + runtime reserve "
+        parts = [context, f"Pinned in HBM per GPU: weights {fmt_bytes(c['weights_bytes'][i])} + runtime reserve "
                  f"{fmt_bytes(c['reserved_bytes'][i])}; KV {fmt_bytes(c['kv_bytes_per_token_gpu'])}/token/GPU, "
                  f"page = {c['page_tokens']} tokens."]
         if not bool(np.all(c["weights_fit"])):

@@ -25,7 +25,7 @@ from trinity_desktop.ui.bands import FillBand, attainable_range, matches
 from trinity_desktop.ui.units import fmt_flops_rate
 
 BAND_LEGEND = "attainable at the efficiency ranges' ends"
-BAND_SWATCH = theme.NEUTRAL  # the legend's swatch: between the band's tint on a light and on a dark plot
+BAND_SWATCH = theme.MUTED_COLOR  # the legend's swatch: between the band's tint on a light and on a dark plot
 
 
 class RooflineBand:

@@ -56,9 +56,10 @@ class RooflineLabels:
     def _update_legend(self) -> None:
         entries = [("●", COMPUTE, "compute-bound"), ("●", BANDWIDTH, "bandwidth-bound")]
         for link in sorted({p.link for p in self._roof.points} - {"hbm"}):
-            entries.append((GLYPHS.get(LINK_SYMBOLS.get(link, "o"), "●"), theme.LEADER,
+            entries.append((GLYPHS.get(LINK_SYMBOLS.get(link, "o"), "●"), theme.MUTED_COLOR,
                             f"over the {LINK_WORDS.get(link, link)}"))
-        entries += [("━", theme.INK_SOFT, "decode GEMMs (sweep ★)"), ("╍", theme.INK_SOFT, "decode step + KV reads (◆)"),
+        entries += [("━", theme.plot_text_color(), "decode GEMMs (sweep ★)"),
+                    ("╍", theme.plot_text_color(), "decode step + KV reads (◆)"),
                     ("┅", NOFIT_COLOR, "KV cache exceeds HBM")]
         for slot, key in enumerate(self._compare_keys):
             entries.append(("╌", COMPARE_STYLES[slot][0], self._hardware[key].name))

@@ -28,9 +28,9 @@ from trinity_desktop.model.views.roofline import (
     roofline,
 )
 from trinity_desktop.model.views.stages import refreshed_stage
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.roofline_band import RooflineBand
 from trinity_desktop.ui.roofline_compare import RooflineCompare
 from trinity_desktop.ui.roofline_hover import RooflineHover
@@ -84,7 +84,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self._kv_text_plain = ""
 
         # --- plot -------------------------------------------------------------------------------
-        self.plot_widget = pg.PlotWidget(background=theme.PAPER, axisItems={
+        self.plot_widget = pg.PlotWidget(background=pw.plot_background(), axisItems={
             "bottom": pw.LogSIAxis("bottom"), "left": pw.LogSIAxis("left")})
         self.plot_widget.setAccessibleName("Roofline chart")
         self.plot_widget.setAccessibleDescription(
@@ -102,18 +102,18 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self.ceiling_curves: dict[str, pg.PlotDataItem] = {}
         self.ceiling_labels: dict[str, pg.TextItem] = {}
         self._ceilings: dict[str, Ceiling] = {}
-        self.ridge_line = pg.PlotDataItem(pen=pg.mkPen(theme.AXIS, width=1, style=QtCore.Qt.PenStyle.DotLine))
+        self.ridge_line = pg.PlotDataItem(pen=pg.mkPen(theme.plot_text_color(), width=1, style=QtCore.Qt.PenStyle.DotLine))
         self.plot.addItem(self.ridge_line)
-        self.ridge_marker = pg.PlotDataItem(pen=None, symbol="o", symbolSize=9, symbolBrush=theme.INK,
-                                            symbolPen=pg.mkPen(theme.PAPER))
+        self.ridge_marker = pg.PlotDataItem(pen=None, symbol="o", symbolSize=9, symbolBrush=theme.plot_text_color(),
+                                            symbolPen=pg.mkPen(pw.plot_background()))
         self.plot.addItem(self.ridge_marker)
         self.ridge_text = pw.label_item("", anchor=(0, 0), bold=True)
         self.plot.addItem(self.ridge_text, ignoreBounds=True)
 
         # Decode sweep traces (within HBM / beyond it) and markers.
-        self.gemm_trace = pg.PlotDataItem(pen=pg.mkPen(theme.INK_SOFT, width=2))
+        self.gemm_trace = pg.PlotDataItem(pen=pg.mkPen(theme.plot_text_color(), width=2))
         self.gemm_trace_nofit = pg.PlotDataItem(pen=pg.mkPen(NOFIT_COLOR, width=2, style=QtCore.Qt.PenStyle.DotLine))
-        self.step_trace = pg.PlotDataItem(pen=pg.mkPen(theme.INK_SOFT, width=2, style=QtCore.Qt.PenStyle.DashLine))
+        self.step_trace = pg.PlotDataItem(pen=pg.mkPen(theme.plot_text_color(), width=2, style=QtCore.Qt.PenStyle.DashLine))
         self.step_trace_nofit = pg.PlotDataItem(pen=pg.mkPen(NOFIT_COLOR, width=2, style=QtCore.Qt.PenStyle.DotLine))
         for item in (self.gemm_trace, self.gemm_trace_nofit, self.step_trace, self.step_trace_nofit):
             item.setZValue(5)
@@ -129,7 +129,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         # Operating points.
         self.points_item = pg.PlotDataItem(pen=None, symbolSize=13)
         self.plot.addItem(self.points_item)
-        self.leaders = pg.PlotDataItem(pen=pg.mkPen(theme.LEADER, width=1), connect="pairs")
+        self.leaders = pg.PlotDataItem(pen=pg.mkPen(theme.MUTED_COLOR, width=1), connect="pairs")
         self.plot.addItem(self.leaders)
         self.point_labels: list[pg.TextItem] = []
         for item in (self.gemm_marker, self.step_marker, self.kv_marker):
@@ -143,7 +143,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self.compare_points: list[pg.PlotDataItem] = []
         self.compare_labels: list[pg.TextItem] = []
         for color, _ in COMPARE_STYLES:
-            item = pg.PlotDataItem(pen=None, symbolSize=11, symbolBrush=pg.mkBrush(theme.PAPER),
+            item = pg.PlotDataItem(pen=None, symbolSize=11, symbolBrush=pg.mkBrush(pw.plot_background()),
                                    symbolPen=pg.mkPen(color, width=2))
             item.setVisible(False)
             self.plot.addItem(item)
@@ -159,9 +159,9 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self._stage_target: tuple[str, tuple[str, ...], str, float, float] | None = None
         no_brush = pg.mkBrush(None)
         self.stage_marker = pg.PlotDataItem(pen=None, symbol="p", symbolSize=20, symbolBrush=COMPUTE,
-                                            symbolPen=pg.mkPen(theme.CONTRAST_DARK, width=1.5))
+                                            symbolPen=pg.mkPen(theme.ON_LIGHT, width=1.5))
         self.stage_halo = pg.PlotDataItem(pen=None, symbol="o", symbolSize=36, symbolBrush=no_brush,
-                                          symbolPen=pg.mkPen(theme.PAPER, width=7))
+                                          symbolPen=pg.mkPen(pw.plot_background(), width=7))
         self.stage_ring = pg.PlotDataItem(pen=None, symbol="o", symbolSize=36, symbolBrush=no_brush,
                                           symbolPen=pg.mkPen(STAGE_RING, width=3))
         self.stage_related = pg.PlotDataItem(pen=None, symbol="o", symbolSize=26, symbolBrush=no_brush,
@@ -176,7 +176,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self.stage_leader.setZValue(26)
         self.stage_leader.setVisible(False)
         self.plot.addItem(self.stage_leader)
-        self.stage_text = pg.TextItem("", color=theme.CONTRAST_DARK, fill=pg.mkBrush(*theme.READOUT_BG),
+        self.stage_text = pg.TextItem("", color=theme.ON_LIGHT, fill=pg.mkBrush(theme.ON_DARK),
                                       border=pg.mkPen(STAGE_RING, width=1.5), anchor=(0, 1))
         self.stage_text.setFont(pw.font(12, bold=True))
         self.stage_text.setZValue(30)
@@ -264,7 +264,26 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self._set_ranges()
         self._layout_labels()
         self._update_info()
+        self._update_title()
         self._draw_stage()
+
+    def _update_title(self) -> None:
+        """The finding: the binding roof of the slowest of the main kernels (those counted in the first
+        kernel's scope, e.g. per layer per micro-batch; the comparison-only kernel left out), and the step's
+        time from the model."""
+        r, roof = self._results, self._roof
+        scope = roof.points[0].scope if roof.points else ""
+        points = [p for p in roof.points if "comparison" not in p.name and p.scope == scope]
+        if not points:
+            return
+        slowest = max(points, key=lambda p: p.time_s)
+        bound = "compute" if slowest.resource == "compute" else slowest.bound_by
+        phase, per, seconds = {"train": ("training", "step", r.time_total),
+                               "prefill": ("prefill", "prompt", r.time_total),
+                               "decode": ("decode", "token", r.time_total)}[r.kind]
+        sc = r.scenario
+        batch = f"global batch {sc.global_batch:,}" if r.kind == "train" else f"batch {sc.batch:,}"
+        pw.set_title(self.plot, pw.html_escape(findings.bound_title(phase, bound, batch, seconds, per)))
 
     # ------------------------------------------------------------------ ceilings and points
     def _geometry(self, c: Ceiling, roof: Roofline, hw: Hardware) -> tuple[np.ndarray, np.ndarray]:
@@ -298,7 +317,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
             self.ceiling_curves[c.name].setPen(pg.mkPen(color, width=width))
             label = self.ceiling_labels[c.name]
             label.setText(self._ceiling_label_text(c))
-            label.setColor(theme.INK if main else theme.AXIS)
+            label.setColor(theme.plot_text_color() if main else pw.secondary_text(pw.plot_background()))
             label.setFont(pw.font(11, bold=main))
         for name, curve in self.ceiling_curves.items():
             curve.setVisible(name in self._ceilings)
@@ -327,8 +346,8 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         for p in pts:
             color = theme.RESOURCE_COLORS.get(p.resource, theme.FALLBACK_COLOR)
             comparison = p.name.endswith("— comparison")
-            brushes.append(pg.mkBrush(theme.PAPER if comparison else color))
-            pens.append(pg.mkPen(color if comparison else theme.INK, width=2.5 if comparison else 1))
+            brushes.append(pg.mkBrush(pw.plot_background() if comparison else color))
+            pens.append(pg.mkPen(color if comparison else theme.plot_text_color(), width=2.5 if comparison else 1))
             symbols.append(LINK_SYMBOLS.get(p.link, "o"))
         self.points_item.setData(xs, ys, symbol=symbols, symbolBrush=brushes, symbolPen=pens)
         while len(self.point_labels) < len(pts):
@@ -422,11 +441,11 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
             f"KV cache fits up to batch {s['kv_fit_limit_batch']:,.0f} at this context, up to "
             f"{fmt_count(s['kv_fit_limit_context'])} tokens at batch {sc.batch}.",
             f"At the slider: {fmt_seconds(float(s['time_per_token_s'][i]))} per token step (roofline, one GPU)"
-            + ("" if s["fits"][i] else f" — <span style='color:{theme.BAD}'>does not fit in HBM</span>") + ".",
+            + ("" if s["fits"][i] else " — <span style='color:" + theme.BAD_COLOR + "'>does not fit in HBM</span>") + ".",
         ]
         errors = [f"{pw.html_escape(self._hardware[k].name)}: n/a ({pw.html_escape(e)})" for k, roof, e in self._compare_roofs
                   if roof is None]
-        self.info_label.setText(" ".join(parts) + (f"<br><span style='color:{theme.MUTED}'>" + " ".join(errors)
+        self.info_label.setText(" ".join(parts) + (f"<br><span style='color:{pw.secondary_text()}'>" + " ".join(errors)
                                                    + "</span>" if errors else ""))
 
     # ------------------------------------------------------------------ for tests and export

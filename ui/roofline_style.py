@@ -11,10 +11,10 @@ from trinity_desktop.ui import theme
 COMPUTE = theme.RESOURCE_COLORS["compute"]
 BANDWIDTH = theme.RESOURCE_COLORS["bandwidth"]
 MEMORY = theme.RESOURCE_COLORS["memory"]
-NOFIT_COLOR = theme.NEUTRAL
+NOFIT_COLOR = theme.MUTED_COLOR
 # Compared hardware: Okabe-Ito hues not used for the resources, each with its own dash pattern.
-COMPARE_STYLES = [(theme.ACCENT, QtCore.Qt.PenStyle.DashLine), (theme.FOCUS, QtCore.Qt.PenStyle.DotLine),
-                  (theme.MUTED, QtCore.Qt.PenStyle.DashDotLine)]
+COMPARE_STYLES = [(theme.ACCENT_COLORS["pink"], QtCore.Qt.PenStyle.DashLine), (theme.FOCUS_COLOR, QtCore.Qt.PenStyle.DotLine),
+                  (theme.FALLBACK_COLOR, QtCore.Qt.PenStyle.DashDotLine)]
 MAX_COMPARE = 3
 LINK_SYMBOLS = {"hbm": "o", "sram": "o", "l2": "o", "scale-up": "t", "scale-out": "s", "host": "d", "nvme": "h"}
 LINK_WORDS = {"hbm": "HBM", "sram": "SRAM", "l2": "L2", "scale-up": "scale-up link", "scale-out": "scale-out network",
@@ -28,7 +28,7 @@ SWEEP_GEMM = "sweep: decode GEMMs"
 SWEEP_STEP = "sweep: decode step (GEMMs + KV reads)"
 HOVER_PX = 14.0
 MODES = {"batch": "batch size", "context": "context length"}
-STAGE_RING = theme.CONTRAST_DARK      # the highlight ring: black on a white halo reads on every fill and for every viewer
+STAGE_RING = theme.ON_LIGHT      # the highlight ring: black on a white halo reads on every fill and for every viewer
 STAGE_LABEL_CHARS = 56
 
 

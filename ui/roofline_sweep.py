@@ -12,6 +12,7 @@ import numpy as np
 import pyqtgraph as pg
 
 from trinity_desktop.model.views.roofline import batch_values, context_values, decode_sweep
+from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.roofline_style import BANDWIDTH, COMPUTE, MODES, fmt_count
 
@@ -100,9 +101,11 @@ class RooflineSweep:
         g_color = COMPUTE if s["bound"][i] else BANDWIDTH
         st_color = COMPUTE if s["step_bound"][i] else BANDWIDTH
         self.gemm_marker.setData([s["intensity"][i]], [max(s["attainable_flops_per_s"][i], 1.0)],
-                                 symbolBrush=g_color if fits else theme.PAPER, symbolPen=pg.mkPen(theme.INK, width=1.5))
+                                 symbolBrush=g_color if fits else pw.plot_background(),
+                                 symbolPen=pg.mkPen(theme.plot_text_color(), width=1.5))
         self.step_marker.setData([s["step_intensity"][i]], [max(s["step_attainable_flops_per_s"][i], 1.0)],
-                                 symbolBrush=st_color if fits else theme.PAPER, symbolPen=pg.mkPen(theme.INK, width=1.5))
+                                 symbolBrush=st_color if fits else pw.plot_background(),
+                                 symbolPen=pg.mkPen(theme.plot_text_color(), width=1.5))
         # KV-fit limit on the step trace (memory colour), in the current sweep variable.
         sc = self._results.scenario
         if self._mode == "context":

@@ -25,22 +25,23 @@ from trinity_desktop.model.views.split import (
     optimal_split,
     split_table,
 )
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
 PART_COLORS = {
     "device": theme.RESOURCE_COLORS["compute"],     # device compute
     "transfer": theme.RESOURCE_COLORS["bandwidth"],  # uplink
-    "cloud": "#CC79A7",                              # Okabe-Ito reddish purple: cloud GPU
+    "cloud": theme.ACCENT_COLORS["pink"],            # Okabe-Ito reddish purple: cloud GPU
 }
 PART_LABELS = {"device": "Device compute", "transfer": "Transfer (RTT + upload)", "cloud": "Cloud compute"}
-ENERGY_COLOR = "#009E73"
-OPTIMUM_COLOR = "#222222"
+ENERGY_COLOR = theme.RESOURCE_COLORS["memory"]   # bluish green, apart from the three time parts
+OPTIMUM_COLOR = theme.FOCUS_COLOR                 # the one marked split
 UPLINK_RANGE_MBPS = (0.1, 1000.0)   # slider ends, log scale
 SPEED_RANGE = (0.01, 10.0)          # device speed multiplier, log scale
 SLIDER_STEPS_PER_DECADE = 100
+MIN_CHART_PX, MIN_ENERGY_PX = 170, 150   # the charts never shrink below these; the text under them wraps
 
 
 def _profile_label(key: str) -> str:
@@ -100,8 +101,10 @@ class SplitPanel(QtWidgets.QWidget):
                             ("Device speed", self._with_value(self.speed_slider, self.speed_label))), pw.font())
 
         # ---------------------------------------------------------------- plots
-        self.time_widget = pg.PlotWidget(background="w")
-        self.energy_widget = pg.PlotWidget(background="w")
+        self.time_widget = pg.PlotWidget(background=pw.plot_background())
+        self.energy_widget = pg.PlotWidget(background=pw.plot_background())
+        self.time_widget.setMinimumHeight(MIN_CHART_PX)
+        self.energy_widget.setMinimumHeight(MIN_ENERGY_PX)
         self.time_widget.setAccessibleName("Latency per split point chart")
         self.time_widget.setAccessibleDescription(
             "Stacked bars: device compute, transfer (round trip plus upload) and cloud compute time for each "
@@ -113,35 +116,35 @@ class SplitPanel(QtWidgets.QWidget):
         for plot in (self.time_plot, self.energy_plot):
             pw.freeze_view(plot)
             plot.showGrid(x=False, y=True, alpha=0.25)
-        pw.style_plot(self.time_plot, "End-to-end latency per split point", left="latency (ms)")
-        pw.style_plot(self.energy_plot, "", left="energy (mJ)",
+        pw.style_plot(self.time_plot, left="ms")
+        pw.style_plot(self.energy_plot, left="mJ",
                       bottom="split point: layers run on the device (0 = all cloud)")
         self.energy_plot.setXLink(self.time_plot)
 
         self.bar_items = {}
         for name in ("device", "transfer", "cloud"):
             item = pg.BarGraphItem(x=[0.0], height=[0.0], y0=[0.0], width=0.7, brush=PART_COLORS[name],
-                                   pen=pg.mkPen("w", width=0.5), name=PART_LABELS[name])
+                                   pen=pg.mkPen(None), name=PART_LABELS[name])
             self.time_plot.addItem(item)
             self.bar_items[name] = item
-        legend = pg.LegendItem(offset=(-10, 10), labelTextSize="11pt", brush=pg.mkBrush(255, 255, 255, 220))
-        legend.setParentItem(self.time_plot.getViewBox())
-        for name, item in self.bar_items.items():
-            legend.addItem(item, PART_LABELS[name])
-        self.legend = legend
-        pw.fit_legend(self.time_plot, legend)
-        self.energy_bars = pg.BarGraphItem(x=[0.0], height=[0.0], width=0.7, brush=ENERGY_COLOR,
-                                           pen=pg.mkPen("w", width=0.5))
+        self.energy_bars = pg.BarGraphItem(x=[0.0], height=[0.0], width=0.7, brush=ENERGY_COLOR, pen=pg.mkPen(None))
         self.energy_plot.addItem(self.energy_bars)
         self.optimum_marker = pg.ScatterPlotItem(symbol="t", size=18, brush=pg.mkBrush(OPTIMUM_COLOR),
-                                                 pen=pg.mkPen("w"))
+                                                 pen=pg.mkPen(None))
         self.time_plot.addItem(self.optimum_marker)
-        self.optimum_text = pw.label_item("", color=OPTIMUM_COLOR, anchor=(0.5, 1), bold=True)
-        self.optimum_text.fill = pg.mkBrush(255, 255, 255, 225)  # legible where it crosses a bar
+        self.optimum_text = pw.label_item("", anchor=(0.5, 1), bold=True)
         self.time_plot.addItem(self.optimum_text)
         self.energy_marker = pg.ScatterPlotItem(symbol="t", size=14, brush=pg.mkBrush(OPTIMUM_COLOR),
-                                                pen=pg.mkPen("w"))
+                                                pen=pg.mkPen(None))
         self.energy_plot.addItem(self.energy_marker)
+        # the key sits under the charts, outside the data
+        self.legend_label = QtWidgets.QLabel("")
+        self.legend_label.setObjectName("SplitLegend")
+        self.legend_label.setFont(pw.font())
+        self.legend_label.setWordWrap(True)
+        self.legend_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.legend_label.setAccessibleName("Split computing legend")
+        self._set_legend()
 
         self.time_hover = pw.HoverReadout(self.time_plot, lambda x, y: self.hover_text_at(x, y))
         self.energy_hover = pw.HoverReadout(self.energy_plot, lambda x, y: self.hover_text_at(x, y, energy=True))
@@ -161,13 +164,13 @@ class SplitPanel(QtWidgets.QWidget):
         self.caption_label.setFont(pw.font(11))
         self.caption_label.setWordWrap(True)
         self.caption_label.setAccessibleName("Energy and latency model")
-        self.caption_label.setToolTip("The stated model behind the bars (model/views/split.py).")
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(grid)
         layout.addWidget(self.time_widget, 5)
         layout.addWidget(self.energy_widget, 2)
+        layout.addWidget(self.legend_label)
         layout.addWidget(self.summary_label)
         layout.addWidget(self.caption_label)
 
@@ -188,6 +191,23 @@ class SplitPanel(QtWidgets.QWidget):
     # ------------------------------------------------------------------ widgets
     def _combo(self, name: str, tip: str, items) -> QtWidgets.QComboBox:
         return pw.labelled_combo(name, tip, items, 12)
+
+    def _set_legend(self) -> None:
+        def sq(color: str, text: str) -> str:
+            return f"<span style='color:{color}'>■</span>&nbsp;{pw.html_escape(text)}"
+
+        parts = [sq(PART_COLORS[k], PART_LABELS[k]) for k in ("device", "transfer", "cloud")]
+        parts += [sq(ENERGY_COLOR, "device energy (lower chart)"),
+                  f"<span style='color:{OPTIMUM_COLOR}'>▼</span>&nbsp;optimum"]
+        self.legend_label.setText(" &nbsp; ".join(parts))
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if pw.is_theme_change(event) and self._table is not None:
+            for widget in (self.time_widget, self.energy_widget):
+                widget.setBackground(pw.plot_background())
+            self.optimum_text.setColor(theme.readable(OPTIMUM_COLOR, pw.plot_background()))
+        self.optimum_text.fill = pg.mkBrush(pw.plot_background())   # legible where it crosses a bar
 
     def _slider(self, name: str, tip: str, maximum: int) -> QtWidgets.QSlider:
         slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
@@ -265,7 +285,7 @@ class SplitPanel(QtWidgets.QWidget):
         y_max = float(bottom.max()) * 1.25 if bottom.max() > 0 else 1.0
         self.time_plot.setYRange(0, y_max, padding=0)
         self.time_plot.setXRange(-0.7, n + 0.7, padding=0)
-        pw.set_axis_label(self.time_plot, "left", f"latency ({self._time_unit})")
+        pw.set_axis_label(self.time_plot, "left", self._time_unit)   # the title says it is latency
         k = self._optimum
         top = bottom[k]
         self.optimum_marker.setData([float(k)], [top + 0.05 * y_max])
@@ -273,24 +293,29 @@ class SplitPanel(QtWidgets.QWidget):
         self.optimum_text.setText(f"optimum: {where}")
         self.optimum_text.setAnchor((0.0 if k < n / 3 else 1.0 if k > 2 * n / 3 else 0.5, 1))
         self.optimum_text.setPos(float(k), top + 0.09 * y_max)
-        # The legend takes the top corner away from the optimum, so the two never cover each other.
-        if k > n / 2:
-            self.legend.anchor((0, 0), (0, 0), offset=(10, 10))
-        else:
-            self.legend.anchor((1, 0), (1, 0), offset=(-10, 10))
+        self.optimum_text.setColor(theme.readable(OPTIMUM_COLOR, pw.plot_background()))
+        self.optimum_text.fill = pg.mkBrush(pw.plot_background())   # legible where it crosses a bar
         energy_mj = t["energy_j"] * 1e3
         self.energy_bars.setOpts(x=x, height=energy_mj, width=0.7)
         e_max = float(energy_mj.max()) * 1.25 if energy_mj.max() > 0 else 1.0
         self.energy_plot.setYRange(0, e_max, padding=0)
-        step = 10.0 ** math.floor(math.log10(e_max))   # a low strip: two labelled ticks, 0 and a round top
+        step = 10.0 ** math.floor(math.log10(e_max))   # a low strip: 0, a round middle and a round top
         top = step * math.floor(e_max / step)
-        self.energy_plot.getAxis("left").setTicks([[(0.0, "0"), (top, f"{top:g}")], []])
+        self.energy_plot.getAxis("left").setTicks([[(0.0, "0"), (top / 2, f"{top / 2:g}"), (top, f"{top:g}")], []])
+        e = int(np.argmin(t["energy_j"]))
+        least = "all cloud" if e == 0 else "all device" if e == n else f"split after {prof.layer_names[e - 1]}"
+        pw.set_title(self.energy_plot, pw.html_escape(findings.split_title(
+            least, "energy", float(t["energy_j"][e]), float(t["energy_j"][-1]), float(t["energy_j"][0]))),
+            size="11pt")
         self.energy_marker.setData([float(k)], [energy_mj[k] + 0.08 * e_max])
         ticks = self._ticks(prof)
         self.time_plot.getAxis("bottom").setTicks([ticks, []])
         self.energy_plot.getAxis("bottom").setTicks([ticks, []])
-        pw.set_title(self.time_plot, f"{pw.html_escape(prof.name)}: latency per split point ({objective} optimum marked ▼)")
         total, dev_all, cloud_all = t["total_s"][k], t["total_s"][-1], t["total_s"][0]
+        col = t["total_s"] if objective == "latency" else t["energy_j"]
+        best = where if k in (0, n) else f"split {where}"
+        pw.set_title(self.time_plot, pw.html_escape(findings.split_title(best, objective, float(col[k]),
+                                                                          float(col[-1]), float(col[0]))))
         self.summary_label.setText(
             f"<b>Optimum ({objective}): {pw.html_escape(where)}</b> (split point {k} of {n}) — latency "
             f"{fmt_seconds(total)} = device {fmt_seconds(t['device_s'][k])} + transfer "
@@ -300,7 +325,8 @@ class SplitPanel(QtWidgets.QWidget):
             f"{fmt_seconds(cloud_all)}, {t['energy_j'][0] * 1e3:.3g} mJ.")
         hw = dev.hardware
         e_flop = dev.power_w / (hw.peak("bf16") * 0.5 * self.device_speed())
-        self.caption_label.setText(
+        self.caption_label.setText("How these numbers are computed: hover here.")
+        self.caption_label.setToolTip(
             f"Model: device time = Σ roofline of its layers (16-bit peak × 50%, memory B/s × 80%, × speed); "
             f"transfer = RTT {fmt_seconds(net.rtt_s)} + bytes ÷ uplink (fp16 activations; result download "
             f"ignored); cloud = {self._cloud.name}. Energy (device only, as Neurosurgeon): "
@@ -383,7 +409,8 @@ class SplitPanel(QtWidgets.QWidget):
         return self.summary_label.text()
 
     def caption_text(self) -> str:
-        return self.caption_label.text()
+        """The stated model behind the bars (the caption's hover)."""
+        return self.caption_label.toolTip()
 
     def set_uplink(self, mbps: float) -> None:
         lo, hi = UPLINK_RANGE_MBPS

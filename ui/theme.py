@@ -47,6 +47,12 @@ LABELS = {
 }
 HEATMAP_COLORMAP = "cividis"
 FALLBACK_COLOR = "#777777"
+# Roles the panels share beyond the resources: one home for each colour a panel draws with.
+FOCUS_COLOR = "#D55E00"    # the one marked element: the scenario in force, a focus ring, an optimum (vermilion)
+MUTED_COLOR = "#9A9A9A"    # what does not apply or stays quiet: hatches, n/a cells, grid and guide lines
+BAD_COLOR = "#C0392B"      # does not fit
+ACCENT_COLORS = {"pink": "#CC79A7", "sky": "#56B4E9", "yellow": "#F0E442"}   # Okabe-Ito's remaining hues
+ON_LIGHT, ON_DARK = "#000000", "#FFFFFF"   # text on a data colour: whichever contrasts more
 
 # Named colour roles: every colour a panel draws with that is not a resource or component colour. Values are
 # the light theme's; `restyle_plots` recolours the text-like ones (INK, AXIS, ...) for the dark themes.

@@ -1,12 +1,15 @@
-"""Trade-off explorer: the techniques of one exchange direction as bubbles, computed for the current scenario.
+"""Trade-off explorer: from the current scenario, one arrow per technique of an exchange direction.
 
-x = the saved resource's measure, percent decrease; y = the spent resource's measure, percent increase
+The scenario is the origin; each applicable technique is an arrow to (x, y) = (percent decrease of the saved
+resource's measure, percent increase of the spent resource's measure), computed by applying it
 (model/views/techniques.py defines the measures once: compute = hardware FLOPs, bandwidth = link occupancy
-Σ bytes / link bandwidth, memory = HBM bytes per device). Bubble size = deployment relevance (the
-catalogue's weight and its stated basis); colour = the resource spent. The y axis is symmetric-log
-(sign(v)·log10(1 + |v|)) because spends range from 0% to over 1000%. Techniques that do not apply here, or
-that the model core does not compute yet, are not drawn: they are listed under the chart with the reason.
-Bubble labels are placed by the shared placer (ui/label_layout.py); one with no room is left to the hover.
+Σ bytes / link bandwidth, memory = HBM bytes per device). Arrows take the spent resource's colour, as in the
+seed; the bubble at each head is the technique's deployment relevance (the catalogue's weight and its stated
+basis). The y axis is symmetric-log (sign(v)·log10(1 + |v|)) because spends range from 0% to over 1000%.
+Techniques that do not apply here, or that the model core does not compute yet, are listed under the chart
+with the reason. Where nothing applies, the chart says so and offers, in one click, the nearest library
+workload (by pressure) where something does, or the reverse direction when the catalogue has none this way.
+Labels are placed by the shared placer (ui/label_layout.py); one with no room is left to the hover.
 """
 
 from __future__ import annotations
@@ -22,28 +25,21 @@ from trinity_desktop.model import Results
 from trinity_desktop.model.formulas.pressure import RESOURCES
 from trinity_desktop.model.inputs.presets import references
 from trinity_desktop.model.views import techniques as tq
+from trinity_desktop.model.views.workloads import evaluate_library
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
+from trinity_desktop.ui.tradeoff_geometry import bubble_size, nearest_workload, symlog
 from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_seconds
 
-GREY = "#9A9A9A"
-FOCUS_COLOR = "#D55E00"
-SIZE_MIN_PX, SIZE_PER_WEIGHT_PX = 14.0, 34.0     # bubble diameter = 14 px + 34 px × relevance
 HOVER_RADIUS_PX = 22.0
 MEASURE_NAMES = {"compute": "hardware FLOPs", "bandwidth": "link occupancy (Σ bytes / link bandwidth)",
                  "memory": "HBM bytes per device"}
+AXIS_MEASURES = {"compute": "FLOPs", "bandwidth": "link time", "memory": "HBM bytes"}
+HEAD_PX = 13.0
+LABEL_CHARS = 22   # a bubble's name wraps at this many characters
+TALL_PX = 640      # a panel lower than this lists the techniques that do not apply on two lines
 Y_TICKS = (-1000, -100, -10, -1, 0, 1, 10, 100, 1000, 10000)
-
-
-def symlog(v):
-    """sign(v) · log10(1 + |v|) (percent → axis units). Broadcasts."""
-    v = np.asarray(v, dtype=float)
-    return np.sign(v) * np.log10(1.0 + np.abs(v))
-
-
-def bubble_size(relevance: float) -> float:
-    return SIZE_MIN_PX + SIZE_PER_WEIGHT_PX * float(relevance)
 
 
 def _finite(v: float) -> float:
@@ -90,30 +86,38 @@ class TradeoffPanel(QtWidgets.QWidget):
         label.setBuddy(self.direction_combo)
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
-        self.graphics.setAccessibleName("Trade-off bubble chart")
+        self.graphics.setBackground(pw.plot_background())
+        self.graphics.setAccessibleName("Trade-off arrows")
         self.graphics.setAccessibleDescription(
-            "Each bubble is a technique: x is the percent of the saved resource it saves, y the percent more of "
-            "the spent resource it uses, size its deployment relevance. Grey hollow bubbles do not apply or are "
-            "not modelled yet. Hover for the numbers and the citation; click to apply.")
+            "The current scenario is the origin. Each arrow is a technique: x is the percent of the saved "
+            "resource it saves, y the percent more of the spent resource it uses, the bubble at its head its "
+            "deployment relevance. Hover for the numbers and the citation; click a bubble to apply it.")
         self.plot: pg.PlotItem = self.graphics.addPlot()
         pw.style_plot(self.plot)
         pw.freeze_view(self.plot)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
-        self.plot.getAxis("left").setWidth(78)
+        self.plot.getAxis("left").setWidth(96)
         self.plot.getAxis("left").setTicks([[(float(symlog(v)), f"{v:+,d}%" if v else "0%") for v in Y_TICKS]])
-        self.zero_x = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen("#666666", width=1))
-        self.zero_y = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#666666", width=1))
+        self.zero_x = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen(theme.MUTED_COLOR, width=1))
+        self.zero_y = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(theme.MUTED_COLOR, width=1))
         for item in (self.zero_x, self.zero_y):
             self.plot.addItem(item, ignoreBounds=True)
-        self.empty_text = pw.label_item("No technique in this direction applies to this scenario", color="#444444",
-                                        anchor=(0.5, 0.5))
+        self.empty_text = pw.label_item("", anchor=(0.5, 0.5))
         self.plot.addItem(self.empty_text, ignoreBounds=True)
         self._placer = ll.LabelLayout()
+        self.arrow_lines = pg.PlotCurveItem(connect="pairs")
+        self.arrow_lines.setZValue(8)
+        self.plot.addItem(self.arrow_lines)
+        self.heads: dict[str, pg.ArrowItem] = {}
+        self.origin = pg.ScatterPlotItem(pxMode=True, size=11, symbol="o")
+        self.origin.setZValue(13)
+        self.plot.addItem(self.origin)
+        self.origin_text = pw.label_item("this scenario", anchor=(0.0, -0.3), bold=True)
+        self.plot.addItem(self.origin_text, ignoreBounds=True)
         self.scatter = pg.ScatterPlotItem(pxMode=True)
         self.scatter.setZValue(10)
         self.plot.addItem(self.scatter)
-        self.focus_ring = pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen(FOCUS_COLOR, width=4))
+        self.focus_ring = pg.ScatterPlotItem(pxMode=True, brush=None, pen=pg.mkPen(theme.FOCUS_COLOR, width=4))
         self.focus_ring.setZValue(12)
         self.plot.addItem(self.focus_ring)
         self.labels: dict[str, pg.TextItem] = {}
@@ -121,8 +125,22 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.hover = pw.HoverReadout(self.plot, self._hover_at, on_move=self._hover_moved,
                                      on_leave=self._hover_left, html=True)
         pw.LeaveFilter(self.graphics, self.hover.leave)
-        self.plot.getViewBox().sigResized.connect(lambda *_: self._update_labels(self._label_groups[0]))
+        self.plot.getViewBox().sigResized.connect(self._resized)
+        self.plot.getViewBox().sigTransformChanged.connect(self._update_heads)
         self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
+
+        # a wrapped link, not a button: a long workload name never widens the dock
+        self.offer_button = QtWidgets.QLabel("")
+        self.offer_button.setFont(pw.font())
+        self.offer_button.setWordWrap(True)
+        self.offer_button.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.offer_button.setAccessibleName("Show a workload where this direction applies")
+        self.offer_button.setToolTip("Load the nearest library workload (by pressure) where a technique of this "
+                                     "direction applies, or switch to the reverse direction (Edit ▸ Undo reverts)")
+        self.offer_button.linkActivated.connect(lambda _link: self._take_offer())
+        self.offer_button.setVisible(False)
+        self._offer: tuple[str, object] = ("", None)
+        self._offer_text = ""
 
         self.caption = QtWidgets.QLabel()
         self.caption.setFont(pw.font())
@@ -140,7 +158,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.na_list.setAccessibleName("Techniques that do not apply here, with the reason")
         self.na_list.setToolTip("Techniques of this direction that do not apply to the current scenario, or that "
                                 "the model core does not compute yet, and why. Hover an entry for its details.")
-        self.na_list.setMaximumHeight(4 * QtGui.QFontMetrics(pw.font(11)).lineSpacing() + 10)
+        self._na_line_px = QtGui.QFontMetrics(pw.font(11)).lineSpacing()
         self.na_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         top = QtWidgets.QHBoxLayout()
@@ -150,9 +168,22 @@ class TradeoffPanel(QtWidgets.QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.offer_button)
         layout.addWidget(self.na_title)
         layout.addWidget(self.na_list)
         layout.addWidget(self.caption)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """A low panel keeps the chart: the list of what does not apply shrinks to two lines (it scrolls)."""
+        lines = 4 if event.size().height() >= TALL_PX else 2
+        self.na_list.setMaximumHeight(lines * self._na_line_px + 10)
+        super().resizeEvent(event)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().changeEvent(event)
+        if pw.is_theme_change(event) and self._results is not None:
+            self.graphics.setBackground(pw.plot_background())
+            self._refresh()
 
     # ------------------------------------------------------------------ updates
     def update_results(self, results: Results) -> None:
@@ -177,6 +208,7 @@ class TradeoffPanel(QtWidgets.QWidget):
     def _refresh(self) -> None:
         spent, saved = self._direction
         self._effects, self._bubbles, self._plot_xy = {}, {}, {}
+        self._label_groups = ((), ())   # a resize while refreshing places nothing stale
         techniques = tq.techniques_in_direction(spent, saved)
         if self._results is not None:
             sc = self._results.scenario
@@ -191,17 +223,19 @@ class TradeoffPanel(QtWidgets.QWidget):
         y_vals = symlog(ys) if ys else np.zeros(0)
         y_lo = min([-0.5, *y_vals.tolist()]) - 0.3
         y_hi = max([1.0, *y_vals.tolist()]) + 0.45
+        color = theme.RESOURCE_COLORS[spent]
         spots = []
         for t, x, y, yv in zip(enabled, xs, ys, y_vals, strict=True):
-            color = theme.RESOURCE_COLORS[t.spent]
             size = bubble_size(t.relevance)
             self._bubbles[t.key] = (x, y, size, color, True)
             self._plot_xy[t.key] = (x, float(yv))
-            spots.append({"pos": (x, float(yv)), "size": size, "brush": pg.mkBrush(color + "CC"),
-                          "pen": pg.mkPen("#222222", width=1.2), "data": t.key})
+            fill = QtGui.QColor(color)
+            fill.setAlpha(150)
+            spots.append({"pos": (x, float(yv)), "size": size, "brush": pg.mkBrush(fill),
+                          "pen": pg.mkPen(color, width=1.5), "data": t.key})
         self.na_list.clear()
         for t in disabled:   # listed apart with the reason; no bubble, no number
-            self._bubbles[t.key] = (0.0, 0.0, bubble_size(t.relevance), GREY, False)
+            self._bubbles[t.key] = (0.0, 0.0, bubble_size(t.relevance), theme.MUTED_COLOR, False)
             e = self._effects.get(t.key)
             reason = e.reason if e is not None else "No scenario yet."
             item = QtWidgets.QListWidgetItem(f"{t.name} — {reason}")
@@ -211,21 +245,104 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.na_title.setVisible(bool(disabled))
         self.na_list.setVisible(bool(disabled))
         self.scatter.setData(spots)
+        self.arrow_lines.setData(np.array([v for k in self._plot_xy for v in (0.0, self._plot_xy[k][0])]),
+                                 np.array([v for k in self._plot_xy for v in (0.0, self._plot_xy[k][1])]),
+                                 pen=pg.mkPen(color, width=2.5))
+        self.origin.setData([0.0], [0.0], brush=pg.mkBrush(theme.plot_text_color()), pen=pg.mkPen(None))
+        self.origin_text.setColor(theme.plot_text_color())
+        self.origin_text.setPos(0.0, 0.0)
         self._x_range = (x_lo, x_hi)
         self.plot.setXRange(x_lo, x_hi, padding=0)
         self.plot.setYRange(y_lo, y_hi, padding=0)
-        self.empty_text.setPos((x_lo + x_hi) / 2, (y_lo + y_hi) / 2)
-        self.empty_text.setVisible(not enabled)
+        self._update_offer(enabled, techniques)
+        self.empty_text.setPos((x_lo + x_hi) / 2, y_lo + 0.75 * (y_hi - y_lo))   # clear of the origin
         self._label_groups = (enabled, disabled)
-        self._update_labels(enabled)
-        pw.style_plot(self.plot, title=tq.direction_label(spent, saved).capitalize(),
-                      left=f"{theme.RESOURCE_LABELS[spent]} spent (% more {MEASURE_NAMES[spent].split(' (')[0]})",
-                      bottom=f"{theme.RESOURCE_LABELS[saved]} saved (% less {MEASURE_NAMES[saved].split(' (')[0]})")
+        pw.set_axis_label(self.plot, "left", f"{theme.RESOURCE_LABELS[spent]} spent (%)")   # measure: the caption
+        pw.set_axis_label(self.plot, "bottom", f"{theme.RESOURCE_LABELS[saved]} saved (% {AXIS_MEASURES[saved]})")
+        best = max(enabled, key=lambda t: self._effects[t.key].saved_pct, default=None)
+        e = self._effects[best.key] if best is not None else None
+        pw.set_title(self.plot, pw.html_escape(findings.tradeoff_title(
+            spent, saved, best.name if best is not None else "", e.saved_pct if e else 0.0,
+            e.spent_pct if e else 0.0, len(enabled))))
         self.caption.setText(
-            f"Bubble size: deployment relevance (0–1, stated basis in the hover). Colour: resource spent "
-            f"({theme.RESOURCE_LABELS[spent]}). y axis is symmetric-log. Click a bubble to apply the technique "
-            f"(Edit ▸ Undo reverts it).")
+            f"Arrows from this scenario, in the colour of the resource spent ({theme.RESOURCE_LABELS[spent]}, "
+            f"% more {MEASURE_NAMES[spent]}); "
+            f"bubble size: deployment relevance (0–1, basis in the hover); y axis symmetric-log. Click a bubble "
+            f"to apply the technique (Edit ▸ Undo reverts it).")
+        self._resized()
         self.set_focus("technique" if self._focus_key else "", self._focus_key)
+
+    def _resized(self, *_) -> None:
+        self._update_heads()
+        self._update_labels(self._label_groups[0])
+
+    def _update_heads(self) -> None:
+        """An arrowhead per technique at its bubble's edge, pointing along its arrow (in pixels: the axes differ)."""
+        vb = self.plot.getViewBox()
+        for key in list(self.heads):
+            if key not in self._plot_xy:
+                self.plot.removeItem(self.heads.pop(key))
+        color = theme.RESOURCE_COLORS[self._direction[0]]
+        ox, oy = ll.scene_point(vb, 0.0, 0.0)
+        for key, (x, y) in self._plot_xy.items():
+            hx, hy = ll.scene_point(vb, x, y)
+            dx, dy = hx - ox, hy - oy
+            length = math.hypot(dx, dy)
+            head = self.heads.get(key)
+            if head is None:
+                head = pg.ArrowItem(pxMode=True, headLen=HEAD_PX, headWidth=HEAD_PX * 0.8, tailLen=0, pen=pg.mkPen(None))
+                head.setZValue(9)
+                self.plot.addItem(head, ignoreBounds=True)
+                self.heads[key] = head
+            r = self._bubbles[key][2] / 2
+            head.setVisible(length > r + HEAD_PX)
+            if length <= r + HEAD_PX:
+                continue
+            tip = vb.mapSceneToView(QtCore.QPointF(hx - dx / length * r, hy - dy / length * r))
+            # pyqtgraph's arrow points left at angle 0 and turns clockwise on screen
+            head.setStyle(angle=math.degrees(math.atan2(-dy, -dx)), brush=pg.mkBrush(color))
+            head.setPos(tip.x(), tip.y())
+
+    def _update_offer(self, enabled, techniques) -> None:
+        """Nothing applies: say so on the chart and offer the nearest library workload where something does,
+        or the reverse direction where the catalogue has nothing this way."""
+        spent, saved = self._direction
+        self._offer, self._offer_text = ("", None), ""
+        if enabled or self._results is None:
+            self.empty_text.setVisible(False)
+            self.offer_button.setVisible(False)
+            return
+        if techniques:
+            row, keys = nearest_workload(evaluate_library(self._results.scenario.hardware, self._results.scenario),
+                                         self._results.pressure.as_tuple(), spent, saved)
+            if row is not None:
+                names = tq.load_techniques()
+                self._offer = ("workload", row.scenario)
+                shown = ", ".join(names[k].name for k in keys[:2])
+                more = f" and {len(keys) - 2} more" if len(keys) > 2 else ""
+                self._offer_text = f"Open {row.name}, where {shown}{more} appl{'y' if len(keys) > 1 else 'ies'}"
+        if self._offer[0] == "" and (saved, spent) in tq.DIRECTIONS:
+            self._offer = ("direction", (saved, spent))
+            self._offer_text = f"Show the reverse: {tq.direction_label(saved, spent)}"
+        why = "applies to this scenario" if techniques else "in the catalogue goes this way"
+        self.empty_text.setText("\n".join(textwrap.wrap(
+            f"No technique that spends {spent} to save {saved} {why}.", 34)))
+        self.empty_text.setColor(theme.plot_text_color())
+        self.empty_text.setVisible(True)
+        link = theme.THEMES[theme.current_theme()]["highlight"]
+        self.offer_button.setText(f"▸ <a href='offer' style='color:{link}'>{pw.html_escape(self._offer_text)}</a>")
+        self.offer_button.setVisible(self._offer[0] != "")
+
+    def offer_text(self) -> str:
+        """What the link under an empty chart offers ("" when something applies)."""
+        return self._offer_text if self.offer_button.isVisibleTo(self) else ""
+
+    def _take_offer(self) -> None:
+        kind, value = self._offer
+        if kind == "workload":
+            self.scenarioRequested.emit(value)
+        elif kind == "direction":
+            self.set_direction(*value)
 
     def _update_labels(self, enabled) -> None:
         """Each bubble's name beside it (inward first on the right), by the shared placer; a name with no room
@@ -249,7 +366,7 @@ class TradeoffPanel(QtWidgets.QWidget):
                 item.setZValue(11)
                 self.plot.addItem(item, ignoreBounds=True)
                 self.labels[key] = item
-            item.setText(textwrap.shorten(names[key].name, 30, placeholder="…"))
+            item.setText(textwrap.fill(names[key].name, LABEL_CHARS))   # wrapped, never cut
             w, h = ll.text_size(item)
             sx, sy = ll.scene_point(vb, *self._plot_xy[key])
             sides = ("right", "left", "above", "below", "above-right", "below-right", "above-left", "below-left")

@@ -51,18 +51,18 @@ class TriangleLabels:
             self.corner_labels[r] = item
         self.edge_labels: list[pg.TextItem] = []
         for _ in range(2 * len(EDGE_CAPTIONS)):
-            item = pg.TextItem("", color=theme.INK_SOFT, anchor=(0.5, 0.5))
+            item = pg.TextItem("", color=theme.plot_text_color(), anchor=(0.5, 0.5))
             item.setFont(pw.font(CAPTION_PT))
             plot.addItem(item, ignoreBounds=True)
             self.edge_labels.append(item)
-        self.current_label = pw.label_item("current", color=theme.INK, bold=True)
+        self.current_label = pw.label_item("current", color=theme.plot_text_color(), bold=True)
         self.current_label.setZValue(41)
         plot.addItem(self.current_label, ignoreBounds=True)
-        self.split_label = pw.label_item("", color=theme.INK)
+        self.split_label = pw.label_item("", color=theme.plot_text_color())
         self.split_label.setVisible(False)
         plot.addItem(self.split_label, ignoreBounds=True)
         self.marker_labels: dict[str, pg.TextItem] = {}
-        self.leaders = pg.PlotCurveItem(pen=pg.mkPen(theme.LEADER, width=1), connect="pairs")
+        self.leaders = pg.PlotCurveItem(pen=pg.mkPen(theme.MUTED_COLOR, width=1), connect="pairs")
         self.leaders.setZValue(21)
         plot.addItem(self.leaders, ignoreBounds=True)
         self.hidden: set[str] = set()

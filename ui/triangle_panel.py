@@ -20,15 +20,15 @@ from PySide6 import QtCore, QtWidgets
 from trinity_desktop.model import Results, ValidationError, barycentric, evaluate
 from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.model.views.workloads import WorkloadRow, evaluate_library
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.technique_list import TechniqueList
 from trinity_desktop.ui.triangle_labels import CORNERS, SQRT3_2, TriangleLabels
 from trinity_desktop.ui.units import fmt_seconds
 
-FOCUS_COLOR = theme.FOCUS      # Okabe-Ito vermillion: not a resource colour
-CURRENT_COLOR = theme.INK
-NA_BRUSH = theme.NA_FILL
+FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour
+CURRENT_COLOR = theme.plot_text_color()
+NA_BRUSH = theme.MUTED_COLOR
 TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
 # Marker size: log-scaled GPU-seconds (10 px at 0.01 GPU·s, +4 px per decade, 8 to 44 px).
 SIZE_AT_REF, SIZE_REF_GPU_S, SIZE_PER_DECADE, SIZE_MIN, SIZE_MAX = 10.0, 0.01, 4.0, 8.0, 44.0
@@ -60,8 +60,10 @@ def marker_size(gpu_s: float) -> float:
     return float(min(max(size, SIZE_MIN), SIZE_MAX))
 
 
-def _short(name: str, width: int = 20) -> str:
-    return textwrap.shorten(name, width, placeholder="…")
+def _short(name: str, width: int = 26) -> str:
+    """A marker's label: the workload's short name (before its detail), wrapped to `width` characters a line;
+    whole words, never cut (the hover gives the full name)."""
+    return "\n".join(textwrap.wrap(pw.short_name(name, (*pw.NAME_DETAIL, ": ")), width, break_long_words=False))
 
 
 class TrianglePanel(QtWidgets.QWidget):
@@ -88,7 +90,7 @@ class TrianglePanel(QtWidgets.QWidget):
         self._hovered = ""
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground(theme.PAPER)
+        self.graphics.setBackground(pw.plot_background())
         self.graphics.setAccessibleName("Trade-off triangle")
         self.graphics.setAccessibleDescription(
             "Equilateral triangle with corners Compute (top), Bandwidth (bottom left) and Memory (bottom "
@@ -109,13 +111,13 @@ class TrianglePanel(QtWidgets.QWidget):
         self.focus_ring.setZValue(25)
         self.plot.addItem(self.focus_ring)
         self.current_marker = pg.ScatterPlotItem(pxMode=True, symbol="star", size=30,
-                                                 brush=pg.mkBrush(CURRENT_COLOR), pen=pg.mkPen(theme.PAPER, width=1.5))
+                                                 brush=pg.mkBrush(CURRENT_COLOR), pen=pg.mkPen(pw.plot_background(), width=1.5))
         self.current_marker.setZValue(40)
         self.plot.addItem(self.current_marker)
         # The edge-cloud split optimum (from the Split computing panel) rides the compute-bandwidth edge.
         self.split_marker = pg.ScatterPlotItem(pxMode=True, symbol="d", size=18,
                                                brush=pg.mkBrush(theme.RESOURCE_COLORS["compute"]),
-                                               pen=pg.mkPen(theme.CONTRAST_DARK, width=1.5))
+                                               pen=pg.mkPen(theme.plot_text_color(), width=1.5))
         self.split_marker.setZValue(39)
         self.split_marker.setVisible(False)
         self.plot.addItem(self.split_marker)
@@ -170,10 +172,10 @@ class TrianglePanel(QtWidgets.QWidget):
         order = ("compute", "bandwidth", "memory", "compute")
         xs = [CORNERS[r][0] for r in order]
         ys = [CORNERS[r][1] for r in order]
-        self.outline = pg.PlotCurveItem(xs, ys, pen=pg.mkPen(theme.AXIS, width=2))
+        self.outline = pg.PlotCurveItem(xs, ys, pen=pg.mkPen(theme.plot_text_color(), width=2))
         self.plot.addItem(self.outline)
         cx, cy = 0.5, SQRT3_2 / 3
-        self.centroid = pg.ScatterPlotItem([cx], [cy], symbol="+", size=12, pen=pg.mkPen(theme.NEUTRAL, width=1.5))
+        self.centroid = pg.ScatterPlotItem([cx], [cy], symbol="+", size=12, pen=pg.mkPen(theme.MUTED_COLOR, width=1.5))
         self.plot.addItem(self.centroid)
 
     # ------------------------------------------------------------------ updates
@@ -187,10 +189,19 @@ class TrianglePanel(QtWidgets.QWidget):
         x, y = self._point(results)
         self._current = (x, y)
         self.current_marker.setData([x], [y])
+        self._update_title()
         self._place_labels()
         self._refresh_list()
         self._recompute_path()
         self.set_focus(*self._focus)
+
+    def _update_title(self) -> None:
+        """The finding: what binds this scenario, and what binds most of the library on this hardware."""
+        r = self._results
+        bindings = [row.results.bottleneck for row in self._rows if row.results is not None]
+        current = (r.bottleneck, float(getattr(r.pressure, r.bottleneck, 0.0))) if r is not None else ("", 0.0)
+        hardware = r.scenario.hardware.name if r is not None else ""
+        pw.set_title(self.plot, pw.html_escape(findings.triangle_title(*current, bindings, hardware)))
 
     def _point(self, results: Results) -> tuple[float, float]:
         p = [v if math.isfinite(v) else 0.0 for v in results.pressure.as_tuple()]
@@ -208,11 +219,11 @@ class TrianglePanel(QtWidgets.QWidget):
             self._positions[row.key] = (x, y)
             color = theme.RESOURCE_COLORS.get(row.results.bottleneck, theme.FALLBACK_COLOR)
             spots.append({"pos": (x, y), "size": marker_size(gpu_seconds(row.results)), "data": row.key,
-                          "brush": pg.mkBrush(color), "pen": pg.mkPen(theme.INK, width=1.2), "symbol": "o"})
+                          "brush": pg.mkBrush(color), "pen": pg.mkPen(theme.plot_text_color(), width=1.2), "symbol": "o"})
         self.markers.setData(spots)
         self.text.set_marker_texts({row.key: _short(row.name) for row in self._rows if row.key in self._positions})
         self._place_labels()
-        pw.set_title(self.plot, f"Where workloads sit on {pw.html_escape(hardware_name)}")
+        self._update_title()
 
     def _fit(self, *_) -> None:
         """The view was resized: fit the triangle and its captions to it, then place the labels again."""
@@ -251,7 +262,8 @@ class TrianglePanel(QtWidgets.QWidget):
                 direction = tq.direction_label(t.spent, t.saved)
                 status = "" if ok else f"\n{reason}"
                 item.setToolTip(f"{t.name}\n{direction}\n{t.note or t.reason}{status}")
-                item.setForeground(pg.mkColor(theme.RESOURCE_COLORS[t.spent] if ok else theme.LEADER))
+                item.setForeground(pg.mkColor(theme.RESOURCE_COLORS[t.spent] if ok else pw.secondary_text(
+                    theme.THEMES[theme.current_theme()]["base"])))
                 item.setText(t.name if t.modelled else f"{t.name} (not modelled yet)")
         finally:
             self.technique_list.blockSignals(False)

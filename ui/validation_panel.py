@@ -24,8 +24,8 @@ from trinity_desktop.model.inputs.presets import references
 from trinity_desktop.model.search.uncertainty import Uncertainty
 from trinity_desktop.model.search.validation import published_runs, run_rows
 from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.units import fmt_seconds
 
 SAMPLES_PER_RUN = 256
@@ -86,7 +86,7 @@ class ValidationPanel(QtWidgets.QWidget):
                                 "inference request or first token), over all runs and by kind")
 
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground(theme.PAPER)
+        self.graphics.setBackground(pw.plot_background())
         self.graphics.setAccessibleName("Predicted against measured time, and sensitivity bars")
         self.graphics.setAccessibleDescription(
             "Left: log-log scatter, measured time in seconds across, predicted up, one point per published run "
@@ -117,7 +117,7 @@ class ValidationPanel(QtWidgets.QWidget):
         self.scatter_plot.getAxis("left").setWidth(ticks.horizontalAdvance("100 m") + 6 + 5 + title)
         self.scatter_plot.getAxis("bottom").setHeight(ticks.height() + 6 + 5 + title)
         pw.freeze_view(self.scatter_plot)
-        self.identity = pg.PlotDataItem([], [], pen=pg.mkPen(theme.LEADER, width=1.5,
+        self.identity = pg.PlotDataItem([], [], pen=pg.mkPen(theme.MUTED_COLOR, width=1.5,
                                                              style=QtCore.Qt.PenStyle.DashLine))
         self.scatter_plot.addItem(self.identity)
         self.band_lines: dict[str, pg.PlotDataItem] = {}
@@ -128,7 +128,7 @@ class ValidationPanel(QtWidgets.QWidget):
             self.scatter_plot.addItem(line)
             self.band_lines[quantity] = line
             pts = pg.PlotDataItem([], [], pen=None, symbol=symbol, symbolSize=10 if symbol == "o" else 12,
-                                  symbolBrush=color, symbolPen=pg.mkPen(theme.AXIS), name=label)
+                                  symbolBrush=color, symbolPen=pg.mkPen(theme.plot_text_color()), name=label)
             self.scatter_plot.addItem(pts)
             self.legend.addItem(pts, label)
             self.points[quantity] = pts
@@ -233,6 +233,8 @@ class ValidationPanel(QtWidgets.QWidget):
         inside = sum(r["in_band"] for r in rows)
         by_kind = ", ".join(f"{k} {np.median([abs(r['rel_error']) for r in rows if r['kind'] == k]) * 100:.0f}%"
                             for k in KINDS if any(r["kind"] == k for r in rows))
+        pw.set_title(self.scatter_plot, pw.html_escape(findings.validation_title(
+            len(rows), float(np.median(errors)), int(inside))), size="13pt")
         self.summary.setText(
             f"{len(rows)} runs ({name} set): median |error| {np.median(errors) * 100:.0f}% ({by_kind}); worst "
             f"{errors.max() * 100:.0f}% ({worst['name'].split(',')[0].split(' (')[0]}); {inside} in p05–p95")
@@ -277,6 +279,9 @@ class ValidationPanel(QtWidgets.QWidget):
         self.bar_plot.setYRange(-0.6, len(ranked) - 0.4, padding=0.0)
         band = u.bands[u.headline]
         what = "step time" if u.headline == "time_per_step_s" else "time per output token"
+        top = ranked[-1]
+        pw.set_title(self.bar_plot, pw.html_escape(findings.sensitivity_title(what, u.labels.get(top, top),
+                                                                               float(total[-1]))), size="13pt")
         self.bar_note.setText(
             f"Current scenario: {what} {fmt_seconds(band.point)}, p05–p95 {fmt_seconds(band.p05)} – "
             f"{fmt_seconds(band.p95)} over {u.samples:,} Sobol samples. Wide bar: total index; narrow: first-order.")

@@ -18,6 +18,8 @@ from trinity_desktop.model.views.variants import VARIANTS  # noqa: E402
 from trinity_desktop.ui import theme  # noqa: E402
 from trinity_desktop.ui.flow_panel import FlowPanel  # noqa: E402
 from trinity_desktop.ui.outcomes_panel import OutcomesPanel  # noqa: E402
+from trinity_desktop.ui.plot_widgets import title_text  # noqa: E402
+from trinity_desktop.ui.units import fmt_seconds  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +222,23 @@ def test_training_opens_on_the_five_phases(qtbot, phase_flow, train_results):
     assert "Forward" in phase_flow.detail_text() and "nan" not in phase_flow.detail_text().lower()
 
 
+def test_a_phase_fills_the_width_when_zoomed(phase_flow):
+    """In a 1-phase view even the shortest phase (the prefetched data load) spans most of the chart."""
+    for i, ph in enumerate(phase_flow._phases):
+        phase_flow.select(i)
+        lo, hi = phase_flow.plot.getViewBox().viewRange()[0]
+        a, b = ph.start_s * phase_flow._scale, ph.end_s * phase_flow._scale
+        assert lo <= a and b <= hi
+        assert (b - a) / (hi - lo) > 0.8, ph.name
+
+
+def test_time_ticks_carry_their_own_unit():
+    from trinity_desktop.ui.flow_readout import time_ticks
+
+    assert [t for _, t in time_ticks(0.0, 4.16e-5, 1.0)] == ["0 s", "20 µs", "40 µs"]
+    assert time_ticks(0.0, 41.0, 1e3) == [(0.0, "0 s"), (20.0, "20 ms"), (40.0, "40 ms")]   # axis in ms
+
+
 def test_phases_cover_every_busy_bar_once_except_the_grouped_ones(train_results):
     from trinity_desktop.model.views.phases import phases
 
@@ -285,25 +304,36 @@ def test_variants_and_binding_labels(outcomes):
         if v.results is not None:
             p = v.results.pressure
             assert labels[v.name] == max(("memory", "bandwidth", "compute"), key=lambda k: getattr(p, k))
-    texts = outcomes.binding_texts()
-    assert texts[0].startswith("Memory") and "✗" in texts[0]  # baseline does not fit
-    assert labels["+ selective recompute"] == "compute" and texts[1] == "Compute"
-    assert "memory → compute" in outcomes.headline.text()
+    texts = outcomes.binding_texts()   # the applicable rows only: KV quantisation is listed apart
+    assert len(texts) == len(VARIANTS) - 1
+    base = outcomes.variants()[0]
+    assert texts[0] == (f"{fmt_seconds(base.time_total)} ✗ {base.memory_total / 1e9:.0f} GB > "
+                        f"{base.capacity / 1e9:.0f}")   # baseline does not fit: memory binds
+    assert labels["+ selective recompute"] == "compute" and texts[1].endswith("· Compute")
+    assert "+ KV quantisation (no KV cache in a training step)" in outcomes.na_label.text()
+
+
+def test_outcomes_title_states_the_fastest_that_fits(outcomes):
+    fitting = [v for v in outcomes.variants() if v.results is not None and v.fits]
+    best = min(fitting, key=lambda v: v.time_total)
+    assert title_text(outcomes.time_plot) == (f"Baseline does not fit: {best.name} is the fastest that does, "
+                                              f"{fmt_seconds(best.time_total)} per step")
 
 
 def test_drawn_values_are_the_models(outcomes):
     rows = {v.name: v for v in outcomes.variants()}
     for name in ("baseline", "+ full recompute", "+ offload"):
         v = rows[name]
-        drawn = outcomes.time_values(name)
-        for stage, seconds in v.time_by_stage.items():
-            if seconds > 0:
-                assert drawn[stage] == pytest.approx(seconds, rel=1e-9)
-        mem = outcomes.memory_values(name)
-        for comp, b in v.memory.items():
-            if b > 0:
-                assert mem[comp] == pytest.approx(b / 1e9, rel=1e-9)
-    assert outcomes.memory_values("+ KV quantisation") == {}
+        drawn = outcomes.part_values(name)
+        assert sum(drawn.values()) == pytest.approx(v.time_total, rel=1e-9)
+        assert drawn["idle"] == pytest.approx(v.time_by_stage.get("pipeline_bubble", 0.0), rel=1e-9)
+        assert drawn["compute"] == pytest.approx(v.time_by_stage["compute"], rel=1e-9)
+    outlined = outcomes.outlined()
+    assert "baseline" not in outlined                     # memory binds it: no time part is outlined
+    start, width = outlined["+ selective recompute"]       # compute binds: the compute part, from 0
+    assert start == 0.0 and width == pytest.approx(rows["+ selective recompute"].time_by_stage["compute"])
+    with pytest.raises(ValueError):
+        outcomes.part_values("+ KV quantisation")          # not drawn
 
 
 def test_add_current_scenario(qtbot, outcomes, train_results):
@@ -312,7 +342,7 @@ def test_add_current_scenario(qtbot, outcomes, train_results):
     qtbot.mouseClick(outcomes.add_button, QtCore.Qt.MouseButton.LeftButton)
     assert outcomes.variant_names()[-1] == "current scenario 1"
     assert outcomes.binding_labels()["current scenario 1"] == current.bottleneck
-    assert outcomes.time_values("current scenario 1")["compute"] == pytest.approx(current.time["compute"], rel=1e-9)
+    assert outcomes.part_values("current scenario 1")["compute"] == pytest.approx(current.time["compute"], rel=1e-9)
     outcomes.add_current()
     assert outcomes.variant_names()[-2:] == ["current scenario 1", "current scenario 2"]
     # the variants follow the new base scenario; added rows stay as they were
@@ -324,16 +354,19 @@ def test_add_current_scenario(qtbot, outcomes, train_results):
 
 def test_outcomes_hover_readouts(outcomes):
     t = outcomes.hover_text_at("time", 1.0, 0.0)
-    assert t.startswith("baseline") and " s" in t
-    m = outcomes.hover_text_at("memory", 1.0, 1.0)
-    assert "+ selective recompute" in m and "GB" in m
-    b = outcomes.hover_text_at("bytes", 0.0, 0.0)
-    assert "HBM" in b and "B" in b
-    na = outcomes.hover_text_at("time", 0.0, 7.0)
-    assert "KV cache" in na
-    assert outcomes.hover_text_at("binding", 0.5, 1.0).startswith("+ selective recompute: binding resource compute")
-    for text in (t, m, b):
+    assert t.startswith("baseline") and " s" in t and "does not fit" in t
+    m = outcomes.hover_text_at("time", 1.0, 1.0)
+    assert "+ selective recompute" in m and "GB" in m and "HBM" in m
+    assert outcomes.hover_text_at("time", 0.0, 7.0) == ""   # KV quantisation is not a bar
+    for text in (t, m):
         assert "nan" not in text.lower()
+
+
+def test_every_bar_text_ends_inside_the_view(outcomes):
+    vb = outcomes.time_plot.getViewBox()
+    right = vb.sceneBoundingRect().right()
+    for item in outcomes.bind_texts[:len(outcomes.binding_texts())]:
+        assert item.sceneBoundingRect().right() <= right + 1
 
 
 def test_outcomes_for_inference(qtbot, infer_results):
@@ -351,5 +384,5 @@ def test_fonts_and_no_nan_on_screen(flow, outcomes):
         for label in w.findChildren(QtWidgets.QLabel):
             assert label.font().pointSize() >= 11
             assert "nan" not in label.text().lower().replace("nan>", "")
-    for item in outcomes.bind_texts + outcomes.name_texts:
+    for item in outcomes.bind_texts:
         assert not any(math.isnan(c) for c in (item.pos().x(), item.pos().y()))

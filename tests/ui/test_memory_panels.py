@@ -12,7 +12,9 @@ from trinity_desktop.model import Scenario, evaluate  # noqa: E402
 from trinity_desktop.model.inputs import presets
 from trinity_desktop.model.step.kv_residency import residency_curve  # noqa: E402
 from trinity_desktop.ui.matrix_panel import MatrixPanel  # noqa: E402
+from trinity_desktop.ui.plot_widgets import title_text  # noqa: E402
 from trinity_desktop.ui.residency_panel import ResidencyPanel  # noqa: E402
+from trinity_desktop.ui.units import fmt_bytes  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +91,16 @@ def test_residency_emits_policy_edits_and_is_accessible(residency, serve, qtbot)
     for w in residency.findChildren(QtWidgets.QComboBox):
         assert w.toolTip() and w.accessibleName()
     residency.tabs.setCurrentIndex(1)
-    assert residency.pyramid_labels[0].toPlainText().startswith("On-chip SRAM")
+    chart = residency.pyramid_graphics
+    order = chart.tier_order()                               # fastest first: SRAM, HBM, ... NVMe
+    latencies = [t.latency_s for t in chart._tiers]
+    assert order[0] == "sram" and latencies == sorted(latencies)
+    ticks = [text for _, text in chart.plot.getAxis("left")._tickLevels[0]]
+    assert ticks[0].startswith("On-chip SRAM\n") and all("…" not in t for t in ticks)
+    xs, ys = chart.points.getData()
+    assert len(set(ys)) == len(ys)                           # one row per tier: no point on another
+    assert residency.pyramid_labels[1].toPlainText() == fmt_bytes(chart._tiers[1].capacity_bytes)
+    assert title_text(chart.plot).startswith("HBM streams ")
 
 
 def test_matrix_panel_kv_and_sync(matrix, default_sc, qtbot):

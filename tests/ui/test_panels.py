@@ -6,13 +6,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from PySide6 import QtGui  # noqa: E402
 
 from trinity_desktop.model import Scenario, evaluate  # noqa: E402
 from trinity_desktop.model.inputs import presets
 from trinity_desktop.model.views.workloads import evaluate_library  # noqa: E402
+from trinity_desktop.ui import plot_widgets as pw  # noqa: E402
 from trinity_desktop.ui import theme  # noqa: E402
 from trinity_desktop.ui.breakdown_panel import BreakdownPanel  # noqa: E402
-from trinity_desktop.ui.heatmap_panel import HeatmapPanel  # noqa: E402
+from trinity_desktop.ui.heatmap_panel import NA_VALUE, HeatmapPanel, row_heat, tick_name  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +160,32 @@ def test_heatmap_cells_equal_pressures(heatmap, hw):
     assert heatmap.cell_label(0, 0) == f"{values[0, 0]:.2f}"
     # The image drawn is columns x rows (pyqtgraph's image[x, y]).
     assert heatmap.image_item.image.shape[:2] == (3, len(rows))
+
+
+def test_binding_cells_are_the_hottest_of_their_row(heatmap, hw):
+    """A row whose binding pressure is 0.43 reads as hot as one at 1.0: colour is pressure ÷ the row's highest."""
+    values = np.array([[0.43, 0.19, 0.40], [1.0, 0.08, 0.23], [NA_VALUE] * 3])
+    heat = row_heat(values)
+    assert heat[0] == pytest.approx([1.0, 0.19 / 0.43, 0.40 / 0.43]) and heat[1, 0] == 1.0
+    assert (heat[2] == NA_VALUE).all()
+    rows = evaluate_library(hw["h100-sxm"])
+    heatmap.update_rows(rows, hw["h100-sxm"].name)
+    image = heatmap.image_item.image                       # (column, row, rgba)
+    top = heatmap.cmap.map(np.array([1.0]), mode="byte")[0]
+    for i, row in enumerate(rows):
+        if row.results is not None:
+            j = ("compute", "bandwidth", "memory").index(row.results.bottleneck)
+            assert tuple(image[j, i]) == tuple(top)
+
+
+def test_row_names_are_whole_words_never_cut():
+    metrics = QtGui.QFontMetrics(pw.font())
+    name = "GPT-3 175B, Korthikanti et al. Table 3"
+    assert tick_name(name, 2, 400, metrics) == name                      # room: the full name, one line
+    assert tick_name(name, 1, 120, metrics) == "GPT-3 175B"              # no room: the short name
+    two = tick_name("Split computing: the cloud half of an edge request", 2, 90, metrics)
+    assert "…" not in two and two.replace("\n", " ") in ("Split computing", "Split computing: the cloud half "
+                                                          "of an edge request")
 
 
 def test_heatmap_na_rows_on_a_laptop(heatmap, hw):

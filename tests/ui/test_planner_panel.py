@@ -14,6 +14,8 @@ from trinity_desktop.model.inputs import presets
 from trinity_desktop.model.search.planner import plan_training
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.planner_panel import PlannerPanel, edit_for, hatch_segments
+from trinity_desktop.ui.plot_widgets import title_text
+from trinity_desktop.ui.units import fmt_seconds
 
 
 def _done(qtbot, panel):
@@ -43,6 +45,14 @@ def test_front_and_map_are_the_planners(panel):
     hx, _ = panel.hatch.getData()
     assert len(hx) == 6 * int(np.count_nonzero(~np.isfinite(ref.map_time)))
     assert "feasible" in panel.status.text() and "nan" not in panel.status.text().lower()
+    # the titles state the findings: the fastest layout of how many fit, the map's best cell
+    best, j = ref.best, ref.as_json()
+    assert title_text(panel.front_plot).endswith(f"is fastest: {fmt_seconds(best.time_per_step_s)} per step "
+                                                 f"({j['feasible']:,} of {j['configurations_evaluated']:,} layouts fit)")
+    t = np.where(np.isfinite(ref.map_time), ref.map_time, np.inf)
+    i, k = np.unravel_index(int(np.argmin(t)), t.shape)
+    assert title_text(panel.map_plot).startswith(f"Best at PP {ref.map_values[0][i]}, TP {ref.map_values[1][k]}: "
+                                                 f"{fmt_seconds(float(t[i, k]))} per step")
 
 
 def test_hover_shows_the_layout_and_click_requests_it(panel, qtbot):

@@ -1,5 +1,6 @@
 """Roofline and tiled-IO panels: what they draw equals the model, hover read-outs, log10 text placement."""
 
+import dataclasses
 import math
 import os
 
@@ -13,9 +14,10 @@ from trinity_desktop.model import Scenario, evaluate  # noqa: E402
 from trinity_desktop.model.formulas import flash_io
 from trinity_desktop.model.inputs import presets
 from trinity_desktop.model.views.roofline import decode_sweep, roofline  # noqa: E402
-from trinity_desktop.ui.plot_widgets import si_decade  # noqa: E402
+from trinity_desktop.ui.plot_widgets import si_decade, title_text  # noqa: E402
 from trinity_desktop.ui.roofline_panel import SWEEP_GEMM, RooflinePanel  # noqa: E402
 from trinity_desktop.ui.tiled_io_panel import TiledIOPanel  # noqa: E402
+from trinity_desktop.ui.units import fmt_bytes, fmt_seconds  # noqa: E402
 
 HW = presets.hardware_presets()
 MODELS = presets.model_presets()
@@ -157,6 +159,17 @@ def test_decode_sweep_moves_the_point(panel, decode_results):
         panel.set_sweep("nope", 1)
 
 
+def test_title_states_the_binding_roof_and_the_time(panel, default_results, decode_results):
+    """Decode streams its weights from HBM: the title says so, with the model's time per output token."""
+    panel.update_results(decode_results)
+    sc = decode_results.scenario
+    assert title_text(panel.plot) == (f"Decode is HBM-bound at batch {sc.batch}: "
+                                      f"{fmt_seconds(decode_results.time_total)} per token")
+    panel.update_results(default_results)   # training: its GEMMs run at the compute peak
+    assert title_text(panel.plot) == (f"Training is compute-bound at global batch {default_results.scenario.global_batch}"
+                                      f": {fmt_seconds(default_results.time_total)} per step")
+
+
 def test_compare_hardware_overlays_up_to_three(panel, default_results):
     panel.update_results(default_results)
     panel.set_compared_hardware(["a100-80gb-sxm", "mi300x", "b200", "h200-sxm"])
@@ -188,10 +201,19 @@ def test_tiled_io_panel(qtbot, default_results):
                                                                                  sc.micro_batch, m)))
     bc, br = flash_io.block_sizes(m, 128)
     assert p.grid_shape() == (math.ceil(8192 / br), math.ceil(8192 / bc))
-    assert p.images["flash"].image.shape == p.grid_shape()[::-1]        # image[x = key block, y = query block]
+    assert p.drawn_shape() == p.grid_shape()
     assert p.cell_values("flash").sum() * heads * sc.micro_batch == pytest.approx(t["flash"])
-    assert f"{t['standard'] / t['flash']:.1f}×" in p.totals_label.text()
-    assert "GB" in p.plots["flash"].titleLabel.text
+    ratio = f"{t['standard'] / t['flash']:.1f}× fewer"
+    assert ratio in p.totals_label.text()
+    # The finding is the title: the ratio and both totals with their unit; the bars are the totals.
+    title = title_text(p.plots["bytes"])
+    assert ratio in title and fmt_bytes(t["flash"]) in title and fmt_bytes(t["standard"]) in title
+    assert p.bar_values() == pytest.approx(t)
+    # One query block's row: every key tile, standard above tiled (Theorem 2: the tiling moves fewer bytes).
+    row_std, row_fa = p.tile_bars["standard"].opts["height"], p.tile_bars["flash"].opts["height"]
+    assert len(row_std) == len(row_fa) == p.grid_shape()[1]
+    assert (row_std[:-1] > row_fa[:-1]).all() and row_std.sum() > row_fa.sum()   # the last tile may be partial
+    assert f"visits {p.grid_shape()[1]} key tiles" in title_text(p.plots["tiles"])
     # A long prompt is drawn aggregated, and says so.
     long = evaluate(Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3.1-70b"], kind="prefill", gpus=8,
                              prompt_len=131072))
@@ -199,3 +221,16 @@ def test_tiled_io_panel(qtbot, default_results):
     assert max(p.drawn_shape()) <= 256 < max(p.grid_shape())
     assert "each cell sums" in p.note_label.text()
     assert "FlashAttention" in p.hover_text_at("flash", 0.5, 0.5)
+    assert p.decode_kv_read_bytes() == 0.0                  # prefill: no decode step
+
+
+def test_tiled_io_decode_states_the_decode_step(qtbot, default_results):
+    """A decode scenario's bars are its prompt's prefill; the decode step's KV bytes are said beside them."""
+    p = TiledIOPanel()
+    qtbot.addWidget(p)
+    dec = evaluate(dataclasses.replace(default_results.scenario, kind="decode"))
+    p.update_results(dec)
+    kv = {q.name: q.bytes for q in roofline(dec.scenario).points}["decode KV-cache reads"]
+    assert p.decode_kv_read_bytes() == pytest.approx(kv) and kv > 0
+    assert fmt_bytes(kv) + "</b> per output token" in p.totals_label.text()
+    assert "per layer of prefill" in title_text(p.plots["bytes"])

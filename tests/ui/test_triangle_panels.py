@@ -14,6 +14,7 @@ from trinity_desktop.model.inputs import presets
 from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.model.views.workloads import evaluate_library, workload_scenario  # noqa: E402
 from trinity_desktop.ui import theme  # noqa: E402
+from trinity_desktop.ui.plot_widgets import title_text  # noqa: E402
 from trinity_desktop.ui.tradeoff_panel import TradeoffPanel, symlog  # noqa: E402
 from trinity_desktop.ui.triangle_panel import CORNERS, SQRT3_2, TrianglePanel, triangle_point  # noqa: E402
 
@@ -161,6 +162,40 @@ def test_bubbles_equal_the_computed_effects(explorer, train_results):
     assert bubbles["zero-2"][2] > bubbles["offload-activations"][2]
     assert t["zero-2"].relevance > t["offload-activations"].relevance
     assert explorer._plot_xy["zero-3"][1] == pytest.approx(float(symlog(bubbles["zero-3"][1])))
+
+
+def test_arrows_run_from_the_scenario_to_each_effect(explorer, train_results):
+    """One arrow per applicable technique, from the origin (this scenario) to its computed point, in the spent
+    resource's colour, with a head; the title names the technique that saves the most."""
+    explorer.set_direction("bandwidth", "memory")
+    xs, ys = explorer.arrow_lines.getData()
+    drawn = {k: v for k, v in explorer.bubbles().items() if v[4]}
+    assert len(xs) == 2 * len(drawn) and np.all(xs[0::2] == 0) and np.all(ys[0::2] == 0)
+    ends = np.array(sorted(zip(xs[1::2], ys[1::2], strict=True)))
+    assert ends == pytest.approx(np.array(sorted(explorer._plot_xy.values())))
+    assert explorer.arrow_lines.opts["pen"].color().name().upper() == theme.RESOURCE_COLORS["bandwidth"]
+    assert set(explorer.heads) == set(drawn)
+    best = max(drawn, key=lambda k: tq.technique_effect(train_results.scenario, k).saved_pct)
+    e = tq.technique_effect(train_results.scenario, best)
+    assert title_text(explorer.plot) == (f"{tq.load_techniques()[best].name} saves the most memory: "
+                                         f"−{e.saved_pct:.0f}% for {e.spent_pct:+.0f}% bandwidth")
+    assert explorer.offer_text() == ""
+
+
+def test_an_empty_direction_offers_the_nearest_workload_where_it_applies(explorer, qtbot):
+    explorer.set_direction("memory", "compute")        # prefix caching: prefill only, not this training step
+    assert explorer.bubbles() and not any(v[4] for v in explorer.bubbles().values())
+    assert explorer.empty_text.isVisible() and "applies to this" in explorer.empty_text.toPlainText()
+    offer = explorer.offer_text()
+    assert offer.startswith("Open ") and "Prefix caching" in offer
+    with qtbot.waitSignal(explorer.scenarioRequested) as sig:
+        explorer._take_offer()
+    assert tq.applicable("prefix-caching", sig.args[0])[0]
+    # A direction the catalogue has nothing for offers its reverse, one click away.
+    explorer.set_direction("bandwidth", "compute")
+    assert explorer.offer_text() == "Show the reverse: " + tq.direction_label("compute", "bandwidth")
+    explorer._take_offer()
+    assert explorer.direction() == ("compute", "bandwidth")
 
 
 def test_direction_switch_changes_the_bubbles(explorer, qtbot):

@@ -1,0 +1,86 @@
+"""The planner's search off the GUI thread, and the texts and edits of its layouts (model-free helpers)."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from PySide6 import QtCore
+
+AXIS_LABELS = {"tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP", "zero": "ZeRO stage", "recompute": "Recompute",
+               "micro_batch": "Micro-batch", "virtual_stages": "Virtual stages", "offload": "Optimizer offload"}
+VALUE_TEXT = {"recompute": ("none", "selective", "full"), "offload": ("off", "on")}
+JOB_FIELDS = ("model", "hardware", "kind", "gpus_per_node", "global_batch", "seq_len", "precision",
+              "optimizer", "sequence_parallel", "flash_attention", "efficiency", "prompt_len", "gen_len",
+              "kv_policy", "kv_window", "kv_sinks")
+
+
+def value_text(axis: str, value) -> str:
+    """A map axis value as shown: "selective" for recompute 1, "on" for offload 1, else the number."""
+    return VALUE_TEXT[axis][int(value)] if axis in VALUE_TEXT else str(value)
+
+
+def axis_value(axis: str, value) -> str:
+    """"TP 8", "Recompute selective": an axis and its value."""
+    return f"{AXIS_LABELS[axis]} {value_text(axis, value)}"
+
+
+def map_best(plan) -> tuple[str, float]:
+    """The map's fastest cell: ("PP 16, TP 2", its best step time in s), or ("", 0.0) when nothing fits."""
+    t = np.asarray(plan.map_time, float)
+    if not np.isfinite(t).any():
+        return "", 0.0
+    i, j = np.unravel_index(int(np.argmin(np.where(np.isfinite(t), t, np.inf))), t.shape)
+    (ax, ay), (xs, ys) = plan.map_axes, plan.map_values
+    return f"{axis_value(ax, xs[i])}, {axis_value(ay, ys[j])}", float(t[i, j])
+
+
+def short_layout(layout: dict) -> str:
+    """The parallel degrees of a layout that differ from 1: "TP8 PP4 DP2" (a title's short form)."""
+    keys = ("tp", "pp", "dp", "cp", "ep") if "replicas" not in layout else ("tp", "pp")
+    parts = [f"{k.upper()}{layout[k]}" for k in keys if layout.get(k, 1) != 1]
+    if "replicas" in layout:
+        parts.append(f"batch {layout['batch']}")
+    return " ".join(parts) or "one GPU"
+
+
+def edit_for(layout: dict) -> dict:
+    """The Scenario field changes that load a planner layout."""
+    if "replicas" in layout:
+        # one replica: TP x PP GPUs (inference's TP is gpus / pp)
+        return {"gpus": layout["tp"] * layout["pp"], "pp": layout["pp"], "batch": layout["batch"],
+                "weight_dtype": layout["weight_dtype"],
+                "kv_dtype": layout["kv_dtype"], "kv_offload_fraction": layout["kv_offload"]}
+    return {k: layout[k] for k in ("tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch", "virtual_stages",
+                                   "offload")}
+
+
+def hatch_segments(cells) -> tuple[np.ndarray, np.ndarray]:
+    """Three diagonal strokes per (i, j) unit cell, as point arrays for connect='pairs'."""
+    xs, ys = [], []
+    for i, j in cells:
+        for a in (0.25, 0.5, 0.75):
+            xs += [i, i + a * 2] if a <= 0.5 else [i + (a - 0.5) * 2, i + 1]
+            ys += [j + a * 2, j] if a <= 0.5 else [j + 1, j + (a - 0.5) * 2]
+    return np.asarray(xs, float), np.asarray(ys, float)
+
+
+class SearchSignals(QtCore.QObject):
+    progressed = QtCore.Signal(int, float)
+    finished = QtCore.Signal(int, object)
+    failed = QtCore.Signal(int, str)
+
+
+class Search(QtCore.QRunnable):
+    def __init__(self, fn, generation: int, signals: SearchSignals, stop: threading.Event):
+        super().__init__()
+        self.fn, self.generation, self.signals, self.stop = fn, generation, signals, stop
+
+    def run(self):
+        try:
+            plan = self.fn(progress=lambda f: self.signals.progressed.emit(self.generation, f),
+                           cancelled=self.stop.is_set)
+        except Exception as exc:  # noqa: BLE001 (reported in the panel, never a crash)
+            self.signals.failed.emit(self.generation, str(exc))
+        else:
+            self.signals.finished.emit(self.generation, plan)
