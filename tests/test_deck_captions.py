@@ -15,7 +15,7 @@ from trinity_desktop.deck import example_decks
 from trinity_desktop.model import evaluate
 
 TYPED_NUMBER = re.compile(r"(?<![\w.\-·/(])\d[\d,.]*(?![\w\-])")
-CITATION = re.compile(r"§\d+(?:\.\d+)*|Table \d+|Llama \d+")
+CITATION = re.compile(r"§\d+(?:\.\d+)*|Table \d+|Llama \d+|AIME \d{4}|[Oo]pen question \d+")
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
