@@ -106,7 +106,7 @@ def _edge_arch(r: Results) -> dict[str, str]:
     stack = next(s for s in stacks() if s.key == hybrid.key)
     at = float(np.interp(np.log(EDGE_ARCH_CONTEXT), np.log(curves.context), hybrid.speedup))
     claimed = next(c.claimed for c in all_claims() if c.id == EDGE_ARCH_CLAIM)
-    published = published_speedup()
+    published = _published_speedup()
     return {"edge_arch_hybrid": hybrid.name, "edge_arch_attention": attention.name.split(" (")[0],
             "edge_arch_conv_blocks": str(stack.conv_layers), "edge_arch_attention_blocks": str(stack.attention_layers),
             "edge_arch_context": _k(EDGE_ARCH_CONTEXT), "edge_arch_speedup": _times(at),
@@ -116,7 +116,7 @@ def _edge_arch(r: Results) -> dict[str, str]:
 
 
 @cache
-def published_speedup() -> float:
+def _published_speedup() -> float:
     """Liquid AI's published LFM2 speed-up (resources/edge_architectures.toml)."""
     return next(p.value for p in speedup_points() if p.label.startswith("LFM2"))
 
