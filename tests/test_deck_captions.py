@@ -15,7 +15,7 @@ from trinity_desktop.deck import example_decks
 from trinity_desktop.model import evaluate
 
 TYPED_NUMBER = re.compile(r"(?<![\w.\-·/(])\d[\d,.]*(?![\w\-])")
-CITATION = re.compile(r"§\d+(?:\.\d+)*|Table \d+|Llama \d+")
+CITATION = re.compile(r"§\d+(?:\.\d+)*|Table \d+|Llama \d+|AIME \d{4}|[Oo]pen question \d+")
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
@@ -86,3 +86,122 @@ def test_the_laptop_slide_is_about_that_model_on_that_laptop():
             text = slide_caption(deck, i)
             assert slide.scenario.hardware.name in text and slide.scenario.model.name in text
             assert "dock_split" not in slide.docks   # the split panel cuts other models: it would disagree
+
+
+def test_a_view_is_computed_only_when_a_caption_quotes_it(monkeypatch):
+    """Start-up and slide changes pay only for the views a caption names: a Results-only caption computes no
+    view, a caption quoting one view computes that one, once."""
+    from trinity_desktop import caption_views
+
+    calls = []
+    for name, compute in list(caption_views.VIEWS.items()):
+        monkeypatch.setitem(caption_views.VIEWS, name,
+                            lambda r, name=name, compute=compute: calls.append(name) or compute(r))
+    _, _, slide, _ = SLIDES[0]
+    r = evaluate(slide.scenario)
+    fill_caption("{model} on {gpus} {hardware}", r)
+    assert calls == []
+    fill_caption("{claims_agree} of {claims_count} agree, {claims_disagree} do not", r)
+    assert calls == ["claims"]
+    with pytest.raises(CaptionError, match=r"\{claims_agreed\}.*known: claims_agree, claims_count"):
+        fill_caption("{claims_agreed}", r)
+
+
+def _panel_text(panel) -> str:
+    """Everything a panel writes: labels, plot titles, text items on the plots and the hover read-outs."""
+    import pyqtgraph as pg
+    from PySide6 import QtWidgets
+
+    texts = [w.text() for w in panel.findChildren(QtWidgets.QLabel)]
+    for view in panel.findChildren(pg.PlotWidget) + panel.findChildren(pg.GraphicsLayoutWidget):
+        for item in view.scene().items():
+            if isinstance(item, pg.TextItem):
+                texts.append(item.toPlainText())
+            elif isinstance(item, pg.LabelItem):
+                texts.append(item.text)
+    chart = getattr(panel, "chart", None)
+    texts += [t for _x, _y, t in getattr(chart, "_hover_points", [])]
+    return "\n".join(texts)
+
+
+# values a panel writes in other words than the caption: how the panel writes them (None: a ratio the caption
+# derives from what the panel draws, checked by hand below or in the view's own tests)
+PANEL_WORDS = {"quant_shrink": None, "batch_law_growth": None,"routing_quality": lambda v: f"{v.split()[0]}% quality",
+               "test_time_target": lambda v: f"{v.split()[0]}%",
+               "routing_latency_change": None, "routing_cost_fall": None, "test_time_large_samples": None,
+               "edge_arch_published_reach": lambda v: v.replace("from ", "2x from "),
+               "edge_arch_claimed_reach": lambda v: v.replace("reached ", "2.5x "),
+               "memory_wall_ridge_change": lambda v: v.split()[-1],
+               "edge_matrix_ms_phone_a17_pro_llama_3_2_3b_q4_k": lambda v: f"{float(v.split()[0]):.0f} ✓",   # its cell
+               "test_time_small": lambda v: v.replace("R1-Distill-", "R1-"),
+               "test_time_large": lambda v: v.replace("R1-Distill-", "R1-")}
+
+
+@pytest.mark.parametrize("deck_name, index, slide, deck",
+                         [s for s in SLIDES if s[0] in ("edge_and_synthesis", "scale_over_time")],
+                         ids=[i for i, s in zip(IDS, SLIDES, strict=True)
+                              if s[0] in ("edge_and_synthesis", "scale_over_time")])
+def test_a_caption_quotes_the_views_as_its_panels_show_them(qtbot, deck_name, index, slide, deck):
+    """Each view value a caption quotes is written by one of the slide's panels, fed the slide's Results."""
+    from trinity_desktop.caption_views import view_of
+    from trinity_desktop.docks import DOCKS
+
+    quoted = [n for n in template_names(slide.caption) if view_of(n)]
+    if not quoted:
+        return
+    results = evaluate(slide.scenario)
+    text = ""
+    for spec in DOCKS:
+        if f"dock_{spec.name}" in slide.docks and spec.name != "controls":
+            panel = spec.factory()
+            qtbot.addWidget(panel)
+            if hasattr(panel, "update_results"):
+                panel.update_results(results)
+            text += _panel_text(panel)
+    values = caption_values(results)
+    for name in quoted:
+        words = None if name.startswith(("edge_matrix_fits_", "edge_matrix_in_time_")) else (   # column names
+            PANEL_WORDS.get(name, lambda v: v))
+        if words is not None:
+            assert words(values[name]) in text, f"{deck_name} slide {index + 1}: {{{name}}} = {values[name]!r}"
+
+
+def test_the_derived_routing_values_are_the_panels_saving_and_latency():
+    """Cost falls 1 / (1 - saved) where the routing title says saved; latency changes by its title's ratio."""
+    from trinity_desktop.model.views.routing import routing
+
+    slide = next(s for name, _, s, _ in SLIDES if "{routing_cost_fall}" in s.caption)
+    values = caption_values(evaluate(slide.scenario))
+    x = routing(current=slide.scenario)
+    i = int(abs(x.r - x.best_r).argmin())
+    assert values["routing_cost_fall"] == f"{x.cloud_gpu_s[0] / x.cloud_gpu_s[i]:.1f}x"
+    assert values["routing_latency_change"] == f"rises {x.latency_s[i] / x.latency_s[0]:.1f}x"
+    assert values["routing_share"] == f"{x.best_r:.0%}"
+
+
+def test_the_widest_formats_are_the_matrix_cells_edges():
+    """The 8B on the phone: the named format is the widest cell that fits, every wider cell does not."""
+    from trinity_desktop.model.views.edge_matrix import edge_matrix
+
+    slide = next(s for name, _, s, _ in SLIDES if "{edge_matrix_fits_phone_a17_pro_llama_3_8b}" in s.caption)
+    values = caption_values(evaluate(slide.scenario))
+    m = edge_matrix()
+    for device in ("phone-a17-pro", "laptop-x86-ddr5", "jetson-orin-nano-super"):
+        i, j = m.devices.index(device), m.models.index("llama-3-8b")
+        for kind, ok in (("fits", m.fits[i, j]), ("in_time", m.fits[i, j] & (m.time_s[i, j] <= m.target_s))):
+            name = f"edge_matrix_{kind}_{device.replace('-', '_')}_llama_3_8b"
+            k = m.formats.index(values[name].lower())
+            assert ok[k] and not ok[:k].any(), name
+    assert values["edge_matrix_fits_phone_a17_pro_llama_3_8b"] == "Q4_K"   # at Q8_0 the 8B exceeds the phone's memory
+
+
+def test_the_derived_storage_and_batch_ratios_are_hand_checked():
+    """Q4_K 4.5 bits -> Q2_K 2.625 bits (ggml-common.h block layouts): 4.5 / 2.625 = 1.71x; DeepSeek-V3's
+    15,360 x 4,096 = 62.9M tokens per step against LLaMA-65B's 4M: 15.7x."""
+    slide = next(s for name, _, s, _ in SLIDES if "{quant_shrink}" in s.caption)
+    values = caption_values(evaluate(slide.scenario))
+    assert (values["quant_bits_q4_k"], values["quant_bits_q2_k"], values["quant_shrink"]) == ("4.5", "2.625", "1.7x")
+    slide = next(s for name, _, s, _ in SLIDES if "{batch_law_growth}" in s.caption)
+    values = caption_values(evaluate(slide.scenario))
+    assert values["batch_law_tokens_deepseek_v3"] == "62.9M" and values["batch_law_tokens_llama_65b"] == "4M"
+    assert values["batch_law_growth"] == f"{15360 * 4096 / 4e6:.1f}x" == "15.7x"

@@ -3,23 +3,30 @@
 A template names values in braces: "{model} on {gpus} {hardware}: {step_time} per step, {memory} of
 {capacity} per GPU". `caption_values(results)` computes them from the same Results the panels draw, formatted
 as the panels format them (`ui.units`), so a caption can never disagree with its slide. `{prev_<name>}`
-quotes the previous slide's value ("activations fall from {prev_activations} to {activations}"). A name that
-is not a value, or a previous-slide value on a first slide, is refused in one line (`CaptionError`).
+quotes the previous slide's value ("activations fall from {prev_activations} to {activations}"). Values of
+the model views a slide's panels draw (`{claims_agree}`, `{routing_cost_fall}`...) come from
+trinity_desktop/caption_views.py and are computed only when a template names them. A name that is not a value,
+or a previous-slide value on a first slide, is refused in one line (`CaptionError`).
 """
 
 from __future__ import annotations
 
-import re
 import string
 
+from trinity_desktop.caption_views import VIEWS, key, view_of, view_values
 from trinity_desktop.model import Results
-from trinity_desktop.ui.units import fmt_gb, fmt_seconds
+from trinity_desktop.ui.units import fmt_seconds
 
 PREVIOUS = "prev_"
 
 
 class CaptionError(ValueError):
     """A caption template names a value that does not exist."""
+
+
+def _gb(value: float) -> str:
+    """Bytes in GB with one decimal, as the Memory and time panel writes them."""
+    return f"{value / 1e9:.1f} GB"
 
 
 def _pct(value: float) -> str:
@@ -41,32 +48,71 @@ def _parallelism(r: Results) -> dict[str, str]:
     return out
 
 
-def _key(name: str) -> str:
-    """A value name from a memory item or time stage: "GEMMs (weights)" -> "gemms_weights"."""
-    return re.sub(r"\W+", "_", name).strip("_").lower()
-
-
-def caption_values(r: Results) -> dict[str, str]:
-    """Every value a caption may quote, formatted for people."""
+def results_values(r: Results) -> dict[str, str]:
+    """Every value of the slide's own Results a caption may quote, formatted for people."""
     sc = r.scenario
     pressures = dict(zip(("compute", "bandwidth", "memory"), r.pressure.as_tuple(), strict=True))
     # memory items are per device, as the Memory and time panel draws them
     values = {"model": sc.model.name, "hardware": sc.hardware.name, "binding": r.bottleneck,
-              "step_time": fmt_seconds(r.time_total), "memory": fmt_gb(r.memory_total),
+              "step_time": fmt_seconds(r.time_total), "memory": _gb(r.memory_total),
               "capacity": f"{r.capacity / 1e9:.0f} GB", "fits": "fits" if r.fits else "does not fit",
               **{f"{name}_pressure": f"{value:.2f}" for name, value in pressures.items()},
-              **{_key(name): fmt_gb(value) for name, value in r.memory.items()},
-              **{f"{_key(name)}_time": fmt_seconds(value) for name, value in r.time.items()},
+              **{key(name): _gb(value) for name, value in r.memory.items()},
+              **{f"{key(name)}_time": fmt_seconds(value) for name, value in r.time.items()},
               **_parallelism(r)}
     if r.kind == "train":
         values["mfu"] = f"{100 * r.train['mfu']:.1f}%"
         if "pipeline_bubble" in r.time:
             values["bubble_share"] = _pct(r.time["pipeline_bubble"] / r.time_total)
         if r.train.get("host_bytes", 0.0) > 0:
-            values["host_memory"] = fmt_gb(r.train["host_bytes"])
+            values["host_memory"] = _gb(r.train["host_bytes"])
     else:
         values["token_time"] = fmt_seconds(r.infer.get("time_per_output_token_s", r.time_total))
     return values
+
+
+class CaptionValues:
+    """The values a caption may quote: the slide's Results values, each view's values on first use (one view
+    computed at most once), and with `previous` the previous slide's as `prev_<name>`."""
+
+    def __init__(self, results: Results, previous: CaptionValues | None = None):
+        self.results = results
+        self.previous = previous
+        self._values = results_values(results)
+        self._views: set[str] = set()
+
+    def __getitem__(self, name: str) -> str:
+        if name.startswith(PREVIOUS):
+            if self.previous is None:
+                raise KeyError(name)
+            return self.previous[name.removeprefix(PREVIOUS)]
+        view = view_of(name)
+        if view is not None and view not in self._views:
+            self._views.add(view)
+            try:
+                self._values.update(view_values(view, self.results))
+            except ValueError as exc:   # a view refusing this slide's scenario: the caption cannot quote it
+                raise CaptionError(f"the caption quotes {{{name}}}, which this slide cannot compute: {exc}") from None
+        return self._values[name]
+
+    def __contains__(self, name: str) -> bool:
+        try:
+            self[name]
+        except KeyError:
+            return False
+        return True
+
+    def known(self, name: str) -> list[str]:
+        """The names a caption could have meant: the view's own values, or the Results' values and the views."""
+        view = view_of(name)
+        if view is not None:
+            return sorted(k for k in self._values if k.startswith(view + "_"))
+        return sorted([*results_values(self.results), *(f"{v}_..." for v in VIEWS)])
+
+
+def caption_values(r: Results, previous: Results | None = None) -> CaptionValues:
+    """Every value a caption may quote for a slide (and, given, its previous slide), computed on first use."""
+    return CaptionValues(r, None if previous is None else CaptionValues(previous))
 
 
 def template_names(template: str) -> list[str]:
@@ -76,14 +122,13 @@ def template_names(template: str) -> list[str]:
 
 def fill_caption(template: str, results: Results, previous: Results | None = None) -> str:
     """The caption with every {name} replaced by the slide's value ({prev_name}: the previous slide's)."""
-    values = caption_values(results)
-    if previous is not None:
-        values.update({PREVIOUS + k: v for k, v in caption_values(previous).items()})
+    values = caption_values(results, previous)
     missing = [n for n in template_names(template) if n not in values]
     if missing:
-        where = "the previous slide" if missing[0].startswith(PREVIOUS) and previous is None else "this slide"
-        raise CaptionError(f"the caption quotes {{{missing[0]}}}, which {where} does not have "
-                           f"(known: {', '.join(sorted(k for k in values if not k.startswith(PREVIOUS)))})")
+        name = missing[0]
+        where = "the previous slide" if name.startswith(PREVIOUS) and previous is None else "this slide"
+        raise CaptionError(f"the caption quotes {{{name}}}, which {where} does not have "
+                           f"(known: {', '.join(values.known(name.removeprefix(PREVIOUS)))})")
     try:
         return template.format_map(values)
     except (ValueError, IndexError) as exc:
