@@ -108,20 +108,41 @@ def startup_time(start: float) -> int:
     return 0
 
 
-def _offer_recovery(window, directory) -> None:
-    """After a crash or kill, offer the autosaved work; declining discards it."""
+def _ask_recovery(window, path: Path, can_restore: bool) -> str:
+    """Ask what to do with one abandoned autosave: "restore", "discard" or "keep" (offered again next start)."""
+    box = QtWidgets.QMessageBox(window)
+    box.setIcon(QtWidgets.QMessageBox.Icon.Question)
+    box.setWindowTitle("Restore unsaved work?")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime)) if path.exists() else "?"
+    text = f"Trinity Desktop did not close normally: work autosaved at {when} was not saved to a file."
+    restore = box.addButton("Restore", QtWidgets.QMessageBox.ButtonRole.AcceptRole) if can_restore else None
+    if not can_restore:
+        text += " Another instance's work was restored already; keep this one for the next start, or discard it."
+    box.setText(text)
+    discard = box.addButton("Discard", QtWidgets.QMessageBox.ButtonRole.DestructiveRole)
+    keep = box.addButton("Keep for later", QtWidgets.QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(restore or keep)
+    box.setEscapeButton(keep)
+    box.exec()
+    clicked = box.clickedButton()
+    return "restore" if clicked is restore and restore is not None else "discard" if clicked is discard else "keep"
+
+
+def offer_recovery(window, directory, ask=_ask_recovery) -> list[str]:
+    """After a crash or kill, offer every abandoned instance's autosaved work, newest first. One can be restored
+    into this window; each can be discarded; any other (a refusal, Escape) stays on disk for the next start.
+    Returns the answers, in order."""
     from trinity_desktop.autosave import Autosaver
 
-    path = Autosaver.recoverable(directory)
-    if path is None:
-        return
-    answer = QtWidgets.QMessageBox.question(
-        window, "Restore unsaved work?",
-        "Trinity Desktop did not close normally last time. Restore the scenario and deck it autosaved?")
-    if answer == QtWidgets.QMessageBox.StandardButton.Yes:
-        window.workspace.recover(path)
-    else:
-        Autosaver.discard(directory)
+    answers, restored = [], False
+    for path in Autosaver.abandoned(directory):
+        answer = ask(window, path, not restored)
+        if answer == "restore" and not restored:
+            restored = window.workspace.recover(path) == ""
+        elif answer == "discard":
+            Autosaver.discard_one(path)
+        answers.append(answer)
+    return answers
 
 
 def present_slides(file: str, folder: str | Path) -> int:
@@ -200,8 +221,10 @@ class _FileOpenHandler(QtCore.QObject):
         return False
 
 
-def quit_on_interrupt(app: QtCore.QCoreApplication, quit_app=None) -> QtCore.QTimer:
-    """Ctrl+C in the terminal quits the app as the Quit action would (closing the window, a clean exit).
+def quit_on_interrupt(app: QtCore.QCoreApplication, quit_app=None, on_terminate=None) -> QtCore.QTimer:
+    """Ctrl+C in the terminal quits the app as the Quit action would (closing the window, a clean exit). SIGTERM
+    (a logout, `kill`) first calls `on_terminate` (the app keeps the unsaved work for the next start), then quits
+    the same way, exit status 0.
 
     Python runs a signal handler only between bytecodes, and Qt's event loop is C++: a short timer wakes the
     interpreter so that SIGINT is seen within 200 ms. Returns the timer (kept alive by its parent, `app`)."""
@@ -209,6 +232,13 @@ def quit_on_interrupt(app: QtCore.QCoreApplication, quit_app=None) -> QtCore.QTi
 
     quit_app = quit_app or (lambda: (QtWidgets.QApplication.closeAllWindows(), app.quit()))
     signal.signal(signal.SIGINT, lambda *_: QtCore.QTimer.singleShot(0, quit_app))
+
+    def terminate() -> None:
+        if on_terminate is not None:
+            on_terminate()
+        quit_app()
+
+    signal.signal(signal.SIGTERM, lambda *_: QtCore.QTimer.singleShot(0, terminate))
     timer = QtCore.QTimer(app)
     timer.timeout.connect(lambda: None)
     timer.start(200)
@@ -229,12 +259,12 @@ def run(file: str | None = None) -> int:
     window = build_window(settings=QtCore.QSettings(), autosave_dir=directory)
     window.show()
     QtGui.QGuiApplication.processEvents()
-    _offer_recovery(window, directory)
+    offer_recovery(window, directory)
     if file:
         window.workspace.open_path(file)
     app.installEventFilter(_FileOpenHandler(window))
     app.aboutToQuit.connect(window.workspace.clean_exit)
-    quit_on_interrupt(app)
+    quit_on_interrupt(app, on_terminate=window.workspace.keep_for_recovery)
     code = app.exec()
     tear_down(window)
     return code

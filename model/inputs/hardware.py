@@ -8,6 +8,7 @@ from types import MappingProxyType
 
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.base.ranges import HARDWARE_RULES, check_all
+from trinity_desktop.model.inputs.text_guard import NAME, NOTE, check_text
 
 LINKS = ("scale-up", "scale-out", "host", "hbm")
 
@@ -42,9 +43,14 @@ class Hardware:
     notes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
+        for name in ("key", "name", "vendor", "kind", "scaleup_name", "host_link_name", "scaleout_name"):
+            check_text(f"{self.key if name != 'key' else 'hardware'}.{name}", getattr(self, name), NAME)
         object.__setattr__(self, "peak_flops", MappingProxyType(dict(self.peak_flops)))
         for name in ("sources", "status", "notes"):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
+            for k, v in getattr(self, name).items():
+                check_text(f"{self.key}.{name}", k, NAME)
+                check_text(f"{self.key}.{name}.{k}", v, NOTE)
         for name in ("hbm_bytes", "hbm_bw"):
             if not getattr(self, name) > 0:
                 raise ValidationError(f"{self.key}.{name}", getattr(self, name), "a positive number")
