@@ -15,9 +15,19 @@ ORGANIZATION = "Trinity Desktop"
 APPLICATION = "Trinity Desktop"
 
 
+QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)  # the offscreen platform, per window
+
+
+def _qt_message(mode, context, message: str) -> None:
+    """Qt's own messages on stderr, less the offscreen platform's notice that it cannot size windows natively."""
+    if not message.startswith(QUIET_QT_MESSAGES):
+        print(message, file=sys.stderr)
+
+
 def ensure_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
     app = QtWidgets.QApplication.instance()
     if app is None:
+        QtCore.qInstallMessageHandler(_qt_message)
         QtCore.QCoreApplication.setOrganizationName(ORGANIZATION)
         QtCore.QCoreApplication.setApplicationName(APPLICATION)
         app = QtWidgets.QApplication(argv or [sys.argv[0]])
