@@ -15,7 +15,7 @@ import pytest
 from trinity_desktop import session_file
 from trinity_desktop.deck import Deck, Slide, example_decks
 from trinity_desktop.defaults import default_scenario
-from trinity_desktop.model import Hardware, ValidationError
+from trinity_desktop.model import ValidationError
 from trinity_desktop.model.inputs.text_guard import CAPTION, NAME, TITLE, check_text, escaped, shortened
 from trinity_desktop.session_file import SessionFileError
 
