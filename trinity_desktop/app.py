@@ -49,11 +49,20 @@ def build_window(settings: QtCore.QSettings | None = None, autosave_dir: Path | 
     return MainWindow(store, settings, autosave_dir)
 
 
+def build_guarded_window(settings: QtCore.QSettings | None = None, autosave_dir: Path | None = None):
+    """The window of a running app: anything a panel raises into the event loop is shown in place."""
+    from trinity_desktop.ui.panel_problem import guard_event_loop
+
+    window = build_window(settings, autosave_dir)
+    guard_event_loop(window)
+    return window
+
+
 def screenshot(path: str | Path, scale: float = 1.0, file: str | None = None) -> int:
     """Render the main window (all docks, default layout; `file` opened first) to a PNG; returns an exit code."""
     app = ensure_application()
     app.setProperty("trinity_quiet", True)
-    window = build_window(settings=None)
+    window = build_guarded_window(settings=None)
     window.show()
     error = window.workspace.open_path(file) if file else ""
     if error:
@@ -104,7 +113,7 @@ class _FirstPaint(QtCore.QObject):
 def startup_time(start: float) -> int:
     """Measure the time from entering the program to the main window's first paint; print it."""
     app = ensure_application()
-    window = build_window(settings=None)
+    window = build_guarded_window(settings=None)
     probe = _FirstPaint(app, start)
     window.installEventFilter(probe)
     window.show()
@@ -161,7 +170,7 @@ def present_slides(file: str, folder: str | Path) -> int:
 
     app = ensure_application()
     app.setProperty("trinity_quiet", True)
-    window = build_window(settings=None)
+    window = build_guarded_window(settings=None)
     try:
         window.resize(1920, 1080)
         window.show()
@@ -266,7 +275,7 @@ def run(file: str | None = None) -> int:
 
     app = ensure_application()
     directory = Autosaver.default_directory()
-    window = build_window(settings=QtCore.QSettings(), autosave_dir=directory)
+    window = build_guarded_window(settings=QtCore.QSettings(), autosave_dir=directory)
     window.show()
     QtGui.QGuiApplication.processEvents()
     offer_recovery(window, directory)
