@@ -60,6 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=_version())
     args = parser.parse_args(argv)
     from trinity_desktop import app
+
+    if app.no_display():  # Qt would abort (SIGABRT) with a six-line message
+        app.say(app.no_display())
+        return 2
     from trinity_desktop.layout_plan import use_virtual_screen
 
     use_virtual_screen(args.screen)

@@ -24,6 +24,26 @@ def _qt_message(mode, context, message: str) -> None:
         print(message, file=sys.stderr)
 
 
+def say(message: str, error: bool = True) -> None:
+    """One line on the terminal: stderr with the program's error prefix (or stdout), control characters and
+    newlines of file names shown as escapes."""
+    from trinity_desktop.model.inputs.text_guard import escaped
+
+    if error:
+        print(f"trinity-desktop: error: {escaped(message)}", file=sys.stderr)
+    else:
+        print(escaped(message))
+
+
+def no_display() -> str:
+    """Why no window can be opened here (a Linux session without a display and no platform chosen), or ""."""
+    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") \
+            and not os.environ.get("WAYLAND_DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
+        return ("no display found: set DISPLAY (or WAYLAND_DISPLAY), or QT_QPA_PLATFORM=offscreen for --screenshot, "
+                "--present-to and --startup-time")
+    return ""
+
+
 def ensure_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
     app = QtWidgets.QApplication.instance()
     if app is None:
@@ -66,7 +86,7 @@ def screenshot(path: str | Path, scale: float = 1.0, file: str | None = None) ->
     window.show()
     error = window.workspace.open_path(file) if file else ""
     if error:
-        print(f"trinity-desktop: error: {error}", file=sys.stderr)
+        say(error)
         return 2
     for _ in range(10):  # let the layout settle (the default layout is finished by timers after show)
         app.processEvents()
@@ -80,9 +100,9 @@ def screenshot(path: str | Path, scale: float = 1.0, file: str | None = None) ->
     ok = not problem and pixmap.save(str(path), "PNG")
     tear_down(window)
     if not ok:
-        print(f"trinity-desktop: error: could not write {path}{': ' + problem if problem else ''}", file=sys.stderr)
+        say(f"could not write {path}{': ' + problem if problem else ''}")
         return 2
-    print(f"wrote {path} ({pixmap.width()}x{pixmap.height()})")
+    say(f"wrote {path} ({pixmap.width()}x{pixmap.height()})", error=False)
     return 0
 
 
@@ -121,7 +141,7 @@ def startup_time(start: float) -> int:
     app.exec()
     tear_down(window)
     if probe.elapsed is None:
-        print("trinity-desktop: error: the window was never painted", file=sys.stderr)
+        say("the window was never painted")
         return 1
     print(f"first paint after {probe.elapsed:.3f} s (from program entry, interpreter start excluded)")
     return 0
@@ -176,24 +196,23 @@ def present_slides(file: str, folder: str | Path) -> int:
         window.show()
         error = window.workspace.open_path(file)
         if error:
-            print(f"trinity-desktop: error: {error}", file=sys.stderr)
+            say(error)
             return 2
         if window.talk.deck is None or not window.talk.deck.slides:
-            print(f"trinity-desktop: error: {file} holds no slides", file=sys.stderr)
+            say(f"{file} holds no slides")
             return 2
         folder = Path(folder)
         problem = _writable_folder(folder)
         if problem:
-            print(f"trinity-desktop: error: --present-to: {problem}", file=sys.stderr)
+            say(f"--present-to: {problem}")
             return 2
         count = 0
         for i, image in render_slides(window):
             if not image.save(str(folder / f"slide_{i + 1:02d}.png"), "PNG"):
-                print(f"trinity-desktop: error: could not write {folder / f'slide_{i + 1:02d}.png'}",
-                      file=sys.stderr)
+                say(f"could not write {folder / f'slide_{i + 1:02d}.png'}")
                 return 1
             count += 1
-        print(f"wrote {count} slides to {folder}")
+        say(f"wrote {count} slides to {folder}", error=False)
         return 0
     finally:
         tear_down(window)
@@ -265,12 +284,8 @@ def quit_on_interrupt(app: QtCore.QCoreApplication, quit_app=None, on_terminate=
 
 
 def run(file: str | None = None) -> int:
-    """Open the main window with the saved layout (and `file`, if given) and run the event loop."""
-    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
-            and not os.environ.get("QT_QPA_PLATFORM"):
-        print("trinity-desktop: error: no display found (set DISPLAY, or use --screenshot with "
-              "QT_QPA_PLATFORM=offscreen)", file=sys.stderr)
-        return 2
+    """Open the main window with the saved layout (and `file`, if given) and run the event loop (the caller
+    has checked `no_display`)."""
     from trinity_desktop.autosave import Autosaver
 
     app = ensure_application()
