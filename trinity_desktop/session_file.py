@@ -252,13 +252,25 @@ def _bad(path: str, problem: str, value: Any = MISSING) -> SessionFileError:
     return SessionFileError(f"{path}: {problem}{got}", path)
 
 
+def _digits(value: int) -> str:
+    """A huge integer as its first digits and its length: 1000…000 (401 digits)."""
+    text = str(abs(value))
+    return f"{'-' if value < 0 else ''}{text[:4]}…{text[-3:]} ({len(text)} digits)"
+
+
 def _short(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str) if not isinstance(value, float) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _number(path: str, value: Any, cls: type, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _bad(path, "must be a number", value)
+    try:
+        as_float = float(value)  # an integer of 400 digits does not fit a float: OverflowError
+    except OverflowError:
+        raise _bad(path, "must be a number that fits a 64-bit float (below 1.8e308)", _digits(value)) from None
+    if not math.isfinite(as_float):
         raise _bad(path, "must be a number", value)
     if (cls, name) in _POSITIVE and not value > 0:
         raise _bad(path, "must be a number > 0", value)
