@@ -6,9 +6,17 @@
 #
 # Environment: PYTHON (interpreter to build with), DIST (default: dist), WORK (default:
 # build/pyinstaller). Prints the bundle size at the end.
+#
+# What goes into the bundle is locked: packaging/requirements-bundle.lock pins every runtime and build
+# dependency with its hashes for Linux, Windows and macOS (regenerate it with
+#   uv pip compile pyproject.toml --extra package --universal --generate-hashes --python-version 3.11 \
+#       -o packaging/requirements-bundle.lock
+# after changing a dependency in pyproject.toml); pip installs it with --require-hashes, so two builds a month
+# apart bundle the same files, and a changed or substituted wheel stops the build.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LOCK="$ROOT/packaging/requirements-bundle.lock"
 DIST="${DIST:-$ROOT/dist}"
 WORK="${WORK:-$ROOT/build/pyinstaller}"
 
@@ -20,16 +28,11 @@ if [ -z "${PYTHON:-}" ]; then
     fi
     PYTHON="$VENV/bin/python"
     "$PYTHON" -m pip install --upgrade pip
-    "$PYTHON" -m pip install "$ROOT[package]"
-elif ! "$PYTHON" -c "import PyInstaller" 2>/dev/null; then
-    # Same PyInstaller requirement as the `package` extra in pyproject.toml.
-    spec="$("$PYTHON" - "$ROOT/pyproject.toml" <<'PY'
-import sys, tomllib
-extra = tomllib.load(open(sys.argv[1], "rb"))["project"]["optional-dependencies"]["package"]
-print(next(r for r in extra if r.lower().startswith("pyinstaller")))
-PY
-)"
-    "$PYTHON" -m pip install "$spec"
+    "$PYTHON" -m pip install --require-hashes --no-deps -r "$LOCK"
+    "$PYTHON" -m pip install --no-deps --no-build-isolation "$ROOT"   # the app itself, nothing resolved again
+else
+    # An existing environment (make bundle): its bundled dependencies brought to the locked versions
+    "$PYTHON" -m pip install --require-hashes --no-deps -r "$LOCK"
 fi
 
 "$PYTHON" -m PyInstaller --version

@@ -42,8 +42,42 @@ def _scale(text: str) -> float:
     return value
 
 
+LONG_WORD = 120  # characters: a longer argument echoed in a message is shortened (its start and its length)
+
+
+def _short_words(text: str) -> str:
+    return " ".join(w if len(w) <= LONG_WORD else f"{w[:20]}… ({len(w):,} characters)" for w in text.split(" "))
+
+
+class _OneLineErrors:
+    """stderr for the terminal: each message written stays on one line, its control characters and newlines
+    (a file name such as 'a\\nb.json', an escape sequence) shown as escapes, an echoed argument of more than
+    LONG_WORD characters shortened; the newline ending a write passes."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        from trinity_desktop.model.inputs.text_guard import escaped
+
+        body, end = (text[:-1], "\n") if text.endswith("\n") else (text, "")
+        return self._stream.write(_short_words(escaped(body)) + end)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    stderr = sys.stderr
+    sys.stderr = _OneLineErrors(stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stderr = stderr
+
+
+def _main(argv: list[str]) -> int:
     if argv and argv[0] in CLI_COMMANDS:
         return _run_cli(argv)
     parser = _GuiParser(prog="trinity-desktop", description=__doc__,
@@ -60,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=_version())
     args = parser.parse_args(argv)
     from trinity_desktop import app
+
+    if app.no_display():  # Qt would abort (SIGABRT) with a six-line message
+        app.say(app.no_display())
+        return 2
     from trinity_desktop.layout_plan import use_virtual_screen
 
     use_virtual_screen(args.screen)

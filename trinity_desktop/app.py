@@ -15,9 +15,39 @@ ORGANIZATION = "Trinity Desktop"
 APPLICATION = "Trinity Desktop"
 
 
+QUIET_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)  # the offscreen platform, per window
+
+
+def _qt_message(mode, context, message: str) -> None:
+    """Qt's own messages on stderr, less the offscreen platform's notice that it cannot size windows natively."""
+    if not message.startswith(QUIET_QT_MESSAGES):
+        print(message, file=sys.stderr)
+
+
+def say(message: str, error: bool = True) -> None:
+    """One line on the terminal: stderr with the program's error prefix (or stdout), control characters and
+    newlines of file names shown as escapes."""
+    from trinity_desktop.model.inputs.text_guard import escaped
+
+    if error:
+        print(f"trinity-desktop: error: {escaped(message)}", file=sys.stderr)
+    else:
+        print(escaped(message))
+
+
+def no_display() -> str:
+    """Why no window can be opened here (a Linux session without a display and no platform chosen), or ""."""
+    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") \
+            and not os.environ.get("WAYLAND_DISPLAY") and not os.environ.get("QT_QPA_PLATFORM"):
+        return ("no display found: set DISPLAY (or WAYLAND_DISPLAY), or QT_QPA_PLATFORM=offscreen for --screenshot, "
+                "--present-to and --startup-time")
+    return ""
+
+
 def ensure_application(argv: list[str] | None = None) -> QtWidgets.QApplication:
     app = QtWidgets.QApplication.instance()
     if app is None:
+        QtCore.qInstallMessageHandler(_qt_message)
         QtCore.QCoreApplication.setOrganizationName(ORGANIZATION)
         QtCore.QCoreApplication.setApplicationName(APPLICATION)
         app = QtWidgets.QApplication(argv or [sys.argv[0]])
@@ -39,15 +69,24 @@ def build_window(settings: QtCore.QSettings | None = None, autosave_dir: Path | 
     return MainWindow(store, settings, autosave_dir)
 
 
+def build_guarded_window(settings: QtCore.QSettings | None = None, autosave_dir: Path | None = None):
+    """The window of a running app: anything a panel raises into the event loop is shown in place."""
+    from trinity_desktop.ui.panel_problem import guard_event_loop
+
+    window = build_window(settings, autosave_dir)
+    guard_event_loop(window)
+    return window
+
+
 def screenshot(path: str | Path, scale: float = 1.0, file: str | None = None) -> int:
     """Render the main window (all docks, default layout; `file` opened first) to a PNG; returns an exit code."""
     app = ensure_application()
     app.setProperty("trinity_quiet", True)
-    window = build_window(settings=None)
+    window = build_guarded_window(settings=None)
     window.show()
     error = window.workspace.open_path(file) if file else ""
     if error:
-        print(f"trinity-desktop: error: {error}", file=sys.stderr)
+        say(error)
         return 2
     for _ in range(10):  # let the layout settle (the default layout is finished by timers after show)
         app.processEvents()
@@ -61,9 +100,9 @@ def screenshot(path: str | Path, scale: float = 1.0, file: str | None = None) ->
     ok = not problem and pixmap.save(str(path), "PNG")
     tear_down(window)
     if not ok:
-        print(f"trinity-desktop: error: could not write {path}{': ' + problem if problem else ''}", file=sys.stderr)
+        say(f"could not write {path}{': ' + problem if problem else ''}")
         return 2
-    print(f"wrote {path} ({pixmap.width()}x{pixmap.height()})")
+    say(f"wrote {path} ({pixmap.width()}x{pixmap.height()})", error=False)
     return 0
 
 
@@ -94,7 +133,7 @@ class _FirstPaint(QtCore.QObject):
 def startup_time(start: float) -> int:
     """Measure the time from entering the program to the main window's first paint; print it."""
     app = ensure_application()
-    window = build_window(settings=None)
+    window = build_guarded_window(settings=None)
     probe = _FirstPaint(app, start)
     window.installEventFilter(probe)
     window.show()
@@ -102,26 +141,47 @@ def startup_time(start: float) -> int:
     app.exec()
     tear_down(window)
     if probe.elapsed is None:
-        print("trinity-desktop: error: the window was never painted", file=sys.stderr)
+        say("the window was never painted")
         return 1
     print(f"first paint after {probe.elapsed:.3f} s (from program entry, interpreter start excluded)")
     return 0
 
 
-def _offer_recovery(window, directory) -> None:
-    """After a crash or kill, offer the autosaved work; declining discards it."""
+def _ask_recovery(window, path: Path, can_restore: bool) -> str:
+    """Ask what to do with one abandoned autosave: "restore", "discard" or "keep" (offered again next start)."""
+    box = QtWidgets.QMessageBox(window)
+    box.setIcon(QtWidgets.QMessageBox.Icon.Question)
+    box.setWindowTitle("Restore unsaved work?")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime)) if path.exists() else "?"
+    text = f"Trinity Desktop did not close normally: work autosaved at {when} was not saved to a file."
+    restore = box.addButton("Restore", QtWidgets.QMessageBox.ButtonRole.AcceptRole) if can_restore else None
+    if not can_restore:
+        text += " Another instance's work was restored already; keep this one for the next start, or discard it."
+    box.setText(text)
+    discard = box.addButton("Discard", QtWidgets.QMessageBox.ButtonRole.DestructiveRole)
+    keep = box.addButton("Keep for later", QtWidgets.QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(restore or keep)
+    box.setEscapeButton(keep)
+    box.exec()
+    clicked = box.clickedButton()
+    return "restore" if clicked is restore and restore is not None else "discard" if clicked is discard else "keep"
+
+
+def offer_recovery(window, directory, ask=_ask_recovery) -> list[str]:
+    """After a crash or kill, offer every abandoned instance's autosaved work, newest first. One can be restored
+    into this window; each can be discarded; any other (a refusal, Escape) stays on disk for the next start.
+    Returns the answers, in order."""
     from trinity_desktop.autosave import Autosaver
 
-    path = Autosaver.recoverable(directory)
-    if path is None:
-        return
-    answer = QtWidgets.QMessageBox.question(
-        window, "Restore unsaved work?",
-        "Trinity Desktop did not close normally last time. Restore the scenario and deck it autosaved?")
-    if answer == QtWidgets.QMessageBox.StandardButton.Yes:
-        window.workspace.recover(path)
-    else:
-        Autosaver.discard(directory)
+    answers, restored = [], False
+    for path in Autosaver.abandoned(directory):
+        answer = ask(window, path, not restored)
+        if answer == "restore" and not restored:
+            restored = window.workspace.recover(path) == ""
+        elif answer == "discard":
+            Autosaver.discard_one(path)
+        answers.append(answer)
+    return answers
 
 
 def present_slides(file: str, folder: str | Path) -> int:
@@ -131,31 +191,30 @@ def present_slides(file: str, folder: str | Path) -> int:
 
     app = ensure_application()
     app.setProperty("trinity_quiet", True)
-    window = build_window(settings=None)
+    window = build_guarded_window(settings=None)
     try:
         window.resize(1920, 1080)
         window.show()
         error = window.workspace.open_path(file)
         if error:
-            print(f"trinity-desktop: error: {error}", file=sys.stderr)
+            say(error)
             return 2
         if window.talk.deck is None or not window.talk.deck.slides:
-            print(f"trinity-desktop: error: {file} holds no slides", file=sys.stderr)
+            say(f"{file} holds no slides")
             return 2
         folder = Path(folder)
         problem = _writable_folder(folder)
         if problem:
-            print(f"trinity-desktop: error: --present-to: {problem}", file=sys.stderr)
+            say(f"--present-to: {problem}")
             return 2
         count, crushed = 0, []
         for i, image in render_slides(window):
             if not image.save(str(folder / f"slide_{i + 1:02d}.png"), "PNG"):
-                print(f"trinity-desktop: error: could not write {folder / f'slide_{i + 1:02d}.png'}",
-                      file=sys.stderr)
+                say(f"could not write {folder / f'slide_{i + 1:02d}.png'}")
                 return 1
             crushed += [f"slide {i + 1}: {panel}" for panel in crushed_panels(window)]
             count += 1
-        print(f"wrote {count} slides to {folder}")
+        say(f"wrote {count} slides to {folder}", error=False)
         for line in crushed:   # a panel below its declared minimum size cannot tell its message
             print(f"trinity-desktop: warning: {line}", file=sys.stderr)
         return 1 if crushed else 0
@@ -204,8 +263,10 @@ class _FileOpenHandler(QtCore.QObject):
         return False
 
 
-def quit_on_interrupt(app: QtCore.QCoreApplication, quit_app=None) -> QtCore.QTimer:
-    """Ctrl+C in the terminal quits the app as the Quit action would (closing the window, a clean exit).
+def quit_on_interrupt(app: QtCore.QCoreApplication, quit_app=None, on_terminate=None) -> QtCore.QTimer:
+    """Ctrl+C in the terminal quits the app as the Quit action would (closing the window, a clean exit). SIGTERM
+    (a logout, `kill`) first calls `on_terminate` (the app keeps the unsaved work for the next start), then quits
+    the same way, exit status 0.
 
     Python runs a signal handler only between bytecodes, and Qt's event loop is C++: a short timer wakes the
     interpreter so that SIGINT is seen within 200 ms. Returns the timer (kept alive by its parent, `app`)."""
@@ -213,6 +274,13 @@ def quit_on_interrupt(app: QtCore.QCoreApplication, quit_app=None) -> QtCore.QTi
 
     quit_app = quit_app or (lambda: (QtWidgets.QApplication.closeAllWindows(), app.quit()))
     signal.signal(signal.SIGINT, lambda *_: QtCore.QTimer.singleShot(0, quit_app))
+
+    def terminate() -> None:
+        if on_terminate is not None:
+            on_terminate()
+        quit_app()
+
+    signal.signal(signal.SIGTERM, lambda *_: QtCore.QTimer.singleShot(0, terminate))
     timer = QtCore.QTimer(app)
     timer.timeout.connect(lambda: None)
     timer.start(200)
@@ -220,27 +288,23 @@ def quit_on_interrupt(app: QtCore.QCoreApplication, quit_app=None) -> QtCore.QTi
 
 
 def run(file: str | None = None) -> int:
-    """Open the main window with the saved layout (and `file`, if given) and run the event loop."""
-    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY") \
-            and not os.environ.get("QT_QPA_PLATFORM"):
-        print("trinity-desktop: error: no display found (set DISPLAY, or use --screenshot with "
-              "QT_QPA_PLATFORM=offscreen)", file=sys.stderr)
-        return 2
+    """Open the main window with the saved layout (and `file`, if given) and run the event loop (the caller
+    has checked `no_display`)."""
     from trinity_desktop.autosave import Autosaver
 
     app = ensure_application()
     directory = Autosaver.default_directory()
-    window = build_window(settings=QtCore.QSettings(), autosave_dir=directory)
+    window = build_guarded_window(settings=QtCore.QSettings(), autosave_dir=directory)
     window.show()
     QtGui.QGuiApplication.processEvents()
-    _offer_recovery(window, directory)
+    offer_recovery(window, directory)
     if file:
         window.workspace.open_path(file)
     else:
         window.welcome.offer()   # the first-run page, until it is closed once
     app.installEventFilter(_FileOpenHandler(window))
     app.aboutToQuit.connect(window.workspace.clean_exit)
-    quit_on_interrupt(app)
+    quit_on_interrupt(app, on_terminate=window.workspace.keep_for_recovery)
     code = app.exec()
     tear_down(window)
     return code

@@ -1,27 +1,31 @@
-"""Autosave: a few seconds after the first unsaved change, the scenario and deck go to the user's data folder.
+"""Autosave: within `DELAY_MS` of the first unsaved change, the scenario and deck go to the user's data folder.
 
 Files in `directory` (the app passes QStandardPaths.AppDataLocation):
 
-- ``autosave.json``: the session (trinity_desktop.session_file format), written atomically;
+- ``autosave.json``: the session (trinity_desktop.session_file format), written atomically (a temporary file
+  renamed into place) by a worker thread, so the UI thread never waits for the disk;
 - ``session.lock``: "PID START" of the instance that owns the autosave (START: the process's start time from
   /proc, so that a PID reused by another process is not mistaken for the owner), written with the first
   autosave and removed by `clean_exit()`.
 
-A second instance started while the first is alive leaves those two files alone and uses its own pair,
-``autosave-PID.json`` and ``session-PID.lock``: quitting it never deletes the first instance's work.
+An instance takes that main pair only when it is free. When another instance is alive, or an abandoned autosave
+still waits to be offered, it writes its own pair, ``autosave-PID.json`` and ``session-PID.lock``: no instance
+overwrites or deletes work that was not its own.
 
-The timer starts at the first change after a save and is not restarted by later ones, so steady editing is
-written at most `delay_ms` after its first unsaved edit.
+The timer starts at the first change after a write and is not restarted by later ones, so steady editing is
+written at most `delay_ms` (plus one write) after each edit: a kill loses at most the last edit.
 
-On the next start, before creating its own `Autosaver`, the app calls `Autosaver.recoverable(directory)`: it
-returns the newest autosave whose lock names a process that is gone (a crash or a kill) or that is not this app
-(a reused PID). A lock whose owner is alive (another running instance) is not recoverable.
+On the next start the app calls `Autosaver.abandoned(directory)`: every autosave whose lock names a process that
+is gone (a crash or a kill) or that is not this app (a reused PID), newest first. Each is offered; only one the
+user restored (and this instance autosaved again) or discarded is removed (`discard_one`). SIGTERM keeps the
+work for the next start (`keep_for_recovery`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 
 from PySide6 import QtCore
@@ -33,6 +37,7 @@ from trinity_desktop.model import Scenario
 AUTOSAVE_NAME = "autosave.json"
 LOCK_NAME = "session.lock"
 APP_WORDS = (b"trinity_desktop", b"trinity-desktop")  # in the command line of this app's processes
+DELAY_MS = 250  # an edit reaches the disk within this delay plus one write (a few ms), well under 1 s
 
 
 def instance_names(pid: int) -> tuple[str, str]:
@@ -121,71 +126,136 @@ def lock_owner_alive(lock: Path) -> bool:
 
 
 class Autosaver(QtCore.QObject):
-    """Autosave. `schedule` starts a single-shot timer if none runs; its timeout writes the latest state."""
+    """Autosave. `schedule` starts a single-shot timer if none runs; at its timeout a worker thread writes the
+    latest state (the UI thread never waits for the disk); `flush` writes it now, in the caller's thread."""
 
     saved = QtCore.Signal(object)   # Path of the autosave just written
     failed = QtCore.Signal(str)     # why the autosave could not be written (disk full, permissions...)
+    _written = QtCore.Signal(object, str)  # from the worker thread: (path or None, problem); re-emitted here
 
-    def __init__(self, directory: Path, delay_ms: int = 3000, parent: QtCore.QObject | None = None):
+    def __init__(self, directory: Path, delay_ms: int = DELAY_MS, parent: QtCore.QObject | None = None):
         super().__init__(parent)
         self.directory = Path(directory)
         self.autosave_path = self.directory / AUTOSAVE_NAME
         self.lock_path = self.directory / LOCK_NAME
         self._owns_files = False
         self._pending: tuple[Scenario, Deck | None] | None = None
+        self._state_lock = threading.Lock()   # guards _pending
+        self._io_lock = threading.Lock()      # one write at a time, in the order the states were taken
+        self._wake = threading.Event()
+        self._stopping = False
+        self._worker: threading.Thread | None = None
+        self._written.connect(self._report, QtCore.Qt.ConnectionType.QueuedConnection)
         self._timer = QtCore.QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(max(0, int(delay_ms)))
-        self._timer.timeout.connect(self.flush)
+        self._timer.timeout.connect(self._write_in_background)
 
     @property
     def delay_ms(self) -> int:
         return self._timer.interval()
 
     def is_pending(self) -> bool:
-        """True while a change waits for the timer."""
-        return self._pending is not None
+        """True while a change waits to be written."""
+        with self._state_lock:
+            return self._pending is not None
 
     def schedule(self, scenario: Scenario, deck: Deck | None = None) -> None:
         """Remember the latest state; the timer starts at the first unsaved change and is not restarted by later
         ones, so that a steady stream of edits is still written every `delay_ms`."""
-        self._pending = (scenario, deck)
+        with self._state_lock:
+            self._pending = (scenario, deck)
         if not self._timer.isActive():
             self._timer.start()
 
     def flush(self) -> bool:
-        """Write the pending state now (the timer calls this). Returns True when a file was written."""
+        """Write the pending state now, in this thread. Returns True when a file was written."""
         self._timer.stop()
-        if self._pending is None:
-            return False
-        scenario, deck = self._pending
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._write_lock()
-            session_file.save(self.autosave_path, scenario, deck)
-        except (OSError, session_file.SessionFileError) as exc:
-            self.failed.emit(f"Autosave to {self.autosave_path} failed: {exc}")
-            return False
-        self._pending = None
-        self.saved.emit(self.autosave_path)
-        return True
+        path, problem = self._write_latest()
+        self._report(path, problem)
+        return path is not None
+
+    def _write_in_background(self) -> None:
+        if self._worker is None or not self._worker.is_alive():
+            self._worker = threading.Thread(target=self._work, name="trinity-autosave", daemon=True)
+            self._worker.start()
+        self._wake.set()
+
+    def _work(self) -> None:
+        while not self._stopping:
+            self._wake.wait()
+            self._wake.clear()
+            if self._stopping:
+                return
+            path, problem = self._write_latest()
+            if path is not None or problem:
+                self._written.emit(path, problem)
+
+    def _write_latest(self) -> tuple[Path | None, str]:
+        """Take the pending state and write it atomically; on failure it stays pending (unless a newer one came).
+        Returns (the path written or None, the problem or "")."""
+        with self._io_lock:
+            with self._state_lock:
+                item, self._pending = self._pending, None
+            if item is None:
+                return None, ""
+            scenario, deck = item
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._write_lock()
+                session_file.save(self.autosave_path, scenario, deck)
+            except (OSError, session_file.SessionFileError) as exc:
+                with self._state_lock:
+                    if self._pending is None:
+                        self._pending = item
+                return None, f"Autosave to {self.autosave_path} failed: {exc}"
+            return self.autosave_path, ""
+
+    @QtCore.Slot(object, str)
+    def _report(self, path: Path | None, problem: str) -> None:
+        if problem:
+            self.failed.emit(problem)
+        elif path is not None:
+            self.saved.emit(path)
 
     def _write_lock(self) -> None:
+        """Take the main pair only when it is free (no lock and no autosave: an abandoned one waits to be offered
+        or discarded); otherwise this instance writes its own pair."""
         if self._owns_files:
             return
-        primary = self.directory / LOCK_NAME
-        if primary.exists() and lock_owner_alive(primary) and read_lock_pid(primary) != os.getpid():
-            autosave_name, lock_name = instance_names(os.getpid())  # another instance owns the main pair
+        primary_lock, primary_save = self.directory / LOCK_NAME, self.directory / AUTOSAVE_NAME
+        if primary_lock.exists() or primary_save.exists():
+            autosave_name, lock_name = instance_names(os.getpid())
             self.autosave_path, self.lock_path = self.directory / autosave_name, self.directory / lock_name
         tmp = self.lock_path.with_name(self.lock_path.name + ".tmp")
         tmp.write_text(f"{os.getpid()} {process_start(os.getpid())}\n", encoding="utf-8")
         os.replace(tmp, self.lock_path)
         self._owns_files = True
 
+    def _stop_worker(self) -> None:
+        self._timer.stop()
+        self._stopping = True
+        self._wake.set()
+        if self._worker is not None:
+            self._worker.join(timeout=10)
+        self._worker = None
+        self._stopping = False
+        self._wake.clear()
+
+    def keep_for_recovery(self) -> bool:
+        """The app is being terminated (SIGTERM, logout): write the pending work now and leave this instance's
+        files in place, so that the next start offers them. Returns True when there is work to offer."""
+        self._stop_worker()
+        self.flush()
+        kept = self._owns_files and self.autosave_path.exists()
+        self._owns_files = False  # a later clean_exit leaves the files alone
+        return kept
+
     def clean_exit(self) -> None:
         """A normal quit: stop the timer, remove this instance's lock and autosave (nothing to recover)."""
-        self._timer.stop()
-        self._pending = None
+        self._stop_worker()
+        with self._state_lock:
+            self._pending = None
         if not self._owns_files:
             return  # nothing written by this instance: any files here belong to another one, or await recovery
         for path in (self.autosave_path, self.lock_path):
@@ -216,24 +286,40 @@ class Autosaver(QtCore.QObject):
             pid = lock.stem.removeprefix("session-")
             if pid.isdigit():
                 pairs.append((directory / instance_names(int(pid))[0], lock))
-        found = [(a, lock) for a, lock in pairs if lock.is_file() and a.is_file() and not lock_owner_alive(lock)]
-        return sorted(found, key=lambda pair: pair[0].stat().st_mtime, reverse=True)
+        found = []
+        for autosave, lock in pairs:
+            try:
+                if lock.is_file() and autosave.is_file() and not lock_owner_alive(lock):
+                    found.append((autosave.stat().st_mtime, autosave, lock))
+            except OSError:
+                continue
+        return [(a, lock) for _t, a, lock in sorted(found, key=lambda item: item[0], reverse=True)]
+
+    @staticmethod
+    def abandoned(directory: Path) -> list[Path]:
+        """Every autosave left by an instance that crashed or was killed, newest first (each one to be offered)."""
+        return [autosave for autosave, _lock in Autosaver._abandoned(directory)]
 
     @staticmethod
     def recoverable(directory: Path) -> Path | None:
-        """The newest autosave left by a process that crashed or was killed, or None.
+        """The newest autosave left by a process that crashed or was killed, or None."""
+        found = Autosaver.abandoned(directory)
+        return found[0] if found else None
 
-        Call before this run's first autosave (which takes over an abandoned main lock).
-        """
-        found = Autosaver._abandoned(directory)
-        return found[0][0] if found else None
+    @staticmethod
+    def discard_one(autosave: Path) -> None:
+        """Forget one offered autosave (restored and autosaved again, or discarded by the user) and its lock."""
+        autosave = Path(autosave)
+        for pair in Autosaver._abandoned(autosave.parent):
+            if pair[0] == autosave:
+                for path in pair:
+                    try:
+                        path.unlink()
+                    except OSError:
+                        pass
 
     @staticmethod
     def discard(directory: Path) -> None:
-        """Forget every recoverable session (the user chose not to restore, or restored and saved it again)."""
-        for pair in Autosaver._abandoned(directory):
-            for path in pair:
-                try:
-                    path.unlink()
-                except OSError:
-                    pass
+        """Forget every recoverable session (the user discarded them all)."""
+        for autosave in Autosaver.abandoned(directory):
+            Autosaver.discard_one(autosave)

@@ -12,11 +12,15 @@ from importlib import resources
 from pathlib import Path
 
 from trinity_desktop.model import Scenario, ValidationError
-
-
-def _check_text(field: str, value: object) -> None:
-    if not isinstance(value, str):
-        raise ValidationError(field, value, "text")
+from trinity_desktop.model.inputs.text_guard import (
+    CAPTION,
+    LAYOUT,
+    NAME,
+    TITLE,
+    check_text,
+    check_texts,
+    shortened,
+)
 
 
 @dataclass(frozen=True)
@@ -38,22 +42,19 @@ class Slide:
     flow_phase: str = ""
 
     def __post_init__(self):
-        _check_text("title", self.title)
-        _check_text("caption", self.caption)
+        check_text("title", self.title, TITLE)
+        check_text("caption", self.caption, CAPTION)
         if not isinstance(self.scenario, Scenario):
             raise ValidationError("scenario", type(self.scenario).__name__, "a Scenario")
         if isinstance(self.docks, str):
             raise ValidationError("docks", self.docks, "a list of dock objectNames")
-        docks = tuple(self.docks)
-        for dock in docks:
-            _check_text("docks", dock)
-        object.__setattr__(self, "docks", docks)
-        _check_text("layout", self.layout)
+        object.__setattr__(self, "docks", check_texts("docks", tuple(self.docks), NAME))
+        check_text("layout", self.layout, LAYOUT)
         focus = tuple(self.focus)
         if len(focus) != 2 or not all(isinstance(x, str) for x in focus):
             raise ValidationError("focus", self.focus, "a pair (what, key) of text; ('', '') for none")
-        object.__setattr__(self, "focus", focus)
-        _check_text("flow_phase", self.flow_phase)
+        object.__setattr__(self, "focus", check_texts("focus", focus, NAME))
+        check_text("flow_phase", self.flow_phase, NAME)
 
     def replace(self, **changes) -> Slide:
         return dataclasses.replace(self, **changes)
@@ -67,7 +68,7 @@ class Deck:
     slides: tuple[Slide, ...] = ()
 
     def __post_init__(self):
-        _check_text("title", self.title)
+        check_text("title", self.title, TITLE)
         slides = tuple(self.slides)
         for slide in slides:
             if not isinstance(slide, Slide):
@@ -115,16 +116,17 @@ class Deck:
         return dataclasses.replace(self, slides=self.slides[:i] + (slide,) + self.slides[i + 1:])
 
     def with_caption(self, i: int, caption: str) -> Deck:
+        """A copy with slide i's caption changed; typed text past the caption limit is shortened (with "…")."""
         self._index(i)
-        return self.replace_slide(i, self.slides[i].replace(caption=caption))
+        return self.replace_slide(i, self.slides[i].replace(caption=shortened(str(caption), CAPTION)))
 
     def with_title(self, i: int, title: str) -> Deck:
-        """A copy with slide i's title changed (the deck's own title: `with_deck_title`)."""
+        """A copy with slide i's title changed (the deck's own title: `with_deck_title`), shortened to the limit."""
         self._index(i)
-        return self.replace_slide(i, self.slides[i].replace(title=title))
+        return self.replace_slide(i, self.slides[i].replace(title=shortened(str(title), TITLE)))
 
     def with_deck_title(self, title: str) -> Deck:
-        return dataclasses.replace(self, title=title)
+        return dataclasses.replace(self, title=shortened(str(title), TITLE))
 
 
 def example_decks() -> list[Path]:

@@ -48,6 +48,16 @@ from trinity_desktop.model.base.ranges import (
     describe,
     in_float64,
 )
+from trinity_desktop.model.inputs.text_guard import (
+    CAPTION,
+    LAYOUT,
+    NAME,
+    NOTE,
+    TITLE,
+    TextKind,
+    check_text,
+    unwritable_text,
+)
 
 VERSION_KEY = "trinity_session"
 CURRENT_VERSION = 2
@@ -96,8 +106,13 @@ def to_document(scenario: Scenario, deck: Deck | None = None) -> dict:
 
 def dumps(scenario: Scenario, deck: Deck | None = None) -> str:
     """The session as JSON text (UTF-8, indented, floats written exactly)."""
+    document = to_document(scenario, deck)
+    bad = unwritable_text(document)
+    if bad:  # an unpaired surrogate: UTF-8 cannot write it (and the file could not be read back)
+        raise SessionFileError(f"cannot be saved: the text of {bad} is not valid Unicode (an unpaired "
+                               "surrogate); the previous file is kept", bad)
     try:
-        return json.dumps(to_document(scenario, deck), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+        return json.dumps(document, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
     except ValueError as exc:  # a NaN or infinity slipped into a value
         raise SessionFileError(f"cannot be saved: {exc}") from None
 
@@ -268,9 +283,7 @@ def _number(path: str, value: Any, cls: type, name: str) -> float:
 
 def _convert(path: str, annotation: str, value: Any, cls: type, name: str) -> Any:
     if annotation == "str":
-        if not isinstance(value, str):
-            raise _bad(path, "must be text", value)
-        return value
+        return _text(path, value, NOTE if name in ("note", "source") else NAME)
     if annotation == "bool":
         if not isinstance(value, bool):
             raise _bad(path, "must be true or false", value)
@@ -287,18 +300,19 @@ def _convert(path: str, annotation: str, value: Any, cls: type, name: str) -> An
         inner = annotation[len("Mapping[str, "):-1]
         out = {}
         for k, v in value.items():
+            _text(f"{path}.{k}", k, NAME)
             if inner == "float":
                 v = _number(f"{path}.{k}", v, cls, name)
                 if name == "peak_flops" and not v > 0:
                     raise _bad(f"{path}.{k}", "must be a number > 0 (FLOP/s)", v)
-            elif not isinstance(v, str):
-                raise _bad(f"{path}.{k}", "must be text", v)
+            else:
+                v = _text(f"{path}.{k}", v, NOTE)
             out[k] = v
         return out
     if annotation == "tuple[str, ...]":
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        if not isinstance(value, list):
             raise _bad(path, "must be a list of text", value)
-        return tuple(value)
+        return tuple(_text(f"{path}[{i}]", v, NAME) for i, v in enumerate(value))
     if annotation in _NESTED:
         return _build(_NESTED[annotation], value, path)
     raise _bad(path, f"has a type this version cannot read ({annotation})")  # a model change without a loader
@@ -345,10 +359,15 @@ def _scenario_v1(data: Any, path: str) -> Scenario:
     return scenario
 
 
-def _text(path: str, value: Any) -> str:
+def _text(path: str, value: Any, kind: TextKind) -> str:
+    """Text read from the file, through the one text guard (valid Unicode, no control characters, the kind's
+    length limit); a refusal names the JSON path."""
     if not isinstance(value, str):
         raise _bad(path, "must be text", value)
-    return value
+    try:
+        return check_text(path, value, kind)
+    except ValidationError as exc:
+        raise SessionFileError(str(exc), path) from None
 
 
 def _slide_v1(data: Any, path: str) -> Slide:
@@ -364,7 +383,8 @@ def _slide_v1(data: Any, path: str) -> Slide:
     docks = data.get("docks", [])
     if not isinstance(docks, list) or not all(isinstance(d, str) for d in docks):
         raise _bad(f"{path}.docks", "must be a list of dock names", docks)
-    layout = _text(f"{path}.layout", data.get("layout", ""))
+    docks = [_text(f"{path}.docks[{i}]", d, NAME) for i, d in enumerate(docks)]
+    layout = _text(f"{path}.layout", data.get("layout", ""), LAYOUT)
     if layout:
         try:
             base64.b64decode(layout.encode("ascii"), validate=True)
@@ -373,9 +393,11 @@ def _slide_v1(data: Any, path: str) -> Slide:
     focus = data.get("focus", ["", ""])
     if not isinstance(focus, list) or len(focus) != 2 or not all(isinstance(x, str) for x in focus):
         raise _bad(f"{path}.focus", "must be a pair [what, key] of text", focus)
-    return Slide(title=_text(f"{path}.title", data["title"]), caption=_text(f"{path}.caption", data.get("caption", "")),
+    focus = [_text(f"{path}.focus[{i}]", x, NAME) for i, x in enumerate(focus)]
+    return Slide(title=_text(f"{path}.title", data["title"], TITLE),
+                 caption=_text(f"{path}.caption", data.get("caption", ""), CAPTION),
                  scenario=_scenario_v1(data["scenario"], f"{path}.scenario"), docks=tuple(docks), layout=layout,
-                 focus=(focus[0], focus[1]), flow_phase=_text(f"{path}.flow_phase", data.get("flow_phase", "")))
+                 focus=(focus[0], focus[1]), flow_phase=_text(f"{path}.flow_phase", data.get("flow_phase", ""), NAME))
 
 
 def _deck_v1(data: Any, path: str) -> Deck | None:
@@ -389,7 +411,7 @@ def _deck_v1(data: Any, path: str) -> Deck | None:
     slides = data.get("slides", [])
     if not isinstance(slides, list):
         raise _bad(f"{path}.slides", "must be a list of slides", slides)
-    return Deck(title=_text(f"{path}.title", data.get("title", "")),
+    return Deck(title=_text(f"{path}.title", data.get("title", ""), TITLE),
                 slides=tuple(_slide_v1(s, f"{path}.slides[{i}]") for i, s in enumerate(slides)))
 
 

@@ -34,6 +34,9 @@ def _keep_tier_on_hardware(scenario: Scenario, changes: dict) -> dict:
     return changes
 
 
+UNDO_LIMIT = 200  # undo steps kept: an unbounded stack grew the process by the results of every edit
+
+
 class ScenarioStore(QtCore.QObject):
     changed = QtCore.Signal(object)       # Results of the current scenario
     rejected = QtCore.Signal(str)         # why an edit was refused; the scenario is unchanged
@@ -45,6 +48,7 @@ class ScenarioStore(QtCore.QObject):
         self._results = evaluate(scenario)
         self._focus = ("", "")
         self.undo_stack = QtGui.QUndoStack(self)
+        self.undo_stack.setUndoLimit(UNDO_LIMIT)  # each step keeps two scenarios and their results
 
     @property
     def scenario(self) -> Scenario:

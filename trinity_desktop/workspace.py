@@ -114,8 +114,8 @@ class Workspace(QtCore.QObject):
         win.statusBar().showMessage("Restored the work autosaved before Trinity Desktop last stopped", 8000)
         if self.autosaver is not None:
             self._schedule()
-            if self.autosaver.flush():  # the work is safe in this instance's autosave: forget the old one
-                Autosaver.discard(self.autosaver.directory)
+            if self.autosaver.flush():  # the work is safe in this instance's autosave: forget that one only
+                Autosaver.discard_one(Path(path))
         return ""
 
     def save(self) -> str:
@@ -185,6 +185,11 @@ class Workspace(QtCore.QObject):
     def clean_exit(self) -> None:
         if self.autosaver is not None:
             self.autosaver.clean_exit()
+
+    def keep_for_recovery(self) -> None:
+        """Terminated (SIGTERM): the unsaved work is written now and kept for the next start to offer."""
+        if self.autosaver is not None:
+            self.autosaver.keep_for_recovery()
 
     # --- exports -------------------------------------------------------------------------------
     def current_panel_name(self) -> str:

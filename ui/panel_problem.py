@@ -3,9 +3,13 @@
 `update_or_explain(panel, results)` is how the main window and presentation mode feed panels. A problem in one
 panel (a value outside the range one of its views handles) never reaches the event loop, never stops the other
 panels, and goes away with the next scenario the panel can draw. The note takes the theme's tool-tip colours.
+`guard_event_loop(window)` does the same for anything else a panel's slots, event handlers or paint overrides
+raise while the app runs.
 """
 
 from __future__ import annotations
+
+import sys
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -59,3 +63,52 @@ def update_or_explain(panel: QtWidgets.QWidget, results) -> bool:
         return False
     clear_problem(panel)
     return True
+
+
+PROBLEM_CHARS = 300  # a note is a sentence, not a dump
+
+
+def _panel_of(panels, tb) -> QtWidgets.QWidget | None:
+    """The panel whose code raised: the innermost frame whose `self` is a panel, a widget inside one, or a
+    graphics item drawn in one."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        owner = frame.f_locals.get("self")
+        widget = None
+        if isinstance(owner, QtWidgets.QWidget):
+            widget = owner
+        elif isinstance(owner, QtWidgets.QGraphicsItem) and owner.scene() is not None and owner.scene().views():
+            widget = owner.scene().views()[0]
+        while widget is not None:
+            if widget in panels:
+                return widget
+            widget = widget.parentWidget()
+    return None
+
+
+def guard_event_loop(window) -> None:
+    """The running app's `sys.excepthook`: an exception that escapes a slot, an event handler or a paint
+    override (Qt hands those to the hook) is shown in place, as a note on the panel it came from, or on the
+    status bar; the app keeps running and the terminal gets no traceback. Tests do not install it: there an
+    escaped exception fails the test (tests/ui/conftest.py)."""
+    previous = sys.excepthook
+
+    def hook(kind, exc, tb) -> None:
+        if issubclass(kind, (KeyboardInterrupt, SystemExit)):
+            previous(kind, exc, tb)
+            return
+        text = " ".join(f"{kind.__name__}: {exc}".split())
+        text = text if len(text) <= PROBLEM_CHARS else text[:PROBLEM_CHARS - 1] + "…"
+        try:
+            panel = _panel_of(set(window.panels.built().values()), tb)
+            if panel is not None:
+                show_problem(panel, f"This panel could not do that: {text}")
+            else:
+                window.statusBar().showMessage(f"That could not be done: {text}", 15000)
+        except RuntimeError:  # the window is being torn down
+            pass
+
+    sys.excepthook = hook

@@ -92,13 +92,66 @@ def fit_axis_label(axis: pg.AxisItem, text: str) -> None:
     fit()
 
 
+class SizeWatcher(QtCore.QObject):
+    """Calls `fit` when `items` change size, coalesced so that a layout whose fit changes its own size cannot
+    loop: a size equal to the last one fitted is ignored, a poke during the fit is deferred, and a size fitted
+    in the last SETTLE_MS again (an oscillation: the fit wraps a title, an axis widens, the view narrows, the
+    title unwraps...) waits until the layout settles, then is fitted once. A resize-relayout feedback loop of
+    this kind stopped every timer of the window after about 4,500 random actions."""
+
+    SETTLE_MS = 300
+
+    def __init__(self, owner: QtCore.QObject, items: Sequence[QtWidgets.QGraphicsWidget], fit: Callable[[], None]):
+        super().__init__(owner)
+        self._items, self._fit = tuple(items), fit
+        self._last: tuple | None = None
+        self._recent: dict[tuple, float] = {}
+        self._fitting = False
+        self._settle = QtCore.QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(self.SETTLE_MS)
+        self._settle.timeout.connect(self._settled)
+
+    def _size(self) -> tuple:
+        return tuple(round(v) for item in self._items for v in (item.size().width(), item.size().height()))
+
+    def poke(self, *_args) -> None:
+        key = self._size()
+        if key == self._last:
+            return
+        now = QtCore.QDateTime.currentMSecsSinceEpoch()
+        self._recent = {k: t for k, t in self._recent.items() if now - t < self.SETTLE_MS}
+        if self._fitting or key in self._recent:
+            if not self._settle.isActive():
+                self._settle.start()
+            return
+        self._run(key, now)
+
+    def _run(self, key: tuple, now: int) -> None:
+        self._fitting = True
+        try:
+            self._fit()
+        finally:
+            self._fitting = False
+        self._last, self._recent[key] = key, now
+
+    def _settled(self) -> None:
+        key = self._size()
+        if key != self._last:
+            now = QtCore.QDateTime.currentMSecsSinceEpoch()
+            self._recent = {}
+            self._run(key, now)
+
+
 def _watch_size(plot: pg.PlotItem) -> None:
-    """Refit the plot's texts when it is resized; its title never asks for more width than the view has."""
+    """Refit the plot's texts when it is resized (coalesced: `SizeWatcher`); its title never asks for more
+    width than the view has."""
     if getattr(plot, "_fits_text", False):
         return
     plot._fits_text = True
-    plot.geometryChanged.connect(lambda: fit_plot_text(plot))
-    plot.getViewBox().sigResized.connect(lambda *_: fit_plot_text(plot))   # axes can narrow the view alone
+    watcher = SizeWatcher(plot, (plot, plot.getViewBox()), lambda: fit_plot_text(plot))
+    plot.geometryChanged.connect(watcher.poke)
+    plot.getViewBox().sigResized.connect(watcher.poke)   # axes can narrow the view alone
     label = plot.titleLabel
     measured = label.updateMin
 

@@ -119,7 +119,8 @@ class ResidencyPanel(QtWidgets.QWidget):
         right.linkToView(self.vb2)
         self.vb2.setXLink(self.plot)
         self.plot.getViewBox().sigResized.connect(self._sync_views)
-        self.plot.getViewBox().sigResized.connect(self._place_labels)
+        self._label_watch = pw.SizeWatcher(self, (self.plot.getViewBox(),), self._place_labels)  # never loops
+        self.plot.getViewBox().sigResized.connect(self._label_watch.poke)
 
         self.tops: dict[str, pg.PlotDataItem] = {}
         self.fills: dict[str, pg.FillBetweenItem] = {}

@@ -23,6 +23,7 @@ from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.kv_policies import KV_POLICIES
 from trinity_desktop.model.inputs.layout_rules import all_hold, inference_rules, links_ok, training_rules
+from trinity_desktop.model.inputs.needed_links import check_needed_links
 
 WORKLOAD_KINDS = ("train", "prefill", "decode")
 RECOMPUTE = ("none", "selective", "full")
@@ -132,6 +133,7 @@ class Scenario:
             self._check_training_layout()
         else:
             self._check_inference_layout()
+        check_needed_links(self)  # options that move bytes over a link the hardware lacks (inputs/needed_links)
 
     # --- derived ------------------------------------------------------------------------------
     @property
@@ -164,12 +166,6 @@ class Scenario:
             if not rule.ok:
                 raise ValidationError(rule.field, getattr(self, rule.field), self._training_rule_text(rule.field))
         self._check_links()
-        if self.offload == "nvme" and not self.hardware.nvme_bw > 0:
-            raise ValidationError("offload", self.offload,
-                                  f"none, optimizer or activations ({self.hardware.name} has no local NVMe)")
-        if self.offload == "nvme" and not self.hardware.host_link_bw > 0:
-            raise ValidationError("offload", self.offload,
-                                  f"none ({self.hardware.name} has no host link)")
         self.hardware.peak(self.precision)  # the hardware must publish a peak for the training format
 
     def _training_rule_text(self, name: str) -> str:
@@ -217,14 +213,3 @@ class Scenario:
             raise ValidationError("gpus", self.gpus, f"PP ({pp}) x a divisor of the model's {m.heads} heads "
                                   f"(inference: TP = gpus / PP = {self.inference_tp} must divide the heads)")
         self._check_links()
-        if self.kv_offload_fraction > 0 and not self.hardware.host_link_bw > 0:
-            raise ValidationError("kv_offload_fraction", self.kv_offload_fraction,
-                                  f"0 ({self.hardware.name} has no host link to offload the KV cache over)")
-        if self.kv_offload_tier == "cxl":
-            from trinity_desktop.model.inputs.tiers import (
-                tier_map,  # tiers reads the presets; imported late to keep scenario light
-            )
-
-            if "cxl" not in tier_map(self.hardware):
-                raise ValidationError("kv_offload_tier", "cxl",
-                                      f"host ({self.hardware.name} has no CXL memory pool in memory_tiers.toml)")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -138,16 +139,25 @@ def _outputs(scenario: Scenario, raw: dict) -> dict[str, np.ndarray]:
             "mfu": raw["decode_flops"] / (tpot * scenario.gpus * peak), "request_s": raw["request_s"]}
 
 
+@lru_cache(maxsize=16)
+def sobol_sample(dims: int, samples: int, seed: int) -> np.ndarray:
+    """N scrambled Sobol points in [0, 1)^dims (scipy.stats.qmc.Sobol), drawn once per (dims, N, seed) and shared
+    (read-only) by every scenario that asks: `validate` propagates 45 runs over two such samples."""
+    from scipy.stats import qmc
+
+    u = qmc.Sobol(d=dims, scramble=True, seed=seed).random(samples)
+    u.setflags(write=False)
+    return u
+
+
 def propagate(scenario: Scenario, samples: int = DEFAULT_SAMPLES, set_name: str = "default", seed: int = 0,
               sensitivity: bool = True, ranges: Mapping[str, Assumption] | None = None) -> Uncertainty:
     """Bands of the headline outputs and (optionally) Sobol indices of the headline, in one evaluate_grid call."""
     _check_samples(samples)
-    from scipy.stats import qmc
-
     ranges = assumptions(set_name) if ranges is None else ranges
     active = applicable(scenario, ranges)
     d = len(active)
-    u = qmc.Sobol(d=2 * d, scramble=True, seed=seed).random(samples)
+    u = sobol_sample(2 * d, samples, seed)
     A, B = u[:, :d], u[:, d:]
     blocks = [A, B]
     if sensitivity:
@@ -219,19 +229,17 @@ def time_bands(scenarios: Sequence[Scenario], samples: int = FRONT_SAMPLES, set_
     kinds = {workload_of(s) for s in scenarios}
     if len(kinds) > 1:
         raise ValidationError("scenarios", "training and inference mixed", "all training or all inference")
-    from scipy.stats import qmc
-
     ranges = assumptions(set_name) if ranges is None else ranges
     wanted = {a.name for s in scenarios for a in applicable(s, ranges)}
     active = [a for a in ranges.values() if a.name in wanted]  # `applicable`'s order: one scenario = propagate
     d = len(active)
-    u = qmc.Sobol(d=2 * d, scramble=True, seed=seed).random(samples)
+    u = sobol_sample(2 * d, samples, seed)
     rows = np.vstack([u[:, :d], u[:, d:], np.zeros((1, d))])
     train = kinds == {"train"}
     grid_axes, output = (TRAIN_AXES, "time_total") if train else (INFER_AXES, "time_per_output_token_s")
     inputs = [(train_inputs if train else infer_inputs)(s).as_dict() for s in scenarios]
     bands: list[Band | None] = [None] * len(scenarios)
-    for members in _grid_groups(scenarios, inputs, grid_axes):
+    for members in grid_groups(scenarios, inputs, grid_axes):
         base = scenarios[members[0]]
         layouts = {k: np.array([inputs[i][k] for i in members])[:, None] for k in grid_axes
                    if k in inputs[members[0]] and len({inputs[i][k] for i in members}) > 1}
@@ -244,7 +252,7 @@ def time_bands(scenarios: Sequence[Scenario], samples: int = FRONT_SAMPLES, set_
     return bands
 
 
-def _grid_groups(scenarios: list[Scenario], inputs: list[dict], grid_axes) -> list[list[int]]:
+def grid_groups(scenarios: list[Scenario], inputs: list[dict], grid_axes) -> list[list[int]]:
     """Indices of the scenarios grouped so that each group differs only in grid axes (one evaluate_grid call)."""
     groups: list[tuple[tuple, list[int]]] = []
     for i, (s, x) in enumerate(zip(scenarios, inputs, strict=True)):

@@ -55,7 +55,7 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def test_after_sigkill_the_next_start_restores_the_edit(tmp_path, qtbot, monkeypatch):
+def test_after_sigkill_the_next_start_restores_the_edit(tmp_path, qtbot):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(tmp_path)], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.DEVNULL, text=True)
@@ -72,15 +72,11 @@ def test_after_sigkill_the_next_start_restores_the_edit(tmp_path, qtbot, monkeyp
         time.sleep(0.1)
     assert Autosaver.recoverable(tmp_path) == Path(tmp_path) / "autosave.json"
 
-    from PySide6 import QtWidgets
-
     from trinity_desktop import app
 
-    monkeypatch.setattr(QtWidgets.QMessageBox, "question",
-                        staticmethod(lambda *a, **k: QtWidgets.QMessageBox.StandardButton.Yes))
     window = app.build_window(settings=None, autosave_dir=tmp_path)
     qtbot.addWidget(window)
-    app._offer_recovery(window, tmp_path)
+    assert app.offer_recovery(window, tmp_path, lambda *_: "restore") == ["restore"]
     assert window.store.scenario.zero == 3 and window.store.scenario.seq_len == 2048
     assert window.workspace.path is None  # recovered work is unsaved work
 

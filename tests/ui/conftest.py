@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+import traceback
+
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def fail_on_escaped_exception():
+    """Any exception that reaches sys.excepthook (Qt hands it those raised in slots, event handlers and paint
+    overrides) or escapes a worker thread fails the test, even outside pytest-qt's own capture."""
+    escaped: list[str] = []
+    previous, previous_thread = sys.excepthook, threading.excepthook
+    sys.excepthook = lambda kind, exc, tb: escaped.append("".join(traceback.format_exception(kind, exc, tb)))
+    threading.excepthook = lambda args: escaped.append(
+        "".join(traceback.format_exception(args.exc_type, args.exc_value, args.exc_traceback)))
+    yield escaped
+    sys.excepthook, threading.excepthook = previous, previous_thread
+    if escaped:
+        pytest.fail(f"{len(escaped)} exception(s) escaped into the event loop:\n" + "\n".join(escaped[:3]))
 
 
 @pytest.fixture

@@ -316,6 +316,7 @@ def test_ctrl_c_in_the_terminal_quits_the_gui(qtbot):
 
     quits = []
     previous = signal.getsignal(signal.SIGINT)
+    previous_term = signal.getsignal(signal.SIGTERM)
     timer = quit_on_interrupt(QtWidgets.QApplication.instance(), lambda: quits.append(True))
     try:
         signal.raise_signal(signal.SIGINT)  # what the terminal sends for Ctrl+C
@@ -324,6 +325,7 @@ def test_ctrl_c_in_the_terminal_quits_the_gui(qtbot):
         timer.stop()
         timer.deleteLater()
         signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, previous_term)
 
 
 # --- item 15 through the GUI entry: --screenshot and File > Open -------------------------------------------

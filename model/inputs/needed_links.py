@@ -1,0 +1,43 @@
+"""What a scenario's options need from the hardware: the one home of the "needs a link" rules.
+
+A hardware value left out of a preset or user file is explicitly absent (`Hardware.absent`, 0 in the field):
+an option that moves bytes over it is refused here with the missing field's name, never computed as free (an
+offload over an absent host link moved 4 GB per step in 0 s):
+
+- optimizer or activation offload (ZeRO-Offload, vDNN) and NVMe offload (ZeRO-Infinity) need the host link;
+  NVMe offload also needs the local NVMe bandwidth;
+- offloading part of the KV cache (FlexGen) needs the host link (a CXL pool hangs off it too) and, for a CXL
+  target, a CXL pool in memory_tiers.toml (Pond). A CXL target is refused on hardware without a pool for every workload
+  kind, since the residency and roofline views place it whatever the kind.
+
+Scenario validation calls `check_needed_links` once, after its layout rules.
+"""
+
+from __future__ import annotations
+
+from trinity_desktop.model.base.errors import ValidationError
+
+HOST_OFFLOADS = ("optimizer", "activations", "nvme")
+
+
+def check_needed_links(scenario) -> None:
+    """Raise ValidationError naming the option and the hardware field it lacks; None when all are present."""
+    hw = scenario.hardware
+    if scenario.kind == "train" and scenario.offload in HOST_OFFLOADS:
+        if hw.absent("host_link_bw"):
+            raise ValidationError("offload", scenario.offload,
+                                  f"none ({hw.name} has no host link: host_link_bw is absent)")
+        if scenario.offload == "nvme" and hw.absent("nvme_bw"):
+            raise ValidationError("offload", scenario.offload,
+                                  f"none, optimizer or activations ({hw.name} has no local NVMe: nvme_bw is absent)")
+    if scenario.kind != "train" and scenario.kv_offload_fraction > 0 and hw.absent("host_link_bw"):
+        raise ValidationError("kv_offload_fraction", scenario.kv_offload_fraction,
+                              f"0 ({hw.name} has no host link to offload the KV cache over: host_link_bw is absent)")
+    if scenario.kv_offload_tier == "cxl":
+        from trinity_desktop.model.inputs.tiers import (
+            tier_map,  # reads the tier presets: imported when needed
+        )
+
+        if "cxl" not in tier_map(hw):
+            raise ValidationError("kv_offload_tier", "cxl",
+                                  f"host ({hw.name} has no CXL memory pool in memory_tiers.toml)")

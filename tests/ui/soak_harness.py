@@ -1,0 +1,162 @@
+"""A bounded soak (issue 26, "Memory"): 2,000 seeded random actions in an offscreen window (edits, docks,
+themes, undo/redo, presentation start/stop, decks, planner search/cancel, exports). From action 200 to the end
+the process's RSS must grow under 15% and the count of Qt objects (QObjects in the window plus graphics items
+in every scene) under 5%; nothing escapes the event loop (tests/ui/conftest.py).
+
+NOT YET IN THE SUITE (the file name keeps pytest from collecting it): Qt objects pass (+0.6%), RSS does not
+(+25.7%: flat to action 1,000, one step of about 75 MB between actions 1,000 and 1,200, flat after), and it
+takes 5 minutes on the loaded 2-core machine (present: 1.3 s per action). Run it on purpose with
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m pytest tests/ui/soak_harness.py -s -p no:cacheprovider
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import resource
+import time
+from pathlib import Path
+
+import pytest
+from PySide6 import QtCore, QtWidgets
+
+ACTIONS = 2_000
+WARM_UP = 200
+SEED = 26
+EDITS = [{"tp": 1}, {"tp": 2}, {"tp": 4}, {"tp": 8}, {"zero": 0}, {"zero": 1}, {"zero": 3},
+         {"recompute": "full"}, {"recompute": "selective"}, {"recompute": "none"}, {"seq_len": 4096},
+         {"seq_len": 8192}, {"kind": "decode"}, {"kind": "prefill"}, {"kind": "train"}, {"batch": 8},
+         {"batch": 32}, {"gen_len": 256}, {"kv_policy": "window"}, {"kv_policy": "full"}, {"pp": 1}, {"pp": 2},
+         {"micro_batch": 2}, {"micro_batch": 1}, {"precision": "fp8"}, {"precision": "bf16"}, {"tp": 3}]
+
+
+def rss_bytes() -> int:
+    """Resident set size now (Linux /proc; elsewhere the peak, an upper bound)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * resource.getpagesize()
+    except (OSError, IndexError, ValueError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def qt_objects(window) -> int:
+    count = len(window.findChildren(QtCore.QObject)) + len(QtWidgets.QApplication.topLevelWidgets())
+    for view in window.findChildren(QtWidgets.QGraphicsView):
+        if view.scene() is not None:
+            count += len(view.scene().items())
+    return count
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    from trinity_desktop.app import build_window
+
+    QtCore.QCoreApplication.instance().setProperty("trinity_quiet", True)
+    win = build_window(None)
+    qtbot.addWidget(win)
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.talk.presenter.stop()
+    win.stop_background_work()
+
+
+def _actions(window, tmp_path, rng):
+    from trinity_desktop.deck import example_decks
+
+    decks = example_decks()
+    names = [n for n in window.docks if n not in window.EDITING_DOCKS]
+
+    def edit():
+        window.store.edit(**rng.choice(EDITS))
+
+    def dock():
+        name = rng.choice(names)
+        window.docks[name].show()
+        window.docks[name].raise_()
+
+    def theme():
+        window.set_theme(rng.choice(["light", "dark", "high-contrast"]))
+
+    def undo():
+        (window.store.undo_stack.undo if rng.random() < 0.6 else window.store.undo_stack.redo)()
+
+    def present():
+        if window.talk.deck is not None and window.talk.deck.slides:
+            window.talk.presenter.start(window.talk.deck, rng.randrange(len(window.talk.deck.slides)))
+            QtWidgets.QApplication.processEvents()
+            window.talk.presenter.next()
+            window.talk.presenter.stop()
+
+    def deck():
+        window.workspace.open_path(rng.choice(decks))
+
+    def planner():
+        panel = window.panels["planner"]
+        window.docks["planner"].show()
+        panel.start_search(window.store.scenario)
+        QtWidgets.QApplication.processEvents()
+        if rng.random() < 0.5:
+            panel.cancel()
+
+    def export():
+        window.workspace.export_png(rng.choice(names), tmp_path / "soak.png", 1)
+
+    # edits, docks and undo are most of what a user does; the heavier actions come every 30 or so
+    weighted = [edit] * 30 + [dock] * 12 + [theme] * 2 + [undo] * 9 + [present] + [deck] + [planner] + [export]
+    return weighted
+
+
+def test_two_thousand_random_actions_do_not_grow(window, tmp_path, qtbot):
+    from trinity_desktop.deck import example_decks
+
+    rng = random.Random(SEED)
+    actions = _actions(window, tmp_path, rng)
+    window.workspace.open_path(example_decks()[0])
+    for name, dock in window.docks.items():   # every panel built first: growth after that is a leak
+        window.panels[name]
+        dock.show()
+        dock.raise_()
+        QtWidgets.QApplication.processEvents()
+    for path in example_decks():   # and every slide of every deck shown once (the largest scenarios' arrays)
+        window.workspace.open_path(path)
+        window.talk.presenter.start(window.talk.deck, 0)
+        for _ in window.talk.deck.slides:
+            window.talk.presenter.next()
+            QtWidgets.QApplication.processEvents()
+        window.talk.presenter.stop()
+    window.workspace.open_path(example_decks()[0])
+    start_rss = start_objects = None
+    timings: dict[str, list[float]] = {}
+    trajectory: list[tuple[int, int, int]] = []
+    for i in range(ACTIONS):
+        action = rng.choice(actions)
+        began = time.perf_counter()
+        action()
+        QtWidgets.QApplication.processEvents()
+        timings.setdefault(action.__name__, []).append(time.perf_counter() - began)
+        if i % 50 == 0:   # what returning to app.exec() does: objects handed to deleteLater are deleted
+            QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+        if i % 200 == 0:
+            trajectory.append((i, rss_bytes() // 1_000_000, qt_objects(window)))
+        if i == WARM_UP:
+            gc.collect()
+            QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+            start_rss, start_objects = rss_bytes(), qt_objects(window)
+    planner = window.panels.built().get("planner")
+    if planner is not None and hasattr(planner, "wait_idle"):
+        planner.wait_idle()
+    QtWidgets.QApplication.processEvents()
+    gc.collect()
+    QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
+    end_rss, end_objects = rss_bytes(), qt_objects(window)
+    print(f"\n(action, RSS MB, Qt objects): {trajectory}")
+    print("\nseconds per action: " + ", ".join(f"{k} {sum(v) / len(v):.3f} x{len(v)}" for k, v in timings.items()))
+    rss_growth = end_rss / start_rss - 1.0
+    object_growth = end_objects / start_objects - 1.0
+    print(f"\nsoak: RSS {start_rss / 1e6:.0f} -> {end_rss / 1e6:.0f} MB ({rss_growth:+.1%}), "
+          f"Qt objects {start_objects} -> {end_objects} ({object_growth:+.1%}) from action {WARM_UP} to {ACTIONS}")
+    assert rss_growth < 0.15
+    assert object_growth < 0.05
+
