@@ -209,9 +209,6 @@ def mutated_toml(draw) -> str:
 TOML_CASES = 300
 
 
-# A 400-digit number raises OverflowError until the one number guard (issue 26, "Numbers", another branch)
-# lands; only that exception is expected to fail here, any other still fails the test. Remove the mark then.
-@pytest.mark.xfail(raises=OverflowError, strict=False, reason="the number guard of issue 26 is on another branch")
 @fuzz(TOML_CASES)
 @given(mutated_toml())
 def test_hardware_toml_mutations_load_or_are_refused_in_one_line(text):
