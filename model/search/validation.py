@@ -45,14 +45,8 @@ from trinity_desktop.model.inputs.assumptions import (
 from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.search.uncertainty import grid_groups, propagate
-from trinity_desktop.model.step.evaluation import (
-    INFER_AXES,
-    TRAIN_AXES,
-    _infer_inputs,
-    _train_inputs,
-    evaluate,
-    evaluate_grid,
-)
+from trinity_desktop.model.step.evaluation import INFER_AXES, TRAIN_AXES, evaluate, evaluate_grid
+from trinity_desktop.model.step.layout import infer_inputs, train_inputs
 
 KINDS = ("training", "inference")
 METRICS = ("step_time_s", "flops_per_gpu")
@@ -179,7 +173,7 @@ def _run_groups(runs: Sequence[PublishedRun]) -> list[tuple[list[int], Scenario,
     for train in (True, False):
         index = [i for i, r in enumerate(runs) if (r.scenario.kind == "train") == train]
         scenarios = [runs[i].scenario for i in index]
-        inputs = [(_train_inputs if train else _infer_inputs)(s) for s in scenarios]
+        inputs = [(train_inputs if train else infer_inputs)(s).as_dict() for s in scenarios]
         axes = TRAIN_AXES if train else INFER_AXES
         for members in grid_groups(scenarios, inputs, axes):
             layouts = {k: np.array([inputs[m][k] for m in members])[:, None] for k in axes

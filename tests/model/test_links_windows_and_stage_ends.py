@@ -82,10 +82,10 @@ def test_context_past_max_seq_is_noted(model, kind, tokens, limit):
     fields = dict(seq_len=tokens, global_batch=8) if kind == "train" else dict(prompt_len=tokens - 512, gen_len=512)
     sc = Scenario(hardware=HW["h100-sxm"], model=MODELS[model], kind=kind, gpus=8, tp=8 if kind == "train" else 1,
                   **fields)
-    notes = [n for n in evaluate(sc).notes if "max_seq" in n]
+    notes = [n for n in evaluate(sc).notes if "Beyond the model's limit" in n]
     assert len(notes) == 1 and limit in notes[0] and f"{tokens:,}" in notes[0]
     inside = sc.replace(**({"seq_len": 1024} if kind == "train" else {"prompt_len": 1000, "gen_len": 24}))
-    assert not any("max_seq" in n for n in evaluate(inside).notes)
+    assert not any("Beyond the model's limit" in n for n in evaluate(inside).notes)
 
 
 # --- item 9: the achievable ridge is where the model's decode time turns ---------------------------------
