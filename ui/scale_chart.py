@@ -44,7 +44,7 @@ class ScaleChart(QtWidgets.QWidget):
         self.setAccessibleName(accessible)
         self.log_x, self.log_y = log_x, log_y
         self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
+        self.graphics.setBackground(pw.plot_background())
         self.graphics.setAccessibleName(accessible)
         self.graphics.setAccessibleDescription(description)
         column = self.graphics.addLayout(row=0, col=0)
@@ -86,6 +86,13 @@ class ScaleChart(QtWidgets.QWidget):
         layout.addWidget(self.caption)
 
     # ------------------------------------------------------------------ items
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """A theme switch: the plot's background and the legend's text take the new theme's colours."""
+        super().changeEvent(event)
+        if pw.is_theme_change(event):
+            self.graphics.setBackground(pw.plot_background())
+            self.legend.setLabelTextColor(theme.plot_foreground())
+
     def line(self, color: str, width: float = 2.0, name: str = "", dash: bool = False,
              symbol: str | None = None) -> pg.PlotDataItem:
         pen = pg.mkPen(color, width=width, style=QtCore.Qt.PenStyle.DashLine if dash else QtCore.Qt.PenStyle.SolidLine)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6 import QtCore
 
+from trinity_desktop.deck import example_decks
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.main_window import MainWindow
 from trinity_desktop.store import ScenarioStore
@@ -40,7 +41,7 @@ def test_the_page_shows_on_a_first_run_only(window, qtbot):
 def test_each_example_deck_is_one_click_away(window, qtbot):
     window.welcome.show()
     cards = window.welcome.page.card_buttons
-    assert len(cards) == len(deck_cards()) == 4
+    assert len(cards) == len(deck_cards()) == len(example_decks())  # every shipped deck
     cards[2].click()
     title, count, _ = deck_cards()[2]
     assert window.talk.deck is not None and window.talk.deck.title == title and len(window.talk.deck) == count
