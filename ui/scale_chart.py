@@ -49,6 +49,7 @@ class ScaleChart(QtWidgets.QWidget):
         self.graphics.setAccessibleDescription(description)
         column = self.graphics.addLayout(row=0, col=0)
         column.layout.setContentsMargins(0, 0, 0, 0)
+        self.legend_columns = legend_columns   # the most columns; fewer when the entries would not fit
         self.legend = pg.LegendItem(labelTextSize="11pt", labelTextColor=theme.plot_foreground(),
                                     colCount=legend_columns)
         column.addItem(self.legend, row=0, col=0)
@@ -93,6 +94,20 @@ class ScaleChart(QtWidgets.QWidget):
             self.graphics.setBackground(pw.plot_background())
             self.legend.setLabelTextColor(theme.plot_foreground())
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self.fit_legend()
+
+    def fit_legend(self) -> None:
+        """The most columns (up to `legend_columns`) whose entries fit the chart's width, so the legend never
+        widens the plot past the dock (then every text on its right would be cut)."""
+        margins = self.layout().contentsMargins()
+        room = self.width() - margins.left() - margins.right() - 24   # the graphics layout's own margins
+        for columns in range(self.legend_columns, 0, -1):
+            self.legend.setColumnCount(columns)
+            if legend_width(self.legend) <= room:
+                return
+
     def line(self, color: str, width: float = 2.0, name: str = "", dash: bool = False,
              symbol: str | None = None) -> pg.PlotDataItem:
         pen = pg.mkPen(color, width=width, style=QtCore.Qt.PenStyle.DashLine if dash else QtCore.Qt.PenStyle.SolidLine)
@@ -117,6 +132,7 @@ class ScaleChart(QtWidgets.QWidget):
         self.legend.clear()
         for item, name in items:
             self.legend.addItem(item, name)
+        self.fit_legend()
 
     def set_title(self, text: str) -> None:
         pw.set_title(self.plot, pw.html_escape(text), size="13pt")
@@ -157,6 +173,14 @@ class ScaleChart(QtWidgets.QWidget):
             if d < best:
                 best, text = d, t
         return text
+
+
+def legend_width(legend: pg.LegendItem) -> float:
+    """The width the legend's entries need in its current columns: per column, its widest sample + label."""
+    grid = legend.layout
+    widths = [max((grid.itemAt(r, c).preferredWidth() for r in range(grid.rowCount()) if grid.itemAt(r, c)),
+                  default=0.0) for c in range(grid.columnCount())]
+    return sum(widths) + grid.horizontalSpacing() * max(len(widths) - 1, 0)
 
 
 def set_log_data(item: pg.PlotDataItem, xs, ys) -> None:
