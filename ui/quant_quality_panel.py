@@ -6,9 +6,11 @@ A click on a format bar sets the scenario's weight format (`editRequested`). Nar
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.base.dtypes import WEIGHT_FORMATS_STORED
 from trinity_desktop.model.step.evaluation import Results
@@ -117,6 +119,8 @@ class QuantQualityPanel(QtWidgets.QWidget):
             self.value_labels.append(label)
         self.bplot.setXRange(0, float(eff.max()) * 1.45, padding=0)
         self.bplot.setYRange(-0.7, len(formats) - 0.3, padding=0)
+        self.current_format = ""
+        self.bplot.getViewBox().sigResized.connect(self.show_value_labels)
         self.bhover = pw.HoverReadout(self.bplot, self.bits_hover)
         pw.LeaveFilter(self.bits_widget, self.bhover.leave)
         self.bits_widget.scene().sigMouseClicked.connect(self._clicked)
@@ -157,14 +161,36 @@ class QuantQualityPanel(QtWidgets.QWidget):
         if self.plots.direction() != direction:
             self.plots.setDirection(direction)
             stacked = direction == QtWidgets.QBoxLayout.Direction.TopToBottom
-            self.plots.setStretch(0, 2 if stacked else 3)   # stacked: the twelve bars get the taller share
-            self.plots.setStretch(1, 3 if stacked else 2)
+            self.plots.setStretch(0, 1 if stacked else 3)   # stacked: the twelve bars get the taller share
+            self.plots.setStretch(1, 2)
 
     def update_results(self, results: Results) -> None:
         """The published points do not depend on the scenario; the current weight format's bar is bold."""
         current = results.scenario.weight_dtype
+        self.current_format = current
         for label, f in zip(self.value_labels, WEIGHT_FORMATS_STORED, strict=True):
             label.setText(bits_text(f.effective_bits) + ("  ← current" if f.key == current else ""))
+        self.show_value_labels()
+
+    def show_value_labels(self, *_) -> None:
+        """Each bar's value beside it when the rows are tall enough for a line of text; on a short dock the
+        seed pair's and the current format's first, then every row that keeps a free line from those shown
+        (the hover names every bar's bits)."""
+        vb = self.bplot.getViewBox()
+        (_y0, _y1) = vb.viewRange()[1]
+        pitch = vb.height() / max(_y1 - _y0, 1e-9)
+        if pitch <= 0:
+            return
+        line = QtGui.QFontMetricsF(self.value_labels[0].textItem.font()).height()
+        gap = max(1, math.ceil(line / pitch))   # rows a label needs between itself and the next shown
+        rows = range(len(WEIGHT_FORMATS_STORED))
+        first = [i for i in rows if WEIGHT_FORMATS_STORED[i].key in (*SEED_PAIR, self.current_format)]
+        shown: list[int] = []
+        for i in first + [i for i in rows if i not in first]:
+            if all(abs(i - j) >= gap for j in shown):
+                shown.append(i)
+        for i, label in enumerate(self.value_labels):
+            label.setVisible(i in shown)
 
     def quality_hover(self, x: float, y: float) -> str:
         c = self.curve
