@@ -93,6 +93,8 @@ class ScaleChart(QtWidgets.QWidget):
         if pw.is_theme_change(event):
             self.graphics.setBackground(pw.plot_background())
             self.legend.setLabelTextColor(theme.plot_foreground())
+            for _sample, label in self.legend.items:   # setLabelTextColor only stores the colour: redraw the text
+                label.setText(label.text)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().resizeEvent(event)
