@@ -111,7 +111,7 @@ def _number(where: str, key: str, raw: Any, rule: Rule = QUANTITY_RULE) -> tuple
 
 def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
     key = str(entry.get("key") or entry.get("name") or "")
-    where = f"{where} [{key or 'unnamed'}]"
+    where = f"{where} [{shown_key(key) if key else 'unnamed'}]"
     known = set(PEAK_KEYS) | set(HW_NUMBERS) | set(HW_TEXT) | {"gpus_per_node_default"}
     for name in entry:
         if name not in known:
@@ -159,7 +159,7 @@ _ARCH_FIELDS = {f.name: f for f in fields(Architecture)}
 
 def architecture_from_dict(entry: Mapping, where: str) -> Architecture:
     key = str(entry.get("key") or entry.get("name") or "")
-    where = f"{where} [{key or 'unnamed'}]"
+    where = f"{where} [{shown_key(key) if key else 'unnamed'}]"
     for name in entry:
         if name not in _ARCH_FIELDS:
             raise PresetError(where, shown_key(name),
