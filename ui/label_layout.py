@@ -169,6 +169,22 @@ def spread_by_size(centres: np.ndarray, sizes: np.ndarray, pad: float, lo: float
     return out
 
 
+TICK_STRIDES = (16, 8, 4, 2, 1)
+
+
+def thinned_tick_levels(ticks: Sequence[tuple[float, str]]) -> list[list[tuple[float, str]]]:
+    """Axis ticks as disjoint pyqtgraph tick levels: every 16th tick, then the 8ths between them, ... then the
+    rest. pyqtgraph draws the first level always and each further level only while the texts fit (set the
+    axis style `textFillLimits=TICK_FILL_LIMITS`), so a short axis names every few ticks, evenly spaced,
+    instead of overlapping them."""
+    levels = [[t for i, t in enumerate(ticks) if i % stride == 0 and not any(i % c == 0 for c in TICK_STRIDES[:k])]
+              for k, stride in enumerate(TICK_STRIDES)]
+    return [level for level in levels if level]
+
+
+TICK_FILL_LIMITS = [(0, 0.85)]   # draw a further tick level while its texts fill at most 85% of the axis
+
+
 def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = PAD,
           margin: float = 1.0, cell: float = 96.0) -> dict[str, Box | None]:
     """Greedy placement (see the module docstring): key → the box taken, or None (hide; hover instead)."""

@@ -27,7 +27,7 @@ from trinity_desktop.model import Results, Scenario
 from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import AXES, plan_training
 from trinity_desktop.model.search.serving_planner import plan_serving
-from trinity_desktop.ui import findings, theme
+from trinity_desktop.ui import findings, label_layout, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.pareto_bars import ParetoBars
 from trinity_desktop.ui.planner_search import (
@@ -44,8 +44,7 @@ from trinity_desktop.ui.planner_search import (
 )
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
-HATCH_COLOR = theme.MUTED_COLOR
-CURRENT_COLOR = theme.FOCUS_COLOR
+HATCH_COLOR, CURRENT_COLOR = theme.MUTED_COLOR, theme.FOCUS_COLOR
 DOT_PX, HOVER_PX = 13.0, 16.0
 
 
@@ -375,9 +374,10 @@ class PlannerPanel(QtWidgets.QWidget):
         self.image.setImage(np.ascontiguousarray(rgba), autoLevels=False, levels=(0, 255))
         self.image.setRect(QtCore.QRectF(0, 0, nx, ny))
         self.hatch.setData(*hatch_segments(zip(*np.nonzero(~finite), strict=True)))
-        ax, ay = plan.map_axes
-        for axis, name, values in (("bottom", ax, plan.map_values[0]), ("left", ay, plan.map_values[1])):
-            self.map_plot.getAxis(axis).setTicks([[(i + 0.5, value_text(name, v)) for i, v in enumerate(values)]])
+        for axis, name, values in zip(("bottom", "left"), plan.map_axes, plan.map_values, strict=True):
+            self.map_plot.getAxis(axis).setStyle(textFillLimits=label_layout.TICK_FILL_LIMITS)  # thinned ticks
+            self.map_plot.getAxis(axis).setTicks(label_layout.thinned_tick_levels(
+                [(i + 0.5, value_text(name, v)) for i, v in enumerate(values)]))
             self.map_plot.setLabel(axis, AXIS_LABELS[name], **{"font-size": pw.LABEL_SIZE})
         self.map_plot.setRange(xRange=(0, nx), yRange=(0, ny), padding=0)
         where, best_s = map_best(plan)

@@ -95,3 +95,14 @@ def test_spread_by_size_keeps_labels_of_different_heights_apart_and_inside():
     assert ys[3] == 0.5  # an isolated label stays at its segment
     top = spread_by_size(np.array([9.8, 9.9]), np.array([1.0, 1.0]), pad=0.0, lo=0.0, hi=10.0)
     assert top.tolist() == [8.5, 9.5]  # pushed down from the top edge
+
+
+def test_thinned_tick_levels_are_disjoint_coarse_first_and_cover_every_tick():
+    from trinity_desktop.ui.label_layout import thinned_tick_levels
+
+    ticks = [(float(i), f"stage {i}") for i in range(34)]
+    levels = thinned_tick_levels(ticks)
+    flat = [t for level in levels for t in level]
+    assert sorted(flat) == sorted(ticks) and len(flat) == len(ticks)   # every tick once
+    assert [t[0] for t in levels[0]] == [0.0, 16.0, 32.0]              # the first (always drawn) level is sparse
+    assert thinned_tick_levels([(0.5, "1")]) == [[(0.5, "1")]]
