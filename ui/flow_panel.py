@@ -123,7 +123,7 @@ class FlowPanel(QtWidgets.QWidget):
         pw.freeze_view(self.plot)
         self.plot.getViewBox().invertY(True)
         self.plot.showGrid(x=True, y=False, alpha=0.2)
-        self.plot.getAxis("left").setStyle(tickLength=0, textFillLimits=label_layout.TICK_FILL_LIMITS)
+        self.plot.getAxis("left").setStyle(tickLength=0)
         self.bars_item = pg.BarGraphItem(x0=[0.0], width=[0.0], y=[0.0], height=BAR_HEIGHT, brush=pw.plot_background(),
                                          pen=pg.mkPen(None))
         self.plot.addItem(self.bars_item)
@@ -219,7 +219,7 @@ class FlowPanel(QtWidgets.QWidget):
             idx.sort(key=lambda i: x0[i])
             self._by_lane[li] = (x0[idx], x0[idx] + widths[idx], idx)
         left = self.plot.getAxis("left")
-        left.setTicks(label_layout.thinned_tick_levels(list(enumerate(self._lanes))))
+        label_layout.set_thinned_ticks(left, list(enumerate(self._lanes)))
         metrics = QtGui.QFontMetrics(pw.font())
         left.setWidth(max((metrics.horizontalAdvance(n) for n in self._lanes), default=40) + 16)
         self.plot.setLabel("bottom", "time", **{"font-size": pw.LABEL_SIZE})   # each tick carries its unit

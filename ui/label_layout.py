@@ -174,15 +174,19 @@ TICK_STRIDES = (16, 8, 4, 2, 1)
 
 def thinned_tick_levels(ticks: Sequence[tuple[float, str]]) -> list[list[tuple[float, str]]]:
     """Axis ticks as disjoint pyqtgraph tick levels: every 16th tick, then the 8ths between them, ... then the
-    rest. pyqtgraph draws the first level always and each further level only while the texts fit (set the
-    axis style `textFillLimits=TICK_FILL_LIMITS`), so a short axis names every few ticks, evenly spaced,
-    instead of overlapping them."""
+    rest (see `set_thinned_ticks`)."""
     levels = [[t for i, t in enumerate(ticks) if i % stride == 0 and not any(i % c == 0 for c in TICK_STRIDES[:k])]
               for k, stride in enumerate(TICK_STRIDES)]
     return [level for level in levels if level]
 
 
-TICK_FILL_LIMITS = [(0, 0.85)]   # draw a further tick level while its texts fill at most 85% of the axis
+def set_thinned_ticks(axis: pg.AxisItem, ticks: Sequence[tuple[float, str]]) -> None:
+    """Give `axis` these named ticks as thinned levels: pyqtgraph draws the first level always and each further
+    level only while the texts fill at most 85% of the axis, so a short axis names every few ticks, evenly
+    spaced, instead of overlapping them (`fit_plot_text` leaves such an axis alone)."""
+    axis.thinned_ticks = True
+    axis.setStyle(textFillLimits=[(0, 0.85)], maxTextLevel=len(TICK_STRIDES) - 1, maxTickLevel=len(TICK_STRIDES) - 1)
+    axis.setTicks(thinned_tick_levels(ticks))
 
 
 def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = PAD,

@@ -375,9 +375,8 @@ class PlannerPanel(QtWidgets.QWidget):
         self.image.setRect(QtCore.QRectF(0, 0, nx, ny))
         self.hatch.setData(*hatch_segments(zip(*np.nonzero(~finite), strict=True)))
         for axis, name, values in zip(("bottom", "left"), plan.map_axes, plan.map_values, strict=True):
-            self.map_plot.getAxis(axis).setStyle(textFillLimits=label_layout.TICK_FILL_LIMITS)  # thinned ticks
-            self.map_plot.getAxis(axis).setTicks(label_layout.thinned_tick_levels(
-                [(i + 0.5, value_text(name, v)) for i, v in enumerate(values)]))
+            label_layout.set_thinned_ticks(self.map_plot.getAxis(axis),
+                                           [(i + 0.5, value_text(name, v)) for i, v in enumerate(values)])
             self.map_plot.setLabel(axis, AXIS_LABELS[name], **{"font-size": pw.LABEL_SIZE})
         self.map_plot.setRange(xRange=(0, nx), yRange=(0, ny), padding=0)
         where, best_s = map_best(plan)
