@@ -18,8 +18,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.phases import Phase, phases
 from trinity_desktop.model.views.stages import Stage, bubble_fraction, lane_order, notes, stages
+from trinity_desktop.ui import label_layout, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.flow_readout import (
     PER_GPU_LANES,
     ROLE_COLORS,
@@ -219,7 +219,7 @@ class FlowPanel(QtWidgets.QWidget):
             idx.sort(key=lambda i: x0[i])
             self._by_lane[li] = (x0[idx], x0[idx] + widths[idx], idx)
         left = self.plot.getAxis("left")
-        left.setTicks([[(i, name) for i, name in enumerate(self._lanes)]])
+        label_layout.set_thinned_ticks(left, list(enumerate(self._lanes)))
         metrics = QtGui.QFontMetrics(pw.font())
         left.setWidth(max((metrics.horizontalAdvance(n) for n in self._lanes), default=40) + 16)
         self.plot.setLabel("bottom", "time", **{"font-size": pw.LABEL_SIZE})   # each tick carries its unit

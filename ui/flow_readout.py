@@ -122,3 +122,4 @@ def time_ticks(lo: float, hi: float, scale: float, count: int = 4) -> list[tuple
     step *= next((m for m in (1, 2, 5, 10) if step * m >= raw), 10)
     first = math.ceil(lo / step) * step
     return [(v, fmt_seconds(v / scale)) for v in np.arange(first, hi + step * 1e-9, step)]
+

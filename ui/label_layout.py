@@ -13,7 +13,7 @@ item instead ("behind a hover"). Collisions are found with a uniform grid of bin
 placement costs O(labels × candidates) box tests against the few boxes in the touched bins, and
 `LabelLayout` keeps the last answer: when nothing changed (same texts, anchors and plot size) it returns
 the cached placement without testing anything. All geometry is in scene pixels (x right, y down).
-`spread_positions` is the one-dimensional case (labels in a column beside a bar or a list of points).
+`spread_by_size` is the one-dimensional case (labels in a column beside a bar or a list of points).
 """
 
 from __future__ import annotations
@@ -148,24 +148,45 @@ def rotated_text(cx: float, cy: float, w: float, h: float, degrees: float) -> li
     return out
 
 
-def spread_positions(ys: np.ndarray, gap: float, lo: float, hi: float) -> np.ndarray:
-    """Move sorted label positions apart to at least `gap`, staying inside [lo, hi] where possible."""
-    ys = np.asarray(ys, dtype=float)
-    if ys.size == 0:
-        return ys
-    order = np.argsort(ys)
-    s = ys[order].copy()
-    s[0] = max(s[0], lo)
+def spread_by_size(centres: np.ndarray, sizes: np.ndarray, pad: float, lo: float, hi: float) -> np.ndarray:
+    """Move label centres apart so neighbours' extents (`sizes`, in the same units) never overlap, with `pad`
+    between them, keeping every label inside [lo, hi] where the total fits; the order of `centres` is kept."""
+    c = np.asarray(centres, dtype=float)
+    h = np.asarray(sizes, dtype=float)
+    if c.size == 0:
+        return c
+    order = np.argsort(c, kind="stable")
+    s, hs = c[order].copy(), h[order]
+    s[0] = max(s[0], lo + hs[0] / 2)
     for i in range(1, s.size):
-        s[i] = max(s[i], s[i - 1] + gap)
-    overflow = s[-1] - hi
-    if overflow > 0:
-        s[-1] = hi
+        s[i] = max(s[i], s[i - 1] + (hs[i - 1] + hs[i]) / 2 + pad)
+    if s[-1] + hs[-1] / 2 > hi:
+        s[-1] = hi - hs[-1] / 2
         for i in range(s.size - 2, -1, -1):
-            s[i] = min(s[i], s[i + 1] - gap)
+            s[i] = min(s[i], s[i + 1] - (hs[i] + hs[i + 1]) / 2 - pad)
     out = np.empty_like(s)
     out[order] = s
     return out
+
+
+TICK_STRIDES = (16, 8, 4, 2, 1)
+
+
+def thinned_tick_levels(ticks: Sequence[tuple[float, str]]) -> list[list[tuple[float, str]]]:
+    """Axis ticks as disjoint pyqtgraph tick levels: every 16th tick, then the 8ths between them, ... then the
+    rest (see `set_thinned_ticks`)."""
+    levels = [[t for i, t in enumerate(ticks) if i % stride == 0 and not any(i % c == 0 for c in TICK_STRIDES[:k])]
+              for k, stride in enumerate(TICK_STRIDES)]
+    return [level for level in levels if level]
+
+
+def set_thinned_ticks(axis: pg.AxisItem, ticks: Sequence[tuple[float, str]]) -> None:
+    """Give `axis` these named ticks as thinned levels: pyqtgraph draws the first level always and each further
+    level only while the texts fill at most 85% of the axis, so a short axis names every few ticks, evenly
+    spaced, instead of overlapping them (`fit_plot_text` leaves such an axis alone)."""
+    axis.thinned_ticks = True
+    axis.setStyle(textFillLimits=[(0, 0.85)], maxTextLevel=len(TICK_STRIDES) - 1, maxTickLevel=len(TICK_STRIDES) - 1)
+    axis.setTicks(thinned_tick_levels(ticks))
 
 
 def place(labels: Iterable[Label], bounds: Box, obstacles: Iterable[Box] = (), pad: float = PAD,

@@ -27,7 +27,7 @@ from trinity_desktop.model import Results, Scenario
 from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import AXES, plan_training
 from trinity_desktop.model.search.serving_planner import plan_serving
-from trinity_desktop.ui import findings, theme
+from trinity_desktop.ui import findings, label_layout, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.pareto_bars import ParetoBars
 from trinity_desktop.ui.planner_search import (
@@ -44,8 +44,7 @@ from trinity_desktop.ui.planner_search import (
 )
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
-HATCH_COLOR = theme.MUTED_COLOR
-CURRENT_COLOR = theme.FOCUS_COLOR
+HATCH_COLOR, CURRENT_COLOR = theme.MUTED_COLOR, theme.FOCUS_COLOR
 DOT_PX, HOVER_PX = 13.0, 16.0
 
 
@@ -375,9 +374,9 @@ class PlannerPanel(QtWidgets.QWidget):
         self.image.setImage(np.ascontiguousarray(rgba), autoLevels=False, levels=(0, 255))
         self.image.setRect(QtCore.QRectF(0, 0, nx, ny))
         self.hatch.setData(*hatch_segments(zip(*np.nonzero(~finite), strict=True)))
-        ax, ay = plan.map_axes
-        for axis, name, values in (("bottom", ax, plan.map_values[0]), ("left", ay, plan.map_values[1])):
-            self.map_plot.getAxis(axis).setTicks([[(i + 0.5, value_text(name, v)) for i, v in enumerate(values)]])
+        for axis, name, values in zip(("bottom", "left"), plan.map_axes, plan.map_values, strict=True):
+            label_layout.set_thinned_ticks(self.map_plot.getAxis(axis),
+                                           [(i + 0.5, value_text(name, v)) for i, v in enumerate(values)])
             self.map_plot.setLabel(axis, AXIS_LABELS[name], **{"font-size": pw.LABEL_SIZE})
         self.map_plot.setRange(xRange=(0, nx), yRange=(0, ny), padding=0)
         where, best_s = map_best(plan)
@@ -385,16 +384,14 @@ class PlannerPanel(QtWidgets.QWidget):
         self.colorbar.setLevels((lo, hi))
         ticks = np.linspace(lo, hi, 4) if hi - lo > 1e-9 else [lo]
         self.colorbar.axis.setTicks([[(float(v), fmt_seconds(10 ** v)) for v in ticks]])
-        self._draw_contours(logt, finite, lo, hi)
+        self._draw_contours(logt, finite, lo, hi, rgba)
 
-    def _draw_contours(self, logt, finite, lo, hi) -> None:
+    def _draw_contours(self, logt, finite, lo, hi, rgba) -> None:
         """Contour segments of log step time at three levels between the fastest and slowest cell, drawn only
-        between cells where a layout fits (no line traces the edge of the hatched region)."""
+        between cells where a layout fits (no hatched edge); labels in black or white, as their map cell reads."""
         for item in self.contour_labels:
             item.setVisible(False)
-        xs, ys = [], []
-        filled = np.where(finite, logt, hi)
-        nx, ny = logt.shape
+        xs, ys, filled, (nx, ny) = [], [], np.where(finite, logt, hi), logt.shape
         levels = np.linspace(lo, hi, 5)[1:-1] if hi - lo > 1e-6 and min(nx, ny) >= 2 else []
         for k, level in enumerate(levels):
             seg = np.asarray(pg.functions.isocurve(filled, level, connected=False), float).reshape(-1, 2, 2)
@@ -412,7 +409,9 @@ class PlannerPanel(QtWidgets.QWidget):
             if len(seg):
                 top = seg.reshape(-1, 2)[np.argmax(seg.reshape(-1, 2)[:, 1])]
                 self.contour_labels[k].setText(fmt_seconds(10 ** level))
-                self.contour_labels[k].setAnchor((0.5, 0.0) if top[1] > ny - 0.7 else (0.5, 1.0))  # inside the map
+                self.contour_labels[k].setAnchor((0.5, 0.0) if (below := top[1] > ny - 0.7) else (0.5, 1.0))
+                self.contour_labels[k].setColor(pw.contrast_text_color(
+                    rgba[min(int(top[0]), nx - 1), min(max(int(top[1] + (-0.3 if below else 0.3)), 0), ny - 1)]))
                 self.contour_labels[k].setPos(float(top[0]), float(top[1]))
                 self.contour_labels[k].setVisible(True)
         self.contours.setData(np.asarray(xs, float), np.asarray(ys, float))

@@ -216,7 +216,7 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
         axis = plot.getAxis(side) if side in plot.axes else None
         height = axis.geometry().height() if axis is not None else 0.0
         short = axis is not None and height < 160
-        if axis is not None and (short or getattr(axis, "_short", False)):
+        if axis is not None and not getattr(axis, "thinned_ticks", False) and (short or getattr(axis, "_short", False)):
             axis._short = short
             axis.setStyle(maxTextLevel=0 if short else 2)   # a short axis labels its major ticks only
     bottom = plot.getAxis("bottom") if "bottom" in plot.axes else None

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore, QtGui
+from PySide6 import QtGui
 
 from trinity_desktop.ui import label_layout, theme
 from trinity_desktop.ui.plot_widgets import font, label_item, plot_background
@@ -15,14 +15,15 @@ from trinity_desktop.ui.plot_widgets import font, label_item, plot_background
 class StackedBar:
     """One stacked bar (vertical) of named segments, drawn by a single long-lived BarGraphItem.
 
-    Each segment gets a side label (name, then value) joined to its segment by a leader line; labels are
-    spread apart so thin segments stay legible. The x range follows the widget size so labels always fit
+    Each segment gets a side label (name, then value) joined to its segment by a leader line; labels wrap
+    to the room beside the bar and are spread apart by their measured heights so thin segments stay legible. The x range follows the widget size so labels always fit
     (text is measured in pixels); `left_px` reserves room left of the bar for labels of horizontal lines.
     `update` changes data in place (setOpts / setData); nothing is rebuilt.
     """
 
     HALF_MIDDLE = 0.5     # the bar occupies [-0.3, 0.3]; the middle region is [-0.5, LABEL_X]
     LABEL_X = 0.55
+    MIN_MIDDLE_PX = 60.0  # the bar and its leaders keep at least this many pixels; labels wrap to the rest
 
     def __init__(self, plot: pg.PlotItem, width: float = 0.6):
         self.plot = plot
@@ -64,26 +65,30 @@ class StackedBar:
         self.relayout()
 
     def relayout(self, *_) -> None:
-        """Spread the labels for the current plot size (name and value on one line when the plot is too low
-        for two), then fit the x range."""
+        """Word-wrap each label to the room right of the bar (name and value on one line when the plot is too
+        low for two), spread the labels by their measured heights so none overlaps, then fit the x range."""
         if not hasattr(self, "_given"):
             return
         label_texts, y_max = self._given
         n = len(self.names)
-        lines = max((t.count("\n") + 1 for t in label_texts), default=1)
         mids = self.bottoms + self.values / 2
         vb_h = max(self.plot.getViewBox().height(), 120.0)
-        line_px = QtGui.QFontMetrics(font()).lineSpacing()
-        if n * (lines * line_px + 4) > 0.95 * vb_h:   # too low for two-line labels: name and value on one line
-            label_texts = [t.replace("\n", " ") for t in label_texts]
-            lines = 1
-        self._full_texts = list(label_texts)
-        gap = max(0.06, (lines * line_px + 4) / vb_h) * y_max
-        ys = label_layout.spread_positions(mids, gap=gap, lo=0.5 * gap, hi=y_max - 0.5 * gap)
+        width_px = max(self.plot.getViewBox().width(), 120.0)
+        metrics = QtGui.QFontMetricsF(font())
+        room = max(min(width_px * 0.62, width_px - self.left_px - self.MIN_MIDDLE_PX) - 16.0, 50.0)
+        texts = [self._wrapped(t, metrics, room) for t in label_texts]
+        heights = [label_layout.measure(t, font())[1] for t in texts]
+        if sum(heights) + 2 * n > 0.95 * vb_h:   # too low for two-line labels: name and value on one line
+            texts = [self._wrapped(t.replace("\n", " "), metrics, room) for t in label_texts]
+            heights = [label_layout.measure(t, font())[1] for t in texts]
+        self._full_texts = texts
+        ys = label_layout.spread_by_size(mids, np.asarray(heights) / vb_h * y_max, pad=2.0 / vb_h * y_max,
+                                         lo=0.0, hi=y_max)
         leader_x, leader_y = [], []
         for i, item in enumerate(self.labels):
             if i < n:
-                item.setText(label_texts[i])
+                if item.toPlainText() != texts[i]:
+                    item.setText(texts[i])
                 item.setColor(theme.plot_text_color())
                 item.setPos(self.label_x, ys[i])
                 item.setVisible(True)
@@ -94,21 +99,29 @@ class StackedBar:
         self.leaders.setData(np.asarray(leader_x, float), np.asarray(leader_y, float))
         self.fit_x_range()
 
+    @staticmethod
+    def _wrapped(text: str, metrics: QtGui.QFontMetricsF, room: float) -> str:
+        """Each line of `text` word-wrapped to `room` pixels (a label wraps; it is never elided)."""
+        out: list[str] = []
+        for line in text.split("\n"):
+            words = line.split(" ")
+            current = words[0]
+            for word in words[1:]:
+                if metrics.horizontalAdvance(current + " " + word) <= room:
+                    current += " " + word
+                else:
+                    out.append(current)
+                    current = word
+            out.append(current)
+        return "\n".join(out)
+
     def fit_x_range(self, *_) -> None:
-        """Set the x range so the bar and its side labels fit the current view width; on a narrow plot the
-        labels' lines are elided to the room right of the bar (the hover gives them in full)."""
+        """Set the x range so the bar and its (wrapped) side labels fit the current view width."""
         width_px = max(self.plot.getViewBox().width(), 120.0)
-        metrics = QtGui.QFontMetrics(font())
-        room = max(width_px * 0.62 - 16.0, 50.0)
-        widest = 0.0
-        for item, text in zip(self.labels, getattr(self, "_full_texts", []), strict=False):
-            lines = [metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, int(room)) for line in text.split("\n")]
-            if item.toPlainText() != "\n".join(lines):
-                item.setText("\n".join(lines))
-            widest = max(widest, *(metrics.horizontalAdvance(line) for line in lines))
+        widest = max((label_layout.measure(t, font())[0] for t in getattr(self, "_full_texts", [])), default=0.0)
         self._right_px = widest + 16.0
         middle_units = self.HALF_MIDDLE + self.label_x
-        middle_px = max(width_px - self.left_px - self._right_px, 60.0)
+        middle_px = max(width_px - self.left_px - self._right_px, self.MIN_MIDDLE_PX)
         ppu = min(middle_px / middle_units, 220.0)  # pixels per unit: the bar is at most ~130 px wide
         x_min = -self.HALF_MIDDLE - self.left_px / ppu
         x_max = x_min + width_px / ppu

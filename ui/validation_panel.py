@@ -77,7 +77,7 @@ class ValidationPanel(QtWidgets.QWidget):
             "Efficiency set", "Assumption set the runs are predicted with: default (resources/assumptions.toml) "
             "or calibrated (written by `trinity-desktop validate --fit`)", [("default", "default")])
         self.set_combo.currentIndexChanged.connect(lambda _i: self.choose_set(self.set_combo.currentData()))
-        self.summary = QtWidgets.QLabel("Computing the published runs…")
+        self.summary = QtWidgets.QLabel("Computing the published runs")
         self.summary.setObjectName("ValidationSummary")
         self.summary.setFont(pw.font(12))
         self.summary.setWordWrap(True)
@@ -194,7 +194,7 @@ class ValidationPanel(QtWidgets.QWidget):
     def choose_set(self, name: str) -> None:
         self.set_name = name
         self._requested = name
-        self.summary.setText(f"Computing the published runs with the {name} set…")
+        self.summary.setText(f"Computing the published runs with the {name} set")
         if not self._closed:
             self._executor.submit(self._work, name)
 
@@ -267,7 +267,7 @@ class ValidationPanel(QtWidgets.QWidget):
             self.total_bars.setOpts(x0=[], y=[], width=[])
             self.first_bars.setOpts(x0=[], y=[], width=[])
             self.bar_plot.getAxis("left").setTicks([[]])
-            self.bar_note.setText("Computing the current scenario's bands… (or hidden: View ▸ Uncertainty bands)")
+            self.bar_note.setText("Computing the current scenario's bands (or hidden: View ▸ Uncertainty bands)")
             return
         ranked = sorted(u.sensitivity, key=lambda k: u.sensitivity[k][1])  # largest at the top
         y = np.arange(len(ranked), dtype=float)

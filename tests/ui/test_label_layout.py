@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6 import QtWidgets
@@ -78,3 +79,30 @@ def test_obstacles_far_outside_or_not_finite_cost_nothing():
     assert boxes["a"] == (108.0, 90.0, 158.0, 110.0)
     blocked = place([Label("b", 50, 20, ((100.0, 145.0),))], BOUNDS, [far])
     assert blocked["b"] is None
+
+
+def test_spread_by_size_keeps_labels_of_different_heights_apart_and_inside():
+    """Labels of different heights (a wrapped one is taller) never overlap, keep their order and stay inside."""
+    from trinity_desktop.ui.label_layout import spread_by_size
+
+    centres = np.array([5.0, 5.1, 5.2, 0.5])
+    sizes = np.array([1.0, 2.0, 1.0, 1.0])
+    ys = spread_by_size(centres, sizes, pad=0.1, lo=0.0, hi=10.0)
+    order = np.argsort(centres, kind="stable")
+    s, h = ys[order], sizes[order]
+    assert np.all(s[1:] - h[1:] / 2 >= s[:-1] + h[:-1] / 2 + 0.1 - 1e-12)
+    assert np.all(ys - sizes / 2 >= -1e-12) and np.all(ys + sizes / 2 <= 10.0 + 1e-12)
+    assert ys[3] == 0.5  # an isolated label stays at its segment
+    top = spread_by_size(np.array([9.8, 9.9]), np.array([1.0, 1.0]), pad=0.0, lo=0.0, hi=10.0)
+    assert top.tolist() == [8.5, 9.5]  # pushed down from the top edge
+
+
+def test_thinned_tick_levels_are_disjoint_coarse_first_and_cover_every_tick():
+    from trinity_desktop.ui.label_layout import thinned_tick_levels
+
+    ticks = [(float(i), f"stage {i}") for i in range(34)]
+    levels = thinned_tick_levels(ticks)
+    flat = [t for level in levels for t in level]
+    assert sorted(flat) == sorted(ticks) and len(flat) == len(ticks)   # every tick once
+    assert [t[0] for t in levels[0]] == [0.0, 16.0, 32.0]              # the first (always drawn) level is sparse
+    assert thinned_tick_levels([(0.5, "1")]) == [[(0.5, "1")]]
