@@ -23,6 +23,9 @@ class DockSpec:
     citations: tuple[str, ...] = ()  # reference keys the panel's formulas rest on (References dock)
     min_size: tuple[int, int] = (360, 260)  # the smallest panel that still tells its message (slides, audit)
     tab: str = ""        # the short name on its tab (readable whole at 1366 px); the title is its tooltip
+    # the second seed's views: closed in a folded layout (fewer than four centre groups, e.g. a 1366 x 768
+    # laptop), where their tabs would not read whole; View ▸ and the example decks open them
+    secondary: bool = False
 
     @property
     def tab_title(self) -> str:
@@ -191,25 +194,25 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("validation", "Validation", _validation, "bottom-right",
              citations=("pipedream-1f1b", "korthikanti2022", "mt-nlg", "llama3-herd", "saltelli2010")),
     DockSpec("retrieval", "Vector search tiers", _scale_panel("retrieval_panel", "RetrievalPanel"), "bottom-left", tab="Vector search",
-             citations=("hnsw", "jegou2011-pq", "diskann", "pgvector", "supabase-pgvector-hnsw", "rivestack-pgvector-bench")),
+             citations=("hnsw", "jegou2011-pq", "diskann", "pgvector", "supabase-pgvector-hnsw", "rivestack-pgvector-bench"), secondary=True),
     DockSpec("memory_wall", "Memory wall over time", _scale_panel("memory_wall_panel", "MemoryWallPanel"), "bottom-right",
              tab="Memory wall",
-             citations=("gholami2024-memory-wall",)),
+             citations=("gholami2024-memory-wall",), secondary=True),
     DockSpec("batch_law", "Tokens per step", _scale_panel("batch_law_panel", "BatchLawPanel"), "top-right",
-             citations=("deepseek-llm", "llama1", "llama2", "llama3-herd", "deepseek-v2", "deepseek-v3")),
+             citations=("deepseek-llm", "llama1", "llama2", "llama3-herd", "deepseek-v2", "deepseek-v3"), secondary=True),
     DockSpec("test_time", "Test-time compute", _scale_panel("test_time_panel", "TestTimePanel"), "top-left",
-             citations=("deepseek-r1", "snell2024-test-time")),
+             citations=("deepseek-r1", "snell2024-test-time"), secondary=True),
     DockSpec("quant_quality", "Quantisation quality", _quant_quality, "top-left",
              citations=("llamacpp-quantize-readme", "ggml-common", "gptq", "awq", "qlora", "nvfp4", "ocp-mx",
-                        "kurtic2024")),
+                        "kurtic2024"), secondary=True),
     DockSpec("edge_arch", "Edge architectures", _edge_arch, "top-right",
              citations=("transformers-lfm2-docs", "lfm2-config-350m", "lfm2-config-1.2b", "llama32-model-card",
-                        "roofline")),
+                        "roofline"), secondary=True),
     DockSpec("edge_matrix", "Edge matrix", _edge_matrix, "bottom-left",
-             citations=("ggml-common", "llama32-model-card", "jetson-orin-nano-super", "jedec-ddr5", "roofline")),
+             citations=("ggml-common", "llama32-model-card", "jetson-orin-nano-super", "jedec-ddr5", "roofline"), secondary=True),
     DockSpec("routing", "Edge-cloud routing", _routing, "bottom-right", tab="Routing",
-             citations=("routellm", "hybrid-llm", "neurosurgeon", "huang2012-lte")),
-    DockSpec("claims", "Claims", _claims, "bottom-right", citations=("fan2026-trinity", "ggml-common")),
+             citations=("routellm", "hybrid-llm", "neurosurgeon", "huang2012-lte"), secondary=True),
+    DockSpec("claims", "Claims", _claims, "bottom-right", citations=("fan2026-trinity", "ggml-common"), secondary=True),
 )
 
 CENTRE_GROUPS = ("top-left", "top-right", "bottom-left", "bottom-right")

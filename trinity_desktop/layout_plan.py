@@ -33,6 +33,11 @@ class LayoutPlan:
     rows: int                   # centre tab groups stacked (1 or 2)
     controls_width: int
 
+    @property
+    def folded(self) -> bool:
+        """Fewer than the four centre tab groups: the groups hold more tabs than their bars show whole."""
+        return self.columns * self.rows < 4
+
     def group(self, position: str) -> str:
         """The tab group a dock registered for `position` goes to in this plan ("left" stays "left")."""
         if position == "left":

@@ -129,6 +129,10 @@ class MainWindow(QtWidgets.QMainWindow):
                 leaders[position] = dock
         for position, dock in followers:
             self.tabifyDockWidget(leaders[position], dock)
+        if self.layout_plan.folded:   # a small screen: the secondary docks wait in the View menu
+            for spec in DOCKS:
+                if spec.secondary:
+                    self.docks[spec.name].hide()
         for dock in leaders.values():
             dock.raise_()
         self._group_leaders = leaders

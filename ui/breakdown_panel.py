@@ -318,11 +318,11 @@ class BreakdownPanel(QtWidgets.QWidget):
         texts = [f"{theme.label_for(n)}\n{v:.1f} GB" for n, v in zip(names, gb, strict=True)]
         hw = r.scenario.hardware
         cap_text = f"HBM {cap_gb:.0f} GB"
-        need_text = f"✗ needs {total_gb:.1f} GB"
+        need_text = f"✗ needs\n{total_gb:.1f} GB"   # two short lines: the bar's labels keep the width
         metrics = QtGui.QFontMetrics(pw.font(bold=True))
         live_w = max((metrics.horizontalAdvance(line) for line in self._live_label_text().split("\n")), default=0)
-        self.memory_bar.left_px = max(metrics.horizontalAdvance(cap_text), live_w + 12,
-                                      0 if r.fits else metrics.horizontalAdvance(need_text)) + 24.0
+        need_w = max(metrics.horizontalAdvance(line) for line in need_text.split("\n"))
+        self.memory_bar.left_px = max(metrics.horizontalAdvance(cap_text), live_w + 12, 0 if r.fits else need_w) + 24.0
         self.memory_plot.setYRange(0, y_max, padding=0)
         self.memory_bar.update(names, gb, texts, y_max)
         label_x = -self.memory_bar.width / 2 - 0.05
