@@ -13,3 +13,26 @@ def stack_direction(width: int, height: int) -> QtWidgets.QBoxLayout.Direction:
     tall), stacked otherwise."""
     wide = width >= 1.25 * height or (width >= SIDE_BY_SIDE_FROM_PX and width >= height)
     return QtWidgets.QBoxLayout.Direction.LeftToRight if wide else QtWidgets.QBoxLayout.Direction.TopToBottom
+
+
+def frame_panel(panel: QtWidgets.QWidget, controls, title: QtWidgets.QLabel, plots: QtWidgets.QBoxLayout,
+                caption: QtWidgets.QLabel) -> None:
+    """A seed panel's frame, top to bottom: its controls (a layout, or None), the finding as its title, the
+    plots (side by side or stacked, `restack`) and the caption."""
+    layout = QtWidgets.QVBoxLayout(panel)
+    layout.setContentsMargins(4, 4, 4, 4)
+    if controls is not None:
+        layout.addLayout(controls)
+    layout.addWidget(title)
+    layout.addLayout(plots, 1)
+    layout.addWidget(caption)
+
+
+def restack(panel: QtWidgets.QWidget, plots: QtWidgets.QBoxLayout) -> bool:
+    """Lay the plots side by side or stacked for the panel's size (`stack_direction`); True when it changed."""
+    direction = stack_direction(panel.width(), panel.height())
+    if plots.direction() == direction:
+        return False
+    plots.setDirection(direction)
+    return True
+

@@ -23,7 +23,7 @@ from trinity_desktop.model.views.edge_arch import (
 from trinity_desktop.model.views.split import edge_devices
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
-from trinity_desktop.ui.chart_layout import stack_direction
+from trinity_desktop.ui.chart_layout import frame_panel, restack
 from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.wrap_layout import control_row
 
@@ -141,19 +141,12 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.plots = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         self.plots.addWidget(self.speed_widget, 3)
         self.plots.addWidget(self.state_widget, 2)
-        layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(controls)
-        layout.addWidget(self.title)
-        layout.addLayout(self.plots, 1)
-        layout.addWidget(self.caption)
+        frame_panel(self, controls, self.title, self.plots, self.caption)
         self.refresh()
 
     def resizeEvent(self, event):  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        direction = stack_direction(self.width(), self.height())
-        if self.plots.direction() != direction:
-            self.plots.setDirection(direction)
+        restack(self, self.plots)
 
     def update_results(self, results: Results) -> None:
         """The scenario's efficiencies apply to the device's peak and bandwidth."""

@@ -17,7 +17,7 @@ from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.quant_quality import quality_curve
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
-from trinity_desktop.ui.chart_layout import stack_direction
+from trinity_desktop.ui.chart_layout import frame_panel, restack
 from trinity_desktop.ui.point_labels import PointLabels
 
 QUIET = theme.FALLBACK_COLOR
@@ -149,18 +149,12 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.plots = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         self.plots.addWidget(self.quality_widget, 3)
         self.plots.addWidget(self.bits_widget, 2)
-        layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(self.title)
-        layout.addLayout(self.plots, 1)
-        layout.addWidget(self.caption)
+        frame_panel(self, None, self.title, self.plots, self.caption)
 
     def resizeEvent(self, event):  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        direction = stack_direction(self.width(), self.height())
-        if self.plots.direction() != direction:
-            self.plots.setDirection(direction)
-            stacked = direction == QtWidgets.QBoxLayout.Direction.TopToBottom
+        if restack(self, self.plots):
+            stacked = self.plots.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
             self.plots.setStretch(0, 1 if stacked else 3)   # stacked: the twelve bars get the taller share
             self.plots.setStretch(1, 2)
 

@@ -17,7 +17,7 @@ from trinity_desktop.model.views.routing import CLOUD_BATCH, routing
 from trinity_desktop.model.views.split import edge_devices, networks
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
-from trinity_desktop.ui.chart_layout import stack_direction
+from trinity_desktop.ui.chart_layout import frame_panel, restack
 from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.wrap_layout import control_row
 
@@ -103,19 +103,12 @@ class RoutingPanel(QtWidgets.QWidget):
         self.plots = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         self.plots.addWidget(self.lat_widget, 1)
         self.plots.addWidget(self.cost_widget, 1)
-        layout = QtWidgets.QVBoxLayout(self)
-        layout.setContentsMargins(4, 4, 4, 4)
-        layout.addLayout(controls)
-        layout.addWidget(self.title)
-        layout.addLayout(self.plots, 1)
-        layout.addWidget(self.caption)
+        frame_panel(self, controls, self.title, self.plots, self.caption)
         self.refresh()
 
     def resizeEvent(self, event):  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        direction = stack_direction(self.width(), self.height())
-        if self.plots.direction() != direction:
-            self.plots.setDirection(direction)
+        restack(self, self.plots)
 
     def update_results(self, results: Results) -> None:
         """The cloud side follows the current scenario when it is an inference deployment."""
