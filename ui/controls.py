@@ -23,8 +23,7 @@ from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.inputs.assumptions import SETS, efficiency_of
 from trinity_desktop.model.inputs.scenario import MAX_CONTEXT_TOKENS, RECOMPUTE
-from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
+from trinity_desktop.ui import named_combo, theme
 
 KINDS = (("train", "Training step"), ("prefill", "Inference: prefill"), ("decode", "Inference: decode"))
 
@@ -186,7 +185,7 @@ class ScenarioControls(QtWidgets.QWidget):
         combo = QtWidgets.QComboBox()
         # long entries (preset names, technique modes) must not widen the column: the list shows them in full
         combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        combo.setItemDelegate(pw.FullNameDelegate(combo))
+        combo.setItemDelegate(named_combo.FullNameDelegate(combo))
         combo.setToolTip(tip)
         combo.setAccessibleName(label)
         combo.currentIndexChanged.connect(lambda _i, f=field, c=combo: self._emit({f: c.currentData()}))
@@ -308,8 +307,8 @@ class ScenarioControls(QtWidgets.QWidget):
 def add_named(combo: QtWidgets.QComboBox, name: str, data) -> None:
     """An item shown by its short name ("AMD Instinct MI300X"), the full one ("... (OAM)") in the list and
     the hover (plot_widgets.FullNameDelegate)."""
-    combo.addItem(pw.short_name(name), data)
-    combo.setItemData(combo.count() - 1, name, pw.FULL_NAME_ROLE)
+    combo.addItem(named_combo.short_name(name), data)
+    combo.setItemData(combo.count() - 1, name, named_combo.FULL_NAME_ROLE)
     combo.setItemData(combo.count() - 1, name, QtCore.Qt.ItemDataRole.ToolTipRole)
 
 
@@ -319,7 +318,7 @@ def fit_to_items(combo: QtWidgets.QComboBox) -> None:
     metrics = QtGui.QFontMetrics(combo.font())
     texts = [combo.itemText(i) for i in range(combo.count())]
     combo.setMinimumContentsLength(max([10] + [len(t) + 1 for t in texts]))
-    fulls = [combo.itemData(i, pw.FULL_NAME_ROLE) or combo.itemText(i) for i in range(combo.count())]
+    fulls = [combo.itemData(i, named_combo.FULL_NAME_ROLE) or combo.itemText(i) for i in range(combo.count())]
     combo.view().setMinimumWidth(max([0] + [metrics.horizontalAdvance(t) for t in fulls]) + 40)
 
 

@@ -21,8 +21,8 @@ from trinity_desktop.model.views.edge_arch import (
     edge_arch_curves,
 )
 from trinity_desktop.model.views.split import edge_devices
+from trinity_desktop.ui import named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.chart_layout import frame_panel, restack
 from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.wrap_layout import control_row
@@ -66,14 +66,14 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.curves = None
         self.efficiency = None
         devices = edge_devices()
-        self.device_combo = pw.labelled_combo("Device", "Edge device the stacks decode on (edge.toml)",
+        self.device_combo = named_combo.labelled_combo("Device", "Edge device the stacks decode on (edge.toml)",
                                               [(d.name, k) for k, d in devices.items()])
         self.device_combo.setCurrentIndex(list(devices).index(DEFAULT_DEVICE))
-        self.format_combo = pw.labelled_combo("Weights", "Weight format as stored (effective bits per weight)",
+        self.format_combo = named_combo.labelled_combo("Weights", "Weight format as stored (effective bits per weight)",
                                               [(f, f) for f in FORMATS if f in WEIGHT_FORMATS], min_chars=6)
         self.format_combo.setCurrentIndex(FORMATS.index("q4_k"))
         stacks = block_stacks()
-        self.hybrid_combo = pw.labelled_combo("Hybrid", "LFM2 model (10 gated short-conv + 6 attention blocks)",
+        self.hybrid_combo = named_combo.labelled_combo("Hybrid", "LFM2 model (10 gated short-conv + 6 attention blocks)",
                                               [(stacks[k].name, k) for k in HYBRIDS], min_chars=9)
         self.hybrid_combo.setCurrentIndex(HYBRIDS.index(HYBRID))
         for combo in (self.device_combo, self.format_combo, self.hybrid_combo):

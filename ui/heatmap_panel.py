@@ -18,14 +18,14 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.formulas.pressure import RESOURCES
 from trinity_desktop.model.views.workloads import WorkloadRow
-from trinity_desktop.ui import findings, theme
+from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.units import fmt_seconds
 
 NA_VALUE = -1.0
 FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour, visible on cividis
 TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
-NAME_SPLITS = (*pw.NAME_DETAIL, ": ")   # a workload's short name is what comes before its detail
+NAME_SPLITS = (*named_combo.NAME_DETAIL, ": ")   # a workload's short name is what comes before its detail
 
 
 def row_heat(values: np.ndarray) -> np.ndarray:
@@ -40,7 +40,7 @@ def row_heat(values: np.ndarray) -> np.ndarray:
 
 def short_workload_name(name: str) -> str:
     """'GPT-3 175B, Korthikanti et al. Table 3' -> 'GPT-3 175B' (the hover gives the full name)."""
-    return pw.short_name(name, NAME_SPLITS)
+    return named_combo.short_name(name, NAME_SPLITS)
 
 
 def tick_name(name: str, lines: int, width_px: int, metrics: QtGui.QFontMetrics) -> str:

@@ -27,7 +27,7 @@ from trinity_desktop.model import Results, Scenario
 from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import AXES, plan_training
 from trinity_desktop.model.search.serving_planner import plan_serving
-from trinity_desktop.ui import findings, label_layout, theme
+from trinity_desktop.ui import findings, label_layout, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.pareto_bars import ParetoBars
 from trinity_desktop.ui.planner_search import (
@@ -73,9 +73,9 @@ class PlannerPanel(QtWidgets.QWidget):
         self.signals.finished.connect(self._finished)
         self.signals.failed.connect(self._failed)
 
-        self.x_combo = pw.labelled_combo("Map x axis", "Layout axis across the map",
+        self.x_combo = named_combo.labelled_combo("Map x axis", "Layout axis across the map",
                                          [(AXIS_LABELS[a], a) for a in AXES], 8)
-        self.y_combo = pw.labelled_combo("Map y axis", "Layout axis up the map", [(AXIS_LABELS[a], a) for a in AXES], 8)
+        self.y_combo = named_combo.labelled_combo("Map y axis", "Layout axis up the map", [(AXIS_LABELS[a], a) for a in AXES], 8)
         self.x_combo.setCurrentIndex(AXES.index("pp"))
         self.y_combo.setCurrentIndex(AXES.index("tp"))
         for combo in (self.x_combo, self.y_combo):

@@ -17,7 +17,7 @@ from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.on_device import BITS, DEFAULT_TARGET_S, SMALL_MODELS, on_device_table
 from trinity_desktop.model.views.split import edge_devices
-from trinity_desktop.ui import findings, theme
+from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
@@ -161,7 +161,7 @@ class QuantisationPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ widgets
     def _combo(self, name: str, tip: str, items) -> QtWidgets.QComboBox:
-        return pw.labelled_combo(name, tip, items, 14)
+        return named_combo.labelled_combo(name, tip, items, 14)
 
     def _bar_label(self, plot: pg.PlotItem) -> pg.TextItem:
         item = pw.label_item("", size=11)

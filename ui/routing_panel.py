@@ -15,8 +15,8 @@ from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.routing import CLOUD_BATCH, routing
 from trinity_desktop.model.views.split import edge_devices, networks
+from trinity_desktop.ui import named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.chart_layout import frame_panel, restack
 from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.wrap_layout import control_row
@@ -45,12 +45,12 @@ class RoutingPanel(QtWidgets.QWidget):
         self.current = None
         self.split_position: float | None = None
         devs = edge_devices()
-        self.device_combo = pw.labelled_combo("Device", "Edge device that answers the routed queries",
+        self.device_combo = named_combo.labelled_combo("Device", "Edge device that answers the routed queries",
                                               [(d.name, k) for k, d in devs.items()])
-        self.model_combo = pw.labelled_combo("Small model", "Model on the device (Q4_K weights)",
+        self.model_combo = named_combo.labelled_combo("Small model", "Model on the device (Q4_K weights)",
                                              [(model_presets()[k].name, k) for k in SMALL_MODELS], min_chars=8)
         self.model_combo.setCurrentIndex(1)
-        self.network_combo = pw.labelled_combo("Network", "Uplink and round trip to the cloud (edge.toml)",
+        self.network_combo = named_combo.labelled_combo("Network", "Uplink and round trip to the cloud (edge.toml)",
                                                [(n.name, k) for k, n in networks().items()], min_chars=8)
         self.network_combo.setCurrentIndex(list(networks()).index("4g"))
         for combo in (self.device_combo, self.model_combo, self.network_combo):

@@ -12,8 +12,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.ui import named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import theme
 from trinity_desktop.ui.wrap_layout import control_row
 
 HOVER_PX = 24.0      # a point is hovered within this many pixels
@@ -193,6 +193,6 @@ def set_log_data(item: pg.PlotDataItem, xs, ys) -> None:
 
 
 def combo(name: str, tip: str, items, on_change: Callable[[object], None], min_chars: int = 8) -> QtWidgets.QComboBox:
-    box = pw.labelled_combo(name, tip, items, min_chars=min_chars)
+    box = named_combo.labelled_combo(name, tip, items, min_chars=min_chars)
     box.currentIndexChanged.connect(lambda _i: on_change(box.currentData()))
     return box

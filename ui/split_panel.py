@@ -25,7 +25,7 @@ from trinity_desktop.model.views.split import (
     optimal_split,
     split_table,
 )
-from trinity_desktop.ui import findings, theme
+from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
@@ -190,7 +190,7 @@ class SplitPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ widgets
     def _combo(self, name: str, tip: str, items) -> QtWidgets.QComboBox:
-        return pw.labelled_combo(name, tip, items, 12)
+        return named_combo.labelled_combo(name, tip, items, 12)
 
     def _set_legend(self) -> None:
         def sq(color: str, text: str) -> str:

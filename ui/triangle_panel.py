@@ -20,7 +20,7 @@ from PySide6 import QtCore, QtWidgets
 from trinity_desktop.model import Results, ValidationError, barycentric, evaluate
 from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.model.views.workloads import WorkloadRow, evaluate_library
-from trinity_desktop.ui import findings, theme
+from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.technique_list import TechniqueList
 from trinity_desktop.ui.triangle_labels import CORNERS, SQRT3_2, TriangleLabels
@@ -63,7 +63,7 @@ def marker_size(gpu_s: float) -> float:
 def _short(name: str, width: int = 26) -> str:
     """A marker's label: the workload's short name (before its detail), wrapped to `width` characters a line;
     whole words, never cut (the hover gives the full name)."""
-    return "\n".join(textwrap.wrap(pw.short_name(name, (*pw.NAME_DETAIL, ": ")), width, break_long_words=False))
+    return "\n".join(textwrap.wrap(named_combo.short_name(name, (*named_combo.NAME_DETAIL, ": ")), width, break_long_words=False))
 
 
 class TrianglePanel(QtWidgets.QWidget):

@@ -24,7 +24,7 @@ from trinity_desktop.model.inputs.presets import references
 from trinity_desktop.model.search.uncertainty import Uncertainty
 from trinity_desktop.model.search.validation import published_runs, run_rows
 from trinity_desktop.model.step.evaluation import Results
-from trinity_desktop.ui import findings, theme
+from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.units import fmt_seconds
 
@@ -73,7 +73,7 @@ class ValidationPanel(QtWidgets.QWidget):
         self.source_names = {r.source: (source_label(refs[r.source]) if r.source in refs else r.source)
                              for r in runs}
 
-        self.set_combo = pw.labelled_combo(
+        self.set_combo = named_combo.labelled_combo(
             "Efficiency set", "Assumption set the runs are predicted with: default (resources/assumptions.toml) "
             "or calibrated (written by `trinity-desktop validate --fit`)", [("default", "default")])
         self.set_combo.currentIndexChanged.connect(lambda _i: self.choose_set(self.set_combo.currentData()))
