@@ -53,23 +53,24 @@ def infer_step_at(scenario: Scenario, **axes) -> InferStep:
     return inference_step(scenario.model, scenario.hardware, infer_inputs(scenario).replace(**axes))
 
 
-def train_step_of(scenario: Scenario, fresh: bool = False) -> TrainStep:
-    """The training step of a training scenario, computed once for every view of it (`_RECENT_STEPS`);
-    `fresh` computes it again (what `evaluate` does) and remembers it."""
+def _step_of(step, inputs_of, scenario: Scenario, fresh: bool):
+    """A scenario's step, computed once for every view of it (`_RECENT_STEPS`); `fresh` computes it again."""
     known = None if fresh else _recent_step(scenario)
     if known is None:
-        known = _run_step(training_step, scenario.model, scenario.hardware, train_inputs(scenario))
+        known = _run_step(step, scenario.model, scenario.hardware, inputs_of(scenario))
         _remember_step(scenario, known)
     return known
+
+
+def train_step_of(scenario: Scenario, fresh: bool = False) -> TrainStep:
+    """The training step of a training scenario, computed once for every view of it; `fresh` computes it
+    again (what `evaluate` does) and remembers it."""
+    return _step_of(training_step, train_inputs, scenario, fresh)
 
 
 def infer_step_of(scenario: Scenario, fresh: bool = False) -> InferStep:
-    """The inference step of an inference scenario, computed once for every view of it (`_RECENT_STEPS`);
-    `fresh` computes it again (what `evaluate` does) and remembers it."""
-    known = None if fresh else _recent_step(scenario)
-    if known is None:
-        known = _run_step(inference_step, scenario.model, scenario.hardware, infer_inputs(scenario))
-        _remember_step(scenario, known)
-    return known
+    """The inference step of an inference scenario, computed once for every view of it; `fresh` computes it
+    again (what `evaluate` does) and remembers it."""
+    return _step_of(inference_step, infer_inputs, scenario, fresh)
 
 
