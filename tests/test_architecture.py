@@ -144,6 +144,23 @@ def test_import_contracts_catch_a_qt_import_in_model(tmp_path):
     assert "BROKEN" in result.stdout and "_contract_probe" in result.stdout, _describe(result)
 
 
+def test_every_panel_is_in_the_independence_contract():
+    """A new ui/*_panel.py module joins the panels' independence contract (they meet only via the window)."""
+    contract = next(c for c in PYPROJECT["tool"]["importlinter"]["contracts"] if c["type"] == "independence")
+    panels = {f"trinity_desktop.ui.{p.stem}" for p in (ROOT / "ui").glob("*_panel.py")}
+    assert panels == set(contract["modules"])
+
+
+def test_import_contracts_catch_a_panel_importing_another(tmp_path):
+    """The independence contract is not vacuous: one panel importing another breaks it."""
+    src = stage_package(tmp_path / "src")
+    probe = src / "trinity_desktop" / "ui" / "split_panel.py"
+    probe.write_text(probe.read_text() + "\nfrom trinity_desktop.ui import routing_panel  # noqa\n")
+    result = _lint_imports(src)
+    assert result.returncode != 0, _describe(result)
+    assert "BROKEN" in result.stdout and "independent" in result.stdout, _describe(result)
+
+
 # --- ruff --------------------------------------------------------------------------------------------
 
 

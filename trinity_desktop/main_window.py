@@ -22,6 +22,7 @@ from trinity_desktop.shortcuts import ShortcutsOverlay
 from trinity_desktop.status_bar import StatusSummary
 from trinity_desktop.store import ScenarioStore
 from trinity_desktop.talk import TalkController
+from trinity_desktop.ui import panel_protocol as pp
 from trinity_desktop.ui.bands import install as install_bands
 from trinity_desktop.ui.controls import ScenarioControls
 from trinity_desktop.ui.panel_problem import update_or_explain
@@ -193,36 +194,36 @@ class MainWindow(QtWidgets.QMainWindow):
             if current_theme() != "light":
                 restyle_plots(panel)
             bands = getattr(self, "bands", None)
-            if bands is not None and hasattr(panel, "set_bands"):
+            if bands is not None and isinstance(panel, pp.BandsView):
                 panel.set_bands(bands.current)
 
     def _wire(self, name: str, panel: QtWidgets.QWidget) -> None:
         """Connect a panel to the store by the methods and signals it offers (panels never see the store),
         and to the panels already built (splitChanged, stageFocused)."""
-        if not hasattr(panel, "update_results"):
+        if not isinstance(panel, pp.ResultsView):
             self._stale.discard(name)
-        if hasattr(panel, "set_hardware_choices"):
+        if isinstance(panel, pp.HardwareChoicesView):
             panel.set_hardware_choices(self.hardware)
-        if hasattr(panel, "set_focus") and panel is not self.heatmap:
+        if isinstance(panel, pp.FocusView) and panel is not self.heatmap:
             self.store.focusChanged.connect(panel.set_focus)
-        if hasattr(panel, "focusRequested"):
+        if isinstance(panel, pp.FocusSource):
             panel.focusRequested.connect(self.store.set_focus)
-        if hasattr(panel, "editRequested"):
+        if isinstance(panel, pp.EditSource):
             panel.editRequested.connect(lambda change: self.store.edit("Edit from panel", **change))
-        if hasattr(panel, "scenarioRequested"):
+        if isinstance(panel, pp.ScenarioSource):
             panel.scenarioRequested.connect(lambda sc: self.store.set_scenario(sc, "Apply from panel"))
-        if hasattr(panel, "workloadActivated"):
+        if isinstance(panel, pp.WorkloadSource):
             panel.workloadActivated.connect(self.activate_workload)
-        if hasattr(panel, "set_panel_citations"):
+        if isinstance(panel, pp.CitationsView):
             panel.set_panel_citations({s.title: list(s.citations) for s in DOCKS if s.citations})
         for other in self.panels.built().values():
             for source, target in ((panel, other), (other, panel)) if other is not panel else ():
-                if hasattr(source, "splitChanged") and hasattr(target, "set_split_position"):
+                if isinstance(source, pp.SplitSource) and isinstance(target, pp.SplitView):
                     source.splitChanged.connect(target.set_split_position)
                     target.set_split_position(source.optimum_position())
-                if hasattr(source, "stageFocused") and hasattr(target, "show_stage"):
+                if isinstance(source, pp.StageSource) and isinstance(target, pp.StageView):
                     source.stageFocused.connect(target.show_stage)
-        if hasattr(panel, "workloadHovered"):
+        if isinstance(panel, pp.WorkloadHoverSource):
             panel.workloadHovered.connect(lambda key: self.store.set_focus("workload" if key else "", key))
 
     layout_version = LAYOUT_VERSION
@@ -231,7 +232,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def result_panels(self) -> list[QtWidgets.QWidget]:
         """The built panels that draw Results (everything but the controls and the slide list)."""
         return [p for n, p in self.panels.built().items()
-                if hasattr(p, "update_results") and n not in self.EDITING_DOCKS]
+                if isinstance(p, pp.ResultsView) and n not in self.EDITING_DOCKS]
 
     def show_slide_layout(self, slide) -> None:
         """Lay the docks out for a slide: in presentation mode (or for a slide without a saved layout) its
@@ -277,7 +278,7 @@ class MainWindow(QtWidgets.QMainWindow):
         dock = self.docks[name]
         if dock.isVisible() and not dock.visibleRegion().isEmpty():  # not hidden, not behind another tab
             panel = self.panels[name]  # built now if it never was
-            if hasattr(panel, "update_results"):
+            if isinstance(panel, pp.ResultsView):
                 update_or_explain(panel, results)  # a panel that cannot draw says so in place
             self._stale.discard(name)
         else:
@@ -288,7 +289,7 @@ class MainWindow(QtWidgets.QMainWindow):
         panel = self.panels[name]
         if name in self._stale:
             self._stale.discard(name)
-            if hasattr(panel, "update_results"):
+            if isinstance(panel, pp.ResultsView):
                 update_or_explain(panel, self.store.results)
             self._restyle_for_theme(root=panel)
 

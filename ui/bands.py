@@ -23,6 +23,7 @@ from PySide6 import QtCore, QtGui
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.search.uncertainty import DEFAULT_SAMPLES, Uncertainty, propagate
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.panel_protocol import BandsView
 from trinity_desktop.ui.units import fmt_seconds
 
 CACHE_SIZE = 16
@@ -214,7 +215,7 @@ def install(window) -> BandService:
     service.bandsChanged.connect(lambda u: label.setText(range_text(u)))
     def deliver(u) -> None:  # to the panels built so far; a panel built later gets `current` (main window)
         for panel in window.panels.built().values():
-            if hasattr(panel, "set_bands"):
+            if isinstance(panel, BandsView):
                 panel.set_bands(u)
 
     service.bandsChanged.connect(deliver)
