@@ -3,7 +3,11 @@
 KV cache per token = 2 (K and V) · L · n_kv · d_head · bytes (vLLM §3; the scaling book's 2·bytes·H·K·L);
 MLA caches one latent of kv_lora_rank + rope dims per layer (DeepSeek-V2/V3). Each kernel group is
 timed with the roofline, max(FLOPs / achievable peak, bytes / achievable HBM bandwidth) (Williams et al.
-2009), so decode at small batch is bound by reading the weights and the KV cache.
+2009), so decode at small batch is bound by reading the weights and the KV cache. Decode as measured
+(formulas/decode_costs.py): every forward pass also pays a fixed cost per layer and one more per step (kernel
+launch, synchronisation, sampling: "kernel launch and sync", 49 us per group on GPUs), and attention reads the
+paged KV cache at 0.69 of the weight-streaming bandwidth. In MoE decode the dense GEMMs and the routed experts'
+GEMMs are separate kernel groups on the roofline: b tokens touch E(1 - (1 - k/E)^b) of the E experts.
 
 Sliding-window attention (the architecture's own `sliding_window`, Mistral 7B §2: a rolling buffer of W tokens;
 `global_layers` full-attention layers where a model mixes them): a windowed layer keeps and reads at most W
