@@ -183,3 +183,13 @@ def test_llama_cpp_cuda_graphs_rtx_4090_q4_0():
     other than the gpt-fast rows the fixed cost comes from; the roofline alone gives 215 t/s (+46%)."""
     r = evaluate(_decode("rtx-4090", "llama-2-7b", 1, 1, 1, 128, "q4_0", "fp16"))
     assert r.infer["tokens_per_s"] == pytest.approx(146.81, rel=0.12)
+
+
+def test_gpt_fast_bf16_row_implies_its_stated_1700_gb_s():
+    """Consistency: with c from the 8-bit rows, gpt-fast's Llama-2-7B Base row (104.9 tok/s over 13.32 GB per
+    token) leaves 13.32 GB / (1/104.9 - 33 c) = 1.69 TB/s for the bf16 GEMVs; the README states 'peak bandwidth is
+    about 1700 GB/s' for that A100."""
+    c = dc.CUDA_GRAPHS.fixed_per_group_s
+    bytes_per_token = 1397.31e9 / 104.9
+    achieved = bytes_per_token / (1.0 / 104.9 - 33 * c)
+    assert achieved == pytest.approx(1700e9, rel=0.02)
