@@ -69,16 +69,18 @@ def _floats(d: Mapping) -> dict:
 
 # Display names of the inference time parts (`Results.time` keys for prefill and decode).
 PREFILL_TIME_NAMES = {"gemms": "GEMMs (weights)", "attention": "attention", "tp_comm": "TP communication",
-                      "pp_comm": "PP communication", "kv_host": "KV offload (host link)"}
+                      "pp_comm": "PP communication", "kv_host": "KV offload (host link)",
+                      "fixed": "kernel launch and sync"}
 DECODE_TIME_NAMES = {"gemms": "GEMMs (weights)", "attention": "attention (KV reads)", "tp_comm": "TP communication",
-                     "pp_comm": "PP communication", "kv_host": "KV fetch (host link)"}
+                     "pp_comm": "PP communication", "kv_host": "KV fetch (host link)",
+                     "fixed": "kernel launch and sync"}
 
 
 def phase_time(r: InferStep, phase: str) -> dict:
     """One phase's time parts by display name: the pipeline sends where pipelined, the host-link KV transfer
     where offloading (`Results.time` of a prefill or decode scenario)."""
     t, names = (r.prefill_time, PREFILL_TIME_NAMES) if phase == "prefill" else (r.decode_time, DECODE_TIME_NAMES)
-    parts = ["gemms", "attention", "tp_comm"] + ["pp_comm"] * r.piped + ["kv_host"] * r.offloading
+    parts = ["gemms", "attention", "tp_comm"] + ["pp_comm"] * r.piped + ["kv_host"] * r.offloading + ["fixed"]
     return {names[k]: getattr(t, k) for k in parts}
 
 

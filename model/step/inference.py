@@ -3,7 +3,11 @@
 KV cache per token = 2 (K and V) · L · n_kv · d_head · bytes (vLLM §3; the scaling book's 2·bytes·H·K·L);
 MLA caches one latent of kv_lora_rank + rope dims per layer (DeepSeek-V2/V3). Each kernel group is
 timed with the roofline, max(FLOPs / achievable peak, bytes / achievable HBM bandwidth) (Williams et al.
-2009), so decode at small batch is bound by reading the weights and the KV cache.
+2009), so decode at small batch is bound by reading the weights and the KV cache. Decode as measured
+(formulas/decode_costs.py): every forward pass also pays a fixed cost per layer and one more per step (kernel
+launch, synchronisation, sampling: "kernel launch and sync", 49 us per group on GPUs), and attention reads the
+paged KV cache at 0.69 of the weight-streaming bandwidth. In MoE decode the dense GEMMs and the routed experts'
+GEMMs are separate kernel groups on the roofline: b tokens touch E(1 - (1 - k/E)^b) of the E experts.
 
 Sliding-window attention (the architecture's own `sliding_window`, Mistral 7B §2: a rolling buffer of W tokens;
 `global_layers` full-attention layers where a model mixes them): a windowed layer keeps and reads at most W
@@ -52,6 +56,7 @@ from __future__ import annotations
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.comms import allreduce_time, link_for_group, p2p_time
+from trinity_desktop.model.formulas.decode_costs import fixed_time, kv_read_bandwidth, runtime_for
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
 from trinity_desktop.model.formulas.kv_policy import arch_kept, kept_terms, kept_tokens, mean_kept, mean_min
 from trinity_desktop.model.inputs.architecture import Architecture
@@ -82,6 +87,7 @@ class PhaseTime:
     tp_comm: object    # TP all-reduces
     pp_comm: object    # pipeline sends between stages
     kv_host: object    # KV offload (prefill) / fetch (decode) over the host link
+    fixed: object      # kernel launch, synchronisation and sampling: per layer and per step (decode_costs)
 
 
 @record
@@ -162,6 +168,9 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     L, h = arch.layers, arch.hidden
     peak_eff = peak * eff_compute
     bw_eff = hw.hbm_bw * eff_hbm
+    runtime = runtime_for(hw.kind)  # fixed costs and KV-read efficiency as measured (formulas/decode_costs.py)
+    bw_kv = kv_read_bandwidth(hw.hbm_bw, eff_hbm, runtime)
+    slot_fixed = fixed_time(runtime, L, pp) * xp.ones_like(b)  # one forward pass of a stage's L/pp layers
 
     weights_total = arch.params_total() * xp.asarray(weight_bytes, dtype=float)
     weights_gpu = weights_total / (tp * pp)
@@ -217,18 +226,22 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     p_off = xp.maximum(0.0, safe_div(p_host_bytes, host_bw) - (pg + pa))
     # the prompt batch's activations cross each of the pp - 1 stage boundaries once
     p_pp = (pp - 1.0) * p2p_time(tokens * h * act_bytes, bw_pp, al_pp, piped)
-    prefill = pp * (pg + pa + p_tp + p_off) + p_pp
+    prefill = pp * (pg + pa + p_tp + p_off + slot_fixed) + p_pp
 
     # --- decode: one token per sequence at the average context prompt + gen/2 ------------------
     ctx = s + g / 2.0
-    if arch.is_moe:  # expected routed experts touched per layer by b tokens: E(1 - (1 - k/E)^b)
-        touched = 1.0 - (1.0 - arch.experts_per_token / arch.experts) ** b_mb
-        expert_bytes = arch.expert_params() * xp.asarray(weight_bytes, dtype=float) / (tp * pp)
-        weights_read = streamed_gpu - expert_bytes + expert_bytes * touched
-    else:
-        weights_read = streamed_gpu * xp.ones_like(b)
     # one slot: one micro-batch of b_mb sequences through one stage's L/pp layers (per GPU)
     d_gemm_f = 2.0 * W_tok * b_mb / (tp * pp)
+    if arch.is_moe:  # share of the routed experts touched per layer by b tokens: E(1 - (1 - k/E)^b) / E
+        touched = 1.0 - (1.0 - arch.experts_per_token / arch.experts) ** b_mb
+        expert_bytes = arch.expert_params() * xp.asarray(weight_bytes, dtype=float) / (tp * pp)
+        expert_read = expert_bytes * touched
+        # each token multiplies k experts' weights: 2 · (k/E) · expert params FLOPs
+        expert_f = 2.0 * arch.expert_params() * arch.experts_per_token / arch.experts * b_mb / (tp * pp)
+    else:
+        expert_bytes = expert_read = expert_f = 0.0 * b
+    dense_read = (streamed_gpu - expert_bytes) * xp.ones_like(b)
+    weights_read = dense_read + expert_read
 
     def attention(kept):
         """(time, compute part, bandwidth part, host fetch time, KV bytes read, host bytes, FLOPs) of one decode
@@ -242,20 +255,25 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
                              0.0)
         d_attn_f = (L * b_mb * attention_core_flops_per_token(kept, arch.heads, arch.qk_dim, arch.v_dim) / (tp * pp)
                     + dequant_f)
-        return (*_roofline(d_attn_f, kv_read, peak_eff, bw_eff), d_off, kv_read, d_host_bytes, d_attn_f)
+        return (*_roofline(d_attn_f, kv_read, peak_eff, bw_kv), d_off, kv_read, d_host_bytes, d_attn_f)
 
     da, da_c, da_b, d_off, kv_read, d_host_bytes, d_attn_f = attention(kept_at(ctx))
-    dg, dg_c, dg_b = _roofline(d_gemm_f, weights_read, peak_eff, bw_eff)
+    # Each kernel group on its own roofline: the dense GEMMs (attention projections, shared experts, LM head) see
+    # all b tokens, the routed experts' GEMMs see b·k tokens spread over the experts touched, so they turn
+    # compute-bound at a different batch.
+    dd, dd_c, dd_b = _roofline(d_gemm_f - expert_f, dense_read, peak_eff, bw_eff)
+    de, de_c, de_b = _roofline(expert_f, expert_read, peak_eff, bw_eff)
+    dg, dg_c, dg_b = dd + de, dd_c + de_c, dd_b + de_b
     d_tp = L / pp * 2.0 * allreduce_time(tp, b_mb * h * act_bytes, bw_tp, al_tp)
     d_pp = p2p_time(b_mb * h * act_bytes, bw_pp, al_pp, piped)  # the micro-batch to the next stage
-    tpot = pp * (dg + da + d_tp + d_off + d_pp)  # a token passes all pp stages, one slot each
+    tpot = pp * (dg + da + d_tp + d_off + d_pp + slot_fixed)  # a token passes all pp stages, one slot each
     # The request's g decode steps attend to contexts s ... s + g: their attention time is linear in the tokens
     # kept, so the sum is g steps at the mean kept over that range (kv_policy.mean_kept; = kept at s + g/2 for
     # the full cache). One home for the request time: model/views/stages.py draws its decode groups the same way.
     terms = kept_terms(kv_policy, kv_window, kv_sinks, kv_heavy_ratio, razor_retrieval_fraction, arch_window,
                        window_share)
     da_mean, _, _, d_off_mean, _, _, _ = attention(mean_kept(terms, s, s + g))
-    decode_s = g * (pp * (dg + d_tp + da_mean + d_off_mean + d_pp))
+    decode_s = g * (pp * (dg + d_tp + da_mean + d_off_mean + d_pp + slot_fixed))
 
     # Bytes per GPU: over the prefill (the GPU's stage), and per decode step (its n busy slots).
     tp_bytes_prefill = L / pp * 2.0 * 2.0 * (tp - 1.0) / tp * tokens * h * act_bytes
@@ -266,9 +284,11 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     piped_any = bool(xp.any(piped))
     zero = 0.0 * pp
     prefill_time = PhaseTime(gemms=pp * pg, attention=pp * pa, tp_comm=pp * p_tp,
-                             pp_comm=p_pp if piped_any else zero, kv_host=pp * p_off if offloading else zero)
+                             pp_comm=p_pp if piped_any else zero, kv_host=pp * p_off if offloading else zero,
+                             fixed=pp * slot_fixed)
     decode_time = PhaseTime(gemms=pp * dg, attention=pp * da, tp_comm=pp * d_tp,
-                            pp_comm=pp * d_pp if piped_any else zero, kv_host=pp * d_off if offloading else zero)
+                            pp_comm=pp * d_pp if piped_any else zero, kv_host=pp * d_off if offloading else zero,
+                            fixed=pp * slot_fixed)
 
     def links(hbm, tp_bytes, pp_bytes, host) -> LinkBytes:
         return LinkBytes(hbm=hbm, scale_up=xp.where(in_tp, tp_bytes, 0.0) + xp.where(in_pp, pp_bytes, 0.0),
@@ -284,8 +304,9 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
         decode_attention_flops=n_mb * d_attn_f * tp * pp, prefill_time=prefill_time, decode_time=decode_time,
         piped=piped_any, offloading=offloading,
         prefill_flops=(gemm_f + attn_f) * tp * pp, decode_flops=n_mb * (d_gemm_f + d_attn_f) * tp * pp,
-        prefill_shares=((pg_c + pa_c) * pp / prefill, ((pg_b + pa_b + p_tp + p_off) * pp + p_pp) / prefill),
-        decode_shares=((dg_c + da_c) * pp / tpot, (dg_b + da_b + d_tp + d_off + d_pp) * pp / tpot),
+        prefill_shares=((pg_c + pa_c) * pp / prefill,
+                        ((pg_b + pa_b + p_tp + p_off + slot_fixed) * pp + p_pp) / prefill),
+        decode_shares=((dg_c + da_c) * pp / tpot, (dg_b + da_b + d_tp + d_off + d_pp + slot_fixed) * pp / tpot),
         prefill_bytes=links(streamed_gpu + kv_write + kv_prefix_read, tp_bytes_prefill, pp_bytes_prefill,
                             p_host_bytes),
         decode_bytes=links(n_mb * (weights_read + kv_read + d_host_bytes), tp_bytes_decode, pp_bytes_decode,

@@ -14,7 +14,8 @@ forces that share out of HBM: HBM offers at most (1 - f) of the cache and host D
 Effective decode step time (no overlap of transfers with compute, a stated assumption):
     t = t_weights + t_TP + t_attn · placed/needed + Σ_{tier ≠ HBM} [ bytes_tier / (B_tier · η_net)
                                                                    + ceil(bytes_tier / page) · latency_tier ]
-t_weights, t_TP and t_attn are the core's decode roofline terms (`inference.inference_step`, Williams et al.
+t_weights (with the fixed cost per layer and step, formulas/decode_costs.py), t_TP and t_attn are the core's decode
+roofline terms (`inference.inference_step`, Williams et al.
 2009) at a cache of `context` tokens (all KV read from HBM once per step); off-HBM KV is additionally moved
 over its tier's link at the scenario's network efficiency η_net each step. A page is vLLM's block of 16 tokens
 (vllm; memory_tiers.toml) x KV bytes per token per GPU, fetched as one transfer. Every function broadcasts
@@ -121,7 +122,7 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     unplaced = dropped if policy == "spill" else np.zeros(c.shape)
 
     dt = r.decode_time
-    base = np.broadcast_to(dt.gemms + dt.tp_comm + dt.pp_comm, c.shape).astype(float)
+    base = np.broadcast_to(dt.gemms + dt.tp_comm + dt.pp_comm + dt.fixed, c.shape).astype(float)
     attn = np.broadcast_to(dt.attention, c.shape).astype(float)
     attn_per_byte = safe_div(attn, needed)
     eta = sc.efficiency.network

@@ -12,6 +12,7 @@ import pytest
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.formulas.comms import allreduce_bus_factor
+from trinity_desktop.model.formulas.decode_costs import kv_read_bandwidth, runtime_for
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
 from trinity_desktop.model.inputs.presets import hardware_presets, model_presets, workload_library
 from trinity_desktop.model.inputs.scenario import OFFLOAD_CODE
@@ -134,7 +135,8 @@ def test_kv_offload_halves_hbm_kv_and_fetches_over_the_host_link(decode_128k):
     assert after.infer["kv_host_bytes"] == pytest.approx(0.5 * before.memory["kv_cache"], rel=1e-12)
     assert before.bytes_by_link["host"] == 0 and before.infer["kv_host_bytes"] == 0
     # Decode reads the whole cache; half of it first crosses the host link: bytes / (B_host · η_net).
-    kv_read_hbm = before.time["attention (KV reads)"] * H100.hbm_bw * sc.efficiency.hbm  # bandwidth-bound
+    kv_read_hbm = before.time["attention (KV reads)"] * kv_read_bandwidth(H100.hbm_bw, sc.efficiency.hbm,
+                                                                          runtime_for(H100.kind))  # bandwidth-bound
     assert after.bytes_by_link["host"] == pytest.approx(0.5 * kv_read_hbm, rel=1e-9)
     fetch = after.bytes_by_link["host"] / (H100.host_link_bw * sc.efficiency.network)
     assert after.time["KV fetch (host link)"] == pytest.approx(fetch, rel=1e-12)

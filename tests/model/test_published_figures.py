@@ -13,6 +13,7 @@ import pytest
 
 from trinity_desktop.model import Scenario, evaluate
 from trinity_desktop.model.formulas import comms, flops, memory
+from trinity_desktop.model.formulas.decode_costs import CUDA_GRAPHS, KV_READ_RATIO
 from trinity_desktop.model.formulas.memory import RECOMPUTE_FULL, RECOMPUTE_SELECTIVE
 from trinity_desktop.model.inputs import presets
 from trinity_desktop.model.step import inference
@@ -383,7 +384,9 @@ def test_no_bubble_without_pipeline(models, hardware):
 # --- Roofline: decode at batch 1 reads every weight once per token ---------------------------------
 
 def test_decode_batch1_time_is_weight_bytes_over_bandwidth(models, hardware):
-    """Llama-3-8B bf16 on one H100, batch 1, tiny context: TPOT = bytes read / (0.8 · 3.35e12 B/s) ≈ 6 ms.
+    """Llama-3-8B bf16 on one H100, batch 1, tiny context: TPOT = bytes read / (0.8 · 3.35e12 B/s) ≈ 6 ms, plus
+    the fixed cost of its 32 layers and the step, 33 x 49 us = 1.6 ms (gpt-fast's decomposition,
+    model/formulas/decode_costs.py): ≈ 7.6 ms. A pure bandwidth bound was 28% fast at batch 1 on H100 (issue 22).
 
     Bounds, not one value: the model currently reads the whole input-embedding table every step
     (upper bound); a decode step really reads only b rows of it (lower bound, 0.5e9 params fewer)."""
@@ -391,11 +394,13 @@ def test_decode_batch1_time_is_weight_bytes_over_bandwidth(models, hardware):
     sc = Scenario(hardware=hw, model=arch, kind="decode", gpus=1, batch=1, prompt_len=1, gen_len=1)
     r = evaluate(sc)
     bw = hw.hbm_bw * sc.efficiency.hbm
+    kv_bw = bw * KV_READ_RATIO
+    fixed = (arch.layers + 1) * CUDA_GRAPHS.fixed_per_group_s
     kv = 1.5 * float(inference.kv_bytes_per_token(arch, 2))  # context prompt + gen/2 = 1.5 tokens
-    upper = (2 * arch.params_total() + kv) / bw
-    lower = (2 * (arch.params_total() - arch.vocab * arch.hidden) + kv) / bw
+    upper = 2 * arch.params_total() / bw + kv / kv_bw + fixed
+    lower = 2 * (arch.params_total() - arch.vocab * arch.hidden) / bw + kv / kv_bw + fixed
     tpot = r.infer["time_per_output_token_s"]
     assert lower * (1 - 1e-9) <= tpot <= upper * (1 + 1e-9)
-    assert 5.5e-3 < tpot < 6.1e-3
+    assert 7.1e-3 < tpot < 7.7e-3
     assert math.isclose(r.time_total, tpot)
     assert r.infer["tokens_per_s"] == pytest.approx(1 / tpot, rel=1e-12)

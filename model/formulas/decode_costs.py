@@ -1,0 +1,133 @@
+"""Decode as measured: a fixed cost per layer and per step, and HBM efficiency by kernel.
+
+A decode step is not only bytes over bandwidth. Every layer launches a chain of small kernels (norms, the
+projections, RoPE and the KV write, attention, the activation, the residual adds, the TP collectives) whose
+start-up, drain and synchronisation cost does not shrink with the bytes; the step adds its own (final norm, LM
+head, sampling). Measured batch-1 tables give both terms: the time per token of one engine on one device is
+    t = groups · c + bytes / B_eff,    groups = layers + 1 (the step's own kernels counted as one more group),
+so two rows that differ in bytes and layer count separate the fixed cost c per group from the achieved
+bandwidth B_eff. The rows are kept here, and the constants are computed from them (`two_row_decomposition`),
+not typed in:
+- CUDA-graph engines on NVIDIA/AMD GPUs: gpt-fast (torch.compile, CUDA graphs, batch 1, 5-token prompt) on an
+  A100-80GB, Llama-2-7B and Llama-2-70B with 8-bit weights: 155.58 tok/s at 1,069.20 GB/s and 19.13 tok/s at
+  1,322.58 GB/s (README "Benchmarks" table): c = 49 us per group, i.e. 1.6 ms per token for a 32-layer model.
+- llama.cpp on Apple GPUs (Metal): discussion #4167's summary table, M4 Max (546 GB/s, 40 GPU cores), Llama 2
+  7B: F16 TG 31.64 tok/s (12.55 GiB) and Q4_0 TG 83.06 tok/s (3.56 GiB): c = 130 us per group (4.3 ms per
+  token), B_eff = 493 GB/s. The same line predicts that row's Q8_0 TG (6.67 GiB) as 53.2 tok/s; measured 54.05.
+Devices of other kinds (TPU, CPU, Gaudi) have no such table read here: their fixed cost is 0 (the roofline).
+
+HBM efficiency by kernel: weight-streaming GEMVs run at the scenario's `hbm_efficiency` (the assumption, its
+range and bands unchanged). Attention over a paged KV cache reads short rows through a block table and runs
+lower: FlashAttention-3's paged decode kernel (page size 8, batch 16, 32 heads of 128, CUDA graphs) on an H100
+reaches 1,796 GB/s at 2,000 tokens and 1,849 GB/s at 4,000 (Dao-AILab/flash-attention issue #1572), 0.55 of
+the 3.35 TB/s datasheet; against the assumption's likely 0.8 for weight streaming that is a ratio of 0.69,
+applied as a scale on `hbm_efficiency` so the assumption's range still moves it. Small elementwise kernels
+(norms, activations, residuals: b · h bytes each) are inside the fixed cost per group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trinity_desktop.model.base import xp
+
+GIB = 1024.0 ** 3
+
+
+@dataclass(frozen=True)
+class BatchOneRow:
+    """One measured batch-1 decode row: tokens per second of a model of `layers` layers that reads `bytes`
+    of weights per token."""
+
+    label: str
+    layers: int
+    bytes_per_token: float
+    tokens_per_s: float
+
+    @property
+    def seconds_per_token(self) -> float:
+        return 1.0 / self.tokens_per_s
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """t = groups · fixed_per_group_s + bytes / bandwidth_bytes_per_s, from two rows."""
+
+    fixed_per_group_s: float
+    bandwidth_bytes_per_s: float
+
+    def seconds_per_token(self, layers, bytes_per_token):
+        return (xp.asarray(layers, dtype=float) + 1.0) * self.fixed_per_group_s + bytes_per_token / self.bandwidth_bytes_per_s
+
+
+def two_row_decomposition(a: BatchOneRow, b: BatchOneRow) -> Decomposition:
+    """Solve t_i = (L_i + 1) c + S_i / B for c and 1/B from two rows (Cramer's rule)."""
+    g1, g2 = a.layers + 1.0, b.layers + 1.0
+    s1, s2 = a.bytes_per_token, b.bytes_per_token
+    t1, t2 = a.seconds_per_token, b.seconds_per_token
+    det = g1 * s2 - g2 * s1
+    c = (t1 * s2 - t2 * s1) / det
+    inv_b = (g1 * t2 - g2 * t1) / det
+    return Decomposition(fixed_per_group_s=c, bandwidth_bytes_per_s=1.0 / inv_b)
+
+
+# gpt-fast README, "Benchmarks" (8xA100-80GB, power-limited to 330 W, batch 1): bytes per token = the
+# table's GB/s divided by its tokens/s.
+GPT_FAST_A100_INT8 = (
+    BatchOneRow("Llama-2-7B 8-bit", 32, 1069.20e9 / 155.58, 155.58),
+    BatchOneRow("Llama-2-70B 8-bit", 80, 1322.58e9 / 19.13, 19.13),
+)
+# llama.cpp discussion #4167 summary table (build 8e672ef), M4 Max 546 GB/s / 40 cores, Llama 2 7B.
+LLAMA_CPP_M4_MAX = (
+    BatchOneRow("Llama 2 7B F16", 32, 12.55 * GIB, 31.64),
+    BatchOneRow("Llama 2 7B Q4_0", 32, 3.56 * GIB, 83.06),
+)
+LLAMA_CPP_M4_MAX_Q8_0 = BatchOneRow("Llama 2 7B Q8_0", 32, 6.67 * GIB, 54.05)
+
+# Paged-KV decode attention, H100 (flash-attention issue #1572): achieved GB/s at 4,000 tokens over the datasheet
+# 3.35 TB/s, against the assumption's likely weight-streaming efficiency.
+PAGED_KV_H100_GBPS = 1849.0
+H100_DATASHEET_GBPS = 3350.0
+WEIGHT_STREAM_LIKELY = 0.8
+KV_READ_RATIO = PAGED_KV_H100_GBPS / H100_DATASHEET_GBPS / WEIGHT_STREAM_LIKELY
+KV_READ_SOURCE = "fa3-paged-decode-h100"
+
+
+@dataclass(frozen=True)
+class DecodeRuntime:
+    """The fixed costs and KV-read efficiency of one class of inference engine (module docstring)."""
+
+    key: str
+    label: str
+    fixed_per_group_s: float   # per layer per forward pass, and once more per step
+    kv_read_ratio: float       # KV-read bandwidth / weight-streaming bandwidth (KV_READ_SOURCE where < 1)
+    source: str                # references.toml key of the fixed cost
+
+
+CUDA_GRAPHS = DecodeRuntime("cuda-graphs", "CUDA-graph engine (gpt-fast class)",
+                            two_row_decomposition(*GPT_FAST_A100_INT8).fixed_per_group_s, KV_READ_RATIO,
+                            "gpt-fast")
+LLAMA_CPP_METAL = DecodeRuntime("llama-cpp-metal", "llama.cpp on Metal",
+                                two_row_decomposition(*LLAMA_CPP_M4_MAX).fixed_per_group_s, 1.0,
+                                "llama-cpp-apple-silicon")
+ROOFLINE_ONLY = DecodeRuntime("roofline", "no measured fixed cost (roofline only)", 0.0, 1.0,
+                              "roofline")
+# hardware.toml `kind` -> the engine class its decode is measured with
+RUNTIME_FOR_KIND = {"datacenter-gpu": CUDA_GRAPHS, "consumer-gpu": CUDA_GRAPHS, "laptop-soc": LLAMA_CPP_METAL}
+
+
+def runtime_for(kind: str) -> DecodeRuntime:
+    """The decode runtime of a device kind; kinds without a measured table get the plain roofline."""
+    return RUNTIME_FOR_KIND.get(kind, ROOFLINE_ONLY)
+
+
+def fixed_time(runtime: DecodeRuntime, layers, pp=1.0):
+    """Seconds of fixed cost in one pipeline slot: its L/pp layers, plus the step's own group shared over the
+    pp stages (a token passes all pp slots, so a token pays (L + 1) · c)."""
+    pp = xp.asarray(pp, dtype=float)
+    return (xp.asarray(layers, dtype=float) / pp + 1.0 / pp) * runtime.fixed_per_group_s
+
+
+def kv_read_bandwidth(hbm_bw, eff_hbm, runtime: DecodeRuntime):
+    """Achieved bandwidth of decode attention over the KV cache: hbm_bw · η_hbm · ratio (module docstring)."""
+    return hbm_bw * eff_hbm * runtime.kv_read_ratio
