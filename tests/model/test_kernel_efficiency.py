@@ -3,6 +3,8 @@ and hand-derived cases."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -157,3 +159,26 @@ def test_a100_time_to_first_token_within_20_percent(prefix):
 
     run = next(r for r in published_runs() if r.name.startswith(prefix))
     assert evaluate(run.scenario).infer["prefill_s"] == pytest.approx(run.measured_time_s, rel=0.20)
+
+
+def test_grid_matches_scalar_evaluation_across_kernels():
+    """One formula, any shape: a grid over TP, micro-batch, flash on/off and compute_efficiency gives the same
+    step times and MFU as the scalar evaluation of each point (FP8 GEMMs, standard and flash attention)."""
+    from trinity_desktop.model import evaluate_grid
+
+    sc = _train(H100, MODELS["llama-3-8b"], precision="fp8", global_batch=64, seq_len=4096)
+    tp = np.array([1, 2, 4, 8])[:, None, None, None]
+    mb = np.array([1, 2])[None, :, None, None]
+    flash = np.array([True, False])[None, None, :, None]
+    eff = np.array([0.35, 0.5, 0.62])[None, None, None, :]
+    out = evaluate_grid(sc, tp=tp, micro_batch=mb, flash=flash, compute_efficiency=eff)
+    shape = np.broadcast_shapes(tp.shape, mb.shape, flash.shape, eff.shape)
+    t, mfu = np.broadcast_to(out["time_total"], shape), np.broadcast_to(out["mfu"], shape)
+    for i, j, k, e in [(0, 0, 0, 1), (3, 1, 1, 0), (1, 0, 1, 2), (2, 1, 0, 1)]:
+        point = sc.replace(tp=int(tp[i, 0, 0, 0]), micro_batch=int(mb[0, j, 0, 0]), flash_attention=bool(flash[0, 0, k, 0]),
+                           efficiency=dataclasses.replace(sc.efficiency, compute=float(eff[0, 0, 0, e])))
+        r = evaluate(point)
+        assert t[i, j, k, e] == pytest.approx(r.time_total, rel=1e-9)
+        assert mfu[i, j, k, e] == pytest.approx(r.train["mfu"], rel=1e-9)
+    assert np.all(t[:, :, 1, :] > t[:, :, 0, :])  # standard attention is slower than flash everywhere
+    assert np.all(np.diff(t, axis=3) < 0)        # a higher compute_efficiency scale is faster
