@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
+from trinity_desktop.model.base.errors import ValidationError
 
 REFERENCE_COMPUTE_EFFICIENCY = 0.5  # compute_efficiency's likely value: scale 1 on the curves
 CUBLAS_TILES = ((256.0, 128.0), (128.0, 256.0), (128.0, 128.0))  # nvidia-matmul-guide §2.3
@@ -162,7 +163,7 @@ def bf16_peak(hw, fallback):
     """The hardware's BF16 (or FP16) dense peak, where attention runs; `fallback` where it publishes none."""
     try:
         return hw.peak("bf16")
-    except Exception:  # noqa: BLE001 - a preset without a 16-bit peak (a CPU): the format's own peak
+    except ValidationError:  # a preset without a 16-bit peak (a CPU): the format's own peak
         return fallback
 
 
