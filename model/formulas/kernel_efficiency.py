@@ -21,8 +21,10 @@ Transformer Engine runs the GEMMs in FP8): FlashAttention-2 on A100 reaches 50-7
 forward the high end, backward the low), 35% on H100 (Shah et al. 2024 abstract); FlashAttention-3 reaches
 75% of H100's BF16 peak forward (740 TFLOP/s). FlashAttention skips the causal mask's empty blocks, so it executes
 half of the s² score FLOPs; standard attention computes them all, as batched GEMMs plus HBM passes over s²
-(flash_io.standard_attention_hbm_bytes). A family without a measured attention kernel uses its own GEMM share
-times FlashAttention-2's attention/GEMM ratio on A100 (a stated transfer, not a measurement).
+(flash_io.standard_attention_hbm_bytes). Kernels: A100 FlashAttention-2; Hopper FlashAttention-3, whose backward
+share (not read) is its forward share times FlashAttention-2's backward/forward ratio; Blackwell FlashAttention-3's
+H100 shares (no Blackwell attention figure read). A family without a measured attention kernel (AMD, Gaudi) uses
+its own GEMM share times FlashAttention-2's attention/GEMM ratio on A100 (stated transfers, not measurements).
 
 Hardware with no measured MAMF row (TPUs, consumer and laptop parts, user presets) keeps the former single factor:
 every FLOP at `compute_efficiency` of peak, with no shape effects.
@@ -38,7 +40,6 @@ from trinity_desktop.model.base.errors import ValidationError
 REFERENCE_COMPUTE_EFFICIENCY = 0.5  # compute_efficiency's likely value: scale 1 on the curves
 CUBLAS_TILES = ((256.0, 128.0), (128.0, 256.0), (128.0, 128.0))  # nvidia-matmul-guide §2.3
 FA2_A100_FWD, FA2_A100_BWD = 0.73, 0.50      # FlashAttention-2 abstract: 50-73% of A100 peak
-FA2_H100 = 0.35                              # FlashAttention-3 abstract: FlashAttention-2 at 35% on H100
 FA3_H100_FWD = 740.0 / 989.0                 # FlashAttention-3 abstract: 740 TFLOP/s BF16 (75%)
 A100_MAMF_BF16 = 271.2 / 312.0
 FP8_CAST_BYTES = 3.0  # Transformer Engine / TensorRT-LLM cast a 16-bit GEMM input to FP8: read 2 B, write 1 B
@@ -46,7 +47,7 @@ FP8_CAST_BYTES = 3.0  # Transformer Engine / TensorRT-LLM cast a 16-bit GEMM inp
 
 @dataclass(frozen=True)
 class KernelFamily:
-    """Measured throughput shares of one GPU family. `mamf_fp8` 0: no FP8 row read (the BF16 share is used);
+    """Measured throughput shares of one GPU family (mamf-table rows). `mamf_fp8` 0: no FP8 row read (the BF16 share is used);
     `sms` 0: SM count not read (no wave quantisation); `attn_*` 0: no attention kernel measured (transfer rule)."""
 
     key: str
@@ -55,7 +56,6 @@ class KernelFamily:
     sms: int = 0
     attn_fwd: float = 0.0
     attn_bwd: float = 0.0
-    source: str = "mamf-table"
 
     def gemm_share(self, fp8) -> object:
         """MAMF / peak for the GEMM format (fp8: bool or array)."""
@@ -76,7 +76,7 @@ _HOPPER = dict(mamf_bf16=794.5 / 989.0, mamf_fp8=1402.6 / 1979.0, attn_fwd=FA3_H
 FAMILIES: dict[str, KernelFamily] = {
     "a100-80gb-sxm": KernelFamily("ampere", A100_MAMF_BF16, 0.0, 108, FA2_A100_FWD, FA2_A100_BWD),
     "h100-sxm": KernelFamily("hopper", sms=132, **_HOPPER),
-    "h800-sxm": KernelFamily("hopper", sms=132, **_HOPPER),   # the H100's GH100 die, same SMs
+    "h800-sxm": KernelFamily("hopper", **_HOPPER),            # the H100's GH100 die; SM count not read
     "h200-sxm": KernelFamily("hopper", **{**_HOPPER, "mamf_fp8": 1453.4 / 1979.0}, sms=132),
     "h20": KernelFamily("hopper", **_HOPPER),                 # SM count not read
     "b200": KernelFamily("blackwell", 1745.0 / 2250.0, 3432.5 / 4500.0, 148, FA3_H100_FWD, _FA3_BWD),
