@@ -310,6 +310,11 @@ def _triangle_weights(r) -> dict:
     return {"compute": float(c), "bandwidth": float(b), "memory": float(m)}
 
 
+def _fp8_mfu(rep: dict) -> str:
+    """The FP8-peak MFU beside the BF16 one, for FP8 runs (the only format whose two figures differ)."""
+    return "" if rep["mfu_format_peak"] == rep["mfu"] else f" ({rep['mfu_format_peak'] * 100:.1f}% of the FP8 peak)"
+
+
 def train_report(sc: Scenario) -> dict:
     r = evaluate(sc)
     return {
@@ -321,7 +326,9 @@ def train_report(sc: Scenario) -> dict:
         "hbm_capacity_bytes": r.capacity, "fits": r.fits,
         "flops_per_step": r.train["hardware_flops"], "model_flops_per_step": r.train["model_flops"],
         "time_per_step_s": {**r.time, "total": r.time_total},
-        "mfu": r.train["mfu"], "tokens_per_s": r.train["tokens_per_s"],
+        # MFU against the BF16 peak (FP8 runs included, NVIDIA's and Meta's convention), the GEMM format's beside it
+        "mfu": r.train["mfu"], "mfu_peak": "bf16" if sc.precision == "fp8" else sc.precision,
+        "mfu_format_peak": r.train["mfu_format_peak"], "tokens_per_s": r.train["tokens_per_s"],
         # tokens per step vs the DeepSeek LLM law B_opt = 0.292 C^0.3271 at a Chinchilla run (C = 6 N x 20 N)
         "batch_tokens": (batch := scenario_batch(sc.global_batch, sc.seq_len, r.params_active)).batch_tokens,
         "batch_tokens_optimal": batch.optimal_tokens,
@@ -403,7 +410,8 @@ def _text_train(rep: dict) -> str:
              "  memory per GPU    " + ", ".join(f"{k} {_gb(v)}" for k, v in mem.items()),
              f"  HBM capacity      {_gb(rep['hbm_capacity_bytes'])}  ->  {'fits' if rep['fits'] else 'DOES NOT FIT'}",
              "  step time         " + ", ".join(f"{k} {v:.3f} s" for k, v in t.items()),
-             f"  MFU {rep['mfu'] * 100:.1f}%   tokens/s {rep['tokens_per_s']:,.0f}   bottleneck: {rep['bottleneck']}",
+             f"  MFU {rep['mfu'] * 100:.1f}% of the {rep['mfu_peak'].upper()} peak{_fp8_mfu(rep)}"
+             f"   tokens/s {rep['tokens_per_s']:,.0f}   bottleneck: {rep['bottleneck']}",
              _text_pressure(rep)]
     return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
 

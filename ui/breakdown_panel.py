@@ -383,7 +383,10 @@ class BreakdownPanel(QtWidgets.QWidget):
         color = theme.RESOURCE_COLORS.get(r.bottleneck, theme.plot_text_color())
         bottleneck = theme.RESOURCE_LABELS.get(r.bottleneck, r.bottleneck).lower()
         if r.kind == "train":
-            parts = [f"MFU {100 * r.train.get('mfu', 0.0):.1f}%",
+            mfu, mfu_format = r.train.get("mfu", 0.0), r.train.get("mfu_format_peak", 0.0)
+            peak = "BF16" if mfu_format != mfu else r.scenario.precision.upper()  # FP8 runs: the BF16 peak
+            parts = [f"MFU {100 * mfu:.1f}% of {peak} peak"
+                     + (f" ({100 * mfu_format:.1f}% of FP8)" if mfu_format != mfu else ""),
                      _fmt_tokens_per_s(r.train.get("tokens_per_s", 0.0)),
                      f"step {fmt_seconds(r.time_total)}"]
         else:

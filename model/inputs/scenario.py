@@ -45,8 +45,10 @@ MAX_CONTEXT_TOKENS = 1 << 24  # prompt + generated tokens per sequence (the resi
 @dataclass(frozen=True)
 class Efficiency:
     """Achievable fractions of the datasheet peaks. Stated modelling assumptions, adjustable:
-    sustained GEMM throughput near 50% of dense peak (Megatron-LM reports 30-52% MFU end to end),
-    80% of HBM bandwidth for streaming kernels, 80% of link bandwidth for large collectives."""
+    `compute` 0.5 is the share of peak for FLOPs with no measured kernel curve, and scales the measured curves
+    of training compute by compute / 0.5 (model/formulas/kernel_efficiency.py: GEMMs by shape and GPU family,
+    attention by kernel), 80% of HBM bandwidth for streaming kernels, 80% of link bandwidth for large
+    collectives."""
 
     compute: float = EFFICIENCY_LIMITS["compute"].default
     hbm: float = EFFICIENCY_LIMITS["hbm"].default

@@ -122,7 +122,7 @@ def evaluate(scenario: Scenario) -> Results:
         flops = as_float(r.hardware_flops)
         links = _floats(r.bytes_by_link.by_name())
         train = {k: as_float(getattr(r, k)) for k in (
-            "dp", "micro_batches", "model_flops", "hardware_flops", "mfu", "tokens_per_s", "dp_comm_time",
+            "dp", "micro_batches", "model_flops", "hardware_flops", "mfu", "mfu_format_peak", "tokens_per_s", "dp_comm_time",
             "host_bytes", "nvme_bytes", "nvme_traffic_bytes", "backward_time_last_micro_batch",
             "pipeline_bubble_fraction")}
         infer = {}

@@ -58,6 +58,12 @@ from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.comms import allreduce_time, link_for_group, p2p_time
 from trinity_desktop.model.formulas.decode_costs import fixed_time, kv_read_bandwidth, runtime_for
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
+from trinity_desktop.model.formulas.kernel_efficiency import (
+    elementwise_bytes_per_token,
+    prefill_attention_rate,
+    prefill_gemm_rate,
+    runs_fp8,
+)
 from trinity_desktop.model.formulas.kv_policy import arch_kept, kept_terms, kept_tokens, mean_kept, mean_min
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
@@ -218,8 +224,14 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     kept_prefix = kept_at(xp.maximum(s_cached, 1.0)) * (s_cached > 0)
     kv_write = b * xp.maximum(kept_at(s) - kept_prefix, 0.0) * kv_tok_gpu
     kv_prefix_read = b * kept_prefix * kv_tok_gpu
-    pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, peak_eff, bw_eff)
-    pa, pa_c, pa_b = _roofline(attn_f, kv_write + kv_prefix_read, peak_eff, bw_eff)
+    # prefill GEMMs by shape and GPU family, attention at the flash kernel's forward share (kernel_efficiency)
+    pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, prefill_gemm_rate(arch, hw, tokens, tp, peak, eff_compute,
+                                                                         eff_hbm), bw_eff)
+    pa, pa_c, pa_b = _roofline(attn_f, kv_write + kv_prefix_read, prefill_attention_rate(hw, peak, eff_compute),
+                               bw_eff)
+    pg_b = pg_b + L / pp * tokens * elementwise_bytes_per_token(
+        arch, tp, act_bytes=act_bytes, fp8=runs_fp8(peak, hw)) / bw_eff  # norms, activation, FP8 casts
+    pg = pg_c + pg_b
     p_tp = L / pp * 2.0 * allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
     # KV offload: the new tokens' offloaded share goes out over the host link behind the prefill's compute.
     p_host_bytes = f_off * kv_write

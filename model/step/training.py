@@ -43,6 +43,7 @@ from trinity_desktop.model.formulas.comms import (
     p2p_time,
 )
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token, training_flops
+from trinity_desktop.model.formulas.kernel_efficiency import mfu_peak, runs_fp8
 from trinity_desktop.model.formulas.kv_policy import mean_min
 from trinity_desktop.model.formulas.memory import (
     activation_bytes_per_layer,
@@ -50,6 +51,7 @@ from trinity_desktop.model.formulas.memory import (
     layers_per_stage,
     model_state_bytes,
 )
+from trinity_desktop.model.formulas.train_compute import train_compute
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.step.layout import TrainInputs
@@ -166,7 +168,8 @@ class TrainStep:
     dp_comm_time: object
     backward_time_last_micro_batch: object
     pipeline_bubble_fraction: object
-    mfu: object
+    mfu: object                    # against the BF16 peak for FP8 GEMMs (NVIDIA's and Meta's convention)
+    mfu_format_peak: object        # against the peak of the GEMM format (the FP8 peak for FP8 training)
     tokens_per_s: object
     bytes_by_link: LinkBytes
     tokens: object
@@ -251,7 +254,17 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
 
     # --- time per micro-batch on one GPU of the busiest stage ---------------------------------
     per_gpu_mb = hw_flops / (m * dp) / (tp * pp * cp)
-    t_c = per_gpu_mb / (peak * eff_compute)
+    # kernel by kernel (formulas/train_compute.py): GEMMs by shape and GPU family, attention by its kernel,
+    # memory-bound passes on HBM
+    fp8 = runs_fp8(peak, hw)
+    attn_extra = xp.where((recompute > 0) | xp.asarray(flash, dtype=bool), 1.0, 0.0)
+    kernels = train_compute(
+        arch, hw, flops_mb=per_gpu_mb, attn_flops_mb=tokens * L * attn_layer * (3.0 + attn_extra) / (m * dp)
+        / (tp * pp * cp), attn_extra=attn_extra, tokens_mb=micro_batch * s_local, micro_batch=micro_batch,
+        seq_len=seq_len, s_keys=s_keys, cp=cp, tp=tp, ep=ep, sp=sp, pp=pp, lps=lps, recompute=recompute,
+        flash=flash, peak=peak, eff_compute=eff_compute, eff_hbm=eff_hbm, act_bytes=act_bytes,
+        fp8=fp8)
+    t_c = kernels.total_s
     bwd_share = (model_flops * 2.0 / 3.0 + (hw_flops - model_flops)) / hw_flops
     t_bwd = t_c * bwd_share
 
@@ -404,6 +417,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         hardware_flops=hw_flops, time=time, time_total=total, dp_comm_time=dp_time,
         backward_time_last_micro_batch=t_bwd,
         pipeline_bubble_fraction=safe_div(bubble, pipeline),  # of the pipeline phase: (p-1)/(m+p-1) for 1F1B
-        mfu=model_flops / (total * gpus * peak), tokens_per_s=tokens / total, bytes_by_link=bytes_by_link,
+        mfu=model_flops / (total * gpus * mfu_peak(peak, hw)), mfu_format_peak=model_flops / (total * gpus * peak),
+        tokens_per_s=tokens / total, bytes_by_link=bytes_by_link,
         tokens=tokens, host_bytes=host_bytes, nvme_bytes=nvme_bytes, nvme_traffic_bytes=nvme_read + nvme_write,
         compute_share=compute / total, bandwidth_share=(comm_exposed + t_opt + t_compress + offload_exposed) / total)

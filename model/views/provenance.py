@@ -27,8 +27,9 @@ FORMULAS: dict[str, Formula] = {
                                   "korthikanti2022"),
     "memory.kv_cache": Formula("2 (K and V) · L · n_kv · d_head · bytes · tokens · batch / TP", "vllm"),
     "memory.reserved": Formula("10% of device memory (vLLM gpu_memory_utilization = 0.9)", "vllm"),
-    "time.compute": Formula("hardware FLOPs per GPU / (peak × compute efficiency); FLOPs = 72BLsh²(1 + s/6h + "
-                            "v/12hL) plus recomputation", "korthikanti2022"),
+    "time.compute": Formula("Σ kernels: GEMM FLOPs / (peak × MAMF share × tile/wave quantisation × compute "
+                            "efficiency / 0.5) + flash attention's causal half at its measured share + memory-bound "
+                            "bytes / HBM; FLOPs = 72BLsh²(1 + s/6h + v/12hL) plus recomputation", "mamf-table"),
     "time.communication_exposed": Formula("alpha-beta collectives: TP all-reduce 2(n−1)/n·S/B, gathers "
                                           "(n−1)/n·S/B, PP sends; DP sync beyond the last backward",
                                           "nccl-tests-performance"),

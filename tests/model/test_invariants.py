@@ -10,6 +10,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from trinity_desktop.model import Scenario, ValidationError, evaluate
+from trinity_desktop.model.formulas.kernel_efficiency import (
+    REFERENCE_COMPUTE_EFFICIENCY,
+    model_flop_share_ceiling,
+)
 from trinity_desktop.model.inputs import presets
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -71,15 +75,18 @@ def test_training_results_are_consistent(sc):
     assert r.time_total > 0 and r.memory_total > 0
     assert r.train["hardware_flops"] >= r.train["model_flops"] > 0
     assert r.train["dp"] == sc.dp and r.train["micro_batches"] == sc.micro_batches
-    # MFU can never exceed the achievable fraction of peak the compute time is based on
-    assert 0 < r.train["mfu"] <= sc.efficiency.compute * (1 + 1e-12)
+    # MFU can never exceed the largest achievable share of peak the kernel curves time FLOPs at
+    # (model/formulas/kernel_efficiency.py), scaled by compute_efficiency / 0.5
+    ceiling = model_flop_share_ceiling(sc.hardware.key) * sc.efficiency.compute / REFERENCE_COMPUTE_EFFICIENCY
+    assert 0 < r.train["mfu_format_peak"] <= ceiling * (1 + 1e-12)
+    assert r.train["mfu"] >= r.train["mfu_format_peak"]  # the BF16 peak is at most the GEMM format's
     assert r.train["tokens_per_s"] == pytest.approx(sc.global_batch * sc.seq_len / r.time_total, rel=1e-12)
     # pressures are shares of the achievable rates (model/formulas/pressure.py): compute = hardware FLOPs / (time x GPUs
     # x peak x compute efficiency) = MFU x HFU/MFU / efficiency, bandwidth = the busiest link's share of its
     # achievable bandwidth, memory = bytes / capacity
     c, b, m = r.pressure.as_tuple()
     assert 0 <= c <= 1 + 1e-9 and 0 <= b <= 1
-    assert c == pytest.approx(min(1.0, r.train["mfu"] * r.train["hardware_flops"] / r.train["model_flops"]
+    assert c == pytest.approx(min(1.0, r.train["mfu_format_peak"] * r.train["hardware_flops"] / r.train["model_flops"]
                                   / sc.efficiency.compute), rel=1e-9)
     hw, eff = sc.hardware, sc.efficiency
     loads = [r.bytes_by_link[k] / (r.time_total * bw) for k, bw in

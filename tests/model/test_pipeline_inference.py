@@ -21,7 +21,8 @@ def _sc(gpus=8, pp=1, batch=8, model="llama-3-70b", **kw) -> Scenario:
 
 def test_pp1_reproduces_the_tensor_parallel_numbers_bit_for_bit():
     """Values recorded from the tensor-parallel-only core (same inputs, exact floats), re-recorded when decode
-    gained its fixed cost per layer and step and its KV-read efficiency (model/formulas/decode_costs.py)."""
+    gained its fixed cost per layer and step and its KV-read efficiency (model/formulas/decode_costs.py) and
+    when the prefill GEMMs moved to the kernel curves (kernel_efficiency.py)."""
     r = evaluate(_sc(batch=16)).infer
     assert r["time_per_output_token_s"] == 0.01374197956607083
     assert r["prefill_s"] == 1.596945855465839

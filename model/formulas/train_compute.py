@@ -1,0 +1,90 @@
+"""Compute time of one training micro-batch on one GPU, kernel by kernel: GEMMs, attention, memory-bound passes.
+
+  t_c = GEMM FLOPs × τ_gemm + attention by its kernel + memory-bound bytes / (HBM bandwidth × η_hbm)
+
+- τ_gemm: seconds per FLOP over the layer's GEMMs (forward, dgrad and wgrad; the output head), each timed by
+  kernel_efficiency.gemm_seconds at the GEMM format's peak (FP8 under Transformer Engine, else 16-bit).
+- Attention: with FlashAttention the kernel executes the causal half of the s² score FLOPs at its measured share
+  of the BF16 peak (forward and its recomputation at the forward share, the backward at the backward share).
+  Without it, the full s² runs as batched GEMMs (QKᵀ: s×s×d, PV: s×d×s per head) plus standard attention's HBM
+  passes over the score matrix (flash_io.standard_attention_hbm_bytes, Dao et al. 2022 Algorithms 0 and 3),
+  with its dropout kernel (GPT-2/GPT-3-style training, as Megatron-LM runs it, applies dropout to the attention
+  probabilities; the mask is fused into Megatron's softmax).
+- Memory-bound passes per layer: the forward's (kernel_efficiency.elementwise_bytes_per_token: norms, residual
+  adds, the MLP activation; Transformer Engine's FP8 casts of each GEMM input). The backward reads the saved
+  input and the output gradient and writes the input gradient (and casts the output gradients): 2 × the
+  forward's bytes (stated assumption). Full recomputation repeats the forward. FP8 casts the weights once per
+  micro-batch. Per step and stage-averaged like the head's FLOPs: the embedding gather and its gradient
+  (3 passes of b·s·h) and the fp32 cross-entropy over the logits (3 passes of b·s·V/tp at 4 B). Stated counts,
+  not measured; the optimizer's passes are timed by the step (training.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
+from trinity_desktop.model.formulas import kernel_efficiency as ke
+from trinity_desktop.model.formulas.flash_io import standard_attention_hbm_bytes
+
+LOSS_BYTES_PER_LOGIT = 12.0  # fp32 cross-entropy: 3 passes x 4 B per logit
+EMBEDDING_PASSES = 3.0     # gather (write b·s·h), its gradient read and scattered into the table
+
+
+@dataclass(frozen=True)
+class TrainCompute:
+    """Seconds of one micro-batch's compute on one GPU of the busiest stage, by kernel kind."""
+
+    gemm_s: object
+    attention_s: object
+    memory_bound_s: object
+    memory_bound_bytes: object     # the memory-bound passes' HBM bytes
+
+    @property
+    def total_s(self):
+        return self.gemm_s + self.attention_s + self.memory_bound_s
+
+
+def train_compute(arch, hw, *, flops_mb, attn_flops_mb, attn_extra, tokens_mb, micro_batch, seq_len, s_keys, cp,
+                  tp, ep, sp, pp, lps, recompute, flash, peak, eff_compute, eff_hbm, act_bytes,
+                  fp8) -> TrainCompute:
+    """One micro-batch's compute time (module docstring). `flops_mb` are its hardware FLOPs per GPU (recompute
+    included), `attn_flops_mb` their attention-core part (model convention: full s²), `attn_extra` 1 where the
+    attention forward is recomputed (selective, full or FlashAttention's backward), `tokens_mb` = b·s/cp."""
+    family = ke.family_of(hw.key)
+    scale = xp.asarray(eff_compute, dtype=float) / ke.REFERENCE_COMPUTE_EFFICIENCY
+    hbm = hw.hbm_bw * eff_hbm
+    tp, cp, pp = (xp.asarray(v, dtype=float) for v in (tp, cp, pp))
+    gemms = ke.with_backward(ke.layer_gemms(arch, tokens_mb, tp, ep) + [ke.logits_gemm(arch, tokens_mb, tp)])
+    in_bytes = xp.where(fp8, 1.0, 2.0)
+    tau = ke.seconds_per_flop(gemms, family, peak, hw.hbm_bw, eff_hbm, scale, fp8, in_bytes)
+    gemm_s = (flops_mb - attn_flops_mb) * tau
+
+    # attention: fwd (+ recomputed fwd) and bwd parts of the model-convention FLOPs
+    n_fwd = 1.0 + attn_extra
+    fwd_f, bwd_f = attn_flops_mb * n_fwd / (n_fwd + 2.0), attn_flops_mb * 2.0 / (n_fwd + 2.0)
+    peak16 = ke.bf16_peak(hw, peak)
+    a_fwd, a_bwd = ke.attention_shares(family)
+    flash_s = 0.5 * (fwd_f / a_fwd + bwd_f / a_bwd) / (peak16 * scale)  # the causal half
+    heads = arch.heads / tp
+    s_q = xp.asarray(seq_len, dtype=float) / cp
+    d = float(arch.qk_dim)
+    score = [ke.Gemm(s_q, s_keys, d, micro_batch * heads), ke.Gemm(s_q, float(arch.v_dim), s_keys,
+                                                                      micro_batch * heads)]
+    tau_std = ke.seconds_per_flop(ke.with_backward(score), family, peak16, hw.hbm_bw, eff_hbm, scale)
+    std_bytes = standard_attention_hbm_bytes(s_keys, d, heads, micro_batch, act_bytes, dropout=True) / cp * lps
+    std_s = attn_flops_mb * tau_std + std_bytes / hbm
+    flash = xp.asarray(flash, dtype=bool)
+    attention_s = xp.where(flash, flash_s, std_s)
+
+    # memory-bound passes: the forward's per token (kernel_efficiency.elementwise_bytes_per_token, FP8 casts of
+    # the GEMM inputs included), the backward 2x the forward, the weights cast to FP8 once per micro-batch
+    h = float(arch.hidden)
+    per_tok = ke.elementwise_bytes_per_token(arch, tp, sp, act_bytes, fp8)
+    cast_weights = xp.where(fp8, ke.FP8_CAST_BYTES * arch.matmul_params_active_per_layer() / tp, 0.0)
+    fwd_passes = 1.0 + (xp.asarray(recompute) == 2)
+    layer_bytes = tokens_mb * per_tok * (fwd_passes + 2.0) + cast_weights
+    step_bytes = tokens_mb * (EMBEDDING_PASSES * h * act_bytes + LOSS_BYTES_PER_LOGIT * arch.vocab / tp) / pp
+    mem_bytes = lps * layer_bytes + step_bytes
+    return TrainCompute(gemm_s=gemm_s, attention_s=attention_s, memory_bound_s=mem_bytes / hbm,
+                        memory_bound_bytes=mem_bytes)
