@@ -105,6 +105,13 @@ class Scenario:
     # quantised gradient communication (QSGD; 8-bit all-reduce): bytes per gradient element on the wire,
     # 0 = the training format's gradient width (off)
     grad_comm_bytes: float = _default("grad_comm_bytes")
+    # overlap and MoE communication (model/formulas/overlap.py, comms.moe_all_to_all); defaults as Megatron-LM:
+    # TP comm overlap (--tp-comm-overlap, needs sequence parallelism) off; EP all-to-all + PP sends behind the
+    # paired chunk (DeepSeek-V3 DualPipe) off; dispatch in the activation format; no node limit (0)
+    tp_comm_overlap: bool = False
+    ep_comm_overlap: bool = False
+    moe_fp8_dispatch: bool = False
+    moe_node_limit: int = _default("moe_node_limit")
     # inference: share of the KV cache kept in host DRAM and fetched over the host link (FlexGen)
     kv_offload_fraction: float = _default("kv_offload_fraction")
     kv_offload_tier: str = "host"
