@@ -334,9 +334,10 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
 
     # overlap (model/formulas/overlap.py): TP behind the GEMMs, then EP + PP behind what compute is left
     tp_exp = tp_exposed(t_tp, t_c, tp_overlap, sp)
-    ep_pp_exp = dualpipe_exposed(t_ep + t_pp, t_c - (t_tp - tp_exp), ep_overlap, dual_active)
-    ep_exp = ep_pp_exp * safe_div(t_ep, t_ep + t_pp)
-    pp_exp = ep_pp_exp - ep_exp
+    hide = t_c - (t_tp - tp_exp)
+    ep_exp = dualpipe_exposed(t_ep, hide, ep_overlap, dual_active)
+    pp_exp = dualpipe_exposed(t_pp, hide - (t_ep - ep_exp), ep_overlap, dual_active)
+    ep_pp_exp = ep_exp + pp_exp
     t_mb = t_c + tp_exp + t_cp + ep_pp_exp
     pipeline = (m + (pp - 1.0) / v) * t_mb
     bubble = (pp - 1.0) / v * t_mb
