@@ -3,19 +3,20 @@
 Every term follows one rule: exposed = max(0, communication - the compute it can hide behind), so
 0 <= exposed <= communication. Each overlap is an option with a stated default and a source:
 
-- DP gradient reduce-scatter / all-reduce in buckets during the backward pass (PyTorch DDP gradient bucketing,
-  `bucket_cap_mb` = 25 by default; Megatron-LM `--overlap-grad-reduce`): buckets are reduced as the backward
-  produces them, but the last bucket is only ready when the backward ends, so at least its share stays exposed.
-  On by default, scaled by the `grad_overlap_fraction` assumption (assumptions.toml).
-- ZeRO-3 / FSDP parameter all-gathers prefetched behind the previous layer's compute (FSDP forward/backward
-  prefetch, ZeRO §7): exposed only where a micro-batch's gathers outlast its compute. Always on (both default).
-- TP communication overlapped with the GEMMs under sequence parallelism (Megatron-LM `--tp-comm-overlap`,
-  Transformer Engine userbuffers: all-gather / reduce-scatter split into chunks pipelined with the GEMM that
-  consumes them). Off by default (Megatron-LM's default), and only with sequence parallelism.
+- DP gradient reduce-scatter / all-reduce in buckets during the backward pass (reference "pytorch-ddp":
+  DistributedDataParallel's bucket_cap_mb = 25; "nemo-comm-overlap": Megatron Core's chunked overlap "exposes
+  only one DP communication chunk"): buckets are reduced as the backward produces them, but the last bucket is
+  only ready when the backward ends, so its share stays exposed. On by default, scaled by the
+  `grad_overlap_fraction` assumption (assumptions.toml).
+- ZeRO-3 / FSDP parameter all-gathers prefetched behind the compute ("zero" §7, "pytorch-fsdp"): exposed only
+  where a micro-batch's gathers outlast its compute. Always on.
+- TP all-gather / reduce-scatter under sequence parallelism pipelined with the GEMMs ("nemo-comm-overlap":
+  Transformer Engine, tp_comm_overlap=True). An option the run turns on: off by default, and only with
+  sequence parallelism (Scenario.tp_comm_overlap).
 - The EP all-to-all and the PP sends overlapped with the compute of a paired forward and backward chunk
-  (DeepSeek-V3 §3.2.1 DualPipe: "both all-to-all and PP communication can be fully hidden"). Off by default
-  (1F1B does not pair chunks). While it runs, 20 of the H800's 132 SMs drive the communication (DeepSeek-V3
-  §3.5.1), so compute runs on the remaining share: COMM_SM_SHARE.
+  ("deepseek-v3" §3.2.1 DualPipe: "both all-to-all and PP communication can be fully hidden"). Off by default
+  (1F1B does not pair chunks; Scenario.ep_comm_overlap). While it runs, 20 of the H800's 132 SMs drive the
+  communication ("deepseek-v3" §3.5.1), so compute runs on the rest: COMM_SM_SHARE.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def exposed_after(comm, hideable):
 def bucketed_grad_exposed(t_sync, free_backward, wire_bytes, bucket_bytes=DDP_BUCKET_BYTES):
     """(exposed, hidden) seconds of a gradient sync of `wire_bytes` (t_sync seconds) in buckets of `bucket_bytes`
     behind `free_backward` seconds of backward compute: the last bucket, a share min(1, bucket / bytes) of the
-    sync, starts only after the backward (PyTorch DDP bucketing; Megatron-LM --overlap-grad-reduce)."""
+    sync, starts only after the backward (pytorch-ddp bucketing; nemo-comm-overlap)."""
     t_sync = xp.asarray(t_sync, dtype=float)
     last = t_sync * xp.minimum(1.0, safe_div(bucket_bytes, wire_bytes))
     hidden = xp.minimum(xp.maximum(0.0, free_backward), t_sync - last)
@@ -60,8 +61,8 @@ def bucketed_grad_exposed(t_sync, free_backward, wire_bytes, bucket_bytes=DDP_BU
 
 def tp_exposed(t_tp, compute, tp_overlap, sp):
     """TP all-reduce / all-gather + reduce-scatter time left exposed per micro-batch: hidden behind the GEMMs of
-    the same micro-batch when `tp_overlap` is on with sequence parallelism (Megatron-LM --tp-comm-overlap, TE
-    userbuffers), else all of it."""
+    the same micro-batch when `tp_overlap` is on with sequence parallelism (nemo-comm-overlap: Transformer
+    Engine's pipelined TP overlap), else all of it."""
     on = xp.asarray(tp_overlap, dtype=bool) & xp.asarray(sp, dtype=bool)
     return xp.where(on, exposed_after(t_tp, compute), xp.asarray(t_tp, dtype=float))
 

@@ -105,9 +105,9 @@ class Scenario:
     # quantised gradient communication (QSGD; 8-bit all-reduce): bytes per gradient element on the wire,
     # 0 = the training format's gradient width (off)
     grad_comm_bytes: float = _default("grad_comm_bytes")
-    # overlap and MoE communication (model/formulas/overlap.py, comms.moe_all_to_all); defaults as Megatron-LM:
-    # TP comm overlap (--tp-comm-overlap, needs sequence parallelism) off; EP all-to-all + PP sends behind the
-    # paired chunk (DeepSeek-V3 DualPipe) off; dispatch in the activation format; no node limit (0)
+    # overlap and MoE communication (model/formulas/overlap.py, comms.moe_all_to_all), all off by default: TP comm
+    # overlap (Transformer Engine tp_comm_overlap, needs sequence parallelism); EP all-to-all + PP sends behind the
+    # paired chunk (DeepSeek-V3 DualPipe); FP8 dispatch (DeepSeek-V3 §3.3.4); node limit 0 = none (DeepSeek-V3: 4)
     tp_comm_overlap: bool = False
     ep_comm_overlap: bool = False
     moe_fp8_dispatch: bool = False

@@ -85,7 +85,7 @@ class TrainInputs(_Inputs):
     grad_comm_bytes: object = 0.0
     virtual_stages: object = 1
     grad_overlap: object = 1.0  # share of the backward the DP gradient sync hides behind (assumptions.toml)
-    tp_overlap: object = False      # TP comm behind the GEMMs (Megatron --tp-comm-overlap; formulas/overlap.py)
+    tp_overlap: object = False      # TP comm behind the GEMMs (TE tp_comm_overlap; formulas/overlap.py)
     ep_overlap: object = False      # EP all-to-all + PP sends behind the paired chunk (DualPipe, DeepSeek-V3 §3.2.1)
     moe_fp8_dispatch: object = False  # dispatch in FP8, combine in the activation format (DeepSeek-V3 §3.3.4)
     moe_node_limit: object = 0      # nodes a token may be routed to, 0 = no limit (DeepSeek-V3 §2.1.2: M = 4)

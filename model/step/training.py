@@ -5,7 +5,7 @@ so the same call computes one scenario, a slider sweep, or a grid of configurati
 
 Time model (per GPU on the busiest pipeline stage, the critical path):
   t_mb     = compute + the exposed part of TP all-reduces, CP all-gathers, EP all-to-alls and PP sends, per
-             micro-batch (model/formulas/overlap.py: TP hides behind the GEMMs with --tp-comm-overlap, EP + PP
+             micro-batch (model/formulas/overlap.py: TP hides behind the GEMMs with tp_comm_overlap, EP + PP
              behind the paired chunk under DualPipe; both off by default, so all of it by default). EP: four
              all-to-alls per MoE layer of the GPU's tokens x hidden x top-k (comms.moe_all_to_all: FP8 dispatch,
              node-limited routing, DeepSeek-V3 §3.2.2 / §3.3.4)
