@@ -122,3 +122,23 @@ def test_grid_varies_the_overlap_options():
     for lim, ov in ((0, False), (4, True)):
         one = evaluate(sc.replace(moe_node_limit=lim, ep_comm_overlap=ov)).time_total
         assert t[[0, 4].index(lim), int(ov)] == pytest.approx(one, rel=1e-12)
+
+
+ONE_GPU_LANES = ("stage 0", "DP network", "host link", "host CPU")
+
+
+@pytest.mark.parametrize("changes", [dict(), dict(ep_comm_overlap=True, moe_fp8_dispatch=True, moe_node_limit=4),
+                                     dict(ep_comm_overlap=True, virtual_stages=2)])
+def test_flow_draws_only_the_exposed_communication(changes):
+    from trinity_desktop.model.views.stages import stages
+
+    sc = Scenario(hardware=HW["h800-sxm"], model=MODELS["mixtral-8x7b"], gpus=128, gpus_per_node=4, tp=1, pp=4,
+                  ep=8, zero=1, micro_batch=1, global_batch=256, seq_len=4096, **changes)
+    r = evaluate(sc)
+    items = stages(sc, r)
+    assert max(s.end_s for s in items) == pytest.approx(r.time_total, rel=1e-6)
+    for link in ("scale-up", "scale-out", "hbm", "host"):  # hidden traffic still counts on its link
+        drawn = sum(s.bytes_by_link[link] for s in items if s.lane in ONE_GPU_LANES and s.kind != "io")
+        assert drawn == pytest.approx(r.bytes_by_link[link], rel=1e-9, abs=1e-3)
+    hidden = [s for s in items if s.lane == "stage 0" and "hidden" in s.name]
+    assert bool(hidden) == bool(changes.get("ep_comm_overlap"))
