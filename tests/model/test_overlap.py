@@ -94,12 +94,13 @@ def test_bucketed_grad_sync_leaves_the_last_bucket_exposed():
 @SETTINGS
 @given(st.sampled_from(["mixtral-8x7b", "deepseek-v3", "llama-3-8b"]), st.sampled_from([1, 2, 4]),
        st.sampled_from([1, 2, 4, 8]), st.booleans(), st.booleans(), st.booleans(), st.sampled_from([0, 1, 2, 4]),
-       st.integers(0, 3))
-def test_step_overlap_invariants(model, tp, pp, tp_ov, ep_ov, fp8, limit, zero):
+       st.integers(0, 3), st.sampled_from(["h800-sxm", "a100-80gb-sxm", "mi300x", "tpu-v5e"]),
+       st.sampled_from([1, 4, 8]))
+def test_step_overlap_invariants(model, tp, pp, tp_ov, ep_ov, fp8, limit, zero, hw, gpus_per_node):
     arch = MODELS[model]
     ep = 8 if arch.is_moe else 1
-    sc = Scenario(hardware=HW["h800-sxm"], model=arch, gpus=tp * pp * 16, gpus_per_node=8, tp=tp, pp=pp, ep=ep,
-                  zero=zero, micro_batch=1, global_batch=64, seq_len=2048, precision="fp8",
+    sc = Scenario(hardware=HW[hw], model=arch, gpus=tp * pp * 16, gpus_per_node=gpus_per_node, tp=tp, pp=pp, ep=ep,
+                  zero=zero, micro_batch=1, global_batch=64, seq_len=2048, precision="bf16",
                   tp_comm_overlap=tp_ov, ep_comm_overlap=ep_ov, moe_fp8_dispatch=fp8, moe_node_limit=limit)
     s = training_step(sc.model, sc.hardware, train_inputs(sc))
     for name, term in s.comm.terms().items():
