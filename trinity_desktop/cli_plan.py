@@ -3,10 +3,11 @@ command line. The `layout` keys of the JSON are `calc` options: `calc train` (or
 layout prints the same numbers.
 
   plan train  --model M --hardware H --gpus N[,N...] --global-batch B --seq-len S [--objective time|tokens-per-gpu]
-              [--top K] [--json]. JSON: configurations_evaluated, feasible, invalid, not_fitting,
+              [--top K] [--tp-comm-overlap] [--ep-comm-overlap] [--moe-fp8-dispatch] [--moe-node-limit M] [--json]. JSON: configurations_evaluated, feasible, invalid, not_fitting,
               most_common_invalid_reason, most_common_not_fitting_reason, search_seconds,
               best {layout {tp, pp, dp, cp, ep, zero, recompute, micro_batch, virtual_stages, offload}, gpus,
-              time_per_step_s, memory_per_gpu_bytes, mfu, tokens_per_s_per_gpu, bottleneck}, top, pareto
+              time_per_step_s, memory_per_gpu_bytes, mfu, tokens_per_s_per_gpu, gpu_hours_per_trillion_tokens,
+              communication_hidden_s, communication_exposed_s, bottleneck}, top, pareto
               (the same shape, step time against memory per GPU, fastest first).
   plan infer  --model M --hardware H --gpus N --prompt-len P --gen-len G [--ttft-slo S] [--tpot-slo S] [--json].
               JSON: best {layout {tp, pp, replicas, batch, weight_dtype, kv_dtype, kv_offload}, tokens_per_s_per_gpu,
@@ -80,6 +81,14 @@ def add_plan_parser(sub, parser_class) -> None:
                        help="largest micro-batch searched (divisors of the global batch up to this; default 64)")
     train.add_argument("--precision", choices=TRAIN_PRECISIONS, default=scenario_default("precision"))
     train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default=scenario_default("optimizer"))
+    # overlap and MoE communication options, held fixed over the search (model/formulas/overlap.py, comms.py)
+    train.add_argument("--tp-comm-overlap", action="store_true",
+                       help="hide TP communication behind the GEMMs (needs sequence parallelism; default off)")
+    train.add_argument("--ep-comm-overlap", action="store_true",
+                       help="hide the EP all-to-all and PP sends behind the paired chunk, DualPipe-style (default off)")
+    train.add_argument("--moe-fp8-dispatch", action="store_true",
+                       help="dispatch MoE tokens in FP8, combine in the activation format (DeepSeek-V3; default off)")
+    add_scenario_option(train, "moe_node_limit", help="nodes each token may be routed to (0 = no limit; DeepSeek-V3: 4)")
 
     infer = plan.add_parser("infer", help="the best serving layout under TTFT/TPOT targets and the Pareto front")
     _model_and_hardware_options(infer)
@@ -97,7 +106,10 @@ def plan_train_report(args, model, hardware) -> dict:
     space = training_space(model, counts, args.global_batch, args.seq_len, args.max_micro_batch)
     plan = plan_training(model, hardware, counts if len(counts) > 1 else counts[0], args.global_batch, args.seq_len,
                          objective=args.objective, top=args.top, space=space,
-                         gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default, precision=args.precision, optimizer=args.optimizer)
+                         gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default, precision=args.precision,
+                         optimizer=args.optimizer, tp_comm_overlap=args.tp_comm_overlap,
+                         ep_comm_overlap=args.ep_comm_overlap, moe_fp8_dispatch=args.moe_fp8_dispatch,
+                         moe_node_limit=args.moe_node_limit)
     return {"model": model.name, "hardware": hardware.name, "gpus": counts, "global_batch": args.global_batch,
             "seq_len": args.seq_len, **plan.as_json()}
 

@@ -363,6 +363,10 @@ class BreakdownPanel(QtWidgets.QWidget):
         y_max = max(sum(vals), 1e-12) * 1.12
         texts = [f"{theme.label_for(n, 'time')}\n{pw.fmt_value(v, self._time_unit)} · {self._share(s, total)}"
                  for n, v, s in zip(names, vals, seconds, strict=True)]
+        hidden = r.train.get("communication_overlapped", 0.0) if r.kind == "train" else 0.0  # formulas/overlap.py
+        if hidden > 0 and "communication_exposed" in names:
+            i = names.index("communication_exposed")
+            texts[i] += f"\n(+{pw.fmt_value(hidden * self._time_scale, self._time_unit)} hidden)"
         self.time_plot.setYRange(0, y_max, padding=0)
         self.time_bar.update(names, vals, texts, y_max)
         title = TIME_TITLES.get(r.kind, "Time")

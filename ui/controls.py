@@ -78,6 +78,9 @@ _COMBOS = {
     "grad_comm_bytes": ("Gradient wire format", [(0.0, "as the gradients"), (1.0, "8-bit (quantised)"),
                                                  (0.5, "4-bit (quantised)")],
                         "Bytes per gradient element on the network (QSGD-style quantised communication).", "train"),
+    "moe_node_limit": ("MoE routing", [(0, "to any node"), (4, "to at most 4 nodes"), (2, "to at most 2 nodes")],
+                       "Node-limited routing (DeepSeek-V3 §2.1.2: M = 4): each token crosses the scale-out network once "
+                       "per target node and is forwarded over NVLink.", "train"),
 }
 # Fractions and ratios: (label, minimum, maximum, step, decimals, tooltip, group)
 _DOUBLES = {
@@ -98,6 +101,12 @@ _CHECKS = {
                         "recomputes them in the backward pass.", "train"),
     "in_network_aggregation": ("In-network aggregation", "The switch sums the data-parallel all-reduce (bus factor "
                                "(n-1)/(n+1), nccl-tests); applies to ZeRO-0 over the scale-out network.", "train"),
+    "tp_comm_overlap": ("TP comm overlap", "Pipelines the TP all-gather / reduce-scatter with the GEMMs (Transformer "
+                        "Engine tp_comm_overlap, NeMo docs); needs sequence parallelism. Off by default.", "train"),
+    "ep_comm_overlap": ("EP comm overlap (DualPipe)", "Hides the MoE all-to-all and PP sends behind a paired forward "
+                        "and backward chunk (DeepSeek-V3 §3.2.1); 20 of 132 SMs drive it. Off by default.", "train"),
+    "moe_fp8_dispatch": ("MoE FP8 dispatch", "Sends tokens to the experts in FP8 and combines in BF16 (DeepSeek-V3 "
+                         "§3.3.4). Off by default.", "train"),
 }
 
 

@@ -455,7 +455,7 @@ class FlowPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ read-outs
     def phase_html(self, ph: Phase) -> str:
-        return phase_html(ph, self._stages)
+        return phase_html(ph, self._stages, self._results.train if self._results is not None else None)
 
     def detail_html(self, st: Stage) -> str:
         """The side read-out of one stage (rich text)."""

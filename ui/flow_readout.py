@@ -45,9 +45,23 @@ def role_of(stage: Stage, kind: str) -> str:
     return LEGEND_ROLE_OF_STAGE.get(stage.role, "forward")
 
 
-def phase_html(ph: Phase, items: Sequence[Stage]) -> str:
+HIDDEN_MARK = "(communication hidden behind it)"  # train_stages' name of a compute bar that hides traffic
+
+
+def overlap_line(train: dict) -> str:
+    """The step's communication, hidden versus exposed (Results.train: communication_total / _overlapped;
+    model/formulas/overlap.py), or "" where the step moves nothing."""
+    total = train.get("communication_total", 0.0)
+    if total <= 0:
+        return ""
+    hidden = train.get("communication_overlapped", 0.0)
+    return (f"Communication per step: {fmt_seconds(total)}, {fmt_seconds(hidden)} hidden behind compute, "
+            f"{fmt_seconds(max(0.0, total - hidden))} exposed")
+
+
+def phase_html(ph: Phase, items: Sequence[Stage], train: dict | None = None) -> str:
     """The side read-out of one phase: its span, and per GPU (one GPU of pipeline stage 0) its busy time,
-    FLOPs and bytes."""
+    FLOPs and bytes; for training (`train` = Results.train) the step's hidden and exposed communication."""
     own = [items[i] for i in ph.members if items[i].lane in PER_GPU_LANES]
     busy = sum(st.duration_s for st in own)
     flops = sum(st.flops for st in own)
@@ -65,6 +79,8 @@ def phase_html(ph: Phase, items: Sequence[Stage]) -> str:
         lines.append(f"FLOPs per GPU: {fmt_flops(flops)}")
     used = [(k, v) for k, v in moved.items() if v > 0]
     lines.append("Bytes per GPU: " + (", ".join(f"{k} {fmt_bytes(v)}" for k, v in used) if used else "none"))
+    if train and overlap_line(train):
+        lines.append(overlap_line(train))
     if ph.name in ("forward", "backward"):
         lines.append("1F1B interleaves forwards and backwards: tick “1F1B detail” to step micro-batch "
                      "by micro-batch.")
@@ -85,6 +101,8 @@ def stage_html(st: Stage, capacity: float | None = None) -> str:
         lines.append("Bytes per GPU: " + ", ".join(f"{k} {fmt_bytes(v)}" for k, v in moved))
     else:
         lines.append("Bytes per GPU: none")
+    if HIDDEN_MARK in st.name:
+        lines.append("Its bytes include communication that runs behind this compute (an overlap option is on)")
     hbm, host = st.live_memory_by_tier.get("hbm", 0.0), st.live_memory_by_tier.get("host", 0.0)
     mem = f"Live memory: HBM {hbm / 1e9:.1f} GB"
     if capacity is not None:

@@ -139,6 +139,7 @@ SCENARIO_LIMITS: Mapping[str, Limit] = {
     "grad_comm_bytes": Limit(0.125, 4.0, False, 0.0, zero_ok=True,
                              wording="0 (the gradient format) or a byte width from 0.125 (1 bit) to 4 (fp32)"),
     "kv_offload_fraction": Limit(0.0, 1.0, False, 0.0),
+    "moe_node_limit": Limit(1, 1024, True, 0, zero_ok=True, wording="0 (no limit) or a node count from 1 to 1024"),
     "prefix_hit_fraction": Limit(0.0, 1.0, False, 0.0),
 }
 # Inference starts on one device (one replica, TP1) where training starts on SCENARIO_LIMITS' 8 GPUs.

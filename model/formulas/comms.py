@@ -90,3 +90,59 @@ def gradient_sync(n, nbytes, bw, alpha, allreduce, compression=1.0, in_network=F
     dense_t = xp.where(allreduce, dense_ar, rs)
     dense_b = xp.where(allreduce, dense_ar_bytes, rs_bytes)
     return xp.where(c > 1.0, sparse, dense_t), xp.where(c > 1.0, sparse_bytes, dense_b)
+
+
+# --- MoE token all-to-all (expert parallelism) ---------------------------------------------------------------
+# DeepSeek-V3 §3.3.4 ("Low-precision communication"): the activation before the MoE up-projection is dispatched
+# in FP8, as is the activation gradient before the down-projection; the forward and backward combines stay BF16.
+FP8_BYTES = 1.0
+
+
+def moe_dispatch_bytes(act_bytes, fp8_dispatch):
+    """Bytes per element of the two all-to-alls towards the experts of one MoE layer (forward dispatch, backward
+    combine-gradient): FP8 with `fp8_dispatch` (DeepSeek-V3 §3.3.4), else the activation format. The two passes
+    back to the tokens (forward combine, backward dispatch-gradient) always carry `act_bytes` (BF16 there)."""
+    return xp.where(fp8_dispatch, FP8_BYTES, xp.asarray(act_bytes, dtype=float))
+
+
+def moe_copies_per_token(top_k, ep, ranks_per_node, node_limit):
+    """(inter-node, intra-node) copies of one token's hidden vector that leave its GPU in one dispatch, with its
+    top-k routed experts spread evenly over the EP group of `ep` ranks, `ranks_per_node` of them in each node.
+
+    - no node limit (node_limit 0, a plain all-to-all): every copy is sent to its expert's GPU directly; a copy
+      is remote with probability (ep - r)/ep and intra-node with (r - 1)/ep (nccl all-to-all).
+    - node-limited routing (DeepSeek-V3 §2.1.2, M nodes per token; §3.2.2 kernels): the token crosses the
+      scale-out network once per target node, to the GPU with the same in-node index, and is forwarded inside
+      the node over NVLink: min(k, M, nodes) target nodes, of which (nodes - 1)/nodes are remote; every copy
+      that does not land on its receiving GPU is forwarded, k (r - 1)/r.
+    Broadcasts over arrays."""
+    k = xp.asarray(top_k, dtype=float)
+    ep = xp.asarray(ep, dtype=float)
+    r = xp.minimum(xp.asarray(ranks_per_node, dtype=float), ep)
+    nodes = xp.maximum(1.0, ep / r)
+    limit = xp.asarray(node_limit, dtype=float)
+    plain_out = k * (ep - r) / ep
+    plain_in = k * (r - 1.0) / ep
+    targets = xp.minimum(xp.minimum(k, xp.where(limit > 0, limit, k)), nodes)
+    limited_out = targets * (nodes - 1.0) / nodes
+    limited_in = k * (r - 1.0) / r
+    limited = (limit > 0) & (nodes > 1.0)
+    return xp.where(limited, limited_out, plain_out), xp.where(limited, limited_in, plain_in)
+
+
+def moe_all_to_all(tokens, hidden, top_k, bytes_per_element, ep, ranks_per_node, node_limit,
+                   out_link, in_link):
+    """(time, scale-out bytes, scale-up bytes) of one MoE all-to-all pass on one GPU: the GPU's `tokens` (its
+    share of the micro-batch: sequence / CP, / TP under sequence parallelism) send hidden x bytes per copy
+    (`moe_copies_per_token`). The scale-out and scale-up parts run at once (DeepSeek-V3 §3.2.2: "communications
+    via IB and NVLink are fully overlapped"), so the pass takes the longer one plus (ep - 1) alphas of the
+    slowest link crossed. `out_link` / `in_link` are (bandwidth, alpha) pairs; an EP group inside one node
+    sends nothing over the scale-out network."""
+    per_copy = xp.asarray(tokens, dtype=float) * hidden * bytes_per_element
+    c_out, c_in = moe_copies_per_token(top_k, ep, ranks_per_node, node_limit)
+    b_out, b_in = per_copy * c_out, per_copy * c_in
+    (bw_o, al_o), (bw_i, al_i) = out_link, in_link
+    n = xp.asarray(ep, dtype=float)
+    alpha = (n - 1.0) * xp.where(c_out > 0, al_o, al_i)
+    t = xp.where(n > 1.0, alpha + xp.maximum(safe_div(b_out, bw_o), safe_div(b_in, bw_i)), 0.0)
+    return t, b_out, b_in

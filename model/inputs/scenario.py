@@ -107,6 +107,13 @@ class Scenario:
     # quantised gradient communication (QSGD; 8-bit all-reduce): bytes per gradient element on the wire,
     # 0 = the training format's gradient width (off)
     grad_comm_bytes: float = _default("grad_comm_bytes")
+    # overlap and MoE communication (model/formulas/overlap.py, comms.moe_all_to_all), all off by default: TP comm
+    # overlap (Transformer Engine tp_comm_overlap, needs sequence parallelism); EP all-to-all + PP sends behind the
+    # paired chunk (DeepSeek-V3 DualPipe); FP8 dispatch (DeepSeek-V3 §3.3.4); node limit 0 = none (DeepSeek-V3: 4)
+    tp_comm_overlap: bool = False
+    ep_comm_overlap: bool = False
+    moe_fp8_dispatch: bool = False
+    moe_node_limit: int = _default("moe_node_limit")
     # inference: share of the KV cache kept in host DRAM and fetched over the host link (FlexGen)
     kv_offload_fraction: float = _default("kv_offload_fraction")
     kv_offload_tier: str = "host"

@@ -112,7 +112,10 @@ class Candidate:
         r = self.results
         return {"layout": dict(self.layout), "gpus": self.scenario.gpus, "time_per_step_s": r.time_total,
                 "memory_per_gpu_bytes": r.memory_total, "mfu": r.train["mfu"],
-                "tokens_per_s_per_gpu": r.train["tokens_per_s"] / self.scenario.gpus, "bottleneck": r.bottleneck}
+                "tokens_per_s_per_gpu": r.train["tokens_per_s"] / self.scenario.gpus,
+                "gpu_hours_per_trillion_tokens": 1e12 * self.scenario.gpus / r.train["tokens_per_s"] / 3600.0,
+                "communication_hidden_s": r.train["communication_overlapped"],
+                "communication_exposed_s": r.time["communication_exposed"], "bottleneck": r.bottleneck}
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,7 @@ def evaluate(scenario: Scenario) -> Results:
         train = {k: as_float(getattr(r, k)) for k in (
             "dp", "micro_batches", "model_flops", "hardware_flops", "mfu", "mfu_format_peak", "tokens_per_s", "dp_comm_time",
             "host_bytes", "nvme_bytes", "nvme_traffic_bytes", "backward_time_last_micro_batch",
-            "pipeline_bubble_fraction")}
+            "pipeline_bubble_fraction", "communication_total", "communication_overlapped")}
         infer = {}
     else:
         r = infer_step_of(sc, fresh=True)
@@ -199,7 +199,8 @@ def context_notes(sc: Scenario) -> list[str]:
 
 
 TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "virtual_stages", "sp", "zero", "recompute", "flash",
-              "micro_batch", "global_batch", "seq_len", "offload", "grad_compression", "in_network_aggregation", "grad_comm_bytes")
+              "micro_batch", "global_batch", "seq_len", "offload", "grad_compression", "in_network_aggregation", "grad_comm_bytes",
+              "tp_overlap", "ep_overlap", "moe_fp8_dispatch", "moe_node_limit")
 INFER_AXES = ("tp", "pp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes", "kv_policy",
               "kv_window", "kv_sinks", "kv_heavy_ratio", "razor_retrieval_fraction", "kv_offload_fraction",
               "prefix_hit_fraction")

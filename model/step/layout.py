@@ -85,6 +85,10 @@ class TrainInputs(_Inputs):
     grad_comm_bytes: object = 0.0
     virtual_stages: object = 1
     grad_overlap: object = 1.0  # share of the backward the DP gradient sync hides behind (assumptions.toml)
+    tp_overlap: object = False      # TP comm behind the GEMMs (TE tp_comm_overlap; formulas/overlap.py)
+    ep_overlap: object = False      # EP all-to-all + PP sends behind the paired chunk (DualPipe, DeepSeek-V3 §3.2.1)
+    moe_fp8_dispatch: object = False  # dispatch in FP8, combine in the activation format (DeepSeek-V3 §3.3.4)
+    moe_node_limit: object = 0      # nodes a token may be routed to, 0 = no limit (DeepSeek-V3 §2.1.2: M = 4)
 
 
 @record
@@ -130,7 +134,9 @@ def train_inputs(sc: Scenario) -> TrainInputs:
         opt_state_bytes=OPTIMIZER_STATE_BYTES[sc.optimizer], act_bytes=ACTIVATION_BYTES[sc.precision],
         peak=sc.hardware.peak(sc.precision), eff_compute=eff.compute, eff_hbm=eff.hbm, eff_network=eff.network,
         offload=OFFLOAD_CODE[sc.offload], grad_compression=sc.grad_compression,
-        in_network_aggregation=sc.in_network_aggregation, grad_comm_bytes=sc.grad_comm_bytes)
+        in_network_aggregation=sc.in_network_aggregation, grad_comm_bytes=sc.grad_comm_bytes,
+        tp_overlap=sc.tp_comm_overlap, ep_overlap=sc.ep_comm_overlap, moe_fp8_dispatch=sc.moe_fp8_dispatch,
+        moe_node_limit=sc.moe_node_limit)
 
 
 def infer_inputs(sc: Scenario) -> InferInputs:

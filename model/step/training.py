@@ -4,12 +4,16 @@
 so the same call computes one scenario, a slider sweep, or a grid of configurations.
 
 Time model (per GPU on the busiest pipeline stage, the critical path):
-  t_mb     = compute + TP all-reduces + CP all-gathers + EP all-to-alls + PP sends, per micro-batch
+  t_mb     = compute + the exposed part of TP all-reduces, CP all-gathers, EP all-to-alls and PP sends, per
+             micro-batch (model/formulas/overlap.py: TP hides behind the GEMMs with tp_comm_overlap, EP + PP
+             behind the paired chunk under DualPipe; both off by default, so all of it by default). EP: four
+             all-to-alls per MoE layer of the GPU's tokens x hidden x top-k (comms.moe_all_to_all: FP8 dispatch,
+             node-limited routing, DeepSeek-V3 §3.2.2 / §3.3.4)
   pipeline = (m + (p - 1)/v) · t_mb      1F1B (v = 1): bubble fraction (p-1)/(m+p-1) (Narayanan et al. 2021);
                                          interleaved 1F1B with v chunks per stage (§2.2.2): the bubble is
                                          (p-1)/(v·m) of the ideal time m·t_mb, and every micro-batch crosses
                                          v stage boundaries per direction on each GPU (v x the PP sends)
-  DP       = gradient sync overlapping the last micro-batch's backward; ZeRO-3 parameter all-gathers
+  DP       = gradient sync overlapping the last micro-batch's backward in buckets (the last bucket exposed); ZeRO-3 parameter all-gathers
              prefetched behind each micro-batch's compute, and the DP link they hold during the last
              backward is not free for the gradient sync; ZeRO-1/2 parameter all-gather after the step
   step     = pipeline + exposed DP + optimizer (HBM-bound: reads and writes every local state byte)
@@ -40,6 +44,8 @@ from trinity_desktop.model.formulas.comms import (
     gradient_sync,
     is_intra_node,
     link_for_group,
+    moe_all_to_all,
+    moe_dispatch_bytes,
     p2p_time,
 )
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token, training_flops
@@ -50,6 +56,13 @@ from trinity_desktop.model.formulas.memory import (
     in_flight_micro_batches,
     layers_per_stage,
     model_state_bytes,
+)
+from trinity_desktop.model.formulas.overlap import (
+    CommTerm,
+    bucketed_grad_exposed,
+    dualpipe_compute,
+    dualpipe_exposed,
+    tp_exposed,
 )
 from trinity_desktop.model.formulas.train_compute import train_compute
 from trinity_desktop.model.inputs.architecture import Architecture
@@ -115,9 +128,13 @@ class TrainPieces:
     cp_mb_s: object
     ep_mb_s: object
     pp_mb_s: object
+    tp_exposed_mb_s: object        # the parts of tp_mb_s / ep_mb_s / pp_mb_s left on the critical path
+    ep_exposed_mb_s: object
+    pp_exposed_mb_s: object
     tp_mb_bytes: object
     cp_mb_bytes: object
-    ep_mb_bytes: object
+    ep_mb_bytes: object            # scale-out + scale-up bytes of the four all-to-alls
+    ep_mb_scaleout_bytes: object
     pp_mb_bytes: object
     tp_link: object
     cp_link: object
@@ -153,6 +170,23 @@ class TrainPieces:
 
 
 @record
+class TrainComm:
+    """Communication of one step by kind (seconds per step, one GPU of the busiest stage): total and exposed
+    (overlap.CommTerm). PP sends and EP all-to-alls inside the pipeline bubble count as exposed."""
+
+    tp: CommTerm
+    cp: CommTerm
+    ep: CommTerm
+    pp: CommTerm
+    dp_grad: CommTerm
+    dp_params: CommTerm
+
+    def terms(self) -> dict:
+        return {"tp": self.tp, "cp": self.cp, "ep": self.ep, "pp": self.pp, "dp_grad": self.dp_grad,
+                "dp_params": self.dp_params}
+
+
+@record
 class TrainStep:
     """Everything one training step computes (per GPU; FLOPs over all GPUs; seconds per step)."""
 
@@ -165,6 +199,9 @@ class TrainStep:
     hardware_flops: object
     time: TrainTime
     time_total: object
+    comm: TrainComm
+    communication_total: object    # every transfer of the step, hidden or not
+    communication_overlapped: object  # the part of it hidden behind compute
     dp_comm_time: object
     backward_time_last_micro_batch: object
     pipeline_bubble_fraction: object
@@ -213,6 +250,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     eff_compute, eff_hbm, eff_network = x.eff_compute, x.eff_hbm, x.eff_network
     offload, grad_compression, in_network_aggregation = x.offload, x.grad_compression, x.in_network_aggregation
     grad_comm_bytes, virtual_stages, grad_overlap = x.grad_comm_bytes, x.virtual_stages, x.grad_overlap
+    tp_overlap, ep_overlap = x.tp_overlap, x.ep_overlap
     gpus, tp, pp, cp, ep = (xp.asarray(x, dtype=float) for x in (gpus, tp, pp, cp, ep))
     v = xp.asarray(virtual_stages, dtype=float)
     zero, recompute = xp.asarray(zero), xp.asarray(recompute)
@@ -265,6 +303,9 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         flash=flash, peak=peak, eff_compute=eff_compute, eff_hbm=eff_hbm, act_bytes=act_bytes,
         fp8=fp8)
     t_c = kernels.total_s
+    # DualPipe pairs a forward and a backward chunk of two micro-batches; its comm kernels hold some SMs
+    dual_active = (m >= 2.0) & ((ep > 1.0) | (pp > 1.0))
+    t_c = dualpipe_compute(t_c, ep_overlap, dual_active)
     bwd_share = (model_flops * 2.0 / 3.0 + (hw_flops - model_flops)) / hw_flops
     t_bwd = t_c * bwd_share
 
@@ -279,11 +320,22 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     t_cp = lps * 2.0 * gather_time(cp, cp_msg, bw_cp, al_cp)  # K,V all-gather forward, reduce-scatter backward
     b_cp = lps * 2.0 * gather_bus_factor(cp) * cp_msg
 
-    bw_ep, al_ep, in_ep = link_for_group(ep, tp * cp, gpus_per_node, hw, eff_network)
+    # EP: this GPU's tokens (sequence / CP, / TP under SP) x hidden x top-k, to the experts and back, forward and
+    # backward: two passes at the dispatch width, two at the activation width (comms.moe_all_to_all)
     moe_lps = lps * n_moe / L
-    ep_msg = micro_batch * s_local * h * act_bytes * arch.experts_per_token
-    t_ep = moe_lps * 4.0 * gather_time(ep, ep_msg, bw_ep, al_ep)  # dispatch + combine, forward + backward
-    b_ep = moe_lps * 4.0 * gather_bus_factor(ep) * ep_msg
+    ep_tokens = micro_batch * s_local / xp.where(sp, tp, 1.0)
+    ep_per_node = xp.minimum(ep, xp.maximum(1.0, xp.floor(gpus_per_node / (tp * cp))))
+    has_up = hw.scaleup_bw > 0
+    out_link = (hw.scaleout_bw * eff_network, hw.scaleout_latency_s)
+    in_link = (xp.where(has_up, hw.scaleup_bw, hw.scaleout_bw) * eff_network,
+               xp.where(has_up, hw.scaleup_latency_s, hw.scaleout_latency_s))
+    a2a = [moe_all_to_all(ep_tokens, h, arch.experts_per_token, width, ep, ep_per_node, x.moe_node_limit,
+                          out_link, in_link) for width in (moe_dispatch_bytes(act_bytes, x.moe_fp8_dispatch), act_bytes)]
+    t_ep = moe_lps * 2.0 * (a2a[0][0] + a2a[1][0])
+    b_ep_out = moe_lps * 2.0 * (a2a[0][1] + a2a[1][1])
+    b_ep_in = moe_lps * 2.0 * (a2a[0][2] + a2a[1][2])
+    b_ep = b_ep_out + b_ep_in
+    in_ep = b_ep_out <= 0.0
 
     pp_stride = tp * cp * dp
     in_pp = is_intra_node(2, pp_stride, gpus_per_node) & (hw.scaleup_bw > 0)
@@ -293,7 +345,13 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     t_pp = 2.0 * v * p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1)  # a send forward + one backward per chunk
     b_pp = xp.where(pp > 1, 2.0 * v * pp_msg, 0.0)
 
-    t_mb = t_c + t_tp + t_cp + t_ep + t_pp
+    # overlap (model/formulas/overlap.py): TP behind the GEMMs, then EP + PP behind what compute is left
+    tp_exp = tp_exposed(t_tp, t_c, tp_overlap, sp)
+    hide = t_c - (t_tp - tp_exp)
+    ep_exp = dualpipe_exposed(t_ep, hide, ep_overlap, dual_active)
+    pp_exp = dualpipe_exposed(t_pp, hide - (t_ep - ep_exp), ep_overlap, dual_active)
+    ep_pp_exp = ep_exp + pp_exp
+    t_mb = t_c + tp_exp + t_cp + ep_pp_exp
     pipeline = (m + (pp - 1.0) / v) * t_mb
     bubble = (pp - 1.0) / v * t_mb
 
@@ -355,8 +413,9 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     # backward compute cannot hide both at once (it did, and a longer sequence then shortened the step).
     zero3_link_busy = xp.where(zero == 3, xp.minimum(1.0, safe_div(2.0 * t_gather, t_c)), 0.0)
     # grad_overlap: the share of that free time the sync hides behind (an assumption: assumptions.toml)
-    overlap_s = t_bwd * grad_overlap * (1.0 - zero3_link_busy)
-    grad_exposed = xp.maximum(0.0, t_grad + t_down - overlap_s)
+    # reduced in buckets as the backward produces them: the last bucket waits for the backward's end (overlap.py)
+    grad_exposed, overlap_s = bucketed_grad_exposed(t_grad + t_down, t_bwd * grad_overlap * (1.0 - zero3_link_busy),
+                                                    (grads_d + grads_e) * wire)
     param_exposed = xp.where(zero == 3, m * xp.maximum(0.0, 2.0 * t_gather - t_c),
                              xp.where((zero == 1) | (zero == 2), t_gather, 0.0))
     dp_exposed = grad_exposed + param_exposed
@@ -377,12 +436,17 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     offload_exposed = t_up + swap_exposed + nvme_exposed
     total = pipeline + dp_exposed + t_opt + t_compress + offload_exposed
     compute = m * t_c
-    comm_exposed = m * (t_tp + t_cp + t_ep + t_pp) + dp_exposed
+    comm_exposed = m * (tp_exp + t_cp + ep_pp_exp) + dp_exposed
+    comm = TrainComm(tp=CommTerm(m * t_tp, m * tp_exp), cp=CommTerm(m * t_cp, m * t_cp),
+                     ep=CommTerm(m * t_ep, m * ep_exp), pp=CommTerm(m * t_pp, m * pp_exp),
+                     dp_grad=CommTerm(t_grad + t_down, grad_exposed),
+                     dp_params=CommTerm(dp_time - t_grad, param_exposed))
+    comm_total = sum(term.total for term in comm.terms().values())
     time = TrainTime(compute=compute, communication_exposed=comm_exposed, pipeline_bubble=bubble, optimizer=t_opt,
                      gradient_compression=t_compress, offload_transfer=offload_exposed)
 
     # --- bytes per link per GPU per step ----------------------------------------------------
-    per_mb = [(b_tp, in_tp), (b_cp, in_cp), (b_ep, in_ep), (b_pp, in_pp)]
+    per_mb = [(b_tp, in_tp), (b_cp, in_cp), (b_ep_out, False), (b_ep_in, has_up), (b_pp, in_pp)]
     per_step = [(b_dp, in_dp), (b_edp, in_edp)]
     scale_up = sum(m * xp.where(i, b, 0.0) for b, i in per_mb) + sum(xp.where(i, b, 0.0) for b, i in per_step)
     scale_out = sum(m * xp.where(i, 0.0, b) for b, i in per_mb) + sum(xp.where(i, 0.0, b) for b, i in per_step)
@@ -401,7 +465,8 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         recompute_mb_s=t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, flops_mb=per_gpu_mb,
         backward_flop_share=bwd_share, recompute_flop_share=(hw_flops_kernels - model_flops) / hw_flops_kernels,
         tp_allreduces_per_layer=n_ar, tp_mb_s=t_tp, cp_mb_s=t_cp, ep_mb_s=t_ep, pp_mb_s=t_pp,
-        tp_mb_bytes=b_tp, cp_mb_bytes=b_cp, ep_mb_bytes=b_ep, pp_mb_bytes=b_pp, tp_link=link(in_tp),
+        tp_exposed_mb_s=tp_exp, ep_exposed_mb_s=ep_exp, pp_exposed_mb_s=pp_exp,
+        tp_mb_bytes=b_tp, cp_mb_bytes=b_cp, ep_mb_bytes=b_ep, ep_mb_scaleout_bytes=b_ep_out, pp_mb_bytes=b_pp, tp_link=link(in_tp),
         cp_link=link(in_cp), ep_link=link(in_ep), pp_link=link(in_pp), dp_link=link(in_dp), edp_link=link(in_edp),
         grad_sync_s=t_grad, dp_grad_bytes=b_gd, edp_grad_bytes=b_ge, dense_grad_bytes=grads_d, param_gather_s=t_gather,
         dp_gather_bytes=gather_bus_factor(dp) * params_d, edp_gather_bytes=gather_bus_factor(dp / ep) * params_e,
@@ -414,7 +479,8 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         nvme_exposed_s=nvme_exposed)
     return TrainStep(
         pieces=pieces, dp=dp, micro_batches=m, memory=memory, memory_total=memory_total, model_flops=model_flops,
-        hardware_flops=hw_flops, time=time, time_total=total, dp_comm_time=dp_time,
+        hardware_flops=hw_flops, time=time, time_total=total, comm=comm,
+        communication_total=comm_total, communication_overlapped=sum(t.overlapped for t in comm.terms().values()), dp_comm_time=dp_time,
         backward_time_last_micro_batch=t_bwd,
         pipeline_bubble_fraction=safe_div(bubble, pipeline),  # of the pipeline phase: (p-1)/(m+p-1) for 1F1B
         mfu=model_flops / (total * gpus * mfu_peak(peak, hw)), mfu_format_peak=model_flops / (total * gpus * peak),

@@ -127,23 +127,34 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
     t_c, t_bwd = P.compute_mb_s, P.backward_mb_s
     t_fc = t_c - t_bwd
     t_rc = P.recompute_mb_s
-    # (label, seconds, bytes, link, forward share) of each model-parallel group's traffic per micro-batch:
-    # the TP all-reduces 2 of n_ar in the forward; CP gathers, EP all-to-alls and PP sends half each way
-    groups = (("TP all-reduce", P.tp_mb_s, P.tp_mb_bytes, P.tp_link, 2.0 / P.tp_allreduces_per_layer),
+    # (label, exposed seconds, bytes, link, forward share) of each model-parallel group's traffic per micro-batch:
+    # the TP all-reduces 2 of n_ar in the forward; CP gathers, EP all-to-alls and PP sends half each way. A block
+    # holds only the exposed part (formulas/overlap.py); the part hidden behind compute rides on the compute bars
+    ep_up = P.ep_mb_bytes - P.ep_mb_scaleout_bytes
+    ep_in_link = "scale-up" if sc.hardware.scaleup_bw > 0 else "scale-out"
+    groups = (("TP all-reduce", P.tp_exposed_mb_s, P.tp_mb_bytes, P.tp_link, 2.0 / P.tp_allreduces_per_layer),
               ("CP KV gather", P.cp_mb_s, P.cp_mb_bytes, P.cp_link, 0.5),
-              ("EP all-to-all", P.ep_mb_s, P.ep_mb_bytes, P.ep_link, 0.5),
-              ("PP send", P.pp_mb_s, P.pp_mb_bytes, P.pp_link, 0.5))
+              ("EP all-to-all", P.ep_exposed_mb_s, P.ep_mb_scaleout_bytes, "scale-out", 0.5),
+              ("", 0.0, ep_up, ep_in_link, 0.5),
+              ("PP send", P.pp_exposed_mb_s, P.pp_mb_bytes, P.pp_link, 0.5))
+    hidden_mb = (P.tp_mb_s - P.tp_exposed_mb_s) + (P.ep_mb_s - P.ep_exposed_mb_s) + (P.pp_mb_s - P.pp_exposed_mb_s)
     comm_f = sum(t * share for _, t, _, _, share in groups)
     comm_b = sum(t * (1.0 - share) for _, t, _, _, share in groups)
     t_f, t_b = t_fc + comm_f, comm_b + t_bwd
     period = t_f + t_b
     active = [label for label, t, _, _, _ in groups if t > 0]
     comm_label = " + ".join(active) if active else "communication"
+    if hidden_mb > 0:
+        comm_label += " (partly hidden behind compute)"
     comm_roles = ("forward_tp_comm", "backward_tp_comm") if P.tp_mb_s > 0 else ("forward_comm", "backward_comm")
     comm_bytes_f, comm_bytes_b = dict.fromkeys(LINKS, 0.0), dict.fromkeys(LINKS, 0.0)
     for _, _, nbytes, link, share in groups:
         _add(comm_bytes_f, link, nbytes * share)
         _add(comm_bytes_b, link, nbytes * (1.0 - share))
+    # a direction whose traffic is all hidden draws no comm bar: its bytes ride on that direction's compute bar
+    fold_f = comm_bytes_f if comm_f <= 0 else dict.fromkeys(LINKS, 0.0)
+    fold_b = comm_bytes_b if comm_b <= 0 else dict.fromkeys(LINKS, 0.0)
+    hides = " (communication hidden behind it)" if hidden_mb > 0 else ""
 
     mem = r.memory
     capacity = r.capacity
@@ -179,8 +190,9 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 if op.op == "F":
                     n_live += 1
                     lm = live(n_live / chunks)
-                    out.append(Stage(f"forward {tag}", "compute", lane, t0, t0 + t_fc / chunks,
-                                     fl * (1 - P.backward_flop_share) / chunks, {k: x / chunks for k, x in fwd_links.items()},
+                    out.append(Stage(f"forward {tag}{hides}", "compute", lane, t0, t0 + t_fc / chunks,
+                                     fl * (1 - P.backward_flop_share) / chunks,
+                                     {k: x / chunks for k, x in _sum_links(fwd_links, fold_f).items()},
                                      lm, bind("compute", lm), j, role="forward"))
                     if comm_f > 0:
                         out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + t_fc / chunks,
@@ -198,9 +210,9 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 if t_rc > 0:
                     out.append(Stage(f"{rec_name} {tag}", "compute", lane, t1, t1 + t_rc / chunks,
                                      fl * P.recompute_flop_share / chunks, _links(), lm, bind("compute", lm), j, role=rec_role))
-                out.append(Stage(f"backward {tag}", "compute", lane, t1 + t_rc / chunks, op.end_s,
+                out.append(Stage(f"backward {tag}{hides}", "compute", lane, t1 + t_rc / chunks, op.end_s,
                                  fl * (P.backward_flop_share - P.recompute_flop_share) / chunks,
-                                 {k: x / chunks for k, x in bwd_links.items()}, lm, bind("compute", lm), j, role="backward"))
+                                 {k: x / chunks for k, x in _sum_links(bwd_links, fold_b).items()}, lm, bind("compute", lm), j, role="backward"))
                 if s == 0:
                     stage0.append(("bwd", t1, t_bwd / t_c / chunks, j))
             if tl.groups:
@@ -235,8 +247,8 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
                 lm = live(j + 1 - max(0, j - w))
                 t0 = f_start[s, j]
-                out.append(Stage(f"forward mb {jj}", "compute", lane, t0, t0 + t_fc, fl * (1 - P.backward_flop_share),
-                                 _links(hbm=weights_eff + act_mb), lm, bind("compute", lm), jj, role="forward"))
+                out.append(Stage(f"forward mb {jj}{hides}", "compute", lane, t0, t0 + t_fc,
+                                 fl * (1 - P.backward_flop_share), _sum_links(_links(hbm=weights_eff + act_mb), fold_f), lm, bind("compute", lm), jj, role="forward"))
                 if comm_f > 0:
                     out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc,
                                      t0 + t_f, 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj, role=comm_roles[0]))
@@ -250,9 +262,9 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 if t_rc > 0:
                     out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc,
                                      fl * P.recompute_flop_share, _links(), lm_b, bind("compute", lm_b), jb, role=rec_role))
-                out.append(Stage(f"backward mb {jb}", "compute", lane, t1 + t_rc, t0 + t_b,
+                out.append(Stage(f"backward mb {jb}{hides}", "compute", lane, t1 + t_rc, t0 + t_b,
                                  fl * (P.backward_flop_share - P.recompute_flop_share),
-                                 _links(hbm=2.0 * weights_eff + act_mb), lm_b, bind("compute", lm_b), jb, role="backward"))
+                                 _sum_links(_links(hbm=2.0 * weights_eff + act_mb), fold_b), lm_b, bind("compute", lm_b), jb, role="backward"))
                 if k_extra and j == cut:
                     g0 = t0 + t_b
                     lm_g = live(min(p - s, m_true))

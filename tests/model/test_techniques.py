@@ -290,10 +290,13 @@ def test_long_context_moves_decode_toward_the_memory_corner(decode_128k):
     assert long.memory > 0.8
 
 
-def test_training_skews_to_bandwidth_when_experts_talk():
-    """Dense pretraining is compute-bound at ~38% MFU; MoE pretraining's expert all-to-all makes bandwidth
-    bind, and it sits further from the compute corner."""
+def test_training_leans_on_the_scale_out_network_when_experts_talk():
+    """Dense pretraining is compute-bound at ~38% MFU. MoE pretraining's expert all-to-all (EP8 over four nodes)
+    puts more bytes on the scale-out network and raises the bandwidth pressure, but with each GPU dispatching only
+    its tokens / TP under sequence parallelism, top-2 copies (issue #22: the all-to-all was overstated before),
+    compute still binds."""
     rows = {r.key: r for r in evaluate_library(H100)}
     dense, moe = rows["dense-pretrain"].results, rows["moe-pretrain"].results
-    assert dense.bottleneck == "compute" and moe.bottleneck == "bandwidth"
-    assert barycentric(*moe.pressure.as_tuple())[0] < barycentric(*dense.pressure.as_tuple())[0]
+    assert dense.bottleneck == "compute" and moe.bottleneck == "compute"
+    assert moe.bytes_by_link["scale-out"] > 2 * dense.bytes_by_link["scale-out"]
+    assert moe.pressure.bandwidth > dense.pressure.bandwidth

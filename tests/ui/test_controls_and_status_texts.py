@@ -94,3 +94,20 @@ def test_window_switch_to_decode_gives_a_sensible_tp(qtbot, tmp_path):
     assert sc.kind == "decode" and sc.gpus == 8
     win.undo_action.trigger()
     assert win.store.scenario.kind == "train" and win.store.scenario.gpus == 64
+
+
+def test_overlap_and_moe_routing_controls_edit_the_scenario(qtbot):
+    """The overlap options and node-limited routing (model/formulas/overlap.py, comms.moe_all_to_all) are controls."""
+    controls = ScenarioControls()
+    qtbot.addWidget(controls)
+    controls.set_choices(hardware_presets(), model_presets())
+    edits = []
+    controls.edited.connect(edits.append)
+    for name in ("tp_comm_overlap", "ep_comm_overlap", "moe_fp8_dispatch"):
+        box = controls.widgets[name]
+        assert not box.isChecked()  # off by default
+        box.setChecked(True)
+        assert edits[-1] == {name: True}
+    combo = controls.widgets["moe_node_limit"]
+    combo.setCurrentIndex(combo.findData(4))
+    assert edits[-1] == {"moe_node_limit": 4}

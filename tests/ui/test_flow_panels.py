@@ -386,3 +386,32 @@ def test_fonts_and_no_nan_on_screen(flow, outcomes):
             assert "nan" not in label.text().lower().replace("nan>", "")
     for item in outcomes.bind_texts:
         assert not any(math.isnan(c) for c in (item.pos().x(), item.pos().y()))
+
+
+def test_phase_readout_states_hidden_and_exposed_communication(qtbot, shown_panel):
+    """With DualPipe-style overlap on (formulas/overlap.py), the forward phase says how much communication hid."""
+    from trinity_desktop.model.inputs import presets
+
+    hw, arch = presets.hardware_presets()["h800-sxm"], presets.model_presets()["mixtral-8x7b"]
+    sc = default_scenario().replace(hardware=hw, model=arch, gpus=128, gpus_per_node=4, tp=1, pp=4, ep=8, cp=1,
+                                    zero=1, micro_batch=1, global_batch=256, seq_len=4096, ep_comm_overlap=True)
+    r = evaluate(sc)
+    panel = shown_panel(FlowPanel, r)
+    qtbot.keyClick(panel, QtCore.Qt.Key.Key_Right)
+    text = panel.detail_text()
+    assert "hidden behind compute" in text and "exposed" in text and "nan" not in text.lower()
+    assert r.train["communication_overlapped"] > 0
+
+
+def test_breakdown_labels_the_hidden_communication(shown_panel):
+    """The time bar's exposed-communication label adds the communication hidden behind compute."""
+    from trinity_desktop.model.inputs import presets
+    from trinity_desktop.ui.breakdown_panel import BreakdownPanel
+
+    hw, arch = presets.hardware_presets()["h800-sxm"], presets.model_presets()["mixtral-8x7b"]
+    sc = default_scenario().replace(hardware=hw, model=arch, gpus=128, gpus_per_node=4, tp=1, pp=4, ep=8, cp=1,
+                                    zero=1, micro_batch=1, global_batch=256, seq_len=4096, ep_comm_overlap=True)
+    panel = shown_panel(BreakdownPanel, evaluate(sc))
+    texts = [item.toPlainText() for item in panel.time_bar.labels]
+    exposed = [t for t in texts if t.startswith("Exposed communication")]
+    assert len(exposed) == 1 and "hidden)" in exposed[0] and "nan" not in exposed[0].lower()
