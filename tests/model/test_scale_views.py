@@ -37,6 +37,8 @@ def test_cited_figures_as_read():
     assert (g.peak_flops, g.dram_bandwidth, g.interconnect_bandwidth) == (3.0, 1.6, 1.4)
     v3 = next(b for b in published_batches() if b.model == "DeepSeek-V3")
     assert v3.batch_tokens == 15360 * 4096
+    gpt3 = next(b for b in published_batches() if b.model == "GPT-3 175B")   # Brown et al. 2020 Table 2.1
+    assert (gpt3.batch_tokens, gpt3.params, gpt3.train_tokens, gpt3.source) == (3.2e6, 175e9, 300e9, "gpt3")
     r1 = {(r.model, r.samples): r.accuracy for r in accuracy_rows()}
     assert r1[("DeepSeek-R1-Distill-Qwen-7B", 1)] == 0.555 and r1[("DeepSeek-R1-Distill-Llama-70B", 64)] == 0.867
 
