@@ -13,7 +13,9 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.recompute import claim_against_computed
 from trinity_desktop.model.views.stages import refreshed_stage
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
@@ -55,6 +57,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.setObjectName("BreakdownPanel")
         self.setAccessibleName("Breakdown: memory per GPU and time by stage")
         self._results: Results | None = None
+        self._recompute_cache: tuple[Results | None, list[str]] = (None, [])
         self._time_scale, self._time_unit = 1.0, "s"
 
         self.memory_widget = pg.PlotWidget(background=pw.plot_background())
@@ -422,8 +425,11 @@ class BreakdownPanel(QtWidgets.QWidget):
             name = self.memory_bar.names[i]
             gb = self.memory_bar.values[i]
             total = self.memory_bar.total
-            return (f"{theme.label_for(name)}\n{gb:.2f} GB per GPU\n"
+            text = (f"{theme.label_for(name)}\n{gb:.2f} GB per GPU\n"
                     f"{self._share(gb, total)} of {total:.1f} GB used; HBM {cap_gb:.0f} GB")
+            if name == "activations" and r.kind == "train":
+                text += "\n" + "\n".join(self._recompute_lines(r))
+            return text
         if plot == "time":
             i = self.time_bar.segment_at(x, y)
             if i < 0:
@@ -435,6 +441,17 @@ class BreakdownPanel(QtWidgets.QWidget):
             return (f"{theme.label_for(name, 'time')}\n{fmt_seconds(seconds)}\n"
                     f"{self._share(seconds, total)} of {title} ({fmt_seconds(total)})")
         raise ValueError(f"plot must be 'memory' or 'time', not {plot!r}")
+
+    def _recompute_lines(self, r: Results) -> list[str]:
+        """The seed's recompute claim next to this scenario's computed values (model/views/recompute.py), cached
+        per results."""
+        if self._recompute_cache[0] is not r:
+            try:
+                lines = claim_against_computed(r.scenario)
+            except ValidationError as exc:
+                lines = [f"Recompute not computed here: {exc}"]
+            self._recompute_cache = (r, lines)
+        return self._recompute_cache[1]
 
     # ------------------------------------------------------------------ for tests and export
     def memory_values(self) -> dict[str, float]:
