@@ -11,7 +11,11 @@ from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.inputs.tiers import tier_map
 from trinity_desktop.model.views.memory_wall import memory_wall, open_question_4
-from trinity_desktop.model.views.recompute import SEED_EXTRA_COMPUTE_PCT, SEED_MEMORY_SAVED_PCT, recompute_effects
+from trinity_desktop.model.views.recompute import (
+    SEED_EXTRA_COMPUTE_PCT,
+    SEED_MEMORY_SAVED_PCT,
+    recompute_effects,
+)
 from trinity_desktop.model.views.test_time import compare
 
 HARDWARE = "h100-sxm"          # a single-H100 server: the GPU's share of host DRAM and SSD (tiers.py)
