@@ -13,12 +13,12 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.recompute import claim_against_computed
 from trinity_desktop.model.views.stages import refreshed_stage
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.batch_readout import batch_of, fmt_tokens
 from trinity_desktop.ui.stacked_bar import StackedBar
 from trinity_desktop.ui.stage_segments import time_segments_for_stage
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
@@ -386,9 +386,11 @@ class BreakdownPanel(QtWidgets.QWidget):
         color = theme.RESOURCE_COLORS.get(r.bottleneck, theme.plot_text_color())
         bottleneck = theme.RESOURCE_LABELS.get(r.bottleneck, r.bottleneck).lower()
         if r.kind == "train":
+            batch = batch_of(r)
             parts = [f"MFU {100 * r.train.get('mfu', 0.0):.1f}%",
                      _fmt_tokens_per_s(r.train.get("tokens_per_s", 0.0)),
-                     f"step {fmt_seconds(r.time_total)}"]
+                     f"step {fmt_seconds(r.time_total)}",
+                     f"batch {fmt_tokens(batch.batch_tokens)} tokens (published optimum {fmt_tokens(batch.optimal_tokens)})"]
         else:
             parts = [_fmt_tokens_per_s(r.infer.get("tokens_per_s", 0.0)),
                      f"TTFT {fmt_seconds(r.infer.get('prefill_s', 0.0))}",
@@ -427,8 +429,10 @@ class BreakdownPanel(QtWidgets.QWidget):
             total = self.memory_bar.total
             text = (f"{theme.label_for(name)}\n{gb:.2f} GB per GPU\n"
                     f"{self._share(gb, total)} of {total:.1f} GB used; HBM {cap_gb:.0f} GB")
-            if name == "activations" and r.kind == "train":
-                text += "\n" + "\n".join(self._recompute_lines(r))
+            if name == "activations" and r.kind == "train":  # the seed's recompute claim against this scenario
+                if self._recompute_cache[0] is not r:
+                    self._recompute_cache = (r, claim_against_computed(r.scenario))
+                text += "\n" + "\n".join(self._recompute_cache[1])
             return text
         if plot == "time":
             i = self.time_bar.segment_at(x, y)
@@ -441,17 +445,6 @@ class BreakdownPanel(QtWidgets.QWidget):
             return (f"{theme.label_for(name, 'time')}\n{fmt_seconds(seconds)}\n"
                     f"{self._share(seconds, total)} of {title} ({fmt_seconds(total)})")
         raise ValueError(f"plot must be 'memory' or 'time', not {plot!r}")
-
-    def _recompute_lines(self, r: Results) -> list[str]:
-        """The seed's recompute claim next to this scenario's computed values (model/views/recompute.py), cached
-        per results."""
-        if self._recompute_cache[0] is not r:
-            try:
-                lines = claim_against_computed(r.scenario)
-            except ValidationError as exc:
-                lines = [f"Recompute not computed here: {exc}"]
-            self._recompute_cache = (r, lines)
-        return self._recompute_cache[1]
 
     # ------------------------------------------------------------------ for tests and export
     def memory_values(self) -> dict[str, float]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import evaluate
 
@@ -52,7 +53,11 @@ def claim_against_computed(sc: Scenario) -> list[str]:
     """The seed's ranges next to this scenario's computed saving and cost per recompute mode (hover lines)."""
     (m0, m1), (c0, c1) = SEED_MEMORY_SAVED_PCT, SEED_EXTRA_COMPUTE_PCT
     lines = [f"Seed: recomputation saves {m0:.0f}–{m1:.0f}% memory for {c0:.0f}–{c1:.0f}% more compute"]
-    for mode, e in recompute_effects(sc).items():
+    try:
+        effects = recompute_effects(sc)
+    except ValidationError as exc:
+        return [*lines, f"Not computed for this layout: {exc}"]
+    for mode, e in effects.items():
         lines.append(f"Here, {mode}: −{100 * e.memory_saved:.0f}% activations for "
                      f"{100 * e.extra_compute:+.1f}% FLOPs")
     return lines
