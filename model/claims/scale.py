@@ -8,6 +8,7 @@ from trinity_desktop.model.claims.claim import Claim, judge, judge_range
 from trinity_desktop.model.formulas.batch_law import optimal_batch_tokens, published_points
 from trinity_desktop.model.formulas.retrieval import evaluate_retrieval, spill_points
 from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
+from trinity_desktop.model.inputs.scale_facts import retrieval_points
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.inputs.tiers import tier_map
 from trinity_desktop.model.views.memory_wall import memory_wall, open_question_4
@@ -36,6 +37,8 @@ def _retrieval_claims() -> list[Claim]:
     small = evaluate_retrieval(5e5, EMBEDDING_DIM, "hnsw", hw)
     cliff = spill_points(EMBEDDING_DIM, "hnsw", hw)["host"]
     big = evaluate_retrieval(1e7, EMBEDDING_DIM, "hnsw", hw)
+    qdrant = {p.vectors: p for p in retrieval_points() if p.engine == "Qdrant"}
+    q1, q10 = qdrant[1e6], qdrant[1e7]
     run = f"trinity-desktop calc retrieval --vectors {{n}} --dim {EMBEDDING_DIM} --index hnsw --hardware {HARDWARE} --json"
     return [
         Claim("vector-db-pgvector-500k", "synthesis", "pgvector works excellently under 500K vectors",
@@ -54,7 +57,10 @@ def _retrieval_claims() -> list[Claim]:
               None, float(big.query_s) * 1e3, "ms per query", "agrees" if str(big.tier) == "host" else "disagrees",
               None, "dock_retrieval", "hnsw", run.format(n=10000000),
               f"10M x {EMBEDDING_DIM}-d fp32 HNSW = {float(big.index_bytes) / 1e9:.0f} GB still fits host DRAM "
-              "(any HNSW engine, not only Qdrant): no tier change between 1M and 10M on this server."),
+              "(any HNSW engine, not only Qdrant): no tier change between 1M and 10M on this server. Qdrant's own "
+              f"benchmark: {q1.qps:,.0f} QPS at recall {q1.recall:.2f} on {q1.vectors / 1e6:.0f}M x {q1.dim}-d, "
+              f"{q10.qps:,.0f} QPS at recall {q10.recall:.2f} on {q10.vectors / 1e6:.0f}M x {q10.dim}-d "
+              f"({q10.machine.split(',')[0]})."),
     ]
 
 
