@@ -253,7 +253,7 @@ class TrianglePanel(QtWidgets.QWidget):
         try:
             for key, item in self._items.items():
                 t = tq.load_techniques()[key]
-                ok, reason = tq.applicable(t, sc) if sc is not None else (False, "")
+                ok, reason = tq.previewable(t, sc) if sc is not None else (False, "")
                 checked = key in self._checked
                 enabled = ok or checked
                 flags = item.flags()
@@ -298,11 +298,11 @@ class TrianglePanel(QtWidgets.QWidget):
             self._path = [(current, self._results)]
             for key in self._checked:
                 t = tq.load_techniques()[key]
-                ok, _ = tq.applicable(t, current)
+                ok, _ = tq.previewable(t, current)
                 if not ok:
                     self._skipped.append(key)
                     continue
-                current = tq.apply(t, current)
+                current = tq.preview_apply(t, current)
                 self._path.append((current, tq.evaluate_applied(current)))
                 x0, y0 = self._point(self._path[-2][1])
                 x1, y1 = self._point(self._path[-1][1])
@@ -375,9 +375,9 @@ class TrianglePanel(QtWidgets.QWidget):
         visible = False
         if key and self._results is not None and key not in [s[5] for s in self._segments]:
             sc = self._results.scenario
-            if key in self._items and tq.applicable(key, sc)[0]:
+            if key in self._items and tq.previewable(key, sc)[0]:
                 try:
-                    after = tq.evaluate_applied(tq.apply(key, sc))
+                    after = tq.evaluate_applied(tq.preview_apply(key, sc))
                 except ValidationError:
                     after = None
                 if after is not None:

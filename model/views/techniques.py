@@ -275,7 +275,19 @@ def _transformed(t: Technique, sc: Scenario) -> Scenario:
 
 
 def applicable(technique: str | Technique, scenario: Scenario) -> tuple[bool, str]:
-    """(True, "") when `technique` can be applied to `scenario`, else (False, why)."""
+    """(True, "") when `technique` can be applied to `scenario` (and the result carried as a scenario: CLI, main
+    window), else (False, why). A read pattern is computed by `previewable` / `preview_apply` only."""
+    t = _get(technique)
+    ok, reason = previewable(t, scenario)
+    if ok and t.read_pattern:
+        return False, ("Computed in the trade-off explorer and on the triangle only: a scenario has one attention "
+                       "span for the keys kept and the keys read, so the read pattern is not carried by it.")
+    return ok, reason
+
+
+def previewable(technique: str | Technique, scenario: Scenario) -> tuple[bool, str]:
+    """`applicable`, with read patterns allowed: what the explorer, the triangle and the claims compute through
+    `evaluate_applied`."""
     t = _get(technique)
     if not t.modelled:
         return False, f"Not modelled yet: {t.reason}"
@@ -317,6 +329,15 @@ def apply(technique: str | Technique, scenario: Scenario) -> Scenario:
     applicable."""
     t = _get(technique)
     ok, reason = applicable(t, scenario)
+    if not ok:
+        raise ValidationError("technique", t.key, reason)
+    return preview_apply(t, scenario)
+
+
+def preview_apply(technique: str | Technique, scenario: Scenario) -> Scenario:
+    """`apply` with read patterns allowed; evaluate the result with `evaluate_applied`."""
+    t = _get(technique)
+    ok, reason = previewable(t, scenario)
     if not ok:
         raise ValidationError("technique", t.key, reason)
     return _transformed(t, scenario).replace(techniques=(*scenario.techniques, t.key))
@@ -431,11 +452,11 @@ def technique_effect(scenario: Scenario, key: str, before: Results | None = None
     an Effect with applicable=False, the reason, and zero deltas (no number is made up)."""
     t = _get(key)
     before = before if before is not None else evaluate_applied(scenario)
-    ok, reason = applicable(t, scenario)
+    ok, reason = previewable(t, scenario)
     if not ok:
         return Effect(key=t.key, spent=t.spent, saved=t.saved, applicable=False, reason=reason, before=before,
                       after=None, measures_before=measures_of(before))
-    return effect_between(before, evaluate_applied(apply(t, scenario)), t)
+    return effect_between(before, evaluate_applied(preview_apply(t, scenario)), t)
 
 
 def path(scenario: Scenario, keys: Sequence[str], skip_inapplicable: bool = False) -> list[tuple[Scenario, Results]]:
@@ -447,11 +468,11 @@ def path(scenario: Scenario, keys: Sequence[str], skip_inapplicable: bool = Fals
     current = scenario
     for key in keys:
         t = _get(key)
-        ok, reason = applicable(t, current)
+        ok, reason = previewable(t, current)
         if not ok:
             if skip_inapplicable:
                 continue
             raise ValidationError("technique", key, reason)
-        current = apply(t, current)
+        current = preview_apply(t, current)
         out.append((current, evaluate_applied(current)))
     return out

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from trinity_desktop.model import evaluate
+from trinity_desktop.model import ValidationError, evaluate
 from trinity_desktop.model.claims.trinity import workload
 from trinity_desktop.model.formulas.sparse_attention import (
     nsa_keys_read,
@@ -13,7 +13,15 @@ from trinity_desktop.model.formulas.sparse_attention import (
     strided_stride,
 )
 from trinity_desktop.model.inputs.presets import references
-from trinity_desktop.model.views.techniques import applicable, apply, load_techniques, path, technique_effect
+from trinity_desktop.model.views.techniques import (
+    applicable,
+    apply,
+    load_techniques,
+    path,
+    preview_apply,
+    previewable,
+    technique_effect,
+)
 
 NEW = ("sliding-window-attention", "block-sparse-attention", "native-sparse-attention", "distillation-half-depth")
 
@@ -74,10 +82,21 @@ def test_sparse_moves_the_workload_on_the_triangle():
 
 def test_sparse_refused_where_it_saves_nothing():
     sc = workload("long-context-decode").replace(prompt_len=1024, gen_len=256)
-    ok, why = applicable("native-sparse-attention", sc)
+    ok, why = previewable("native-sparse-attention", sc)
     assert not ok and "no fewer than full attention" in why
-    ok, why = applicable("block-sparse-attention", apply("native-sparse-attention", workload("long-context-decode")))
+    nsa = preview_apply("native-sparse-attention", workload("long-context-decode"))
+    ok, why = previewable("block-sparse-attention", nsa)
     assert not ok and "already sets" in why
+
+
+def test_read_patterns_are_not_carried_by_a_scenario():
+    """The CLI and the main window take `applicable` / `apply`: a read pattern is refused there with one line."""
+    sc = workload("long-context-decode")
+    assert previewable("native-sparse-attention", sc)[0]
+    ok, why = applicable("native-sparse-attention", sc)
+    assert not ok and "not carried" in why
+    with pytest.raises(ValidationError):
+        apply("block-sparse-attention", sc)
 
 
 def test_sliding_window_caps_the_kv_cache():
