@@ -302,7 +302,7 @@ class TrianglePanel(QtWidgets.QWidget):
                 if not ok:
                     self._skipped.append(key)
                     continue
-                current = tq.preview_apply(t, current)
+                current = tq.apply(t, current)
                 self._path.append((current, tq.evaluate_applied(current)))
                 x0, y0 = self._point(self._path[-2][1])
                 x1, y1 = self._point(self._path[-1][1])
@@ -377,7 +377,7 @@ class TrianglePanel(QtWidgets.QWidget):
             sc = self._results.scenario
             if key in self._items and tq.previewable(key, sc)[0]:
                 try:
-                    after = tq.evaluate_applied(tq.preview_apply(key, sc))
+                    after = tq.evaluate_applied(tq.apply(key, sc))
                 except ValidationError:
                     after = None
                 if after is not None:

@@ -276,7 +276,7 @@ def _transformed(t: Technique, sc: Scenario) -> Scenario:
 
 def applicable(technique: str | Technique, scenario: Scenario) -> tuple[bool, str]:
     """(True, "") when `technique` can be applied to `scenario` (and the result carried as a scenario: CLI, main
-    window), else (False, why). A read pattern is computed by `previewable` / `preview_apply` only."""
+    window), else (False, why). A read pattern is computed through `previewable` and `evaluate_applied` only."""
     t = _get(technique)
     ok, reason = previewable(t, scenario)
     if ok and t.read_pattern:
@@ -286,8 +286,8 @@ def applicable(technique: str | Technique, scenario: Scenario) -> tuple[bool, st
 
 
 def previewable(technique: str | Technique, scenario: Scenario) -> tuple[bool, str]:
-    """`applicable`, with read patterns allowed: what the explorer, the triangle and the claims compute through
-    `evaluate_applied`."""
+    """`applicable`, with read patterns allowed: what `apply` accepts and the explorer, the triangle and the claims
+    compute through `evaluate_applied`."""
     t = _get(technique)
     if not t.modelled:
         return False, f"Not modelled yet: {t.reason}"
@@ -326,16 +326,8 @@ def previewable(technique: str | Technique, scenario: Scenario) -> tuple[bool, s
 
 def apply(technique: str | Technique, scenario: Scenario) -> Scenario:
     """The scenario with `technique` applied (its key appended to `techniques`); ValidationError if not
-    applicable."""
-    t = _get(technique)
-    ok, reason = applicable(t, scenario)
-    if not ok:
-        raise ValidationError("technique", t.key, reason)
-    return preview_apply(t, scenario)
-
-
-def preview_apply(technique: str | Technique, scenario: Scenario) -> Scenario:
-    """`apply` with read patterns allowed; evaluate the result with `evaluate_applied`."""
+    `previewable`. A read pattern's result is evaluated with `evaluate_applied`, and `applicable` refuses to carry
+    it (the CLI and the main window check `applicable` first)."""
     t = _get(technique)
     ok, reason = previewable(t, scenario)
     if not ok:
@@ -456,7 +448,7 @@ def technique_effect(scenario: Scenario, key: str, before: Results | None = None
     if not ok:
         return Effect(key=t.key, spent=t.spent, saved=t.saved, applicable=False, reason=reason, before=before,
                       after=None, measures_before=measures_of(before))
-    return effect_between(before, evaluate_applied(preview_apply(t, scenario)), t)
+    return effect_between(before, evaluate_applied(apply(t, scenario)), t)
 
 
 def path(scenario: Scenario, keys: Sequence[str], skip_inapplicable: bool = False) -> list[tuple[Scenario, Results]]:
@@ -473,6 +465,6 @@ def path(scenario: Scenario, keys: Sequence[str], skip_inapplicable: bool = Fals
             if skip_inapplicable:
                 continue
             raise ValidationError("technique", key, reason)
-        current = preview_apply(t, current)
+        current = apply(t, current)
         out.append((current, evaluate_applied(current)))
     return out

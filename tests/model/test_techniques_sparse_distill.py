@@ -18,7 +18,6 @@ from trinity_desktop.model.views.techniques import (
     apply,
     load_techniques,
     path,
-    preview_apply,
     previewable,
     technique_effect,
 )
@@ -84,7 +83,7 @@ def test_sparse_refused_where_it_saves_nothing():
     sc = workload("long-context-decode").replace(prompt_len=1024, gen_len=256)
     ok, why = previewable("native-sparse-attention", sc)
     assert not ok and "no fewer than full attention" in why
-    nsa = preview_apply("native-sparse-attention", workload("long-context-decode"))
+    nsa = apply("native-sparse-attention", workload("long-context-decode"))
     ok, why = previewable("block-sparse-attention", nsa)
     assert not ok and "already sets" in why
 
@@ -95,8 +94,8 @@ def test_read_patterns_are_not_carried_by_a_scenario():
     assert previewable("native-sparse-attention", sc)[0]
     ok, why = applicable("native-sparse-attention", sc)
     assert not ok and "not carried" in why
-    with pytest.raises(ValidationError):
-        apply("block-sparse-attention", sc)
+    with pytest.raises(ValidationError, match="no fewer than full attention"):
+        apply("native-sparse-attention", sc.replace(prompt_len=512, gen_len=64))
 
 
 def test_sliding_window_caps_the_kv_cache():
