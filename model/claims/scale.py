@@ -39,6 +39,7 @@ def _retrieval_claims() -> list[Claim]:
     big = evaluate_retrieval(1e7, EMBEDDING_DIM, "hnsw", hw)
     qdrant = {p.vectors: p for p in retrieval_points() if p.engine == "Qdrant"}
     q1, q10 = qdrant[1e6], qdrant[1e7]
+    vdb = next(p for p in retrieval_points() if p.source == "vectordbbench")
     run = f"trinity-desktop calc retrieval --vectors {{n}} --dim {EMBEDDING_DIM} --index hnsw --hardware {HARDWARE} --json"
     return [
         Claim("vector-db-pgvector-500k", "synthesis", "pgvector works excellently under 500K vectors",
@@ -52,7 +53,8 @@ def _retrieval_claims() -> list[Claim]:
               f"The cliff is where the HNSW index outgrows DRAM: {cliff:,.3g} vectors of {EMBEDDING_DIM}-d fp32 in "
               f"an H100 server's {tier_map(hw)['host'].capacity_bytes / 1e9:.0f} GB of host DRAM per GPU, 16e9 / {float(big.index_bytes) / 1e7:,.0f} B = "
               f"{16e9 / (float(big.index_bytes) / 1e7):,.3g} on the 16 GB instance that served 1M at recall 0.75. "
-              "A RAM-size cliff, not a property of 1M vectors."),
+              f"A RAM-size cliff, not a property of 1M vectors. VectorDBBench: pgvector on {vdb.machine.split(',')[0]} "
+              f"ran {vdb.vectors / 1e3:.0f}K x {vdb.dim}-d at {vdb.qps:.2f} QPS and left no result at 5M."),
         Claim("vector-db-qdrant-10m", "synthesis", "Qdrant maintains performance at 10M+ vectors",
               None, float(big.query_s) * 1e3, "ms per query", "agrees" if str(big.tier) == "host" else "disagrees",
               None, "dock_retrieval", "hnsw", run.format(n=10000000),
