@@ -11,11 +11,9 @@ from PySide6 import QtWidgets
 from trinity_desktop.model.formulas.batch_law import optimal_batch_tokens, published_points, scenario_batch
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.batch_readout import batch_sentence
+from trinity_desktop.ui.batch_readout import fmt_tokens as _tokens
 from trinity_desktop.ui.scale_chart import ScaleChart, set_log_data
-
-
-def _tokens(n: float) -> str:
-    return f"{n / 1e6:.3g}M" if n >= 1e5 else f"{n / 1e3:.3g}k"
 
 
 class BatchLawPanel(QtWidgets.QWidget):
@@ -53,8 +51,7 @@ class BatchLawPanel(QtWidgets.QWidget):
             hover.append((self.current.compute, self.current.batch_tokens,
                           f"your run: {sc.global_batch} x {sc.seq_len} = {_tokens(self.current.batch_tokens)} tokens\n"
                           f"C = 6 N x 20 N = {self.current.compute:.2g} FLOPs"))
-            self.chart.set_title(f"Your global batch is {_tokens(self.current.batch_tokens)} tokens; the published "
-                                 f"optimum at this compute is {_tokens(self.current.optimal_tokens)}")
+            self.chart.set_title(batch_sentence(self.current))
         else:
             self.current = None
             self.mine.setData([], [])
@@ -66,7 +63,7 @@ class BatchLawPanel(QtWidgets.QWidget):
         set_log_data(self.law, c, optimal_batch_tokens(c))
         self.chart.set_hover_points(hover)
         self.chart.fit_range(list(c), ys + list(optimal_batch_tokens(c[[0, -1]])), pad=0.06)
-        self.chart.caption.setText("Dots: LLaMA, Llama 2, Llama 3, DeepSeek-V2/V3 (hover each). Line: DeepSeek LLM's "
+        self.chart.caption.setText("Dots: LLaMA, GPT-3, Llama 2, Llama 3, DeepSeek-V2/V3 (hover each). Line: DeepSeek LLM's "
                                    "fit. Your run sits at a Chinchilla-optimal D = 20 N.")
         self.chart.caption.setToolTip(
             "N = active parameters. DeepSeek-V3: 15,360 x 4,096 = 62.9M tokens; DeepSeek-V2: 9,216 x 4K. The law is "

@@ -14,9 +14,11 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.recompute import claim_against_computed
 from trinity_desktop.model.views.stages import refreshed_stage
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.batch_readout import batch_of, fmt_tokens
 from trinity_desktop.ui.stacked_bar import StackedBar
 from trinity_desktop.ui.stage_segments import time_segments_for_stage
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
@@ -55,6 +57,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.setObjectName("BreakdownPanel")
         self.setAccessibleName("Breakdown: memory per GPU and time by stage")
         self._results: Results | None = None
+        self._recompute_cache: tuple[Results | None, list[str]] = (None, [])
         self._time_scale, self._time_unit = 1.0, "s"
 
         self.memory_widget = pg.PlotWidget(background=pw.plot_background())
@@ -387,12 +390,14 @@ class BreakdownPanel(QtWidgets.QWidget):
         color = theme.RESOURCE_COLORS.get(r.bottleneck, theme.plot_text_color())
         bottleneck = theme.RESOURCE_LABELS.get(r.bottleneck, r.bottleneck).lower()
         if r.kind == "train":
+            batch = batch_of(r)
             mfu, mfu_format = r.train.get("mfu", 0.0), r.train.get("mfu_format_peak", 0.0)
             peak = "BF16" if mfu_format != mfu else r.scenario.precision.upper()  # FP8 runs: the BF16 peak
             parts = [f"MFU {100 * mfu:.1f}% of {peak} peak"
                      + (f" ({100 * mfu_format:.1f}% of FP8)" if mfu_format != mfu else ""),
                      _fmt_tokens_per_s(r.train.get("tokens_per_s", 0.0)),
-                     f"step {fmt_seconds(r.time_total)}"]
+                     f"step {fmt_seconds(r.time_total)}",
+                     f"batch {fmt_tokens(batch.batch_tokens)} tokens (published optimum {fmt_tokens(batch.optimal_tokens)})"]
         else:
             parts = [_fmt_tokens_per_s(r.infer.get("tokens_per_s", 0.0)),
                      f"TTFT {fmt_seconds(r.infer.get('prefill_s', 0.0))}",
@@ -429,8 +434,13 @@ class BreakdownPanel(QtWidgets.QWidget):
             name = self.memory_bar.names[i]
             gb = self.memory_bar.values[i]
             total = self.memory_bar.total
-            return (f"{theme.label_for(name)}\n{gb:.2f} GB per GPU\n"
+            text = (f"{theme.label_for(name)}\n{gb:.2f} GB per GPU\n"
                     f"{self._share(gb, total)} of {total:.1f} GB used; HBM {cap_gb:.0f} GB")
+            if name == "activations" and r.kind == "train":  # the seed's recompute claim against this scenario
+                if self._recompute_cache[0] is not r:
+                    self._recompute_cache = (r, claim_against_computed(r.scenario))
+                text += "\n" + "\n".join(self._recompute_cache[1])
+            return text
         if plot == "time":
             i = self.time_bar.segment_at(x, y)
             if i < 0:

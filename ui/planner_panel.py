@@ -29,6 +29,7 @@ from trinity_desktop.model.search.planner import AXES, plan_training
 from trinity_desktop.model.search.serving_planner import plan_serving
 from trinity_desktop.ui import findings, label_layout, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.batch_readout import BatchReadout
 from trinity_desktop.ui.pareto_bars import ParetoBars
 from trinity_desktop.ui.planner_search import (
     AXIS_LABELS,
@@ -173,6 +174,8 @@ class PlannerPanel(QtWidgets.QWidget):
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.legend)
         layout.addWidget(self.status)
+        self.batch_readout = BatchReadout()  # global batch against the published optimum
+        layout.addWidget(self.batch_readout)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         """Side by side when the panel is wide, the map under the front when it is narrow (a half-width dock)."""
@@ -194,6 +197,7 @@ class PlannerPanel(QtWidgets.QWidget):
     def update_results(self, results: Results) -> None:
         sc = results.scenario
         self._scenario = sc
+        self.batch_readout.update_results(results)
         key = self._job(sc)
         self._show_current(results)
         if key != self._job_key:

@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.base.dtypes import WEIGHT_FORMATS_STORED
 from trinity_desktop.model.step.evaluation import Results
-from trinity_desktop.model.views.quant_quality import quality_curve
+from trinity_desktop.model.views.quant_quality import low_bit_points, quality_curve
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.chart_layout import frame_panel, restack
@@ -24,7 +24,14 @@ QUIET = theme.FALLBACK_COLOR
 HOT = theme.RESOURCE_COLORS["compute"]
 STORAGE = theme.RESOURCE_COLORS["memory"]
 SEED_PAIR = ("q4_k", "q2_k")   # the seed's "2-bit saves 43%" read on stored formats
+LOW_BIT = theme.RESOURCE_COLORS["bandwidth"]
+LOG_TOP = 3.7   # the quality chart's top, log10 of the % rise (a row above it is named in the caption)
 SHORT_NAMES = {"gptq4_g128": "GPTQ4 g128", "awq4_g128": "AWQ4 g128", "nf4_dq": "NF4 + DQ"}
+
+
+def log_rise(delta_pct) -> np.ndarray:
+    """log10 of the perplexity rise in % (floored at 0.01%), the quality chart's y."""
+    return np.log10(np.maximum(np.asarray(delta_pct, dtype=float), 0.01))
 
 
 def bits_text(bits: float) -> str:
@@ -52,6 +59,12 @@ def storage_title() -> str:
     return f"Stored, Q4_K → Q2_K saves {saved:.1%} ({bits[a]:g} → {bits[b]:g} bits), not 50%"
 
 
+def off_scale_text() -> str:
+    """The low-bit rows above the chart's top, named with their perplexity."""
+    off = [p for p in low_bit_points() if log_rise([p.delta_pct])[0] > LOG_TOP]
+    return "".join(f" ({p.method} {p.bits}-bit, perplexity {p.perplexity:,.0f}, is off the scale)" for p in off)
+
+
 class QuantQualityPanel(QtWidgets.QWidget):
     editRequested = QtCore.Signal(dict)
 
@@ -65,30 +78,47 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.quality_widget = pg.PlotWidget(background=theme.THEMES[theme.current_theme()]["plot_bg"])
         self.quality_widget.setAccessibleName("Perplexity rise against bits per weight chart")
         self.quality_widget.setAccessibleDescription(
-            "Points: published perplexity rise over fp16 (%) against the file's bits per weight for each llama.cpp "
-            "format of Llama 2 70B; the highlighted step is the cliff.")
+            "Points: published perplexity rise over fp16 (%, log scale) against bits per weight: circles, each "
+            "llama.cpp format of Llama 2 70B (the highlighted step is the cliff); triangles, GPTQ and AWQ at group "
+            "128 on Llama-3-8B (Huang et al. 2024).")
         self.qplot: pg.PlotItem = self.quality_widget.getPlotItem()
-        pw.style_plot(self.qplot, f"Published perplexity ({c.model})", left="ppl rise (%)",
-                      bottom="bits per weight (file size x 16 / fp16 size)")
+        pw.style_plot(self.qplot, f"Published perplexity ({c.model}; ▲ Llama-3-8B)", left="ppl rise",
+                      bottom="bits per weight (as stored)")
         pw.freeze_view(self.qplot)
         self.qplot.showGrid(x=True, y=True, alpha=0.2)
+        self.qplot.getAxis("left").setTicks([[(float(e), f"{10.0 ** e:g}%") for e in (-1, 1, 3)],
+                                             [(float(e), f"{10.0 ** e:g}%") for e in (0, 2)]])
         x = np.array(c.bits[1:])   # fp16 (16 bits, 0%) is the reference, stated in the caption
-        y = np.array(c.delta_pct[1:])
+        y = log_rise(c.delta_pct[1:])
         self.line = pg.PlotDataItem(x, y, pen=pg.mkPen(QUIET, width=2))
         self.qplot.addItem(self.line)
         k = c.cliff
         if k is not None:
-            cx, cy = np.array(c.bits[k - 1:]), np.array(c.delta_pct[k - 1:])
+            cx, cy = np.array(c.bits[k - 1:]), log_rise(c.delta_pct[k - 1:])
             self.cliff_line = pg.PlotDataItem(cx, cy, pen=pg.mkPen(HOT, width=4))
             self.qplot.addItem(self.cliff_line)
         self.points = pg.ScatterPlotItem(x, y, size=10, brush=pg.mkBrush(STORAGE), pen=pg.mkPen(STORAGE))
         self.qplot.addItem(self.points)
-        self.qplot.setXRange(float(x.min()) - 0.4, float(x.max()) + 0.8, padding=0)
-        self.qplot.setYRange(-0.6, float(y.max()) * 1.15, padding=0)
-        self.qlabels = PointLabels(self.qplot, len(x))
+        self.low_bit = [p for p in low_bit_points() if log_rise([p.delta_pct])[0] <= LOG_TOP]
+        same = {}   # rows with the same bits and perplexity share one marker and one label ("GPTQ/AWQ 3-bit")
+        for p in self.low_bit:
+            same.setdefault((p.stored_bits, p.perplexity), []).append(p.method)
+        hx = np.array([p.stored_bits for p in self.low_bit])
+        hy = log_rise([p.delta_pct for p in self.low_bit])
+        self.low_bit_points = pg.ScatterPlotItem(hx, hy, size=12, symbol="t1", brush=pg.mkBrush(LOW_BIT),
+                                                 pen=pg.mkPen(LOW_BIT))
+        self.qplot.addItem(self.low_bit_points)
+        self.qplot.setXRange(float(min(x.min(), hx.min())) - 0.4, float(x.max()) + 0.8, padding=0)
+        self.qplot.setYRange(-1.2, LOG_TOP + 0.3, padding=0)
+        self.qlabels = PointLabels(self.qplot, len(x) + len(hx))
         order = sorted(range(len(x)), key=lambda i: -y[i])
-        self.qlabels.set([(float(x[i]), float(y[i]), f"{c.points[i + 1].format} +{y[i]:.2f}%",
-                           k is not None and i + 1 >= k) for i in order], lines=[tuple(zip(x, y, strict=True))])
+        rises = np.array(c.delta_pct[1:])
+        self.qlabels.set([(float(x[i]), float(y[i]), f"{c.points[i + 1].format} +{rises[i]:.2f}%",
+                           k is not None and i + 1 >= k) for i in order]
+                         + [(float(hx[j]), float(hy[j]), f"{'/'.join(same[(p.stored_bits, p.perplexity)])} {p.bits}-bit "
+                             f"+{p.delta_pct:,.0f}%", False) for j, p in enumerate(self.low_bit)
+                            if same[(p.stored_bits, p.perplexity)][0] == p.method],
+                         lines=[tuple(zip(x, y, strict=True))])
         self.qhover = pw.HoverReadout(self.qplot, self.quality_hover)
         pw.LeaveFilter(self.quality_widget, self.qhover.leave)
 
@@ -127,8 +157,9 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self._ys = ys
 
         self.caption = QtWidgets.QLabel(
-            f"Points: llama.cpp quantize README ({c.model}). Cliff: a step's share of the perplexity rise exceeds "
-            "its share of the storage saved. Kurtic et al. 2024: FP8 lossless, INT4 weight-only rivals INT8.")
+            f"Circles: llama.cpp quantize README ({c.model}); triangles: Huang et al. 2024, Llama-3-8B at group 128"
+            f"{off_scale_text()}. Cliff: a step's share of the perplexity rise exceeds its share of the storage "
+            "saved. Kurtic et al. 2024: FP8 lossless, INT4 weight-only rivals INT8.")
         self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.caption.setToolTip(
             f"{c.model}: fp16 {c.points[0].size_gib:g} GiB, perplexity {c.points[0].perplexity:g}. The K-quant "
@@ -188,7 +219,17 @@ class QuantQualityPanel(QtWidgets.QWidget):
 
     def quality_hover(self, x: float, y: float) -> str:
         c = self.curve
-        i = int(np.argmin([abs(b - x) + abs(d - y) / 4 for b, d in zip(c.bits[1:], c.delta_pct[1:], strict=True)]))
+        near = [abs(b - x) + abs(d - y) for b, d in zip(c.bits[1:], log_rise(c.delta_pct[1:]), strict=True)]
+        low = [abs(p.stored_bits - x) + abs(d - y) for p, d in
+               zip(self.low_bit, log_rise([p.delta_pct for p in self.low_bit]), strict=True)]
+        if low and min(low) < min(near):
+            p = self.low_bit[int(np.argmin(low))]
+            return pw.hover_html([(f"{p.method} {p.bits}-bit, group {p.group} ({p.model})", True),
+                                  (f"{p.stored_bits:.3f} bits per weight as stored (fp16 scale + {p.bits}-bit zero "
+                                   f"per group); WikiText2 perplexity {p.perplexity:g} vs {p.fp16_perplexity:g} fp16, "
+                                   f"+{p.delta_pct:,.1f}%", False),
+                                  (f"source: {p.source} (LLaMA3-8B post-training quantization table)", False)])
+        i = int(np.argmin(near))
         p = c.points[i + 1]
         return pw.hover_html([(f"{p.format} ({p.model})", True),
                               (f"{p.size_gib:g} GiB = {c.bits[i + 1]:.2f} bits per weight; perplexity "

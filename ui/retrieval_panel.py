@@ -156,8 +156,9 @@ class RetrievalPanel(QtWidgets.QWidget):
             at = {str(t): float(q) for t, q in zip(r.tier[placed], qs, strict=True)}
             self.chart.set_title(f"{what} query: " + ", ".join(
                 f"{fmt_seconds(at[t.name])} from {TIER_WORDS[t.name]}" for t in tiers if t.name in at))
-            self.chart.caption.setText(f"Line: this model on {hw.name}. Triangles: pgvector and DiskANN, measured "
-                                       "on their own machines (hover each).")
+            engines = sorted({p.engine for p in pts})
+            self.chart.caption.setText(f"Line: this model on {hw.name}. Triangles: {', '.join(engines[:-1])} and "
+                                       f"{engines[-1]}, measured on their own machines (hover each).")
         self._summary = {"tier_at_10m": str(evaluate_retrieval(1e7, self.dim, self.index, hw, self.dtype).tier),
                          "spill": spill}
 

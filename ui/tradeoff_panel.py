@@ -428,6 +428,8 @@ class TradeoffPanel(QtWidgets.QWidget):
         techniqueApplied(key). Returns False (and emits nothing) for a grey bubble."""
         if self._results is None or key not in self._bubbles or not self._bubbles[key][4]:
             return False
+        if tq.load_techniques()[key].read_pattern:
+            return False  # computed here (tq.evaluate_applied); a scenario carries one span for keys kept and read
         scenario = tq.apply(key, self._results.scenario)
         self.scenarioRequested.emit(scenario)
         self.techniqueApplied.emit(key)
@@ -458,6 +460,9 @@ class TradeoffPanel(QtWidgets.QWidget):
                           f"{_signed_bytes(e.d_memory['host'])}", False))
             dp = ", ".join(f"{r} {v:+.2f}" for r, v in zip(RESOURCES, e.d_pressure, strict=True))
             lines.append((f"Δ pressure: {dp}", False))
+            if t.read_pattern:
+                lines.append(("Computed here, not applied on click: a scenario has one attention span for the "
+                              "keys kept and the keys read.", False))
         lines.append((f"Relevance {t.relevance:.1f}: {t.relevance_basis}", False))
         if t.note:
             lines.append((t.note, False))

@@ -17,7 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from trinity_desktop.model import Results, ValidationError, barycentric, evaluate
+from trinity_desktop.model import Results, ValidationError, barycentric
 from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.model.views.workloads import WorkloadRow, evaluate_library
 from trinity_desktop.ui import findings, named_combo, theme
@@ -253,7 +253,7 @@ class TrianglePanel(QtWidgets.QWidget):
         try:
             for key, item in self._items.items():
                 t = tq.load_techniques()[key]
-                ok, reason = tq.applicable(t, sc) if sc is not None else (False, "")
+                ok, reason = tq.previewable(t, sc) if sc is not None else (False, "")
                 checked = key in self._checked
                 enabled = ok or checked
                 flags = item.flags()
@@ -298,17 +298,19 @@ class TrianglePanel(QtWidgets.QWidget):
             self._path = [(current, self._results)]
             for key in self._checked:
                 t = tq.load_techniques()[key]
-                ok, _ = tq.applicable(t, current)
+                ok, _ = tq.previewable(t, current)
                 if not ok:
                     self._skipped.append(key)
                     continue
                 current = tq.apply(t, current)
-                self._path.append((current, evaluate(current)))
+                self._path.append((current, tq.evaluate_applied(current)))
                 x0, y0 = self._point(self._path[-2][1])
                 x1, y1 = self._point(self._path[-1][1])
                 self._segments.append((x0, y0, x1, y1, theme.RESOURCE_COLORS[t.spent], key))
         self._draw_segments()
-        self.apply_button.setEnabled(len(self._path) > 1)
+        # a read pattern (NSA, strided) is computed on the path but not carried by a scenario (tq.evaluate_applied)
+        self.apply_button.setEnabled(len(self._path) > 1 and not any(
+            tq.load_techniques()[k].read_pattern for k in self._checked if k not in self._skipped))
         self._update_caption()
 
     def _draw_segments(self) -> None:
@@ -373,9 +375,9 @@ class TrianglePanel(QtWidgets.QWidget):
         visible = False
         if key and self._results is not None and key not in [s[5] for s in self._segments]:
             sc = self._results.scenario
-            if key in self._items and tq.applicable(key, sc)[0]:
+            if key in self._items and tq.previewable(key, sc)[0]:
                 try:
-                    after = evaluate(tq.apply(key, sc))
+                    after = tq.evaluate_applied(tq.apply(key, sc))
                 except ValidationError:
                     after = None
                 if after is not None:

@@ -4,6 +4,10 @@ and where the curve has a cliff.
 Along the formats from fp16 to the narrowest, each step saves a share s_i of the whole storage reduction and
 costs a share q_i of the whole perplexity rise. "Quality falls faster than storage shrinks" on a step where
 q_i / s_i > 1; the cliff is the first such step. Bits per weight of a published file = 16 x size / fp16 size.
+
+A second table, low-bit group quantisation of Llama-3-8B (Huang et al. 2024), gives perplexity by code bits b at
+a group size g; its bits per weight as stored are b + (16 + b) / g (an fp16 scale and a b-bit zero point per
+group, the GPTQ / AWQ layout of model/base/dtypes.py).
 """
 
 from __future__ import annotations
@@ -57,3 +61,33 @@ def quality_curve(points: tuple[QualityPoint, ...] | None = None) -> QualityCurv
     return QualityCurve(model=pts[0].model, points=pts, bits=tuple(float(b) for b in 16.0 * size / size[0]),
                         delta_pct=tuple(float(d) for d in 100.0 * (ppl / ppl[0] - 1.0)), step_ratio=tuple(float(r) for r in ratio),
                         cliff=int(above[0]) + 1 if above.size else None)
+
+
+@dataclass(frozen=True)
+class LowBitPoint:
+    """One row of a low-bit table: a method at b code bits with groups of g weights, and its perplexity."""
+
+    method: str
+    model: str
+    bits: int
+    group: int
+    perplexity: float
+    fp16_perplexity: float
+    source: str
+
+    @property
+    def stored_bits(self) -> float:
+        """b + (16 + b) / g: the code bits plus an fp16 scale and a b-bit zero point per group."""
+        return self.bits + (16.0 + self.bits) / self.group
+
+    @property
+    def delta_pct(self) -> float:
+        """Perplexity rise over fp16, %."""
+        return 100.0 * (self.perplexity / self.fp16_perplexity - 1.0)
+
+
+@cache
+def low_bit_points() -> tuple[LowBitPoint, ...]:
+    doc = read_toml("quant_quality.toml", _resource_text("quant_quality.toml"))
+    return tuple(LowBitPoint(p["method"], p["model"], int(p["bits"]), int(p["group"]), float(p["perplexity"]),
+                             float(p["fp16_perplexity"]), p["source"]) for p in doc.get("low_bit", []))

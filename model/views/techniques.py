@@ -34,7 +34,13 @@ import numpy as np
 
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.base.numeric import safe_div
-from trinity_desktop.model.formulas.pressure import RESOURCES
+from trinity_desktop.model.formulas.pressure import RESOURCES, Pressure, binding_resource
+from trinity_desktop.model.formulas.sparse_attention import (
+    nsa_extra_cached,
+    nsa_keys_read,
+    strided_keys_read,
+    strided_stride,
+)
 from trinity_desktop.model.inputs.scenario import WORKLOAD_KINDS, Scenario
 from trinity_desktop.model.step.evaluation import Results, evaluate
 
@@ -43,7 +49,9 @@ LINK_NAMES = ("hbm", "scale-up", "scale-out", "host")
 
 
 _KNOWN_KEYS = {"key", "name", "spent", "saved", "citation", "relevance", "relevance_basis", "kinds", "set",
-               "scale", "model_set", "model_scale", "requires", "requires_min", "modelled", "reason", "note"}
+               "scale", "model_set", "model_scale", "requires", "requires_min", "modelled", "reason", "note",
+               "read_pattern"}
+READ_PATTERNS = ("nsa", "strided")  # sparse attention that keeps every key and reads a subset (read_pattern)
 _SCENARIO_FIELDS = {f.name for f in dataclasses.fields(Scenario)} - {"hardware", "model", "efficiency",
                                                                       "techniques"}
 _SCENARIO_PROPERTIES = {"dp", "micro_batches"}
@@ -76,6 +84,7 @@ class Technique:
     modelled: bool = True
     reason: str = ""
     note: str = ""
+    read_pattern: str = ""   # "nsa" or "strided": the keys read per query differ from the tokens kept
 
     def __post_init__(self):
         for name in ("set", "scale", "model_set", "model_scale", "requires", "requires_min"):
@@ -117,7 +126,10 @@ def _technique_from_dict(entry: Mapping, where: str) -> Technique:
             if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
                 raise ValidationError(f"{where}.{table}.{name}", factor, "a positive factor")
     modelled = bool(entry.get("modelled", True))
-    if modelled and not (entry.get("set") or entry.get("scale") or entry.get("model_set")
+    pattern = str(entry.get("read_pattern", ""))
+    if pattern and pattern not in READ_PATTERNS:
+        raise ValidationError(f"{where}.read_pattern", pattern, "one of " + ", ".join(READ_PATTERNS))
+    if modelled and not pattern and not (entry.get("set") or entry.get("scale") or entry.get("model_set")
                          or entry.get("model_scale")):
         raise ValidationError(f"{where}.set", None, "a transform (set, scale, model_set or model_scale) when "
                               "modelled")
@@ -128,7 +140,8 @@ def _technique_from_dict(entry: Mapping, where: str) -> Technique:
                      set=entry.get("set", {}), scale=entry.get("scale", {}), model_set=entry.get("model_set", {}),
                      model_scale=entry.get("model_scale", {}),
                      requires=entry.get("requires", {}), requires_min=entry.get("requires_min", {}),
-                     modelled=modelled, reason=str(entry.get("reason", "")), note=str(entry.get("note", "")))
+                     modelled=modelled, reason=str(entry.get("reason", "")), note=str(entry.get("note", "")),
+                     read_pattern=pattern)
 
 
 def parse_techniques(text: str, where: str = "techniques.toml") -> dict[str, Technique]:
@@ -166,8 +179,56 @@ def _get(technique: str | Technique) -> Technique:
     return catalogue[technique]
 
 
+def read_keys(pattern: str, sc: Scenario) -> float:
+    """Keys one decode query reads under `pattern` at the request's mean context s + g/2 (NSA §4.1's
+    configuration; the Sparse Transformer's stride √(s + g)): formulas/sparse_attention.py."""
+    ctx = sc.prompt_len + sc.gen_len / 2.0
+    if pattern == "nsa":
+        return float(nsa_keys_read(ctx))
+    return float(strided_keys_read(ctx, strided_stride(sc.prompt_len + sc.gen_len)))
+
+
+def _read_pattern_changes(t: Technique, sc: Scenario) -> dict:
+    """A read pattern in the core: every layer attends to W = read_keys(...) keys per decode query. Above the
+    prompt both patterns read a number of keys linear in the context, so the core's decode step (at s + g/2) and
+    its request mean (over s ... s + g) are exact; the KV cache the pattern keeps is restored by
+    `evaluate_applied`."""
+    keys = int(round(read_keys(t.read_pattern, sc)))
+    label = "NSA" if t.read_pattern == "nsa" else "strided sparse"
+    model = dataclasses.replace(sc.model, sliding_window=keys, global_layers=0,
+                                name=f"{sc.model.name} ({label}: {keys} keys read per query)")
+    return {"model": model}
+
+
+def _read_pattern_in_effect(sc: Scenario) -> Technique | None:
+    catalogue = load_techniques()
+    found = [catalogue[k] for k in sc.techniques if k in catalogue and catalogue[k].read_pattern]
+    return found[-1] if found else None
+
+
+def evaluate_applied(sc: Scenario) -> Results:
+    """`evaluate(sc)`, with the KV cache a read pattern keeps (every token, plus NSA's compressed and window
+    branches' own keys and values, Yuan et al. 2025 §3.3.3) where one of `sc.techniques` is a read pattern;
+    pressures and the binding resource follow the restored memory (formulas/pressure.py)."""
+    r = evaluate(sc)
+    t = _read_pattern_in_effect(sc)
+    if t is None:
+        return r
+    full = evaluate(sc.replace(model=dataclasses.replace(sc.model, sliding_window=0, global_layers=0)))
+    end = sc.prompt_len + sc.gen_len
+    extra = float(nsa_extra_cached(end)) / end if t.read_pattern == "nsa" else 0.0
+    kv = full.memory["kv_cache"] * (1.0 + extra)
+    total = r.memory_total - r.memory["kv_cache"] + kv
+    pressure = Pressure(r.pressure.compute, r.pressure.bandwidth, total / r.capacity)
+    return dataclasses.replace(r, memory={**r.memory, "kv_cache": kv}, memory_total=total,
+                               fits=total <= r.capacity, pressure=pressure,
+                               bottleneck=binding_resource(*pressure.as_tuple()))
+
+
 def _changes(t: Technique, sc: Scenario) -> dict:
     """Scenario field changes of `t` on `sc` (raises ValidationError when a scaled field stops being whole)."""
+    if t.read_pattern:
+        return _read_pattern_changes(t, sc)
     changes = dict(t.set)
     for name, factor in t.scale.items():
         target = name
@@ -214,7 +275,19 @@ def _transformed(t: Technique, sc: Scenario) -> Scenario:
 
 
 def applicable(technique: str | Technique, scenario: Scenario) -> tuple[bool, str]:
-    """(True, "") when `technique` can be applied to `scenario`, else (False, why)."""
+    """(True, "") when `technique` can be applied to `scenario` (and the result carried as a scenario: CLI, main
+    window), else (False, why). A read pattern is computed through `previewable` and `evaluate_applied` only."""
+    t = _get(technique)
+    ok, reason = previewable(t, scenario)
+    if ok and t.read_pattern:
+        return False, ("Computed in the trade-off explorer and on the triangle only: a scenario has one attention "
+                       "span for the keys kept and the keys read, so the read pattern is not carried by it.")
+    return ok, reason
+
+
+def previewable(technique: str | Technique, scenario: Scenario) -> tuple[bool, str]:
+    """`applicable`, with read patterns allowed: what `apply` accepts and the explorer, the triangle and the claims
+    compute through `evaluate_applied`."""
     t = _get(technique)
     if not t.modelled:
         return False, f"Not modelled yet: {t.reason}"
@@ -232,6 +305,16 @@ def applicable(technique: str | Technique, scenario: Scenario) -> tuple[bool, st
         return False, "Already in effect: the model uses MLA."
     if "kv_heads" in t.model_set and scenario.model.kv_heads <= t.model_set["kv_heads"]:
         return False, f"The model already has {scenario.model.kv_heads} KV head(s)."
+    in_effect = _read_pattern_in_effect(scenario)
+    if in_effect is not None and (t.read_pattern or "sliding_window" in t.model_set):
+        return False, f"{in_effect.name} already sets the keys each query reads."
+    if t.read_pattern:
+        if scenario.model.sliding_window:
+            return False, "The model already has a sliding window."
+        keys = read_keys(t.read_pattern, scenario)
+        if keys >= scenario.prompt_len:
+            return False, (f"At a {scenario.prompt_len}-token prompt the pattern reads {keys:.0f} keys per query, "
+                           "no fewer than full attention.")
     try:
         after = _transformed(t, scenario)
     except ValidationError as exc:
@@ -243,9 +326,10 @@ def applicable(technique: str | Technique, scenario: Scenario) -> tuple[bool, st
 
 def apply(technique: str | Technique, scenario: Scenario) -> Scenario:
     """The scenario with `technique` applied (its key appended to `techniques`); ValidationError if not
-    applicable."""
+    `previewable`. A read pattern's result is evaluated with `evaluate_applied`, and `applicable` refuses to carry
+    it (the CLI and the main window check `applicable` first)."""
     t = _get(technique)
-    ok, reason = applicable(t, scenario)
+    ok, reason = previewable(t, scenario)
     if not ok:
         raise ValidationError("technique", t.key, reason)
     return _transformed(t, scenario).replace(techniques=(*scenario.techniques, t.key))
@@ -359,12 +443,12 @@ def technique_effect(scenario: Scenario, key: str, before: Results | None = None
     """Evaluate `scenario` before and after applying technique `key`. Not applicable (or not modelled):
     an Effect with applicable=False, the reason, and zero deltas (no number is made up)."""
     t = _get(key)
-    before = before if before is not None else evaluate(scenario)
-    ok, reason = applicable(t, scenario)
+    before = before if before is not None else evaluate_applied(scenario)
+    ok, reason = previewable(t, scenario)
     if not ok:
         return Effect(key=t.key, spent=t.spent, saved=t.saved, applicable=False, reason=reason, before=before,
                       after=None, measures_before=measures_of(before))
-    return effect_between(before, evaluate(apply(t, scenario)), t)
+    return effect_between(before, evaluate_applied(apply(t, scenario)), t)
 
 
 def path(scenario: Scenario, keys: Sequence[str], skip_inapplicable: bool = False) -> list[tuple[Scenario, Results]]:
@@ -372,15 +456,15 @@ def path(scenario: Scenario, keys: Sequence[str], skip_inapplicable: bool = Fals
 
     A technique that is not applicable at its turn raises ValidationError, or is left out when
     `skip_inapplicable` (the path then has fewer than len(keys) + 1 points)."""
-    out = [(scenario, evaluate(scenario))]
+    out = [(scenario, evaluate_applied(scenario))]
     current = scenario
     for key in keys:
         t = _get(key)
-        ok, reason = applicable(t, current)
+        ok, reason = previewable(t, current)
         if not ok:
             if skip_inapplicable:
                 continue
             raise ValidationError("technique", key, reason)
         current = apply(t, current)
-        out.append((current, evaluate(current)))
+        out.append((current, evaluate_applied(current)))
     return out

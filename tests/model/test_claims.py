@@ -18,7 +18,8 @@ from trinity_desktop.model.inputs.presets import references
 CLAIMS = {c.id: c for module in (trinity, synthesis_edge) for c in module.claims()}
 # relative tolerance of the claims judged as "claimed value within a tolerance"
 TOLERANCE = {"synth-2bit-storage": 0.05, "synth-sub3b-laptop-x86-ddr5": 0.25, "synth-sub3b-phone-a17-pro": 0.25,
-             "synth-gated-conv": 0.2, "synth-sparse-attention": 0.05}
+             "synth-gated-conv": 0.2, "synth-sparse-attention": 0.05, "synth-sparse-attention-nsa": 0.05,
+             "synth-sparse-attention-strided": 0.05}
 
 
 def expected_verdict(c) -> str:

@@ -37,6 +37,13 @@ def test_cited_figures_as_read():
     assert (g.peak_flops, g.dram_bandwidth, g.interconnect_bandwidth) == (3.0, 1.6, 1.4)
     v3 = next(b for b in published_batches() if b.model == "DeepSeek-V3")
     assert v3.batch_tokens == 15360 * 4096
+    qdrant = {(p.vectors, p.dim): p for p in retrieval_points() if p.engine == "Qdrant"}   # qdrant.tech/benchmarks
+    assert (qdrant[(1e6, 1536)].qps, qdrant[(1e6, 1536)].recall, qdrant[(1e6, 1536)].latency_s) == (1238, 0.99, 3.54e-3)
+    assert (qdrant[(1e7, 96)].qps, qdrant[(1e7, 96)].recall) == (1608.6, 0.9245)
+    vdb = next(p for p in retrieval_points() if p.source == "vectordbbench")   # VectorDBBench case 10 (1536-d 500K)
+    assert (vdb.vectors, vdb.dim, vdb.qps, vdb.recall, vdb.latency_s) == (5e5, 1536, 0.8836, 0.8528, 2.523)
+    gpt3 = next(b for b in published_batches() if b.model == "GPT-3 175B")   # Brown et al. 2020 Table 2.1
+    assert (gpt3.batch_tokens, gpt3.params, gpt3.train_tokens, gpt3.source) == (3.2e6, 175e9, 300e9, "gpt3")
     r1 = {(r.model, r.samples): r.accuracy for r in accuracy_rows()}
     assert r1[("DeepSeek-R1-Distill-Qwen-7B", 1)] == 0.555 and r1[("DeepSeek-R1-Distill-Llama-70B", 64)] == 0.867
 

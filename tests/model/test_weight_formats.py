@@ -70,3 +70,14 @@ def test_cli_infer_takes_a_stored_format(capsys):
     assert run_cli([*args, "--weight-dtype", "bf16"]) == 0
     bf16 = json.loads(capsys.readouterr().out)
     assert q4k["weights_bytes"] == pytest.approx(bf16["weights_bytes"] * 4.5 / 16)
+
+
+def test_huang_low_bit_points_as_read():
+    """Huang et al. 2024, LLaMA3-8B post-training quantization table (WikiText2): fp16 6.1; GPTQ g128 6.5 / 8.2 /
+    2.1E2 at 4 / 3 / 2 bits; stored bits b + (16 + b) / 128."""
+    from trinity_desktop.model.views.quant_quality import low_bit_points
+    rows = {(p.method, p.bits): p for p in low_bit_points()}
+    assert rows[("GPTQ", 4)].perplexity == 6.5 and rows[("GPTQ", 2)].perplexity == 210.0
+    assert rows[("AWQ", 2)].perplexity == 1.7e6 and all(p.fp16_perplexity == 6.1 for p in rows.values())
+    assert rows[("GPTQ", 4)].stored_bits == 4 + 20 / 128 == WEIGHT_FORMAT["gptq4_g128"].effective_bits
+    assert rows[("GPTQ", 3)].delta_pct == pytest.approx(100 * (8.2 / 6.1 - 1))

@@ -34,3 +34,16 @@ def test_labels_inside_the_plot(shown_panel, qtbot):
     vb = panel.qplot.getViewBox().sceneBoundingRect()
     for item in shown:
         assert vb.contains(item.sceneBoundingRect())
+
+
+def test_huang_points_on_the_quality_chart(shown_panel):
+    import math
+    panel = shown_panel(QuantQualityPanel, size=(960, 800))
+    xs, ys = panel.low_bit_points.getData()
+    assert len(xs) == 5   # GPTQ and AWQ at 4 / 3 / 2 bits less AWQ 2-bit, named off the scale in the caption
+    assert "AWQ 2-bit, perplexity 1,700,000, is off the scale" in panel.caption.text()
+    i = int(max(range(5), key=lambda j: ys[j]))
+    assert ys[i] == pytest.approx(math.log10(100 * (210 / 6.1 - 1)))
+    assert "GPTQ 2-bit, group 128 (Llama-3-8B)" in panel.quality_hover(float(xs[i]), float(ys[i]))
+    texts = [item.toPlainText() for item in panel.qlabels.items if item.isVisible()]
+    assert any("GPTQ/AWQ 3-bit +34%" in t for t in texts)
