@@ -32,6 +32,7 @@ from trinity_desktop.ui.units import fmt_seconds
 SAMPLES_PER_RUN = 256
 HOVER_DECADES = 0.06  # a point is hovered within this distance in log10 units
 # kind -> (legend name, marker); hardware family -> Okabe-Ito colour of the theme (the rest: the fallback)
+LEGEND_COLUMNS = 3  # two kinds and up to four families in two rows: the legend fits half a 1366-wide dock
 KIND_STYLE = {"training": ("training", "o"), "inference": ("inference", "t1")}
 FAMILY_COLORS = {"Ampere": theme.RESOURCE_COLORS["compute"], "Hopper": theme.RESOURCE_COLORS["bandwidth"],
                  "Blackwell": theme.RESOURCE_COLORS["memory"], "Apple silicon": theme.ACCENT_COLORS["pink"],
@@ -99,7 +100,7 @@ class ValidationPanel(QtWidgets.QWidget):
         # covers a point however short the plot gets.
         scatter_column = self.graphics.addLayout(row=0, col=0)
         self.legend = pg.LegendItem(labelTextSize="11pt", labelTextColor=theme.plot_foreground(),
-                                    colCount=len(self.kinds) + len(self.families))
+                                    colCount=LEGEND_COLUMNS)
         scatter_column.addItem(self.legend, row=0, col=0)
         self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Fixed)
         scatter_column.layout.setRowStretchFactor(0, 0)
@@ -138,11 +139,11 @@ class ValidationPanel(QtWidgets.QWidget):
                 self.points[kind, family] = pts
         for kind in self.kinds:
             label, symbol = KIND_STYLE[kind]
-            self.legend.addItem(pg.PlotDataItem([], [], pen=None, symbol=symbol, symbolSize=10,
-                                                symbolBrush=None, symbolPen=pg.mkPen(theme.plot_text_color())), label)
+            self.legend.addItem(pg.ScatterPlotItem(symbol=symbol, size=10, brush=None,
+                                                   pen=pg.mkPen(theme.plot_text_color(), width=1.5)), label)
         for family in self.families:
-            self.legend.addItem(pg.PlotDataItem([], [], pen=None, symbol="s", symbolSize=10, symbolPen=None,
-                                                symbolBrush=FAMILY_COLORS.get(family, theme.FALLBACK_COLOR)), family)
+            self.legend.addItem(pg.ScatterPlotItem(symbol="s", size=12, pen=None,
+                                                   brush=FAMILY_COLORS.get(family, theme.FALLBACK_COLOR)), family)
         self.hover = pw.HoverReadout(self.scatter_plot, self.hover_text_at, html=True)
 
         self.bar_plot = self.graphics.addPlot(row=0, col=1)
@@ -178,9 +179,11 @@ class ValidationPanel(QtWidgets.QWidget):
         layout.addWidget(self.bar_note)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        """Side by side when wide, the bars under the scatter when narrow (a dock in a 2 x 2 grid)."""
+        """Side by side unless the panel is taller than wide: the log-log scatter wants a square-ish area, and
+        stacked in a landscape dock (784 x 519 at 1920 x 1080) it kept about 80 px of height, too little for its
+        vertical axis title to be written whole."""
         super().resizeEvent(event)
-        wide = self.width() >= 1000
+        wide = self.width() >= self.height()
         if wide != self._wide:
             self._wide = wide
             self.graphics.ci.removeItem(self.bar_plot)
