@@ -32,6 +32,8 @@ from trinity_desktop.ui.units import fmt_seconds
 SAMPLES_PER_RUN = 256
 HOVER_DECADES = 0.06  # a point is hovered within this distance in log10 units
 # kind -> (legend name, marker); hardware family -> Okabe-Ito colour of the theme (the rest: the fallback)
+SIDE_BY_SIDE_WIDTH = 1000  # px: room for the scatter and the bars' assumption names side by side
+STACKED_MIN_HEIGHT = 600   # px: below it, stacking leaves the scatter too short for its axis title
 LEGEND_COLUMNS = 3  # two kinds and up to four families in two rows: the legend fits half a 1366-wide dock
 KIND_STYLE = {"training": ("training", "o"), "inference": ("inference", "t1")}
 FAMILY_COLORS = {"Ampere": theme.RESOURCE_COLORS["compute"], "Hopper": theme.RESOURCE_COLORS["bandwidth"],
@@ -142,7 +144,7 @@ class ValidationPanel(QtWidgets.QWidget):
             self.legend.addItem(pg.ScatterPlotItem(symbol=symbol, size=10, brush=None,
                                                    pen=pg.mkPen(theme.plot_text_color(), width=1.5)), label)
         for family in self.families:
-            self.legend.addItem(pg.ScatterPlotItem(symbol="s", size=12, pen=None,
+            self.legend.addItem(pg.ScatterPlotItem(symbol="s", size=12, pen=pg.mkPen(theme.plot_text_color()),
                                                    brush=FAMILY_COLORS.get(family, theme.FALLBACK_COLOR)), family)
         self.hover = pw.HoverReadout(self.scatter_plot, self.hover_text_at, html=True)
 
@@ -179,13 +181,15 @@ class ValidationPanel(QtWidgets.QWidget):
         layout.addWidget(self.bar_note)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        """Side by side unless the panel is taller than wide: the log-log scatter wants a square-ish area, and
-        stacked in a landscape dock (784 x 519 at 1920 x 1080) it kept about 80 px of height, too little for its
-        vertical axis title to be written whole."""
+        """Side by side when wide, or when too short to stack: stacked in a 784 x 519 dock (1920 x 1080) the
+        scatter kept about 80 px of height, too little for its vertical axis title to be written whole; the bars
+        go under the scatter only where both keep their room (a 723 x 703 dock at 1366 x 768)."""
         super().resizeEvent(event)
-        wide = self.width() >= self.height()
+        wide = self.width() >= SIDE_BY_SIDE_WIDTH or self.height() < STACKED_MIN_HEIGHT
         if wide != self._wide:
             self._wide = wide
+            # stacked, the scatter spans the panel: its legend takes one row, the height goes to the points
+            self.legend.setColumnCount(LEGEND_COLUMNS if wide else len(self.legend.items))
             self.graphics.ci.removeItem(self.bar_plot)
             self.graphics.addItem(self.bar_plot, row=0 if wide else 1, col=1 if wide else 0)
             self.graphics.ci.layout.setRowStretchFactor(0, 1)
