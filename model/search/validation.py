@@ -35,9 +35,8 @@ from trinity_desktop.model.search.validation_fit import (
     FITS,
     QUANTITY_OUTPUT,
     calibrated_ranges,
-    fit_together,
+    fit_and_hold_out,
     groups_by,
-    held_out_errors,
     median_abs,
     predicted_times,
 )
@@ -96,27 +95,23 @@ def _by(labels: np.ndarray, errors: np.ndarray) -> dict[str, float]:
 
 
 def _fit_reports(runs: Sequence[PublishedRun], x0, variants: Mapping[str, Sequence[bool]]) -> dict[str, dict]:
-    """Each variant's full fit, then every held-out refit (each run, family and source left out) of every variant,
-    each stage in one batch."""
+    """Each variant's full fit and every held-out refit (each run, family and source left out), in one batch."""
     frees = {label: tuple(free) for label, free in variants.items()}
-    full = dict(zip(frees, fit_together([(runs, x0, free) for free in frees.values()], runs), strict=True))
     families = np.array([r.family for r in runs])
     sources = np.array([r.source for r in runs])
     kinds = np.array([r.kind for r in runs])
     partitions = {"run": [[i] for i in range(len(runs))], "family": groups_by(families),
                   "source": groups_by(sources)}
-    errors = held_out_errors(runs, {frees[label]: x for label, x in full.items()}, partitions)
-    measured = np.array([r.measured_value for r in runs])
-    in_sample = predicted_times(runs, np.array(list(full.values()))) / measured[:, None] - 1.0  # both fits, one call
+    done = fit_and_hold_out(runs, x0, list(frees.values()), partitions)
     reports = {}
-    for k, (label, free) in enumerate(frees.items()):
-        x = full[label]
-        loo, lofo, loso = (errors[free][what] for what in HELD_OUT)
+    for label, free in frees.items():
+        x = done.fits[free]
+        loo, lofo, loso = (done.held_out[free][what] for what in HELD_OUT)
         reports[label] = {
             "x": x, "loo": loo, "free": free,
             "efficiencies": {n: float(v) for n, v in zip(EFFICIENCIES, x, strict=True)},
             "fitted": [n for n, f in zip(EFFICIENCIES, free, strict=True) if f],
-            "in_sample_median_abs_rel_error": median_abs(in_sample[:, k]),
+            "in_sample_median_abs_rel_error": median_abs(done.in_sample[free]),
             "leave_one_out_median_abs_rel_error": median_abs(loo),
             "leave_one_out_median_abs_rel_error_by_kind": _by(kinds, loo),
             "leave_one_family_out_median_abs_rel_error": median_abs(lofo),

@@ -6,7 +6,7 @@ log(predicted / measured), either (compute_efficiency, network_efficiency) with 
 set's value (a training step spends under 1% of its time on HBM-bound kernels, so training runs cannot identify
 it), or all three (the inference runs' decode steps read the weights and the KV cache from HBM, which
 identifies hbm_efficiency). Residuals and their Jacobian (forward differences) come from one evaluate_grid call
-per group of runs with 1 + (free efficiencies) rows. Held out (`held_out_errors`): refit without each group of
+per group of runs with 1 + (free efficiencies) rows. Held out (`fit_and_hold_out`): refit without each group of
 runs (one run: leave-one-out; one hardware family; one source), warm-started from the full fit, and predict the
 group. Three global efficiencies are fitted, never a factor per run. The calibrated ranges: likely = the fit;
 compute efficiency's low/high = fit x exp(5th/95th percentile of the leave-one-out log residuals) (time ~
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -195,20 +196,32 @@ def fitted_errors(runs: Sequence[PublishedRun], x: np.ndarray) -> np.ndarray:
     return predicted_times(runs, np.asarray(x)[None, :])[:, 0] / np.array([r.measured_value for r in runs]) - 1.0
 
 
-def held_out_errors(runs: Sequence[PublishedRun], fits: Mapping[tuple, np.ndarray],
-                    partitions: Mapping[str, Sequence[Sequence[int]]]) -> dict[tuple, dict[str, np.ndarray]]:
-    """For each (free, full fit) and each partition of the runs into groups (singletons: leave-one-out): the
-    rel_error of every run predicted by the fit to the runs outside its group. Every refit of every variant and
-    partition runs at once, then every run at every refit in one `predicted_times`."""
-    cells = [(free, what, g) for free in fits for what, groups in partitions.items() for g in groups]
+@dataclass(frozen=True)
+class HeldOutFits:
+    """Each variant's (key: its `free` tuple) full fit, its in-sample rel_errors, and for each partition of the
+    runs the rel_error of every run predicted by the fit to the runs outside its group."""
+    fits: dict[tuple, np.ndarray]
+    in_sample: dict[tuple, np.ndarray]
+    held_out: dict[tuple, dict[str, np.ndarray]]
+
+
+def fit_and_hold_out(runs: Sequence[PublishedRun], x0: Sequence[float], frees: Sequence[tuple],
+                     partitions: Mapping[str, Sequence[Sequence[int]]]) -> HeldOutFits:
+    """Every variant fitted to all runs (from x0, one batch), then to the runs outside each group of each partition
+    (singletons: leave-one-out; warm-started from the variant's full fit, one batch), then every run at every
+    fit in one `predicted_times`."""
+    fits = dict(zip(frees, fit_together([(runs, x0, free) for free in frees], runs), strict=True))
+    cells = [(free, what, list(g)) for free in frees for what, groups in partitions.items() for g in groups]
     problems = [([r for j, r in enumerate(runs) if j not in set(g)], fits[free], free) for free, _, g in cells]
-    t = predicted_times(runs, np.array(fit_together(problems, runs)))
+    xs = np.array([*fits.values(), *fit_together(problems, runs)])
+    t = predicted_times(runs, xs)
     measured = np.array([r.measured_value for r in runs])
-    out: dict[tuple, dict[str, np.ndarray]] = {free: {what: np.empty(len(runs)) for what in partitions}
-                                               for free in fits}
-    for k, (free, what, g) in enumerate(cells):
-        out[free][what][list(g)] = t[list(g), k] / measured[list(g)] - 1.0
-    return out
+    in_sample = {free: t[:, k] / measured - 1.0 for k, free in enumerate(frees)}
+    held: dict[tuple, dict[str, np.ndarray]] = {free: {what: np.empty(len(runs)) for what in partitions}
+                                                for free in frees}
+    for k, (free, what, g) in enumerate(cells, start=len(frees)):
+        held[free][what][g] = t[g, k] / measured[g] - 1.0
+    return HeldOutFits(fits=fits, in_sample=in_sample, held_out=held)
 
 
 def groups_by(labels: Sequence[str]) -> list[list[int]]:

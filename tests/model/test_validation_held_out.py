@@ -16,7 +16,7 @@ from trinity_desktop.model.search.published_runs import (
     published_runs,
 )
 from trinity_desktop.model.search.validation import memory_rows
-from trinity_desktop.model.search.validation_fit import groups_by, held_out_errors, predicted_times
+from trinity_desktop.model.search.validation_fit import fit_and_hold_out, groups_by, predicted_times
 
 
 def _run(prefix: str, runs=None):
@@ -77,8 +77,12 @@ def test_leaving_a_family_out_predicts_it_with_the_other_familys_fit():
     free = (True, False, False)
     groups = groups_by([r.family for r in fake])
     assert groups == [[0, 1], [2, 3]]
-    errors = held_out_errors(fake, {free: np.array([0.55, 0.8, 0.8])}, {"family": groups})[free]["family"]
+    done = fit_and_hold_out(fake, (0.55, 0.8, 0.8), [free], {"family": groups, "source": groups_by([r.source for r in fake])})
+    errors = done.held_out[free]["family"]
+    np.testing.assert_allclose(done.held_out[free]["source"], errors)  # one source per family here
     expected = np.concatenate([predicted_times(a100, [[0.6, 0.8, 0.8]])[:, 0] / truth[:2],
                                predicted_times(h100, [[0.5, 0.8, 0.8]])[:, 0] / truth[2:]]) - 1.0
     np.testing.assert_allclose(errors, expected, rtol=2e-3)
     assert np.all(errors[:2] < 0) and np.all(errors[2:] > 0)  # A100 predicted too fast, H100 too slow
+    # fitted to all four, the one efficiency lies between the two families' and misses both
+    assert 0.5 < done.fits[free][0] < 0.6 and np.all(np.abs(done.in_sample[free]) > 0.01)
