@@ -105,11 +105,13 @@ def test_validate_json_keys_and_published_runs(fitted):
         assert rep["median_abs_rel_error_by_kind"][k] == pytest.approx(statistics.median(errs))
 
 
-def test_the_fit_improves_leave_one_out_error(fitted):
-    """Out of sample, the calibrated efficiencies predict the runs better than the default assumptions."""
+def test_the_fit_is_judged_on_runs_left_out(fitted):
+    """The calibration is reported out of sample: leave one run, one hardware family and one source out (on the
+    97 published runs it does not beat the default assumptions, so that is not claimed)."""
     rep, _ = fitted
     fit = rep["fit"]
-    assert fit["leave_one_out_median_abs_rel_error"] < rep["median_abs_rel_error"]
+    for held in ("leave_one_family_out", "leave_one_source_out"):
+        assert fit[f"{held}_median_abs_rel_error"] == rep[f"{held}_median_abs_rel_error"] > 0
     assert fit["in_sample_median_abs_rel_error"] <= fit["leave_one_out_median_abs_rel_error"] + 1e-9
     assert rep["leave_one_out_median_abs_rel_error"] == fit["leave_one_out_median_abs_rel_error"]
     # both fits are reported; the calibrated set is the one of lower leave-one-out error

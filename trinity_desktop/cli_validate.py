@@ -12,11 +12,15 @@
   validate [--json] [--fit] [--efficiency SET] [--samples N]
                    predicted against measured time for every run of resources/published_runs.toml (training:
                    step time; inference: request, first-token or per-token time), with the p05-p95 band; the
-                   JSON has runs [{name, kind, quantity, source, measured, predicted, p05, p95, rel_error,
-                   ...}], median_abs_rel_error (and _by_kind), worst_abs_rel_error,
-                   leave_one_out_median_abs_rel_error (efficiencies refitted without each run, the better of
-                   the two fits under `fits`: compute+network with HBM kept, compute+network+hbm). --fit also
-                   writes the calibrated set (`--efficiency calibrated`) and adds `fit`.
+                   JSON has, with the set's assumptions first, runs [{name, kind, quantity, source, family,
+                   moe, measured, predicted, p05, p95, rel_error, ...}], median_abs_rel_error (and _by_kind,
+                   _by_family), worst_abs_rel_error, moe_runs, memory_runs (peak memory per GPU, bytes) and
+                   memory_median_abs_rel_error; then the calibration held out:
+                   leave_one_out_, leave_one_family_out_ and leave_one_source_out_median_abs_rel_error
+                   (efficiencies refitted without each run, hardware family or source; the better of the two
+                   fits under `fits`: compute+network with HBM kept, compute+network+hbm, each with its
+                   errors _by_kind, _by_family, _by_source). --fit also writes the calibrated set
+                   (`--efficiency calibrated`) and adds `fit`.
 """
 
 from __future__ import annotations
@@ -127,6 +131,21 @@ def _by_kind(medians: dict) -> str:
     return ", ".join(f"{kind} {m * 100:.1f}%" for kind, m in medians.items())
 
 
+def _gib(x: float) -> str:
+    return f"{x / 2 ** 30:7.1f}G"
+
+
+def _memory_lines(rep: dict) -> list[str]:
+    rows = rep["memory_runs"]
+    if not rows:
+        return []
+    lines = [f"  peak memory per GPU (GiB), {len(rows)} runs:"]
+    lines += [f"  {r['name'][:64]:64s} {'memory':>9s} {_gib(r['measured']):>9s} {_gib(r['predicted']):>9s} "
+              f"{'':>9s} {'':>9s} {r['rel_error'] * 100:+6.1f}%" for r in rows]
+    lines.append(f"  median |error| of peak memory {rep['memory_median_abs_rel_error'] * 100:.1f}%")
+    return lines
+
+
 def validate_text(rep: dict) -> str:
     lines = [f"Published runs against the model ({rep['set']} efficiency set): measured and predicted time of each "
              f"run's quantity, p05-p95 over the assumption ranges ({rep['samples_per_run']} Sobol samples per run)",
@@ -136,16 +155,22 @@ def validate_text(rep: dict) -> str:
         lines.append(f"  {r['name'][:64]:64s} {QUANTITY_LABEL[r['quantity']]:>9s} {_seconds(r['measured'])} "
                      f"{_seconds(r['predicted'])} {_seconds(r['p05'])} {_seconds(r['p95'])} "
                      f"{r['rel_error'] * 100:+6.1f}%{'' if r['in_band'] else ' *'}")
-    lines += [f"  median |error| {rep['median_abs_rel_error'] * 100:.1f}% ({_by_kind(rep['median_abs_rel_error_by_kind'])}), "
+    lines += [f"  with the {rep['set']} assumptions: median |error| {rep['median_abs_rel_error'] * 100:.1f}% over "
+              f"{len(rep['runs'])} runs ({rep['moe_runs']} MoE; {_by_kind(rep['median_abs_rel_error_by_kind'])}), "
               f"worst {rep['worst_abs_rel_error'] * 100:.1f}% "
               f"({rep['worst_run']}); {rep['runs_in_band']} of {len(rep['runs'])} measured inside p05-p95 "
-              "(* = outside)"]
+              "(* = outside)",
+              f"  by hardware family: {_by_kind(rep['median_abs_rel_error_by_family'])}"]
+    lines += _memory_lines(rep)
+    lines.append("  calibration, judged on runs left out of the fit (never a factor per run):")
     for label, f in rep["fits"].items():
         eff = ", ".join(f"{n} {v:.3f}" for n, v in f["efficiencies"].items())
         lines.append(f"  fit {label:20s} {eff}: median |error| in sample "
                      f"{f['in_sample_median_abs_rel_error'] * 100:.1f}%, leave-one-out "
                      f"{f['leave_one_out_median_abs_rel_error'] * 100:.1f}% "
-                     f"({_by_kind(f['leave_one_out_median_abs_rel_error_by_kind'])})"
+                     f"({_by_kind(f['leave_one_out_median_abs_rel_error_by_kind'])}), leave-one-family-out "
+                     f"{f['leave_one_family_out_median_abs_rel_error'] * 100:.1f}%, leave-one-source-out "
+                     f"{f['leave_one_source_out_median_abs_rel_error'] * 100:.1f}%"
                      + ("  <- calibrates" if label == rep["leave_one_out_fit"] else ""))
     if "fit" in rep:
         lines.append(f"  calibrated set ({rep['fit']['variant']}) written to {rep['fit']['written_to']} "

@@ -3,8 +3,9 @@
 Left: one point per run of resources/published_runs.toml (model/search/validation.py) on log-log axes, measured on x,
 predicted on y, both in seconds: a training run's step time, an inference run's request time (prefill + the
 output tokens) or first-token time. The identity line is a perfect model; each run's p05-p95 band over the
-assumption ranges is a vertical bar; colour and marker by quantity (circle: training step, triangle: inference
-request, diamond: first token), named in the legend; hover a point for its run, quantity, source and error. The table is computed
+assumption ranges is a vertical bar; marker by kind (circle: training, triangle: inference) and colour by hardware
+family (GPU generation or SoC line), named in the legend; hover a point for its run, quantity, family, source and
+error. The table is computed
 once per efficiency set, off the UI thread, when the panel is first shown.
 Right: "what matters most" for the current scenario: the total (wide bar) and first-order (narrow bar) Sobol
 indices of the headline time for each assumption (model/search/uncertainty.py), fed by the band service
@@ -30,11 +31,14 @@ from trinity_desktop.ui.units import fmt_seconds
 
 SAMPLES_PER_RUN = 256
 HOVER_DECADES = 0.06  # a point is hovered within this distance in log10 units
-# quantity -> (legend name, marker, Okabe-Ito colour of the theme)
-QUANTITY_STYLE = {"step_time_s": ("training step", "o", theme.RESOURCE_COLORS["compute"]),
-                  "request_s": ("inference request", "t1", theme.RESOURCE_COLORS["bandwidth"]),
-                  "ttft_s": ("first token", "d", theme.RESOURCE_COLORS["memory"]),
-                  "time_per_output_token_s": ("per output token", "s", theme.COMPONENT_COLORS["optimizer"])}
+# kind -> (legend name, marker); hardware family -> Okabe-Ito colour of the theme (the rest: the fallback)
+SIDE_BY_SIDE_WIDTH = 1000  # px: room for the scatter and the bars' assumption names side by side
+STACKED_MIN_HEIGHT = 600   # px: below it, stacking leaves the scatter too short for its axis title
+LEGEND_COLUMNS = 3  # two kinds and up to four families in two rows: the legend fits half a 1366-wide dock
+KIND_STYLE = {"training": ("training", "o"), "inference": ("inference", "t1")}
+FAMILY_COLORS = {"Ampere": theme.RESOURCE_COLORS["compute"], "Hopper": theme.RESOURCE_COLORS["bandwidth"],
+                 "Blackwell": theme.RESOURCE_COLORS["memory"], "Apple silicon": theme.ACCENT_COLORS["pink"],
+                 "Ada Lovelace": theme.ACCENT_COLORS["sky"]}
 KINDS = ("training", "inference")
 QUANTITY_TEXT = {"step_time_s": "training step time", "request_s": "inference request time (prefill + {g} output "
                  "tokens, batch {b})", "ttft_s": "first-token time (prefill of {s} tokens, batch {b})",
@@ -69,7 +73,8 @@ class ValidationPanel(QtWidgets.QWidget):
         self._rowsReady.connect(self._on_rows, QtCore.Qt.ConnectionType.QueuedConnection)
         refs = references()
         runs = published_runs()
-        self.quantities = [q for q in QUANTITY_STYLE if any(r.quantity == q for r in runs)]
+        self.kinds = [k for k in KIND_STYLE if any(r.kind == k for r in runs)]
+        self.families = list(dict.fromkeys(r.family for r in runs))
         self.source_names = {r.source: (source_label(refs[r.source]) if r.source in refs else r.source)
                              for r in runs}
 
@@ -90,15 +95,14 @@ class ValidationPanel(QtWidgets.QWidget):
         self.graphics.setAccessibleName("Predicted against measured time, and sensitivity bars")
         self.graphics.setAccessibleDescription(
             "Left: log-log scatter, measured time in seconds across, predicted up, one point per published run "
-            "(circles: training step time; triangles: inference request time; diamonds: first-token time) with "
-            "its p05-p95 "
-            "band; the dashed diagonal is a perfect prediction. Right: bars of the Sobol indices of the current "
+            "(circles: training step time; triangles: inference request, first-token or per-token time; colour: "
+            "hardware family) with its p05-p95 band; the dashed diagonal is a perfect prediction. Right: bars of the Sobol indices of the current "
             "scenario's headline time for each assumption.")
         # The scatter and, above it, its legend in one row of entries: outside the view, so that it never
         # covers a point however short the plot gets.
         scatter_column = self.graphics.addLayout(row=0, col=0)
         self.legend = pg.LegendItem(labelTextSize="11pt", labelTextColor=theme.plot_foreground(),
-                                    colCount=len(self.quantities))
+                                    colCount=LEGEND_COLUMNS)
         scatter_column.addItem(self.legend, row=0, col=0)
         self.legend.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred, QtWidgets.QSizePolicy.Policy.Fixed)
         scatter_column.layout.setRowStretchFactor(0, 0)
@@ -120,18 +124,28 @@ class ValidationPanel(QtWidgets.QWidget):
         self.identity = pg.PlotDataItem([], [], pen=pg.mkPen(theme.MUTED_COLOR, width=1.5,
                                                              style=QtCore.Qt.PenStyle.DashLine))
         self.scatter_plot.addItem(self.identity)
-        self.band_lines: dict[str, pg.PlotDataItem] = {}
-        self.points: dict[str, pg.PlotDataItem] = {}
-        for quantity in self.quantities:
-            label, symbol, color = QUANTITY_STYLE[quantity]
-            line = pg.PlotDataItem([], [], connect="pairs", pen=pg.mkPen(color, width=2))
-            self.scatter_plot.addItem(line)
-            self.band_lines[quantity] = line
-            pts = pg.PlotDataItem([], [], pen=None, symbol=symbol, symbolSize=10 if symbol == "o" else 12,
-                                  symbolBrush=color, symbolPen=pg.mkPen(theme.plot_text_color()), name=label)
-            self.scatter_plot.addItem(pts)
-            self.legend.addItem(pts, label)
-            self.points[quantity] = pts
+        # one series per (kind, family): marker by kind, colour by hardware family; the legend names each once
+        self.band_lines: dict[tuple[str, str], pg.PlotDataItem] = {}
+        self.points: dict[tuple[str, str], pg.PlotDataItem] = {}
+        pairs = dict.fromkeys((r.kind, r.family) for r in runs)
+        for kind in self.kinds:
+            _label, symbol = KIND_STYLE[kind]
+            for family in (f for f in self.families if (kind, f) in pairs):
+                color = FAMILY_COLORS.get(family, theme.FALLBACK_COLOR)
+                line = pg.PlotDataItem([], [], connect="pairs", pen=pg.mkPen(color, width=2))
+                self.scatter_plot.addItem(line)
+                self.band_lines[kind, family] = line
+                pts = pg.PlotDataItem([], [], pen=None, symbol=symbol, symbolSize=10 if symbol == "o" else 12,
+                                      symbolBrush=color, symbolPen=pg.mkPen(theme.plot_text_color()))
+                self.scatter_plot.addItem(pts)
+                self.points[kind, family] = pts
+        for kind in self.kinds:
+            label, symbol = KIND_STYLE[kind]
+            self.legend.addItem(pg.ScatterPlotItem(symbol=symbol, size=10, brush=None,
+                                                   pen=pg.mkPen(theme.plot_text_color(), width=1.5)), label)
+        for family in self.families:
+            self.legend.addItem(pg.ScatterPlotItem(symbol="s", size=12, pen=pg.mkPen(theme.plot_text_color()),
+                                                   brush=FAMILY_COLORS.get(family, theme.FALLBACK_COLOR)), family)
         self.hover = pw.HoverReadout(self.scatter_plot, self.hover_text_at, html=True)
 
         self.bar_plot = self.graphics.addPlot(row=0, col=1)
@@ -167,11 +181,15 @@ class ValidationPanel(QtWidgets.QWidget):
         layout.addWidget(self.bar_note)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        """Side by side when wide, the bars under the scatter when narrow (a dock in a 2 x 2 grid)."""
+        """Side by side when wide, or when too short to stack: stacked in a 784 x 519 dock (1920 x 1080) the
+        scatter kept about 80 px of height, too little for its vertical axis title to be written whole; the bars
+        go under the scatter only where both keep their room (a 723 x 703 dock at 1366 x 768)."""
         super().resizeEvent(event)
-        wide = self.width() >= 1000
+        wide = self.width() >= SIDE_BY_SIDE_WIDTH or self.height() < STACKED_MIN_HEIGHT
         if wide != self._wide:
             self._wide = wide
+            # stacked, the scatter spans the panel: its legend takes one row, the height goes to the points
+            self.legend.setColumnCount(LEGEND_COLUMNS if wide else len(self.legend.items))
             self.graphics.ci.removeItem(self.bar_plot)
             self.graphics.addItem(self.bar_plot, row=0 if wide else 1, col=1 if wide else 0)
             self.graphics.ci.layout.setRowStretchFactor(0, 1)
@@ -217,12 +235,12 @@ class ValidationPanel(QtWidgets.QWidget):
             self.summary.setText(f"Could not compute the runs: {rows}")
             return
         self.rows = rows
-        for quantity in self.quantities:
-            mine = [r for r in rows if r["quantity"] == quantity]
+        for (kind, family), pts in self.points.items():
+            mine = [r for r in rows if r["kind"] == kind and r["family"] == family]
             m = np.array([r["measured"] for r in mine])
-            self.points[quantity].setData(m, np.array([r["predicted"] for r in mine]))
-            self.band_lines[quantity].setData(np.repeat(m, 2),
-                                              np.ravel([[r["p05"], r["p95"]] for r in mine]) if mine else [])
+            pts.setData(m, np.array([r["predicted"] for r in mine]))
+            self.band_lines[kind, family].setData(np.repeat(m, 2),
+                                                  np.ravel([[r["p05"], r["p95"]] for r in mine]) if mine else [])
         values = [v for r in rows for v in (r["measured"], r["p05"], r["p95"])]
         lo, hi = min(values) / 1.5, max(values) * 1.5
         self.identity.setData([lo, hi], [lo, hi])
@@ -254,7 +272,7 @@ class ValidationPanel(QtWidgets.QWidget):
             return ""
         r = self.rows[i]
         return pw.hover_html([
-            (r["name"], True), (quantity_text(r), False),
+            (r["name"], True), (f"{quantity_text(r)}; {r['family']} ({r['hardware']})", False),
             (f"{self.source_names.get(r['source'], r['source'])}: {r['where']}", False),
             (f"measured {fmt_seconds(r['measured'])}, predicted {fmt_seconds(r['predicted'])} "
              f"({r['rel_error'] * 100:+.0f}%), p05–p95 {fmt_seconds(r['p05'])} – {fmt_seconds(r['p95'])}", False),

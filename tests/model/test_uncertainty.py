@@ -151,4 +151,4 @@ def test_scipy_is_imported_only_where_used():
     root = pathlib.Path(__file__).resolve().parents[2]
     users = sorted(p.relative_to(root).as_posix() for d in ("model", "ui", "trinity_desktop")
                    for p in (root / d).rglob("*.py") if "from scipy" in p.read_text() or "import scipy" in p.read_text())
-    assert users == ["model/search/uncertainty.py", "model/search/validation.py"]
+    assert users == ["model/search/uncertainty.py", "model/search/validation_fit.py"]

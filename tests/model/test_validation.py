@@ -10,15 +10,17 @@ from trinity_desktop.model import evaluate
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.formulas.decode_costs import CUDA_GRAPHS, KV_READ_RATIO
 from trinity_desktop.model.inputs import presets
-from trinity_desktop.model.search.validation import (
+from trinity_desktop.model.search.published_runs import (
     INFER_METRICS,
+    megatron_recompute_flops,
+    published_runs,
+    runs_from_text,
+)
+from trinity_desktop.model.search.validation_fit import (
     calibrated_ranges,
     fit_efficiencies,
     fitted_errors,
-    megatron_recompute_flops,
     predicted_times,
-    published_runs,
-    runs_from_text,
 )
 
 
@@ -42,7 +44,7 @@ def test_mt_nlg_iteration_time_and_tflops_agree_through_megatrons_flop_count():
 def test_narayanan_one_trillion_converts_to_a_step_time():
     """Table 1: 1008B on 3072 GPUs at 163 TFLOP/s per GPU, batch 3072 -> 96 B s l h^2 (...) / (3072 x 163e12)."""
     run = next(r for r in published_runs() if "1008.0B" in r.name)
-    assert run.measured_time_s == pytest.approx(102.6, rel=0.002)
+    assert run.measured_value == pytest.approx(102.6, rel=0.002)
 
 
 def test_korthikanti_table5_iteration_times_match_their_mfu():
@@ -51,7 +53,7 @@ def test_korthikanti_table5_iteration_times_match_their_mfu():
     sc = run.scenario
     b, s, L, h, v = sc.global_batch, sc.seq_len, sc.model.layers, sc.model.hidden, sc.model.vocab
     model_flops = 72 * b * L * s * h ** 2 * (1 + s / (6 * h) + v / (12 * h * L))
-    assert model_flops / (run.measured_time_s * sc.gpus * 312e12) == pytest.approx(0.563, abs=0.002)
+    assert model_flops / (run.measured_value * sc.gpus * 312e12) == pytest.approx(0.563, abs=0.002)
 
 
 def test_predicted_times_fall_with_efficiency_and_ranges_stay_ordered():
@@ -82,7 +84,7 @@ def test_throughput_per_gpu_converts_to_the_batch_time():
     64 x 2048 / (547 x 2) = 119.8 s for the static batch."""
     run = next(r for r in published_runs() if r.name.startswith("Llama 2 70B, TP 2, batch 64"))
     assert run.quantity == "request_s"
-    assert run.measured_time_s == pytest.approx(64 * 2048 / (547 * 2))
+    assert run.measured_value == pytest.approx(64 * 2048 / (547 * 2))
 
 
 def test_gpt20b_single_gpu_request_by_hand():
@@ -100,7 +102,7 @@ def test_gpt20b_single_gpu_request_by_hand():
     prefill = 2 * (12 * L * h * h + h * V) * 200 / (0.5 * 312e12) + fixed
     predicted = predicted_times([run], np.array([[0.5, 0.8, 0.8]]))[0, 0]
     assert predicted == pytest.approx(200 * step + prefill, rel=2e-3)
-    assert run.measured_time_s == 5.648
+    assert run.measured_value == 5.648
 
 
 def test_hbm_efficiency_is_identified_by_decode_runs():

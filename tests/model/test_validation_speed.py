@@ -6,33 +6,43 @@ from __future__ import annotations
 
 import numpy as np
 
-from trinity_desktop.model.search import uncertainty, validation
+from trinity_desktop.model.search import uncertainty, validation, validation_fit
 
 
 def test_fits_together_equal_fits_one_at_a_time():
     runs = validation.published_runs()[:8]
     x0 = (0.5, 0.8, 0.8)
     problems = [(runs, x0, (True, True, False)), (runs[1:], x0, (True, True, True)), (runs[:-1], x0, (True, True, False))]
-    together = validation.fit_together(problems, runs)
-    alone = [validation.fit_efficiencies(*p) for p in problems]
+    together = validation_fit.fit_together(problems, runs)
+    alone = [validation_fit.fit_efficiencies(*p) for p in problems]
     np.testing.assert_allclose(together, alone, rtol=1e-12)
 
 
 def test_grouped_predictions_equal_run_by_run():
     runs = validation.published_runs()
     eff = np.array([[0.5, 0.8, 0.8], [0.4, 0.7, 0.9]])
-    grouped = validation.predicted_times(runs, eff)
-    single = np.vstack([validation.predicted_times([r], eff) for r in runs])
+    grouped = validation_fit.predicted_times(runs, eff)
+    single = np.vstack([validation_fit.predicted_times([r], eff) for r in runs])
     np.testing.assert_allclose(grouped, single, rtol=1e-12)
-    assert len(validation._run_groups(runs)) < len(runs)
+    assert len(validation_fit._run_groups(runs)) < len(runs)
 
 
 def test_validate_makes_about_a_tenth_of_the_calls(monkeypatch):
     calls = []
-    real = validation.evaluate_grid
-    monkeypatch.setattr(validation, "evaluate_grid", lambda *a, **k: calls.append(1) or real(*a, **k))
-    validation.validate(samples=64)
+    real = validation_fit.evaluate_grid
+    monkeypatch.setattr(validation_fit, "evaluate_grid", lambda *a, **k: calls.append(1) or real(*a, **k))
+    rep = validation.validate(samples=64)
     assert len(calls) < 1500, len(calls)  # one call per run per least-squares step per fit: 14,585
+    # the report: default-assumption error first, then the held-out errors of the calibration
+    keys = list(rep)
+    assert keys.index("median_abs_rel_error") < keys.index("leave_one_out_median_abs_rel_error")
+    assert {"median_abs_rel_error_by_kind", "median_abs_rel_error_by_family", "moe_runs", "memory_runs",
+            "memory_median_abs_rel_error", "leave_one_family_out_median_abs_rel_error",
+            "leave_one_source_out_median_abs_rel_error"} <= rep.keys()
+    chosen = rep["fits"][rep["leave_one_out_fit"]]
+    assert set(chosen["leave_one_family_out_median_abs_rel_error_by_family"]) == {r["family"] for r in rep["runs"]}
+    assert set(chosen["leave_one_source_out_median_abs_rel_error_by_source"]) == {r["source"] for r in rep["runs"]}
+    assert rep["leave_one_family_out_median_abs_rel_error"] == chosen["leave_one_family_out_median_abs_rel_error"]
 
 
 def test_one_sobol_sample_is_shared():

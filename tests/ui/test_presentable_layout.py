@@ -38,7 +38,6 @@ def audit(request):
 # What the audit still finds and issue #21 still has to fix, named one by one (the issue stays open while this
 # is not empty): every other finding fails the tests below.
 STILL_OPEN = {
-    ("1920x1080", "validation"): "the scatter's 'predicted (s)' axis label is shortened while the runs compute",
 }
 STILL_OPEN_SLIDES = {
     ("1920x1080", "The coupled triangle", "heatmap"): "the heatmap's title is shortened on a slide's zoom",

@@ -33,29 +33,40 @@ def test_every_published_run_is_a_point_with_its_band(panel):
     runs = published_runs()
     drawn = sum(len(item.xData) for item in panel.points.values())
     assert drawn == len(runs) == len(panel.rows)
-    assert set(panel.points) == {"step_time_s", "request_s", "ttft_s"}  # training and inference, both in seconds
-    for quantity, item in panel.points.items():
+    families = {r["family"] for r in panel.rows}
+    assert families >= {"Ampere", "Hopper", "Blackwell", "Apple silicon"}
+    assert set(panel.points) == {(r["kind"], r["family"]) for r in panel.rows}
+    for (kind, family), item in panel.points.items():
         x, y = item.xData, item.yData  # the data as given (getData() is log10 on log axes)
-        mine = [r for r in panel.rows if r["quantity"] == quantity]
-        assert mine
+        mine = [r for r in panel.rows if r["kind"] == kind and r["family"] == family]
         np.testing.assert_allclose(x, [r["measured"] for r in mine])
         np.testing.assert_allclose(y, [r["predicted"] for r in mine])
-        bx, by = panel.band_lines[quantity].xData, panel.band_lines[quantity].yData
+        bx, by = panel.band_lines[kind, family].xData, panel.band_lines[kind, family].yData
         assert len(bx) == 2 * len(mine)
         assert np.all(by[0::2] <= y + 1e-9) and np.all(by[1::2] >= y - 1e-9)  # p05 <= predicted <= p95
     ix, iy = panel.identity.xData, panel.identity.yData
     np.testing.assert_allclose(ix, iy)
     assert "median |error|" in panel.summary.text() and "inference" in panel.summary.text()
-    # each quantity has its own marker, named in the legend (outside the view: it never covers a point)
-    assert len({item.opts["symbol"] for item in panel.points.values()}) == len(panel.points)
-    assert [label.text for _, label in panel.legend.items] == ["training step", "inference request", "first token"]
+    # marker by kind, colour by family, each named once in the legend (outside the view: it never covers a point)
+    symbols = {kind: {item.opts["symbol"] for (k, _f), item in panel.points.items() if k == kind}
+               for kind in ("training", "inference")}
+    assert all(len(s) == 1 for s in symbols.values()) and symbols["training"] != symbols["inference"]
+    brushes = {f: {pg_color(item) for (_k, g), item in panel.points.items() if g == f} for f in panel.families}
+    assert all(len(b) == 1 for b in brushes.values()) and len(set().union(*brushes.values())) == len(brushes)
+    assert [label.text for _, label in panel.legend.items] == ["training", "inference", *panel.families]
     assert panel.legend.parentItem() is not panel.scatter_plot.getViewBox()
+
+
+def pg_color(item) -> str:
+    import pyqtgraph as pg
+
+    return pg.mkBrush(item.opts["symbolBrush"]).color().name()
 
 
 def test_hover_names_the_run_and_its_source(panel):
     r = next(r for r in panel.rows if "175B, selective" in r["name"])
     text = panel.hover_text_at(np.log10(r["measured"]), np.log10(r["predicted"]))
-    assert "175B" in text and "Table 5" in text and "13.8 s" in text
+    assert "175B" in text and "Table 5" in text and "13.8 s" in text and "Ampere" in text
     assert panel.hover_text_at(-3.0, 5.0) == ""
     ft = next(r for r in panel.rows if r["name"].startswith("GPT-175B, TP 8, batch 16"))
     text = panel.hover_text_at(np.log10(ft["measured"]), np.log10(ft["predicted"]))
