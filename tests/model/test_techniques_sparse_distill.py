@@ -76,7 +76,11 @@ def test_sparse_moves_the_workload_on_the_triangle():
     sc = workload("long-context-decode")
     points = path(sc, ["native-sparse-attention"])
     before, after = points[0][1], points[1][1]
-    assert after.pressure.memory > before.pressure.memory and after.bottleneck != before.bottleneck
+    # NSA spends memory (its compressed keys) to save bandwidth (fewer keys read per query): the point moves from
+    # the bandwidth corner toward the memory corner
+    assert after.pressure.memory > before.pressure.memory
+    assert after.pressure.bandwidth < 0.9 * before.pressure.bandwidth
+    assert after.time_total < 0.6 * before.time_total
 
 
 def test_sparse_refused_where_it_saves_nothing():
