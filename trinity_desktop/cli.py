@@ -105,6 +105,9 @@ def _add_calc_train(calc) -> None:
         add_scenario_option(train, name)
     add_scenario_option(train, "virtual_stages",
                        help="interleaved 1F1B: model chunks per pipeline stage (default 1, plain 1F1B)")
+    for name in ("first_stage_layers", "last_stage_layers"):
+        add_scenario_option(train, name, help=f"uneven pipeline: layers on the {name.split('_')[0]} stage "
+                                              "(default 0, the even split; Megatron's --decoder-*-pipeline-num-layers)")
     train.add_argument("--dp", type=scenario_number("gpus"), help="default: gpus / (tp x pp x cp)")
     add_scenario_option(train, "zero", choices=(0, 1, 2, 3))
     train.add_argument("--recompute", choices=RECOMPUTE, default=scenario_default("recompute"))
@@ -259,6 +262,7 @@ def train_scenario(args) -> Scenario:
     sc = Scenario(hardware=hardware, model=model, kind="train", gpus=args.gpus,
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, virtual_stages=args.virtual_stages,
+                  first_stage_layers=args.first_stage_layers, last_stage_layers=args.last_stage_layers,
                   sequence_parallel=args.sequence_parallel, offload=args.offload,
                   zero=args.zero, recompute=args.recompute, flash_attention=args.flash_attention,
                   micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,

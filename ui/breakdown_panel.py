@@ -13,6 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.model.formulas.memory import MEMORY_PART_NOTES
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.stages import refreshed_stage
 from trinity_desktop.ui import findings, theme
@@ -422,8 +423,9 @@ class BreakdownPanel(QtWidgets.QWidget):
             name = self.memory_bar.names[i]
             gb = self.memory_bar.values[i]
             total = self.memory_bar.total
+            note = MEMORY_PART_NOTES.get(name, "")
             return (f"{theme.label_for(name)}\n{gb:.2f} GB per GPU\n"
-                    f"{self._share(gb, total)} of {total:.1f} GB used; HBM {cap_gb:.0f} GB")
+                    f"{self._share(gb, total)} of {total:.1f} GB used; HBM {cap_gb:.0f} GB" + (f"\n{note}" if note else ""))
         if plot == "time":
             i = self.time_bar.segment_at(x, y)
             if i < 0:

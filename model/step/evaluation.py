@@ -85,7 +85,8 @@ def phase_time(r: InferStep, phase: str) -> dict:
 def train_memory(r: TrainStep) -> dict:
     """`Results.memory` of a training step: model states and activations per GPU, by component name."""
     m = r.memory
-    return {"weights": m.weights, "gradients": m.gradients, "optimizer": m.optimizer, "activations": m.activations}
+    return {"weights": m.weights, "gradients": m.gradients, "optimizer": m.optimizer, "activations": m.activations,
+            "transient": m.transient, "network_buffers": m.network_buffers, "runtime": m.runtime}
 
 
 def train_time(r: TrainStep) -> dict:

@@ -85,6 +85,8 @@ class TrainInputs(_Inputs):
     grad_comm_bytes: object = 0.0
     virtual_stages: object = 1
     grad_overlap: object = 1.0  # share of the backward the DP gradient sync hides behind (assumptions.toml)
+    first_stage_layers: object = 0  # uneven pipeline: layers on the first / last stage (0 = the even split)
+    last_stage_layers: object = 0
 
 
 @record
@@ -124,7 +126,8 @@ def train_inputs(sc: Scenario) -> TrainInputs:
     eff = sc.efficiency
     return TrainInputs(
         gpus=sc.gpus, gpus_per_node=sc.gpus_per_node, tp=sc.tp, pp=sc.pp, cp=sc.cp, ep=sc.ep,
-        virtual_stages=sc.virtual_stages, sp=sc.sequence_parallel, zero=sc.zero,
+        virtual_stages=sc.virtual_stages, first_stage_layers=sc.first_stage_layers,
+        last_stage_layers=sc.last_stage_layers, sp=sc.sequence_parallel, zero=sc.zero,
         recompute=RECOMPUTE_CODE[sc.recompute], flash=sc.flash_attention, micro_batch=sc.micro_batch,
         global_batch=sc.global_batch, seq_len=sc.seq_len, weight_bytes=w, grad_bytes=g, master_bytes=master,
         opt_state_bytes=OPTIMIZER_STATE_BYTES[sc.optimizer], act_bytes=ACTIVATION_BYTES[sc.precision],
@@ -158,18 +161,20 @@ def kv_offload_bandwidth(sc: Scenario) -> float:
 
 
 def training_layout_rules(arch: Architecture, *, gpus, tp, pp, cp, ep, micro_batch, global_batch, seq_len,
-                          virtual_stages=1) -> tuple[Rule, ...]:
+                          virtual_stages=1, first_stage_layers=0, last_stage_layers=0) -> tuple[Rule, ...]:
     """The training layout rules for model `arch`, broadcast over arrays, in the scenario's order
     (model/inputs/layout_rules.py; the planner counts the most common reason)."""
     return training_rules(arch.layers, arch.heads, arch.experts, gpus=gpus, tp=tp, pp=pp, cp=cp, ep=ep,
                           micro_batch=micro_batch, global_batch=global_batch, seq_len=seq_len,
-                          virtual_stages=virtual_stages)
+                          virtual_stages=virtual_stages, first_stage_layers=first_stage_layers,
+                          last_stage_layers=last_stage_layers)
 
 
 def train_valid(arch: Architecture, hw: Hardware, x: TrainInputs):
     """Where the training layout is valid: every layout rule and the links (the checks `Scenario` makes)."""
     rules = training_layout_rules(arch, gpus=x.gpus, tp=x.tp, pp=x.pp, cp=x.cp, ep=x.ep, micro_batch=x.micro_batch,
-                                  global_batch=x.global_batch, seq_len=x.seq_len, virtual_stages=x.virtual_stages)
+                                  global_batch=x.global_batch, seq_len=x.seq_len, virtual_stages=x.virtual_stages,
+                                  first_stage_layers=x.first_stage_layers, last_stage_layers=x.last_stage_layers)
     return all_hold(rules) & links_ok(hw.scaleup_bw, hw.scaleout_bw, x.gpus, x.gpus_per_node)
 
 

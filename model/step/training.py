@@ -46,9 +46,10 @@ from trinity_desktop.model.formulas.flops import attention_core_flops_per_token,
 from trinity_desktop.model.formulas.kv_policy import mean_min
 from trinity_desktop.model.formulas.memory import (
     activation_bytes_per_layer,
-    in_flight_micro_batches,
     layers_per_stage,
     model_state_bytes,
+    peak_memory_extras,
+    stored_layer_loads,
 )
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
@@ -69,13 +70,17 @@ OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS, OFFLOAD_NVME = 0, 1, 2, 3
 
 @record
 class TrainMemory:
-    """Bytes per GPU of the busiest pipeline stage: model states (ZeRO-sharded, offloaded ones removed) and
-    the activations of the micro-batches in flight."""
+    """Bytes per GPU of the pipeline stage at the peak: model states (ZeRO-sharded, offloaded ones removed), the
+    activations of the micro-batches in flight, the transient buffers (logits and loss, the layer being recomputed,
+    ZeRO-3 gathers), NCCL's channel buffers and the runtime (CUDA context, allocator reserve): memory.py."""
 
     weights: object
     gradients: object
     optimizer: object
     activations: object
+    transient: object = 0.0
+    network_buffers: object = 0.0
+    runtime: object = 0.0
 
 
 @record
@@ -148,6 +153,8 @@ class TrainPieces:
     zero: object
     recompute: object
     nvme_exposed_s: object
+    stage0_extra_bytes: object     # HBM the first stage holds besides model states and stored activations
+    last_stage_extra_bytes: object  # the same on the last stage (the loss's logits)
 
 
 @record
@@ -217,7 +224,10 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     m = xp.maximum(1.0, xp.ceil(xp.asarray(global_batch, dtype=float) / (micro_batch * dp)))
     L, h, a = arch.layers, arch.hidden, arch.heads
     s_local = xp.asarray(seq_len, dtype=float) / cp
-    lps = layers_per_stage(L, pp)
+    first_layers, last_layers = x.first_stage_layers, x.last_stage_layers
+    lps = layers_per_stage(L, pp, first_layers, last_layers)
+    # vDNN activation offload keeps two layers' activations in HBM
+    act_keep = xp.where(xp.asarray(x.offload) == OFFLOAD_ACTIVATIONS, xp.minimum(lps, 2.0) / lps, 1.0)
 
     # --- memory per GPU -------------------------------------------------------------------------
     psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
@@ -231,7 +241,15 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     per_layer_act = activation_bytes_per_layer(
         s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
         ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
-    activations = per_layer_act * lps * in_flight_micro_batches(pp, m, v)
+    peak_loads, last_loads = stored_layer_loads(L, pp, m, v, first_layers, last_layers)
+    layer_none = activation_bytes_per_layer(
+        s_local, micro_batch, h, a, tp, sp, 0, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
+        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
+    extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
+                                micro_batch=micro_batch, seq_len=s_local, vocab=arch.vocab, tp=tp, cp=cp, dp=dp,
+                                ep=ep, zero=zero, layer_params=(psi_dense + psi_expert) / lps,
+                                weight_bytes=weight_bytes, grad_bytes=grad_bytes, keep=act_keep)
+    activations = extras.activations / act_keep  # of the peak stage, before activation offload
     weights_mem, grads_mem, optimizer_mem = w_d + w_e, g_d + g_e, o_d + o_e
 
     # --- FLOPs ----------------------------------------------------------------------------------
@@ -331,10 +349,13 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     nvme_bytes = xp.where(off_nvme, optimizer_mem, 0.0)
     host_bytes = xp.where(off_opt, optimizer_mem + grads_mem, 0.0) - nvme_bytes + xp.where(
         off_act, activations * (1.0 - xp.minimum(lps, 2.0) / lps), 0.0)
-    memory = TrainMemory(weights=weights_mem, gradients=xp.where(off_opt, 0.0, grads_mem),
-                         optimizer=xp.where(off_opt, 0.0, optimizer_mem),
-                         activations=xp.where(off_act, activations * xp.minimum(lps, 2.0) / lps, activations))
-    memory_total = memory.weights + memory.gradients + memory.optimizer + memory.activations
+    kept_grads, kept_opt = xp.where(off_opt, 0.0, grads_mem), xp.where(off_opt, 0.0, optimizer_mem)
+    kept_act = extras.activations
+    memory = TrainMemory(weights=weights_mem, gradients=kept_grads, optimizer=kept_opt, activations=kept_act,
+                         transient=extras.transient, network_buffers=extras.network_buffers,
+                         runtime=extras.runtime_for(weights_mem + kept_grads + kept_opt + kept_act + extras.transient))
+    memory_total = (memory.weights + memory.gradients + memory.optimizer + memory.activations + memory.transient
+                    + memory.network_buffers + memory.runtime)
 
     # The gradient sync overlaps the last micro-batch's backward on the DP link. Under ZeRO-3 that link also
     # carries the backward's prefetched parameter all-gather (min(2·t_gather, t_c) of the link's time behind
@@ -398,7 +419,9 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         grads_to_host_s=t_down, params_from_host_s=t_up, act_swap_s=t_swap, host_bw=host_bw,
         optimizer_bytes=opt_bytes, optimizer_s=t_opt, offload_optimizer=off_opt, offload_activations=off_act,
         act_layer_bytes=per_layer_act, act_mb_bytes=per_layer_act * lps, zero=zero, recompute=recompute,
-        nvme_exposed_s=nvme_exposed)
+        nvme_exposed_s=nvme_exposed,
+        stage0_extra_bytes=extras.first_stage_transient + memory.network_buffers + memory.runtime,
+        last_stage_extra_bytes=extras.last_stage_transient + memory.network_buffers + memory.runtime)
     return TrainStep(
         pieces=pieces, dp=dp, micro_batches=m, memory=memory, memory_total=memory_total, model_flops=model_flops,
         hardware_flops=hw_flops, time=time, time_total=total, dp_comm_time=dp_time,

@@ -65,7 +65,8 @@ def test_training_results_are_consistent(sc):
     _finite_nonneg(dict(r.time), "time")
     _finite_nonneg(dict(r.bytes_by_link), "bytes_by_link")
     _finite_nonneg(dict(r.train), "train")
-    assert set(r.memory) == {"weights", "gradients", "optimizer", "activations"}
+    assert set(r.memory) == {"weights", "gradients", "optimizer", "activations", "transient", "network_buffers",
+                             "runtime"}
     assert sum(r.memory.values()) == pytest.approx(r.memory_total, rel=1e-12)
     assert sum(r.time.values()) == pytest.approx(r.time_total, rel=1e-12)
     assert r.time_total > 0 and r.memory_total > 0
