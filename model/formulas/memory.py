@@ -68,6 +68,44 @@ def activation_bytes_per_layer(s, b, h, a, tp=1, sp=False, recompute=RECOMPUTE_N
     return per_layer * (xp.asarray(act_bytes, dtype=float) / 2.0)
 
 
+E5M6_BYTES = 12.0 / 8.0  # DeepSeek-V3's format for the attention output: 1 sign + 5 exponent + 6 mantissa bits
+
+
+def deepseek_v3_activation_bytes_per_layer(s, b, h, *, tp=1, sp=False, q_latent, kv_latent, attn_out_width,
+                                           ffn, experts_active=1.0):
+    """Activation bytes one layer stores under DeepSeek-V3's recipe (reference "deepseek-v3", §3.2.3 and §3.3.3),
+    counting the same tensors as `activation_bytes_per_layer`:
+      - RMSNorm is recomputed: its outputs (the attention and the MLP inputs, 2sbh each) are not stored; its inputs
+        (4sbh) and the two dropout masks (2sbh) stay: 6sbh, replicated unless sequence parallelism shards it;
+      - MLA's up-projections are recomputed: Q, K, V are not stored, their latent inputs are (2 bytes x
+        (q_latent + kv_latent) per token, kv_latent including the RoPE key);
+      - the input of the Linear after attention is kept in E5M6 (1.5 bytes x attn_out_width);
+      - MoE Linear inputs are cached in FP8 (1 byte x h per active expert), as are the SwiGLU inputs (2 x ffn),
+        whose output is recomputed in the backward.
+    `experts_active` = routed top-k + shared experts (1 for a dense MLP)."""
+    s, b, h = (xp.asarray(x, dtype=float) for x in (s, b, h))
+    tp = xp.asarray(tp, dtype=float)
+    replicated = 6.0 * s * b * h
+    attention = s * b * (2.0 * (xp.asarray(q_latent, dtype=float) + xp.asarray(kv_latent, dtype=float))
+                         + E5M6_BYTES * xp.asarray(attn_out_width, dtype=float))
+    mlp = s * b * xp.asarray(experts_active, dtype=float) * (h + 2.0 * xp.asarray(ffn, dtype=float))
+    return replicated / xp.where(sp, tp, 1.0) + (attention + mlp) / tp
+
+
+def op_sac_activation_bytes_per_layer(s, b, h, *, tp=1, sp=False, q_width, kv_width, ffn):
+    """Activation bytes one layer stores under torchtitan's selective op-level checkpointing (reference
+    "torchtitan-op-sac": the outputs of matmuls, SDPA and reduce-scatters are saved "except every second mm", the
+    rest recomputed). A Llama layer's matmuls run wq, wk, wv, wo, w1, w3, w2: the odd ones are saved (Q 2sbq, V 2sbk,
+    the w1 output 2sbf, the w2 output 2sbh), with the SDPA output (2sbq) and the checkpointed layer input (2sbh).
+    Input and w2 output are sharded by sequence parallelism, the rest by TP. 16-bit activations."""
+    s, b, h = (xp.asarray(x, dtype=float) for x in (s, b, h))
+    tp = xp.asarray(tp, dtype=float)
+    replicated = 4.0 * s * b * h
+    sharded = s * b * (4.0 * xp.asarray(q_width, dtype=float) + 2.0 * xp.asarray(kv_width, dtype=float)
+                       + 2.0 * xp.asarray(ffn, dtype=float))
+    return replicated / xp.where(sp, tp, 1.0) + sharded / tp
+
+
 def in_flight_micro_batches(pp, micro_batches, virtual_stages=1):
     """Micro-batches' worth of a stage's layers whose activations the first pipeline stage holds.
 
@@ -181,11 +219,11 @@ def zero3_gather_buffer_bytes(layer_params, zero, weight_bytes=2.0, grad_bytes=2
 
 def nccl_buffer_bytes(tp, cp, dp, pp, ep, buffsize=NCCL_BUFFSIZE, channels=NCCL_RING_CHANNELS):
     """Device bytes of NCCL's channel buffers per GPU, one communicator per parallel group of more than one rank:
-    ring collectives (TP, CP, DP and, with EP, the expert-data-parallel group) channels x 2 connections x
+    ring collectives (TP, CP, DP and, with EP > 1, the expert-data-parallel group) channels x 2 connections x
     NCCL_BUFFSIZE; the pipeline's two neighbours and the EP all-to-all's EP - 1 peers one channel each."""
     tp, cp, dp, pp, ep = (xp.asarray(x, dtype=float) for x in (tp, cp, dp, pp, ep))
     ring = channels * NCCL_RING_CONNECTIONS * buffsize
-    rings = sum(xp.where(g > 1.0, ring, 0.0) for g in (tp, cp, dp, dp / ep))
+    rings = sum(xp.where(g > 1.0, ring, 0.0) for g in (tp, cp, dp)) + xp.where((ep > 1.0) & (dp / ep > 1.0), ring, 0.0)
     p2p = (xp.where(pp > 1.0, 2.0, 0.0) + xp.maximum(ep - 1.0, 0.0)) * buffsize
     return rings + p2p
 

@@ -27,6 +27,9 @@ from trinity_desktop.model.inputs.needed_links import check_needed_links
 
 WORKLOAD_KINDS = ("train", "prefill", "decode")
 RECOMPUTE = ("none", "selective", "full")
+# Which tensors a layer stores under selective recomputation (formulas/memory.py): Megatron's (Korthikanti et al.
+# 2022), DeepSeek-V3's (§3.2.3, §3.3.3), torchtitan's selective op-level checkpointing.
+ACTIVATION_RECIPES = ("megatron", "deepseek-v3", "torchtitan-op-sac")
 RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 # ZeRO-Offload (Ren et al. 2021): fp32 master + optimizer states in host memory, the optimizer step on the
 # CPU, gradients and updated weights crossing the host link each step. vDNN (Rhu et al. 2016): activations
@@ -84,6 +87,9 @@ class Scenario:
     # training
     zero: int = _default("zero")
     recompute: str = "selective"
+    # which tensors a layer stores (ACTIVATION_RECIPES): "megatron" (Korthikanti et al. 2022), "deepseek-v3"
+    # (RMSNorm and MLA up-projections recomputed, FP8 / E5M6 caching) or "torchtitan-op-sac" (every second matmul)
+    activation_recipe: str = "megatron"
     flash_attention: bool = True
     micro_batch: int = _default("micro_batch")
     global_batch: int = _default("global_batch")
@@ -119,6 +125,7 @@ class Scenario:
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
         check_choice("recompute", self.recompute, RECOMPUTE)
+        check_choice("activation_recipe", self.activation_recipe, ACTIVATION_RECIPES)
         check_choice("precision", self.precision, TRAIN_PRECISIONS)
         check_choice("optimizer", self.optimizer, tuple(OPTIMIZER_STATE_BYTES))
         check_choice("weight_dtype", self.weight_dtype, WEIGHT_FORMATS)

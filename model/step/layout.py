@@ -29,7 +29,7 @@ from trinity_desktop.model.inputs.layout_rules import (
     links_ok,
     training_rules,
 )
-from trinity_desktop.model.inputs.scenario import OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
+from trinity_desktop.model.inputs.scenario import ACTIVATION_RECIPES, OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
 from trinity_desktop.model.step.quantities import record
 
 # vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
@@ -85,6 +85,7 @@ class TrainInputs(_Inputs):
     grad_comm_bytes: object = 0.0
     virtual_stages: object = 1
     grad_overlap: object = 1.0  # share of the backward the DP gradient sync hides behind (assumptions.toml)
+    activation_recipe: object = 0  # index into scenario.ACTIVATION_RECIPES: 0 Megatron, 1 DeepSeek-V3, 2 torchtitan op-SAC
     first_stage_layers: object = 0  # uneven pipeline: layers on the first / last stage (0 = the even split)
     last_stage_layers: object = 0
 
@@ -128,6 +129,7 @@ def train_inputs(sc: Scenario) -> TrainInputs:
         gpus=sc.gpus, gpus_per_node=sc.gpus_per_node, tp=sc.tp, pp=sc.pp, cp=sc.cp, ep=sc.ep,
         virtual_stages=sc.virtual_stages, first_stage_layers=sc.first_stage_layers,
         last_stage_layers=sc.last_stage_layers, sp=sc.sequence_parallel, zero=sc.zero,
+        activation_recipe=ACTIVATION_RECIPES.index(sc.activation_recipe),
         recompute=RECOMPUTE_CODE[sc.recompute], flash=sc.flash_attention, micro_batch=sc.micro_batch,
         global_batch=sc.global_batch, seq_len=sc.seq_len, weight_bytes=w, grad_bytes=g, master_bytes=master,
         opt_state_bytes=OPTIMIZER_STATE_BYTES[sc.optimizer], act_bytes=ACTIVATION_BYTES[sc.precision],

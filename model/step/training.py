@@ -46,8 +46,10 @@ from trinity_desktop.model.formulas.flops import attention_core_flops_per_token,
 from trinity_desktop.model.formulas.kv_policy import mean_min
 from trinity_desktop.model.formulas.memory import (
     activation_bytes_per_layer,
+    deepseek_v3_activation_bytes_per_layer,
     layers_per_stage,
     model_state_bytes,
+    op_sac_activation_bytes_per_layer,
     peak_memory_extras,
     stored_layer_loads,
 )
@@ -241,6 +243,19 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     per_layer_act = activation_bytes_per_layer(
         s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
         ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
+    # DeepSeek-V3's recipe (memory.deepseek_v3_activation_bytes_per_layer), dense and MoE layers averaged
+    def ds(ffn, active):
+        return deepseek_v3_activation_bytes_per_layer(
+            s_local, micro_batch, h, tp=tp, sp=sp, q_latent=arch.q_lora_rank or a * arch.qk_dim,
+            kv_latent=arch.kv_width if arch.attention == "mla" else 2 * kv_width, attn_out_width=a * arch.v_dim,
+            ffn=ffn, experts_active=active)
+    ds_layer = ((L - n_moe) * ds(arch.ffn_hidden, 1.0)
+                + n_moe * ds(arch.moe_ffn_hidden or arch.ffn_hidden, arch.experts_per_token + arch.shared_experts)) / L
+    sac_layer = op_sac_activation_bytes_per_layer(s_local, micro_batch, h, tp=tp, sp=sp, q_width=a * arch.qk_dim,
+                                                  kv_width=kv_width, ffn=ffn_avg)
+    recipe = xp.asarray(x.activation_recipe)
+    per_layer_act = xp.where(recompute == 2, per_layer_act, xp.where(
+        recipe == 1, ds_layer, xp.where((recipe == 2) & (recompute == 1), sac_layer, per_layer_act)))
     peak_loads, last_loads = stored_layer_loads(L, pp, m, v, first_layers, last_layers)
     layer_none = activation_bytes_per_layer(
         s_local, micro_batch, h, a, tp, sp, 0, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
