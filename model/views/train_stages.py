@@ -281,7 +281,8 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
     gather_bytes = dict.fromkeys(LINKS, 0.0)  # one parameter all-gather
     _add(gather_bytes, P.dp_link, P.dp_gather_bytes)
     _add(gather_bytes, P.edp_link, P.edp_gather_bytes)
-    states_only = live(0.0)
+    # after the pipeline: model states, NCCL's buffers and the runtime (no activations, no transient buffers)
+    states_only = {"hbm": states_hbm + mem["network_buffers"] + mem["runtime"], "host": host_static}
     zero, t_g = P.zero, P.param_gather_s
 
     if zero == 3 and t_g > 0:  # two gathers per micro-batch prefetched behind compute
