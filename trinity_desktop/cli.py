@@ -114,7 +114,8 @@ def _add_calc_train(calc) -> None:
     train.add_argument("--activation-recipe", choices=ACTIVATION_RECIPES, default=scenario_default("activation_recipe"),
                        help="tensors a layer stores: megatron (Korthikanti et al. 2022), deepseek-v3 (RMSNorm and "
                             "MLA up-projections recomputed, FP8/E5M6 activation caching; DeepSeek-V3 report 3.2.3, "
-                            "3.3.3) or torchtitan-op-sac (selective recompute saves every other matmul output)")
+                            "3.3.3), torchtitan-op-sac (selective recompute saves every other matmul output) or te-fp8 "
+                            "(Transformer Engine keeps FP8 GEMM inputs for the backward)")
     train.add_argument("--sequence-parallel", action=argparse.BooleanOptionalAction,
                        default=scenario_default("sequence_parallel"))
     train.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,

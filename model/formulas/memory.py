@@ -92,6 +92,24 @@ def deepseek_v3_activation_bytes_per_layer(s, b, h, *, tp=1, sp=False, q_latent,
     return replicated / xp.where(sp, tp, 1.0) + (attention + mlp) / tp
 
 
+def te_fp8_activation_bytes_per_layer(s, b, h, *, tp=1, sp=False, q_width, kv_width, ffn, gated=True,
+                                      experts_active=1.0):
+    """Activation bytes one layer stores when Transformer Engine runs its GEMMs in FP8 (reference "te-linear-fp8":
+    `if fp8 and not recipe.override_linear_precision.wgrad: saved_inputmat = inputmat`, the FP8 cast of the GEMM
+    input is what the Linear keeps for its weight gradient). Against `activation_bytes_per_layer`'s tensor count:
+    the QKV and fc1 inputs drop from 2 to 1 byte (-2sbh); the attention output stays 16-bit for the attention
+    backward and its FP8 cast is saved by the projection (+1 x q); a gated MLP keeps its fc1 output (gate and up,
+    4sbf) and the FP8 fc2 input (1 x f) instead of four 16-bit f-wide tensors (8sbf), a plain MLP its fc1 output
+    (2sbf) and the FP8 fc2 input (1 x f) instead of 4sbf. Selective recomputation (no s x s scores)."""
+    s, b, h = (xp.asarray(x, dtype=float) for x in (s, b, h))
+    tp = xp.asarray(tp, dtype=float)
+    q, k, f = (xp.asarray(x, dtype=float) for x in (q_width, kv_width, ffn))
+    replicated = 8.0 * s * b * h
+    attention = s * b * (5.0 * q + 4.0 * k)
+    mlp = s * b * xp.asarray(experts_active, dtype=float) * xp.where(gated, 5.0, 3.0) * f
+    return replicated / xp.where(sp, tp, 1.0) + (attention + mlp) / tp
+
+
 def op_sac_activation_bytes_per_layer(s, b, h, *, tp=1, sp=False, q_width, kv_width, ffn):
     """Activation bytes one layer stores under torchtitan's selective op-level checkpointing (reference
     "torchtitan-op-sac": the outputs of matmuls, SDPA and reduce-scatters are saved "except every second mm", the

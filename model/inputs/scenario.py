@@ -28,8 +28,9 @@ from trinity_desktop.model.inputs.needed_links import check_needed_links
 WORKLOAD_KINDS = ("train", "prefill", "decode")
 RECOMPUTE = ("none", "selective", "full")
 # Which tensors a layer stores under selective recomputation (formulas/memory.py): Megatron's (Korthikanti et al.
-# 2022), DeepSeek-V3's (§3.2.3, §3.3.3), torchtitan's selective op-level checkpointing.
-ACTIVATION_RECIPES = ("megatron", "deepseek-v3", "torchtitan-op-sac")
+# 2022), DeepSeek-V3's (§3.2.3, §3.3.3), torchtitan's selective op-level checkpointing, Transformer Engine's FP8
+# GEMMs (FP8 GEMM inputs cached for the backward).
+ACTIVATION_RECIPES = ("megatron", "deepseek-v3", "torchtitan-op-sac", "te-fp8")
 RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 # ZeRO-Offload (Ren et al. 2021): fp32 master + optimizer states in host memory, the optimizer step on the
 # CPU, gradients and updated weights crossing the host link each step. vDNN (Rhu et al. 2016): activations

@@ -85,7 +85,7 @@ class TrainInputs(_Inputs):
     grad_comm_bytes: object = 0.0
     virtual_stages: object = 1
     grad_overlap: object = 1.0  # share of the backward the DP gradient sync hides behind (assumptions.toml)
-    activation_recipe: object = 0  # index into scenario.ACTIVATION_RECIPES: 0 Megatron, 1 DeepSeek-V3, 2 torchtitan op-SAC
+    activation_recipe: object = 0  # index into scenario.ACTIVATION_RECIPES: 0 Megatron, 1 DeepSeek-V3, 2 torchtitan op-SAC, 3 TE FP8
     first_stage_layers: object = 0  # uneven pipeline: layers on the first / last stage (0 = the even split)
     last_stage_layers: object = 0
 

@@ -52,6 +52,7 @@ from trinity_desktop.model.formulas.memory import (
     op_sac_activation_bytes_per_layer,
     peak_memory_extras,
     stored_layer_loads,
+    te_fp8_activation_bytes_per_layer,
 )
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
@@ -253,9 +254,12 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
                 + n_moe * ds(arch.moe_ffn_hidden or arch.ffn_hidden, arch.experts_per_token + arch.shared_experts)) / L
     sac_layer = op_sac_activation_bytes_per_layer(s_local, micro_batch, h, tp=tp, sp=sp, q_width=a * arch.qk_dim,
                                                   kv_width=kv_width, ffn=ffn_avg)
+    te_layer = te_fp8_activation_bytes_per_layer(s_local, micro_batch, h, tp=tp, sp=sp, q_width=a * arch.qk_dim,
+                                                 kv_width=kv_width, ffn=ffn_avg, gated=arch.gated_mlp)
     recipe = xp.asarray(x.activation_recipe)
-    per_layer_act = xp.where(recompute == 2, per_layer_act, xp.where(
-        recipe == 1, ds_layer, xp.where((recipe == 2) & (recompute == 1), sac_layer, per_layer_act)))
+    selective_recipe = xp.where((recipe == 2) & (recompute == 1), sac_layer,
+                                xp.where((recipe == 3) & (recompute == 1), te_layer, per_layer_act))
+    per_layer_act = xp.where(recompute == 2, per_layer_act, xp.where(recipe == 1, ds_layer, selective_recipe))
     peak_loads, last_loads = stored_layer_loads(L, pp, m, v, first_layers, last_layers)
     layer_none = activation_bytes_per_layer(
         s_local, micro_batch, h, a, tp, sp, 0, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
