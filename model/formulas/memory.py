@@ -227,12 +227,15 @@ def recompute_working_set_bytes(layer_none, layer_stored, recompute):
     return xp.where(recompute == RECOMPUTE_NONE, 0.0, extra)
 
 
-def zero3_gather_buffer_bytes(layer_params, zero, weight_bytes=2.0, grad_bytes=2.0):
-    """ZeRO-3 / FSDP: the unsharded parameters of the layer computing and of the next one, prefetched (2 x layer
-    x weight width), and the layer's unsharded gradient before its reduce-scatter (x gradient width); PyTorch
-    FSDP's forward/backward prefetch (reference "pytorch-fsdp2-prefetch"). Zero below stage 3 (weights are not sharded)."""
+def zero3_gather_buffer_bytes(layer_params, zero, weight_bytes=2.0, dp=2, layers=2):
+    """ZeRO-3 / FSDP: the unsharded parameters of the layer computing and of the next one, prefetched: min(2, layers
+    on the stage) x layer x weight width (PyTorch FSDP's prefetch, reference "pytorch-fsdp2-prefetch": two
+    all-gather outputs alive at once). Zero below stage 3 (weights are not sharded) and at DP = 1 (nothing to
+    gather). The gradient reduce-scatter buckets (ZeRO-2 and -3 alike) are not counted."""
     per_layer = xp.asarray(layer_params, dtype=float)
-    return xp.where(xp.asarray(zero) >= 3, per_layer * (2.0 * weight_bytes + grad_bytes), 0.0)
+    live = xp.minimum(2.0, xp.asarray(layers, dtype=float))
+    on = (xp.asarray(zero) >= 3) & (xp.asarray(dp, dtype=float) > 1.0)
+    return xp.where(on, live * per_layer * weight_bytes, 0.0)
 
 
 def nccl_buffer_bytes(tp, cp, dp, pp, ep, buffsize=NCCL_BUFFSIZE, channels=NCCL_RING_CHANNELS):
@@ -270,7 +273,7 @@ class PeakExtras:
 
 
 def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, recompute, pp, micro_batch, seq_len,
-                       vocab, tp, cp, dp, ep, zero, layer_params, weight_bytes, grad_bytes, keep=1.0) -> PeakExtras:
+                       vocab, tp, cp, dp, ep, zero, layer_params, weight_bytes, layers, keep=1.0) -> PeakExtras:
     """The stage at the peak and what it holds beyond model states. The stage holding the most activations (the
     first in 1F1B) peaks in a backward, with one layer's recompute working set on top; the last stage holds one
     micro-batch of its layers and, at the loss, the logits buffers (or, later, the working set: they are not live
@@ -283,7 +286,7 @@ def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, reco
     first_total = stored_peak + working
     last_total = stored_last + xp.maximum(logits, working)
     last_wins = (xp.asarray(pp, dtype=float) <= 1) | (last_total > first_total)
-    gather = zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, grad_bytes)
+    gather = zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, dp, layers)
     return PeakExtras(activations=xp.where(last_wins, stored_last, stored_peak),
                       transient=xp.where(last_wins, xp.maximum(logits, working), working) + gather,
                       network_buffers=nccl_buffer_bytes(tp, cp, dp, pp, ep), first_stage_transient=working + gather,

@@ -267,7 +267,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
                                 micro_batch=micro_batch, seq_len=s_local, vocab=arch.vocab, tp=tp, cp=cp, dp=dp,
                                 ep=ep, zero=zero, layer_params=(psi_dense + psi_expert) / lps,
-                                weight_bytes=weight_bytes, grad_bytes=grad_bytes, keep=act_keep)
+                                weight_bytes=weight_bytes, layers=lps, keep=act_keep)
     activations = extras.activations / act_keep  # of the peak stage, before activation offload
     weights_mem, grads_mem, optimizer_mem = w_d + w_e, g_d + g_e, o_d + o_e
 

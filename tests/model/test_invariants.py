@@ -105,7 +105,11 @@ def test_training_results_are_consistent(sc):
 def test_higher_zero_stage_never_needs_more_memory(sc):
     results = [evaluate(sc.replace(zero=z)) for z in range(4)]
     for lo, hi in zip(results, results[1:], strict=False):
-        assert hi.memory_total <= lo.memory_total * (1 + 1e-12)
+        # ZeRO-3 adds its prefetched all-gather buffers (two layers unsharded, memory.zero3_gather_buffer_bytes),
+        # which at small DP and few layers per stage outweigh what it shards: compare the rest of the peak
+        def held(r):
+            return r.memory_total - r.memory["transient"] - r.memory["runtime"]
+        assert held(hi) <= held(lo) * (1 + 1e-12)
         for part in ("weights", "gradients", "optimizer"):
             assert hi.memory[part] <= lo.memory[part] * (1 + 1e-12)
         assert hi.memory["activations"] == lo.memory["activations"]

@@ -36,9 +36,11 @@ def test_nccl_buffers_are_a_few_hundred_mib():
     assert mem.nccl_buffer_bytes(tp=1, cp=1, dp=1, pp=1, ep=1) == 0.0
 
 
-def test_zero3_gathers_two_layers_and_one_gradient():
-    assert mem.zero3_gather_buffer_bytes(1e9, 3, 2.0, 4.0) == 1e9 * (2 * 2.0 + 4.0)
-    assert mem.zero3_gather_buffer_bytes(1e9, 2, 2.0, 4.0) == 0.0
+def test_zero3_gathers_two_layers():
+    assert mem.zero3_gather_buffer_bytes(1e9, 3, 2.0, dp=8, layers=40) == 1e9 * 2 * 2.0
+    assert mem.zero3_gather_buffer_bytes(1e9, 3, 2.0, dp=8, layers=1) == 1e9 * 2.0   # one layer on the stage
+    assert mem.zero3_gather_buffer_bytes(1e9, 3, 2.0, dp=1, layers=40) == 0.0        # nothing sharded
+    assert mem.zero3_gather_buffer_bytes(1e9, 2, 2.0, dp=8, layers=40) == 0.0
 
 
 def test_recompute_working_set():
