@@ -295,8 +295,9 @@ def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, reco
 
 # What each memory part beyond the model states holds, and its source: the breakdown's hover text.
 MEMORY_PART_NOTES = {
-    "transient": "logits and loss (b·s·V/t x 10 B, last stage) or the layer being recomputed, plus ZeRO-3 gathers "
-                 "(cce, korthikanti2022, pytorch-fsdp2-prefetch)",
+    "activations": "stored activations of the micro-batches in flight, plus at the peak the logits and loss "
+                   "(b·s·V/t x 10 B, last stage) or the layer being recomputed, and ZeRO-3 gathers "
+                   "(korthikanti2022, cce, pytorch-fsdp2-prefetch)",
     "network_buffers": "NCCL channel buffers: 16 channels x 2 connections x NCCL_BUFFSIZE 4 MiB per ring group, "
                        "4 MiB per pipeline / all-to-all peer (nccl-buffsize)",
     "runtime": "CUDA context 781 MiB (pytorch-cuda-context) + 5% caching-allocator reserve (assumption)",

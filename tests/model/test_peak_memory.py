@@ -58,11 +58,11 @@ def test_recompute_working_set():
 
 def test_breakdown_has_the_network_buffer_tier_and_adds_up():
     r = evaluate(default_scenario())
-    assert set(r.memory) >= {"transient", "network_buffers", "runtime"}
+    assert set(r.memory) >= {"network_buffers", "runtime"}
     assert sum(r.memory.values()) == pytest.approx(r.memory_total, rel=1e-12)
     assert 0 < r.memory["network_buffers"] < 1e9  # a small tier
     assert r.memory["runtime"] >= mem.CUDA_CONTEXT_BYTES
-    assert set(mem.MEMORY_PART_NOTES) == {"transient", "network_buffers", "runtime"}
+    assert set(mem.MEMORY_PART_NOTES) == {"activations", "network_buffers", "runtime"}
 
 
 # --- layouts that ran in public must fit -------------------------------------------------------------------------
@@ -83,7 +83,7 @@ def test_deepseek_v3_own_layout_fits_with_its_memory_recipe():
     # Megatron's tensor set instead (the pre-#22 reading): > 120 GB on 80 GB
     plain = evaluate(deepseek_v3(activation_recipe="megatron", optimizer="adamw"))
     assert not plain.fits and plain.memory_total > 120e9
-    assert r.memory["activations"] < 0.5 * plain.memory["activations"]
+    assert r.train["stored_activation_bytes"] < 0.5 * plain.train["stored_activation_bytes"]
 
 
 def test_deepseek_v3_61_layers_pipeline_with_uneven_stages():
@@ -182,8 +182,7 @@ def test_memory_grows_with_the_micro_batch_and_the_sequence(mb, k, recompute, ze
     r3 = evaluate(base.replace(micro_batch=mb, global_batch=mb * dp * k, seq_len=2 * base.seq_len))
     for r in (r2, r3):
         assert r.memory_total >= r1.memory_total * (1 - 1e-12)
-        assert r.memory["activations"] + r.memory["transient"] >= (
-            r1.memory["activations"] + r1.memory["transient"]) * (1 - 1e-12)
+        assert r.memory["activations"] >= r1.memory["activations"] * (1 - 1e-12)
     for r in (r1, r2, r3):
         assert sum(r.memory.values()) == pytest.approx(r.memory_total, rel=1e-12)
         assert all(v >= 0 for v in r.memory.values())

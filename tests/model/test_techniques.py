@@ -162,8 +162,9 @@ def test_recomputation_lowers_activation_memory_and_raises_flops():
     # peaks higher: 40 layers x 1 micro-batch plus the loss's logits, b·s·V/t x 10 bytes (16-bit logits, fp32 copy,
     # fp32 log-softmax) = 1.31 GB at Llama 3's 128,256-token vocabulary.
     s, b, h, t, vocab = 8192, 1, 8192, 8, 128256
-    assert after.memory["activations"] == pytest.approx(2 * s * b * h / t * 40 * 1, rel=1e-12)
-    assert after.memory["transient"] == pytest.approx(b * s * vocab / t * 10.0, rel=1e-12)
+    assert after.train["stored_activation_bytes"] == pytest.approx(2 * s * b * h / t * 40 * 1, rel=1e-12)
+    assert after.train["transient_bytes"] == pytest.approx(b * s * vocab / t * 10.0, rel=1e-12)
+    assert after.memory["activations"] == pytest.approx(2 * s * b * h / t * 40 + b * s * vocab / t * 10.0, rel=1e-12)
     # Selective recomputation recomputes the attention core: hardware FLOPs rise less than with full.
     sel = tq.technique_effect(sc.replace(recompute="none", flash_attention=False), "recompute-selective")
     assert 0 < sel.d_flops < e.d_flops
