@@ -77,7 +77,7 @@ from trinity_desktop.model.inputs.presets import (
     load_model_file,
     model_presets,
 )
-from trinity_desktop.model.inputs.scenario import OFFLOAD_MODES, RECOMPUTE
+from trinity_desktop.model.inputs.scenario import ACTIVATION_RECIPES, OFFLOAD_MODES, RECOMPUTE
 from trinity_desktop.model.step.kv_residency import PLACEMENT_POLICIES, residency_json
 from trinity_desktop.model.views.roofline import roofline_json
 from trinity_desktop.model.views.split import OBJECTIVES, edge_devices, networks, split_json, split_summary
@@ -105,9 +105,17 @@ def _add_calc_train(calc) -> None:
         add_scenario_option(train, name)
     add_scenario_option(train, "virtual_stages",
                        help="interleaved 1F1B: model chunks per pipeline stage (default 1, plain 1F1B)")
+    for name in ("first_stage_layers", "last_stage_layers"):
+        add_scenario_option(train, name, help=f"uneven pipeline: layers on the {name.split('_')[0]} stage "
+                                              "(default 0, the even split; Megatron's --decoder-*-pipeline-num-layers)")
     train.add_argument("--dp", type=scenario_number("gpus"), help="default: gpus / (tp x pp x cp)")
     add_scenario_option(train, "zero", choices=(0, 1, 2, 3))
     train.add_argument("--recompute", choices=RECOMPUTE, default=scenario_default("recompute"))
+    train.add_argument("--activation-recipe", choices=ACTIVATION_RECIPES, default=scenario_default("activation_recipe"),
+                       help="tensors a layer stores: megatron (Korthikanti et al. 2022), deepseek-v3 (RMSNorm and "
+                            "MLA up-projections recomputed, FP8/E5M6 activation caching; DeepSeek-V3 report 3.2.3, "
+                            "3.3.3), torchtitan-op-sac (selective recompute saves every other matmul output) or te-fp8 "
+                            "(Transformer Engine keeps FP8 GEMM inputs for the backward)")
     train.add_argument("--sequence-parallel", action=argparse.BooleanOptionalAction,
                        default=scenario_default("sequence_parallel"))
     train.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
@@ -259,8 +267,10 @@ def train_scenario(args) -> Scenario:
     sc = Scenario(hardware=hardware, model=model, kind="train", gpus=args.gpus,
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   tp=args.tp, pp=args.pp, cp=args.cp, ep=args.ep, virtual_stages=args.virtual_stages,
+                  first_stage_layers=args.first_stage_layers, last_stage_layers=args.last_stage_layers,
                   sequence_parallel=args.sequence_parallel, offload=args.offload,
                   zero=args.zero, recompute=args.recompute, flash_attention=args.flash_attention,
+                  activation_recipe=args.activation_recipe,
                   micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
                   seq_len=args.seq_len, precision=args.precision, optimizer=args.optimizer)
     return apply_techniques(sc, args.technique)

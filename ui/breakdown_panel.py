@@ -13,6 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.model.formulas.memory import MEMORY_PART_NOTES
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.recompute import claim_against_computed
 from trinity_desktop.model.views.stages import refreshed_stage
@@ -434,8 +435,9 @@ class BreakdownPanel(QtWidgets.QWidget):
             name = self.memory_bar.names[i]
             gb = self.memory_bar.values[i]
             total = self.memory_bar.total
+            note = MEMORY_PART_NOTES.get(name, "")
             text = (f"{theme.label_for(name)}\n{gb:.2f} GB per GPU\n"
-                    f"{self._share(gb, total)} of {total:.1f} GB used; HBM {cap_gb:.0f} GB")
+                    f"{self._share(gb, total)} of {total:.1f} GB used; HBM {cap_gb:.0f} GB" + (f"\n{note}" if note else ""))
             if name == "activations" and r.kind == "train":  # the seed's recompute claim against this scenario
                 if self._recompute_cache[0] is not r:
                     self._recompute_cache = (r, claim_against_computed(r.scenario))

@@ -92,7 +92,8 @@ TRAIN_PRECISION_BYTES: dict[str, tuple[float, float, float]] = {
 # Optimizer state bytes per parameter, excluding the master copy.
 # AdamW: fp32 momentum + variance (ZeRO's K = 12 = 4 master + 4 + 4). SGD: fp32 momentum.
 # 8-bit Adam (Dettmers et al. 2022): 1-byte momentum and variance.
-OPTIMIZER_STATE_BYTES: dict[str, float] = {"adamw": 8.0, "sgd": 4.0, "adam8bit": 2.0}
+OPTIMIZER_STATE_BYTES: dict[str, float] = {"adamw": 8.0, "sgd": 4.0, "adam8bit": 2.0,
+                                           "adamw-bf16": 4.0}  # BF16 moments: DeepSeek-V3 §3.3.3
 
 # Activations are stored in 16 bits in Korthikanti et al.; fp32 training stores them in 32 bits.
 ACTIVATION_BYTES: dict[str, float] = {"bf16": 2.0, "fp16": 2.0, "fp8": 2.0, "fp32": 4.0}

@@ -124,6 +124,8 @@ SCENARIO_LIMITS: Mapping[str, Limit] = {
     "cp": Limit(1, 1024, True, 1),
     "ep": Limit(1, 1024, True, 1),
     "virtual_stages": Limit(1, 1024, True, 1),
+    "first_stage_layers": Limit(1, 4096, True, 0, zero_ok=True),
+    "last_stage_layers": Limit(1, 4096, True, 0, zero_ok=True),
     "zero": Limit(0, 3, True, 1, wording="a ZeRO stage 0, 1, 2 or 3"),
     "micro_batch": Limit(1, 1 << 16, True, 1),
     "global_batch": Limit(1, _MANY, True, 64),

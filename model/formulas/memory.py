@@ -5,6 +5,8 @@ All functions broadcast over numpy arrays in any argument.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars: one formula, grid and scalar
 
 RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL = 0, 1, 2
@@ -66,6 +68,62 @@ def activation_bytes_per_layer(s, b, h, a, tp=1, sp=False, recompute=RECOMPUTE_N
     return per_layer * (xp.asarray(act_bytes, dtype=float) / 2.0)
 
 
+E5M6_BYTES = 12.0 / 8.0  # DeepSeek-V3's format for the attention output: 1 sign + 5 exponent + 6 mantissa bits
+
+
+def deepseek_v3_activation_bytes_per_layer(s, b, h, *, tp=1, sp=False, q_latent, kv_latent, attn_out_width,
+                                           ffn, experts_active=1.0):
+    """Activation bytes one layer stores under DeepSeek-V3's recipe (reference "deepseek-v3", §3.2.3 and §3.3.3),
+    counting the same tensors as `activation_bytes_per_layer`:
+      - RMSNorm is recomputed: its outputs (the attention and the MLP inputs, 2sbh each) are not stored; its inputs
+        (4sbh) and the two dropout masks (2sbh) stay: 6sbh, replicated unless sequence parallelism shards it;
+      - MLA's up-projections are recomputed: Q, K, V are not stored, their latent inputs are (2 bytes x
+        (q_latent + kv_latent) per token, kv_latent including the RoPE key);
+      - the input of the Linear after attention is kept in E5M6 (1.5 bytes x attn_out_width);
+      - MoE Linear inputs are cached in FP8 (1 byte x h per active expert), as are the SwiGLU inputs (2 x ffn),
+        whose output is recomputed in the backward.
+    `experts_active` = routed top-k + shared experts (1 for a dense MLP)."""
+    s, b, h = (xp.asarray(x, dtype=float) for x in (s, b, h))
+    tp = xp.asarray(tp, dtype=float)
+    replicated = 6.0 * s * b * h
+    attention = s * b * (2.0 * (xp.asarray(q_latent, dtype=float) + xp.asarray(kv_latent, dtype=float))
+                         + E5M6_BYTES * xp.asarray(attn_out_width, dtype=float))
+    mlp = s * b * xp.asarray(experts_active, dtype=float) * (h + 2.0 * xp.asarray(ffn, dtype=float))
+    return replicated / xp.where(sp, tp, 1.0) + (attention + mlp) / tp
+
+
+def te_fp8_activation_bytes_per_layer(s, b, h, *, tp=1, sp=False, q_width, kv_width, ffn, gated=True,
+                                      experts_active=1.0):
+    """Activation bytes one layer stores when Transformer Engine runs its GEMMs in FP8 (reference "te-linear-fp8":
+    `if fp8 and not recipe.override_linear_precision.wgrad: saved_inputmat = inputmat`, the FP8 cast of the GEMM
+    input is what the Linear keeps for its weight gradient). Against `activation_bytes_per_layer`'s tensor count:
+    the QKV and fc1 inputs drop from 2 to 1 byte (-2sbh); the attention output stays 16-bit for the attention
+    backward and its FP8 cast is saved by the projection (+1 x q); a gated MLP keeps its fc1 output (gate and up,
+    4sbf) and the FP8 fc2 input (1 x f) instead of four 16-bit f-wide tensors (8sbf), a plain MLP its fc1 output
+    (2sbf) and the FP8 fc2 input (1 x f) instead of 4sbf. Selective recomputation (no s x s scores)."""
+    s, b, h = (xp.asarray(x, dtype=float) for x in (s, b, h))
+    tp = xp.asarray(tp, dtype=float)
+    q, k, f = (xp.asarray(x, dtype=float) for x in (q_width, kv_width, ffn))
+    replicated = 8.0 * s * b * h
+    attention = s * b * (5.0 * q + 4.0 * k)
+    mlp = s * b * xp.asarray(experts_active, dtype=float) * xp.where(gated, 5.0, 3.0) * f
+    return replicated / xp.where(sp, tp, 1.0) + (attention + mlp) / tp
+
+
+def op_sac_activation_bytes_per_layer(s, b, h, *, tp=1, sp=False, q_width, kv_width, ffn):
+    """Activation bytes one layer stores under torchtitan's selective op-level checkpointing (reference
+    "torchtitan-op-sac": the outputs of matmuls, SDPA and reduce-scatters are saved "except every second mm", the
+    rest recomputed). A Llama layer's matmuls run wq, wk, wv, wo, w1, w3, w2: the odd ones are saved (Q 2sbq, V 2sbk,
+    the w1 output 2sbf, the w2 output 2sbh), with the SDPA output (2sbq) and the checkpointed layer input (2sbh).
+    Input and w2 output are sharded by sequence parallelism, the rest by TP. 16-bit activations."""
+    s, b, h = (xp.asarray(x, dtype=float) for x in (s, b, h))
+    tp = xp.asarray(tp, dtype=float)
+    replicated = 4.0 * s * b * h
+    sharded = s * b * (4.0 * xp.asarray(q_width, dtype=float) + 2.0 * xp.asarray(kv_width, dtype=float)
+                       + 2.0 * xp.asarray(ffn, dtype=float))
+    return replicated / xp.where(sp, tp, 1.0) + sharded / tp
+
+
 def in_flight_micro_batches(pp, micro_batches, virtual_stages=1):
     """Micro-batches' worth of a stage's layers whose activations the first pipeline stage holds.
 
@@ -73,11 +131,174 @@ def in_flight_micro_batches(pp, micro_batches, virtual_stages=1):
     of p). Interleaved 1F1B with v > 1 chunks per stage: Megatron-LM's warm-up keeps 2(p-1) + (v-1)p + 1 chunks
     of L/(pv) layers in flight on the first stage, p(1 + (p-1)/(vp)) = p + (p-1)/v stage-loads (Korthikanti
     et al. 2022 §4.2.3: the factor 1 + (p-1)/(vp)); at most all m·v chunks, i.e. min(p + (p-1)/v, m)."""
+    return in_flight_at_stage(pp, micro_batches, virtual_stages, 0)
+
+
+def in_flight_at_stage(pp, micro_batches, virtual_stages=1, stage=0):
+    """Stage-loads of activations stage r holds at its peak: 1F1B min(p - r, m) (Narayanan et al. 2021);
+    interleaved 1F1B its warm-up 2(p-1-r) + (v-1)p forwards plus one, in chunks of 1/v of a stage-load
+    (Megatron-LM's schedule, pipeline_schedule.py), at most all m micro-batches."""
     p, m = xp.asarray(pp, dtype=float), xp.asarray(micro_batches, dtype=float)
-    v = xp.asarray(virtual_stages, dtype=float)
-    return xp.where(v > 1, xp.minimum(p + (p - 1.0) / v, m), xp.minimum(p, m))
+    v, r = xp.asarray(virtual_stages, dtype=float), xp.asarray(stage, dtype=float)
+    interleaved = (2.0 * (p - 1.0 - r) + (v - 1.0) * p + 1.0) / v
+    return xp.where(v > 1, xp.minimum(interleaved, m), xp.minimum(p - r, m))
 
 
-def layers_per_stage(layers, pp):
-    """Layers on the busiest pipeline stage: ceil(L / p) (Narayanan et al. 2021: L / p per stage)."""
-    return xp.ceil(xp.asarray(layers, dtype=float) / xp.asarray(pp, dtype=float))
+def stage_layer_counts(layers, pp, first=0, last=0):
+    """(first, middle, last) stage layer counts. 0 for `first` / `last` = the even split ceil(L/p) (Narayanan et
+    al. 2021). Uneven stages (Megatron-LM's --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers;
+    Llama 3 §3.3.2 puts one layer fewer on the first and the last stage): the stages in between share the rest
+    evenly, ceil((L - first - last) / (p - #set)) on the busiest."""
+    L, p = xp.asarray(layers, dtype=float), xp.asarray(pp, dtype=float)
+    first, last = xp.asarray(first, dtype=float), xp.asarray(last, dtype=float)
+    n_set = (first > 0) * 1.0 + (last > 0) * 1.0
+    rest = L - first - last
+    middle_stages = p - n_set
+    even = xp.ceil(L / p)
+    middle = xp.where(n_set > 0, xp.ceil(rest / xp.maximum(middle_stages, 1.0)), even)
+    middle = xp.where(middle_stages > 0, middle, 0.0)
+    return xp.where(first > 0, first, even), middle, xp.where(last > 0, last, even)
+
+
+def layers_per_stage(layers, pp, first=0, last=0):
+    """Layers on the busiest pipeline stage: ceil(L / p) (Narayanan et al. 2021: L / p per stage), or the largest of
+    the uneven stages' counts (`stage_layer_counts`)."""
+    f, mid, la = stage_layer_counts(layers, pp, first, last)
+    single = xp.asarray(pp, dtype=float) <= 1
+    return xp.where(single, xp.asarray(layers, dtype=float), xp.maximum(xp.maximum(f, mid), la))
+
+
+def stored_layer_loads(layers, pp, micro_batches, virtual_stages=1, first=0, last=0):
+    """(peak, last): layer-micro-batches of activations held by the stage that holds the most, and by the last
+    stage. In 1F1B stage r holds min(p - r, m) micro-batches (Narayanan et al. 2021), so the first stage holds
+    `in_flight_micro_batches` x its layers, the second (the first of the middle ones) min(p - 1, m) x its layers,
+    the last one micro-batch of its layers (interleaved: `in_flight_at_stage`). p = 1: the one stage's L layers."""
+    p = xp.asarray(pp, dtype=float)
+    f, mid, la = stage_layer_counts(layers, pp, first, last)
+    first_load = f * in_flight_micro_batches(pp, micro_batches, virtual_stages)
+    middle_load = xp.where(p > 2, mid * in_flight_at_stage(pp, micro_batches, virtual_stages, 1), 0.0)
+    last_load = xp.where(p > 1, la * in_flight_at_stage(pp, micro_batches, virtual_stages, p - 1.0),
+                         xp.asarray(layers, dtype=float))
+    peak = xp.where(p > 1, xp.maximum(xp.maximum(first_load, middle_load), last_load), last_load)
+    return peak, last_load
+
+
+# --- the rest of the peak: transient buffers and reserves (one GPU of the peak stage) ------------------------
+# The loss's peak holds, per logit of the micro-batch (b x s x V/t, the output layer is vocabulary-parallel): the
+# 16-bit logits the head's GEMM writes (2 B), their fp32 upcast (4 B) and the fp32 log-softmax kept for the
+# backward (4 B): torchtitan's `cross_entropy(pred.float(), labels)`; Wijmans et al. 2024 (reference "cce"):
+# the logit matrix dominates the training memory of large-vocabulary models. Derived (D), not measured here.
+LOSS_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0
+# NCCL: each connection of each channel holds one Simple-protocol buffer of NCCL_BUFFSIZE, 4 MiB by default
+# (reference "nccl-buffsize": NCCL src/init.cc `DEFAULT_BUFFSIZE (1 << 22)`); the ring search builds at most MAXCHANNELS / 2 = 16 channels
+# (src/include/devcomm.h `MAXCHANNELS 32`; init.cc `ringGraph.maxChannels = MAXCHANNELS/2`), each ring
+# connection a send and a receive side. Point-to-point peers (pipeline sends, the EP all-to-all) are counted
+# with one channel each: a lower bound. The LL and LL128 protocols' buffers are not counted (sizes not read).
+NCCL_BUFFSIZE = float(1 << 22)
+NCCL_RING_CHANNELS = 16.0
+NCCL_RING_CONNECTIONS = 2.0
+# The CUDA context and PyTorch's CUDA kernels, per process: 781 MiB measured with nvidia-smi right after CUDA
+# initialisation (reference "pytorch-cuda-context", pytorch/pytorch issue #34323; nvidia-smi counts MiB); it is
+# outside the caching allocator.
+CUDA_CONTEXT_BYTES = 781.0 * 2**20
+# PyTorch's caching allocator reserves whole segments and rounds blocks, so reserved > allocated
+# (torch.cuda.memory_reserved vs memory_allocated; ZeRO §3.2: fragmentation can OOM with > 30% free in extreme
+# cases). Stated assumption (status A), not measured: 5% of the allocated bytes stay reserved but unusable.
+ALLOCATOR_RESERVE_FRACTION = 0.05
+
+
+def logits_buffer_bytes(micro_batch, seq_len, vocab, tp=1, bytes_per_logit=LOSS_BYTES_PER_LOGIT):
+    """Bytes the output layer and the loss hold at their peak on the last stage: b·s·(V/t)·bytes_per_logit
+    (LOSS_BYTES_PER_LOGIT = 10: 16-bit logits, their fp32 copy and the fp32 log-softmax). At b = 1, s = 8192,
+    V = 128256, t = 1: 10.5 GB; the fp32 logits alone are 4.2 GB."""
+    return (xp.asarray(micro_batch, dtype=float) * xp.asarray(seq_len, dtype=float) * float(vocab)
+            / xp.asarray(tp, dtype=float) * bytes_per_logit)
+
+
+def recompute_working_set_bytes(layer_none, layer_stored, recompute):
+    """Activations the backward rebuilds for the one layer it is recomputing, beyond what that layer stores:
+    full recomputation re-runs the layer's forward, so its whole activation set (as without recomputation,
+    `layer_none`) lives again while its backward runs, less the stored input (Korthikanti et al. 2022 §5: the
+    recomputed forward's activations are needed for that layer's backward); selective recomputation rebuilds
+    only the attention core, `layer_none - layer_stored` (the 5as²b scores, zero under FlashAttention).
+    None: nothing (every activation is already stored)."""
+    recompute = xp.asarray(recompute)
+    extra = xp.maximum(0.0, xp.asarray(layer_none, dtype=float) - xp.asarray(layer_stored, dtype=float))
+    return xp.where(recompute == RECOMPUTE_NONE, 0.0, extra)
+
+
+def zero3_gather_buffer_bytes(layer_params, zero, weight_bytes=2.0, dp=2, layers=2):
+    """ZeRO-3 / FSDP: the unsharded parameters of the layer computing and of the next one, prefetched: min(2, layers
+    on the stage) x layer x weight width (PyTorch FSDP's prefetch, reference "pytorch-fsdp2-prefetch": two
+    all-gather outputs alive at once). Zero below stage 3 (weights are not sharded) and at DP = 1 (nothing to
+    gather). The gradient reduce-scatter buckets (ZeRO-2 and -3 alike) are not counted."""
+    per_layer = xp.asarray(layer_params, dtype=float)
+    live = xp.minimum(2.0, xp.asarray(layers, dtype=float))
+    on = (xp.asarray(zero) >= 3) & (xp.asarray(dp, dtype=float) > 1.0)
+    return xp.where(on, live * per_layer * weight_bytes, 0.0)
+
+
+def nccl_buffer_bytes(tp, cp, dp, pp, ep, buffsize=NCCL_BUFFSIZE, channels=NCCL_RING_CHANNELS):
+    """Device bytes of NCCL's channel buffers per GPU, one communicator per parallel group of more than one rank:
+    ring collectives (TP, CP, DP and, with EP > 1, the expert-data-parallel group) channels x 2 connections x
+    NCCL_BUFFSIZE; the pipeline's two neighbours and the EP all-to-all's EP - 1 peers one channel each."""
+    tp, cp, dp, pp, ep = (xp.asarray(x, dtype=float) for x in (tp, cp, dp, pp, ep))
+    ring = channels * NCCL_RING_CONNECTIONS * buffsize
+    rings = sum(xp.where(g > 1.0, ring, 0.0) for g in (tp, cp, dp)) + xp.where((ep > 1.0) & (dp / ep > 1.0), ring, 0.0)
+    p2p = (xp.where(pp > 1.0, 2.0, 0.0) + xp.maximum(ep - 1.0, 0.0)) * buffsize
+    return rings + p2p
+
+
+def allocator_reserve_bytes(allocated, fraction=ALLOCATOR_RESERVE_FRACTION):
+    """Memory the caching allocator holds beyond what tensors use: `fraction` of the allocated bytes."""
+    return xp.asarray(allocated, dtype=float) * fraction
+
+
+@dataclass(frozen=True)
+class PeakExtras:
+    """What the peak stage holds besides the model states: its stored `activations`, the `transient` buffers at
+    the peak (the loss's logits or the layer being recomputed, plus ZeRO-3 gathers), NCCL's `network_buffers`;
+    `runtime_for(allocated)` adds the CUDA context and the allocator's reserve."""
+
+    activations: object
+    transient: object
+    network_buffers: object
+    first_stage_transient: object  # what the stage holding the most activations adds: working set + gathers
+    last_stage_transient: object   # the last stage's: max(logits, working set) + gathers
+
+    @staticmethod
+    def runtime_for(allocated):
+        """CUDA context + allocator reserve over `allocated` bytes."""
+        return CUDA_CONTEXT_BYTES + allocator_reserve_bytes(allocated)
+
+
+def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, recompute, pp, micro_batch, seq_len,
+                       vocab, tp, cp, dp, ep, zero, layer_params, weight_bytes, layers, keep=1.0) -> PeakExtras:
+    """The stage at the peak and what it holds beyond model states. The stage holding the most activations (the
+    first in 1F1B) peaks in a backward, with one layer's recompute working set on top; the last stage holds one
+    micro-batch of its layers and, at the loss, the logits buffers (or, later, the working set: they are not live
+    together). p = 1: one stage, both. `seq_len` is the local sequence (s / CP); `keep` is the share of stored
+    activations left in HBM (activation offload keeps two layers' worth)."""
+    working = recompute_working_set_bytes(layer_none, layer_stored, recompute)
+    logits = logits_buffer_bytes(micro_batch, seq_len, vocab, tp)
+    stored_peak = xp.asarray(layer_stored, dtype=float) * peak_loads * keep
+    stored_last = xp.asarray(layer_stored, dtype=float) * last_loads * keep
+    first_total = stored_peak + working
+    last_total = stored_last + xp.maximum(logits, working)
+    last_wins = (xp.asarray(pp, dtype=float) <= 1) | (last_total > first_total)
+    gather = zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, dp, layers)
+    return PeakExtras(activations=xp.where(last_wins, stored_last, stored_peak),
+                      transient=xp.where(last_wins, xp.maximum(logits, working), working) + gather,
+                      network_buffers=nccl_buffer_bytes(tp, cp, dp, pp, ep), first_stage_transient=working + gather,
+                      last_stage_transient=xp.maximum(logits, working) + gather)
+
+
+# What each memory part beyond the model states holds, and its source: the breakdown's hover text.
+MEMORY_PART_NOTES = {
+    "activations": "stored activations of the micro-batches in flight, plus at the peak the logits and loss "
+                   "(b·s·V/t x 10 B, last stage) or the layer being recomputed, and ZeRO-3 gathers "
+                   "(korthikanti2022, cce, pytorch-fsdp2-prefetch)",
+    "network_buffers": "NCCL channel buffers: 16 channels x 2 connections x NCCL_BUFFSIZE 4 MiB per ring group, "
+                       "4 MiB per pipeline / all-to-all peer (nccl-buffsize)",
+    "runtime": "CUDA context 781 MiB (pytorch-cuda-context) + 5% caching-allocator reserve (assumption)",
+}

@@ -27,6 +27,10 @@ from trinity_desktop.model.inputs.needed_links import check_needed_links
 
 WORKLOAD_KINDS = ("train", "prefill", "decode")
 RECOMPUTE = ("none", "selective", "full")
+# Which tensors a layer stores under selective recomputation (formulas/memory.py): Megatron's (Korthikanti et al.
+# 2022), DeepSeek-V3's (§3.2.3, §3.3.3), torchtitan's selective op-level checkpointing, Transformer Engine's FP8
+# GEMMs (FP8 GEMM inputs cached for the backward).
+ACTIVATION_RECIPES = ("megatron", "deepseek-v3", "torchtitan-op-sac", "te-fp8")
 RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 # ZeRO-Offload (Ren et al. 2021): fp32 master + optimizer states in host memory, the optimizer step on the
 # CPU, gradients and updated weights crossing the host link each step. vDNN (Rhu et al. 2016): activations
@@ -79,10 +83,16 @@ class Scenario:
     ep: int = _default("ep")
     # interleaved 1F1B: model chunks per pipeline stage (Narayanan et al. 2021 §2.2.2); 1 = plain 1F1B
     virtual_stages: int = _default("virtual_stages")
+    # uneven pipeline stages: layers on the first / last stage, 0 = the even split (layout_rules.py)
+    first_stage_layers: int = _default("first_stage_layers")
+    last_stage_layers: int = _default("last_stage_layers")
     sequence_parallel: bool = True
     # training
     zero: int = _default("zero")
     recompute: str = "selective"
+    # which tensors a layer stores (ACTIVATION_RECIPES): "megatron" (Korthikanti et al. 2022), "deepseek-v3"
+    # (RMSNorm and MLA up-projections recomputed, FP8 / E5M6 caching) or "torchtitan-op-sac" (every second matmul)
+    activation_recipe: str = "megatron"
     flash_attention: bool = True
     micro_batch: int = _default("micro_batch")
     global_batch: int = _default("global_batch")
@@ -125,6 +135,7 @@ class Scenario:
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
         check_choice("recompute", self.recompute, RECOMPUTE)
+        check_choice("activation_recipe", self.activation_recipe, ACTIVATION_RECIPES)
         check_choice("precision", self.precision, TRAIN_PRECISIONS)
         check_choice("optimizer", self.optimizer, tuple(OPTIMIZER_STATE_BYTES))
         check_choice("weight_dtype", self.weight_dtype, WEIGHT_FORMATS)
@@ -171,7 +182,8 @@ class Scenario:
         for rule in training_rules(m.layers, m.heads, m.experts, gpus=self.gpus, tp=self.tp, pp=self.pp,
                                    cp=self.cp, ep=self.ep, micro_batch=self.micro_batch,
                                    global_batch=self.global_batch, seq_len=self.seq_len,
-                                   virtual_stages=self.virtual_stages):
+                                   virtual_stages=self.virtual_stages, first_stage_layers=self.first_stage_layers,
+                                   last_stage_layers=self.last_stage_layers):
             if not rule.ok:
                 raise ValidationError(rule.field, getattr(self, rule.field), self._training_rule_text(rule.field))
         self._check_links()
@@ -180,12 +192,16 @@ class Scenario:
     def _training_rule_text(self, name: str) -> str:
         """What a refused training layout field must be, in words, with this scenario's numbers."""
         m, p, v = self.model, self.pp, self.virtual_stages
+        if name == "first_stage_layers":
+            return (f"0 (even split) or counts with last_stage_layers = {self.last_stage_layers} that leave each "
+                    f"other of the PP = {p} stages at least one of the {m.layers} layers (PP >= 2; at least v = {v} "
+                    "on a set stage)")
         if name == "virtual_stages":
             if p < 2:
                 return "1 (interleaving needs pipeline parallelism PP >= 2)"
-            if m.layers % (p * v) and (m.layers + 2) % (p * v):
-                return (f"a count such that PP x v (here {p * v}) divides the model's {m.layers} layers "
-                        f"(or {m.layers + 2}: one fewer on the first and the last stage)")
+            if p * v > m.layers + 2:
+                return (f"a count with PP x v (here {p * v}) at most the model's {m.layers} layers + 2 "
+                        "(every chunk holds a layer, the first and the last may hold only the embedding or the head)")
             return (f"1 unless the {self.micro_batches} micro-batches per step are a multiple of PP = {p} "
                     "(Megatron-LM's interleaved schedule)")
         return {"tp": f"a divisor of the model's {m.heads} attention heads",

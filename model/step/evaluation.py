@@ -85,9 +85,12 @@ def phase_time(r: InferStep, phase: str) -> dict:
 
 
 def train_memory(r: TrainStep) -> dict:
-    """`Results.memory` of a training step: model states and activations per GPU, by component name."""
+    """`Results.memory` of a training step per GPU, by component name: model states; activations (stored ones plus
+    the transient buffers at the peak: logits and loss, the layer being recomputed, ZeRO-3 gathers); NCCL's
+    network buffers; the runtime (CUDA context, allocator reserve)."""
     m = r.memory
-    return {"weights": m.weights, "gradients": m.gradients, "optimizer": m.optimizer, "activations": m.activations}
+    return {"weights": m.weights, "gradients": m.gradients, "optimizer": m.optimizer,
+            "activations": m.activations + m.transient, "network_buffers": m.network_buffers, "runtime": m.runtime}
 
 
 def train_time(r: TrainStep) -> dict:
@@ -125,6 +128,9 @@ def evaluate(scenario: Scenario) -> Results:
             "dp", "micro_batches", "model_flops", "hardware_flops", "mfu", "mfu_format_peak", "tokens_per_s", "dp_comm_time",
             "host_bytes", "nvme_bytes", "nvme_traffic_bytes", "backward_time_last_micro_batch",
             "pipeline_bubble_fraction", "communication_total", "communication_overlapped")}
+        # Results.memory["activations"] = stored + transient (train_memory): the two parts, per GPU of the peak stage
+        train.update(stored_activation_bytes=as_float(r.memory.activations),
+                     transient_bytes=as_float(r.memory.transient))
         infer = {}
     else:
         r = infer_step_of(sc, fresh=True)

@@ -29,7 +29,7 @@ from trinity_desktop.model.inputs.layout_rules import (
     links_ok,
     training_rules,
 )
-from trinity_desktop.model.inputs.scenario import OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
+from trinity_desktop.model.inputs.scenario import ACTIVATION_RECIPES, OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
 from trinity_desktop.model.step.quantities import record
 
 # vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
@@ -89,6 +89,9 @@ class TrainInputs(_Inputs):
     ep_overlap: object = False      # EP all-to-all + PP sends behind the paired chunk (DualPipe, DeepSeek-V3 §3.2.1)
     moe_fp8_dispatch: object = False  # dispatch in FP8, combine in the activation format (DeepSeek-V3 §3.3.4)
     moe_node_limit: object = 0      # nodes a token may be routed to, 0 = no limit (DeepSeek-V3 §2.1.2: M = 4)
+    activation_recipe: object = 0  # index into scenario.ACTIVATION_RECIPES: 0 Megatron, 1 DeepSeek-V3, 2 torchtitan op-SAC, 3 TE FP8
+    first_stage_layers: object = 0  # uneven pipeline: layers on the first / last stage (0 = the even split)
+    last_stage_layers: object = 0
 
 
 @record
@@ -128,7 +131,9 @@ def train_inputs(sc: Scenario) -> TrainInputs:
     eff = sc.efficiency
     return TrainInputs(
         gpus=sc.gpus, gpus_per_node=sc.gpus_per_node, tp=sc.tp, pp=sc.pp, cp=sc.cp, ep=sc.ep,
-        virtual_stages=sc.virtual_stages, sp=sc.sequence_parallel, zero=sc.zero,
+        virtual_stages=sc.virtual_stages, first_stage_layers=sc.first_stage_layers,
+        last_stage_layers=sc.last_stage_layers, sp=sc.sequence_parallel, zero=sc.zero,
+        activation_recipe=ACTIVATION_RECIPES.index(sc.activation_recipe),
         recompute=RECOMPUTE_CODE[sc.recompute], flash=sc.flash_attention, micro_batch=sc.micro_batch,
         global_batch=sc.global_batch, seq_len=sc.seq_len, weight_bytes=w, grad_bytes=g, master_bytes=master,
         opt_state_bytes=OPTIMIZER_STATE_BYTES[sc.optimizer], act_bytes=ACTIVATION_BYTES[sc.precision],
@@ -164,18 +169,20 @@ def kv_offload_bandwidth(sc: Scenario) -> float:
 
 
 def training_layout_rules(arch: Architecture, *, gpus, tp, pp, cp, ep, micro_batch, global_batch, seq_len,
-                          virtual_stages=1) -> tuple[Rule, ...]:
+                          virtual_stages=1, first_stage_layers=0, last_stage_layers=0) -> tuple[Rule, ...]:
     """The training layout rules for model `arch`, broadcast over arrays, in the scenario's order
     (model/inputs/layout_rules.py; the planner counts the most common reason)."""
     return training_rules(arch.layers, arch.heads, arch.experts, gpus=gpus, tp=tp, pp=pp, cp=cp, ep=ep,
                           micro_batch=micro_batch, global_batch=global_batch, seq_len=seq_len,
-                          virtual_stages=virtual_stages)
+                          virtual_stages=virtual_stages, first_stage_layers=first_stage_layers,
+                          last_stage_layers=last_stage_layers)
 
 
 def train_valid(arch: Architecture, hw: Hardware, x: TrainInputs):
     """Where the training layout is valid: every layout rule and the links (the checks `Scenario` makes)."""
     rules = training_layout_rules(arch, gpus=x.gpus, tp=x.tp, pp=x.pp, cp=x.cp, ep=x.ep, micro_batch=x.micro_batch,
-                                  global_batch=x.global_batch, seq_len=x.seq_len, virtual_stages=x.virtual_stages)
+                                  global_batch=x.global_batch, seq_len=x.seq_len, virtual_stages=x.virtual_stages,
+                                  first_stage_layers=x.first_stage_layers, last_stage_layers=x.last_stage_layers)
     return all_hold(rules) & links_ok(hw.scaleup_bw, hw.scaleout_bw, x.gpus, x.gpus_per_node)
 
 

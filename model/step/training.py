@@ -53,9 +53,13 @@ from trinity_desktop.model.formulas.kernel_efficiency import mfu_peak, runs_fp8
 from trinity_desktop.model.formulas.kv_policy import mean_min
 from trinity_desktop.model.formulas.memory import (
     activation_bytes_per_layer,
-    in_flight_micro_batches,
+    deepseek_v3_activation_bytes_per_layer,
     layers_per_stage,
     model_state_bytes,
+    op_sac_activation_bytes_per_layer,
+    peak_memory_extras,
+    stored_layer_loads,
+    te_fp8_activation_bytes_per_layer,
 )
 from trinity_desktop.model.formulas.overlap import (
     CommTerm,
@@ -84,13 +88,17 @@ OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS, OFFLOAD_NVME = 0, 1, 2, 3
 
 @record
 class TrainMemory:
-    """Bytes per GPU of the busiest pipeline stage: model states (ZeRO-sharded, offloaded ones removed) and
-    the activations of the micro-batches in flight."""
+    """Bytes per GPU of the pipeline stage at the peak: model states (ZeRO-sharded, offloaded ones removed), the
+    activations of the micro-batches in flight, the transient buffers (logits and loss, the layer being recomputed,
+    ZeRO-3 gathers), NCCL's channel buffers and the runtime (CUDA context, allocator reserve): memory.py."""
 
     weights: object
     gradients: object
     optimizer: object
     activations: object
+    transient: object = 0.0
+    network_buffers: object = 0.0
+    runtime: object = 0.0
 
 
 @record
@@ -167,6 +175,8 @@ class TrainPieces:
     zero: object
     recompute: object
     nvme_exposed_s: object
+    stage0_extra_bytes: object     # HBM the first stage holds besides model states and stored activations
+    last_stage_extra_bytes: object  # the same on the last stage (the loss's logits)
 
 
 @record
@@ -258,7 +268,10 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     m = xp.maximum(1.0, xp.ceil(xp.asarray(global_batch, dtype=float) / (micro_batch * dp)))
     L, h, a = arch.layers, arch.hidden, arch.heads
     s_local = xp.asarray(seq_len, dtype=float) / cp
-    lps = layers_per_stage(L, pp)
+    first_layers, last_layers = x.first_stage_layers, x.last_stage_layers
+    lps = layers_per_stage(L, pp, first_layers, last_layers)
+    # vDNN activation offload keeps two layers' activations in HBM
+    act_keep = xp.where(xp.asarray(x.offload) == OFFLOAD_ACTIVATIONS, xp.minimum(lps, 2.0) / lps, 1.0)
 
     # --- memory per GPU -------------------------------------------------------------------------
     psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
@@ -272,7 +285,31 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     per_layer_act = activation_bytes_per_layer(
         s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
         ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
-    activations = per_layer_act * lps * in_flight_micro_batches(pp, m, v)
+    # DeepSeek-V3's recipe (memory.deepseek_v3_activation_bytes_per_layer), dense and MoE layers averaged
+    def ds(ffn, active):
+        return deepseek_v3_activation_bytes_per_layer(
+            s_local, micro_batch, h, tp=tp, sp=sp, q_latent=arch.q_lora_rank or a * arch.qk_dim,
+            kv_latent=arch.kv_width if arch.attention == "mla" else 2 * kv_width, attn_out_width=a * arch.v_dim,
+            ffn=ffn, experts_active=active)
+    ds_layer = ((L - n_moe) * ds(arch.ffn_hidden, 1.0)
+                + n_moe * ds(arch.moe_ffn_hidden or arch.ffn_hidden, arch.experts_per_token + arch.shared_experts)) / L
+    sac_layer = op_sac_activation_bytes_per_layer(s_local, micro_batch, h, tp=tp, sp=sp, q_width=a * arch.qk_dim,
+                                                  kv_width=kv_width, ffn=ffn_avg)
+    te_layer = te_fp8_activation_bytes_per_layer(s_local, micro_batch, h, tp=tp, sp=sp, q_width=a * arch.qk_dim,
+                                                 kv_width=kv_width, ffn=ffn_avg, gated=arch.gated_mlp)
+    recipe = xp.asarray(x.activation_recipe)
+    selective_recipe = xp.where((recipe == 2) & (recompute == 1), sac_layer,
+                                xp.where((recipe == 3) & (recompute == 1), te_layer, per_layer_act))
+    per_layer_act = xp.where(recompute == 2, per_layer_act, xp.where(recipe == 1, ds_layer, selective_recipe))
+    peak_loads, last_loads = stored_layer_loads(L, pp, m, v, first_layers, last_layers)
+    layer_none = activation_bytes_per_layer(
+        s_local, micro_batch, h, a, tp, sp, 0, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
+        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
+    extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
+                                micro_batch=micro_batch, seq_len=s_local, vocab=arch.vocab, tp=tp, cp=cp, dp=dp,
+                                ep=ep, zero=zero, layer_params=(psi_dense + psi_expert) / lps,
+                                weight_bytes=weight_bytes, layers=lps, keep=act_keep)
+    activations = extras.activations / act_keep  # of the peak stage, before activation offload
     weights_mem, grads_mem, optimizer_mem = w_d + w_e, g_d + g_e, o_d + o_e
 
     # --- FLOPs ----------------------------------------------------------------------------------
@@ -402,10 +439,13 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     nvme_bytes = xp.where(off_nvme, optimizer_mem, 0.0)
     host_bytes = xp.where(off_opt, optimizer_mem + grads_mem, 0.0) - nvme_bytes + xp.where(
         off_act, activations * (1.0 - xp.minimum(lps, 2.0) / lps), 0.0)
-    memory = TrainMemory(weights=weights_mem, gradients=xp.where(off_opt, 0.0, grads_mem),
-                         optimizer=xp.where(off_opt, 0.0, optimizer_mem),
-                         activations=xp.where(off_act, activations * xp.minimum(lps, 2.0) / lps, activations))
-    memory_total = memory.weights + memory.gradients + memory.optimizer + memory.activations
+    kept_grads, kept_opt = xp.where(off_opt, 0.0, grads_mem), xp.where(off_opt, 0.0, optimizer_mem)
+    kept_act = extras.activations
+    memory = TrainMemory(weights=weights_mem, gradients=kept_grads, optimizer=kept_opt, activations=kept_act,
+                         transient=extras.transient, network_buffers=extras.network_buffers,
+                         runtime=extras.runtime_for(weights_mem + kept_grads + kept_opt + kept_act + extras.transient))
+    memory_total = (memory.weights + memory.gradients + memory.optimizer + memory.activations + memory.transient
+                    + memory.network_buffers + memory.runtime)
 
     # The gradient sync overlaps the last micro-batch's backward on the DP link. Under ZeRO-3 that link also
     # carries the backward's prefetched parameter all-gather (min(2·t_gather, t_c) of the link's time behind
@@ -476,7 +516,9 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         grads_to_host_s=t_down, params_from_host_s=t_up, act_swap_s=t_swap, host_bw=host_bw,
         optimizer_bytes=opt_bytes, optimizer_s=t_opt, offload_optimizer=off_opt, offload_activations=off_act,
         act_layer_bytes=per_layer_act, act_mb_bytes=per_layer_act * lps, zero=zero, recompute=recompute,
-        nvme_exposed_s=nvme_exposed)
+        nvme_exposed_s=nvme_exposed,
+        stage0_extra_bytes=extras.first_stage_transient + memory.network_buffers + memory.runtime,
+        last_stage_extra_bytes=extras.last_stage_transient + memory.network_buffers + memory.runtime)
     return TrainStep(
         pieces=pieces, dp=dp, micro_batches=m, memory=memory, memory_total=memory_total, model_flops=model_flops,
         hardware_flops=hw_flops, time=time, time_total=total, comm=comm,

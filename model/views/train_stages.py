@@ -34,7 +34,7 @@ import dataclasses
 import numpy as np
 
 from trinity_desktop.model.base.errors import ValidationError
-from trinity_desktop.model.formulas.memory import in_flight_micro_batches
+from trinity_desktop.model.formulas.memory import in_flight_at_stage, in_flight_micro_batches
 from trinity_desktop.model.formulas.pipeline_schedule import interleaved_timeline
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import Results
@@ -166,8 +166,12 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
     in_flight_peak = _f(in_flight_micro_batches(p, m_true, chunks))
     host_static = r.train.get("host_bytes", 0.0) - (act_mb * in_flight_peak * (1 - keep))
 
-    def live(n_act: float) -> dict:
-        return {"hbm": states_hbm + act_mb * n_act * keep, "host": host_static + act_mb * n_act * (1 - keep)}
+    def live(n_act: float, stage: int = 0) -> dict:
+        """HBM and host bytes of `stage` with n_act micro-batches' activations: model states, stored activations,
+        and the stage's transient buffers, NCCL buffers and runtime (the last stage holds the loss's logits:
+        memory.peak_memory_extras)."""
+        extra = P.last_stage_extra_bytes if stage == p - 1 else P.stage0_extra_bytes
+        return {"hbm": states_hbm + extra + act_mb * n_act * keep, "host": host_static + act_mb * n_act * (1 - keep)}
 
     def bind(kind_binding: str, live_mem: dict) -> str:
         return "memory" if live_mem["hbm"] > capacity else kind_binding
@@ -189,7 +193,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 t0, j, tag = op.start_s, op.micro_batch, f"mb {op.micro_batch} chunk {op.chunk}"
                 if op.op == "F":
                     n_live += 1
-                    lm = live(n_live / chunks)
+                    lm = live(n_live / chunks, s)
                     out.append(Stage(f"forward {tag}{hides}", "compute", lane, t0, t0 + t_fc / chunks,
                                      fl * (1 - P.backward_flop_share) / chunks,
                                      {k: x / chunks for k, x in _sum_links(fwd_links, fold_f).items()},
@@ -201,7 +205,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                     if s == 0:
                         stage0.append(("fwd", t0, t_fc / t_c / chunks, j))
                     continue
-                lm = live(n_live / chunks)
+                lm = live(n_live / chunks, s)
                 n_live -= 1
                 t1 = t0 + comm_b / chunks
                 if comm_b > 0:
@@ -217,7 +221,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                     stage0.append(("bwd", t1, t_bwd / t_c / chunks, j))
             if tl.groups:
                 g0, g1 = tl.groups[s]
-                lm_g = live(in_flight_peak)
+                lm_g = live(_f(in_flight_at_stage(p, m_true, chunks, s)), s)
                 out.append(Stage(f"steady interleaved 1F1B x{k_extra} micro-batches (grouped)", "compute", lane, g0,
                                  g1, k_extra * fl, {lk: k_extra * x for lk, x in _sum_links(
                                      fwd_links, bwd_links, comm_bytes_f, comm_bytes_b).items()},
@@ -245,7 +249,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
             for j in range(m_sim):
                 jj, jb = mb_label(j, w), mb_label(j)
                 # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
-                lm = live(j + 1 - max(0, j - w))
+                lm = live(j + 1 - max(0, j - w), s)
                 t0 = f_start[s, j]
                 out.append(Stage(f"forward mb {jj}{hides}", "compute", lane, t0, t0 + t_fc,
                                  fl * (1 - P.backward_flop_share), _sum_links(_links(hbm=weights_eff + act_mb), fold_f), lm, bind("compute", lm), jj, role="forward"))
@@ -253,7 +257,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                     out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc,
                                      t0 + t_f, 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj, role=comm_roles[0]))
                 # live at B(j): forwards done = min(m, j + 1 + w) (1F1B order), backwards done = j
-                lm_b = live(min(m_sim, j + 1 + w) - j)
+                lm_b = live(min(m_sim, j + 1 + w) - j, s)
                 t0 = b_start[s, j]
                 if comm_b > 0:
                     out.append(Stage(f"comm {comm_label} (bwd) mb {jb}", "communication", lane, t0, t0 + comm_b,
@@ -267,7 +271,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                                  _sum_links(_links(hbm=2.0 * weights_eff + act_mb), fold_b), lm_b, bind("compute", lm_b), jb, role="backward"))
                 if k_extra and j == cut:
                     g0 = t0 + t_b
-                    lm_g = live(min(p - s, m_true))
+                    lm_g = live(min(p - s, m_true), s)
                     out.append(Stage(f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, "
                                      f"backwards {cut + 1}-{cut + k_extra}, grouped)", "compute",
                                      lane, g0, g0 + k_extra * period, k_extra * fl,
@@ -289,7 +293,8 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
     gather_bytes = dict.fromkeys(LINKS, 0.0)  # one parameter all-gather
     _add(gather_bytes, P.dp_link, P.dp_gather_bytes)
     _add(gather_bytes, P.edp_link, P.edp_gather_bytes)
-    states_only = live(0.0)
+    # after the pipeline: model states, NCCL's buffers and the runtime (no activations, no transient buffers)
+    states_only = {"hbm": states_hbm + mem["network_buffers"] + mem["runtime"], "host": host_static}
     zero, t_g = P.zero, P.param_gather_s
 
     if zero == 3 and t_g > 0:  # two gathers per micro-batch prefetched behind compute

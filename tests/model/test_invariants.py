@@ -69,7 +69,7 @@ def test_training_results_are_consistent(sc):
     _finite_nonneg(dict(r.time), "time")
     _finite_nonneg(dict(r.bytes_by_link), "bytes_by_link")
     _finite_nonneg(dict(r.train), "train")
-    assert set(r.memory) == {"weights", "gradients", "optimizer", "activations"}
+    assert set(r.memory) == {"weights", "gradients", "optimizer", "activations", "network_buffers", "runtime"}
     assert sum(r.memory.values()) == pytest.approx(r.memory_total, rel=1e-12)
     assert sum(r.time.values()) == pytest.approx(r.time_total, rel=1e-12)
     assert r.time_total > 0 and r.memory_total > 0
@@ -111,10 +111,14 @@ def test_training_results_are_consistent(sc):
 def test_higher_zero_stage_never_needs_more_memory(sc):
     results = [evaluate(sc.replace(zero=z)) for z in range(4)]
     for lo, hi in zip(results, results[1:], strict=False):
-        assert hi.memory_total <= lo.memory_total * (1 + 1e-12)
+        # ZeRO-3 adds its prefetched all-gather buffers (two layers unsharded, memory.zero3_gather_buffer_bytes),
+        # which at small DP and few layers per stage outweigh what it shards: compare the rest of the peak
+        def held(r):
+            return r.memory_total - r.train["transient_bytes"] - r.memory["runtime"]
+        assert held(hi) <= held(lo) * (1 + 1e-12)
         for part in ("weights", "gradients", "optimizer"):
             assert hi.memory[part] <= lo.memory[part] * (1 + 1e-12)
-        assert hi.memory["activations"] == lo.memory["activations"]
+        assert hi.train["stored_activation_bytes"] == lo.train["stored_activation_bytes"]
     if sc.dp > 1 and sc.ep == 1:  # each stage partitions one more state by Nd = dp (experts: by dp/ep)
         assert results[1].memory["optimizer"] == pytest.approx(results[0].memory["optimizer"] / sc.dp, rel=1e-12)
         assert results[2].memory["gradients"] == pytest.approx(results[0].memory["gradients"] / sc.dp, rel=1e-12)

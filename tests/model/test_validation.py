@@ -169,7 +169,7 @@ model = "korthikanti-175b"
 gpus = 64
 tp = 8
 pp = 8
-virtual_stages = 5
+virtual_stages = 13
 global_batch = 64
 seq_len = 2048
 metric = "step_time_s"
@@ -179,5 +179,5 @@ measured = 13.75
         runs_from_text(text)
     message = str(info.value)
     assert "training run 't'" in message and "virtual_stages" in message and "\n" not in message
-    (run,) = runs_from_text(text.replace("virtual_stages = 5", "virtual_stages = 3"))
+    (run,) = runs_from_text(text.replace("virtual_stages = 13", "virtual_stages = 3"))
     assert run.scenario.virtual_stages == 3 and run.quantity == "step_time_s"

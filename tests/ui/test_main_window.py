@@ -199,7 +199,7 @@ def test_virtual_stages_spin_box_interleaves_the_pipeline(window):
     assert window.store.scenario.virtual_stages == 2
     assert window.breakdown.time_values()["pipeline_bubble"] == pytest.approx(
         evaluate(default_scenario().replace(virtual_stages=2)).time["pipeline_bubble"], rel=1e-9)
-    spin.setValue(3)  # PP2 x 3 = 6 does not divide 80 layers (or 82)
+    spin.setValue(42)  # PP2 x 42 = 84 chunks: more than 80 layers + embedding + head
     assert "virtual_stages" in window.controls.error_label.text()
     assert window.store.scenario.virtual_stages == 2
 

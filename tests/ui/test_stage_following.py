@@ -144,11 +144,12 @@ def test_optimizer_stage(roof, breakdown, train):
     assert x == pytest.approx(roofline(r.scenario).point("optimizer step").intensity)
     # AdamW, BF16 mixed precision: 10 FLOPs per parameter over 2·(4 + 8) + 2 + 2 = 28 bytes streamed.
     assert x == pytest.approx(10.0 / 28.0, rel=1e-12)
-    # After the pipeline only the model states are live: weights + gradients + optimizer states.
+    # After the pipeline only the model states, NCCL's buffers and the runtime are live.
     live = breakdown.live_memory_marker()
     assert live == pytest.approx(st.live_memory_by_tier["hbm"] / 1e9)
     mem = breakdown.memory_values()
-    assert live == pytest.approx(mem["weights"] + mem["gradients"] + mem["optimizer"], rel=1e-9)
+    assert live == pytest.approx(mem["weights"] + mem["gradients"] + mem["optimizer"] + mem["network_buffers"]
+                                 + mem["runtime"], rel=1e-9)
     assert breakdown.highlighted_time_segments() == ["optimizer"]
 
 
