@@ -11,7 +11,8 @@ tensor parallelism over `gpus`, one static batch, prompt and output lengths and 
   time batch x gen_len / X (against `request_s`); a first-token latency, or a prompt rate X (tokens/s) as
   batch x prompt_len / X, against the prefill (`ttft_s`); a time per output token, or a generation rate X as
   batch / X, against one decode step;
-- memory: the peak GiB per GPU as bytes (x 2^30), against the training step's `memory_total`.
+- memory: the peak GiB per GPU as bytes (x 2^30), against the training step's `memory_total`; `allocator_peak_gib`
+  (PyTorch's caching-allocator peak, as torchtitan reports it) adds the CUDA context it leaves out.
 Each run also names its hardware family (GPU generation or SoC line), for leave-one-family-out calibration.
 """
 
@@ -24,13 +25,14 @@ from functools import cache
 from importlib import resources
 
 from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.formulas.memory import CUDA_CONTEXT_BYTES
 from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import evaluate
 
 KINDS = ("training", "inference")
 METRICS = ("step_time_s", "flops_per_gpu", "tokens_per_s_per_gpu")
-MEMORY_METRICS = ("peak_memory_gib",)
+MEMORY_METRICS = ("peak_memory_gib", "allocator_peak_gib")
 FLOP_COUNTS = ("megatron-recompute", "model")
 # inference metric as published -> the quantity it is compared as
 INFER_METRICS = {"request_latency_s": "request_s", "output_tokens_per_s": "request_s",
@@ -44,7 +46,7 @@ HARDWARE_FAMILY = {"a100-80gb-sxm": "Ampere", "h100-sxm": "Hopper", "h200-sxm": 
                    "tpu-v5e": "TPU v5", "tpu-v5p": "TPU v5", "tpu-v6e": "TPU v6", "m4-max": "Apple silicon",
                    "gaudi3": "Gaudi"}
 _LAYOUT = ("gpus", "tp", "pp", "cp", "ep", "virtual_stages", "zero", "recompute", "sequence_parallel", "micro_batch",
-           "global_batch", "seq_len", "precision", "flash_attention")
+           "global_batch", "seq_len", "precision", "flash_attention", "activation_recipe")
 _INFER_LAYOUT = ("gpus", "batch", "prompt_len", "gen_len", "weight_dtype", "kv_dtype")
 _MODEL_SHAPE = ("name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab")
 GIB = 2 ** 30
@@ -80,6 +82,8 @@ class PublishedRun:
         if m in ("step_time_s", "request_latency_s", "ttft_s", "time_per_output_token_s"):
             return x
         converted = {"peak_memory_gib": lambda: x * GIB,
+                     # PyTorch's caching-allocator peak (torchtitan's max reserved) leaves out the CUDA context
+                     "allocator_peak_gib": lambda: x * GIB + CUDA_CONTEXT_BYTES,
                      "output_tokens_per_s": lambda: sc.batch * sc.gen_len / x,
                      "output_tokens_per_s_per_gpu": lambda: sc.batch * sc.gen_len / (x * sc.gpus),
                      "prompt_tokens_per_s": lambda: sc.batch * sc.prompt_len / x,
