@@ -41,7 +41,6 @@ STILL_OPEN = {
     ("1920x1080", "validation"): "the scatter's 'predicted (s)' axis label is shortened while the runs compute",
 }
 STILL_OPEN_SLIDES = {
-    ("1920x1080", "The coupled triangle", "heatmap"): "the heatmap's title is shortened on a slide's zoom",
     ("1366x768", "The layout planner", "planner"): "the Pareto title is clipped while the search still runs",
 }
 
