@@ -11,6 +11,8 @@ decode, KV onload): the phase's bars keep their colour, the rest fade. "1F1B det
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -42,7 +44,10 @@ FADED_ALPHA = 55             # bars outside the highlighted phase
 BAR_HEIGHT = 0.72
 
 
-def _brush(role: str, faded: bool = False) -> QtGui.QBrush:
+@functools.lru_cache(maxsize=256)
+def _brush(role: str, faded: bool = False, theme_name: str = "") -> QtGui.QBrush:
+    """The bar brush of a role (faded outside the highlight); one per (role, faded, theme), shared by every bar
+    (a 16,384-GPU step draws tens of thousands)."""
     color = QtGui.QColor(theme.MUTED_COLOR if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
     if faded:
         color.setAlpha(FADED_ALPHA)
@@ -211,13 +216,14 @@ class FlowPanel(QtWidgets.QWidget):
         # few bars (inference): white separators; many (training): none, or thin bars would turn white
         pen = pg.mkPen(pw.plot_background(), width=1.5) if n <= 200 else pg.mkPen(None)
         self._pens = [pen] * n
-        self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=[_brush(r) for r in roles],
+        self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=self._brushes(set()),
                                pens=self._pens)
+        order = np.lexsort((x0, ys))   # by lane, then by start: one sort, not one scan per lane
+        lane_of = ys[order]
         self._by_lane = {}
         for li in range(len(self._lanes)):
-            idx = [i for i in range(n) if ys[i] == li]
-            idx.sort(key=lambda i: x0[i])
-            self._by_lane[li] = (x0[idx], x0[idx] + widths[idx], idx)
+            idx = order[np.searchsorted(lane_of, li, "left"):np.searchsorted(lane_of, li, "right")]
+            self._by_lane[li] = (x0[idx], x0[idx] + widths[idx], [int(i) for i in idx])
         left = self.plot.getAxis("left")
         label_layout.set_thinned_ticks(left, list(enumerate(self._lanes)))
         metrics = QtGui.QFontMetrics(pw.font())
@@ -379,14 +385,17 @@ class FlowPanel(QtWidgets.QWidget):
             x = ph.start_s * self._scale
         self.outline.setData(*pw.rect_outline_points(self._member_rects(members)))
         self.cursor_line.setPos(x)
-        keep = set(members) if not self.detailed() else set(range(len(self._stages)))
-        self.bars_item.setOpts(brushes=[_brush(r, i not in keep) for i, r in enumerate(self._roles)],
-                               pens=self._pens)
+        self.bars_item.setOpts(brushes=self._brushes(set() if self.detailed() else set(members)), pens=self._pens)
         self._apply_range()
         if emit:
             numbers = st.as_dict()
             self.stageFocused.emit(st.name, numbers)
             self.focusRequested.emit("stage", st.name)
+
+    def _brushes(self, highlighted: set[int]) -> list[QtGui.QBrush]:
+        """Every bar's brush: faded outside `highlighted` (none faded when it is empty)."""
+        name = theme.current_theme()
+        return [_brush(r, bool(highlighted) and i not in highlighted, name) for i, r in enumerate(self._roles)]
 
     def _member_rects(self, members) -> list[tuple[float, float, float, float]]:
         """One outline per lane around the highlighted bars (from the lane's first to its last member)."""
