@@ -345,9 +345,9 @@ def settle(seconds: float) -> None:
 def settle_background_work(window) -> None:
     """Let panels that compute in a worker thread (the planner's search) finish and draw before a grab."""
     waiting = [p for p in window.panels.built().values() if hasattr(p, "wait_idle")]
-    for panel in waiting:
-        panel.wait_idle()
-    if waiting:
+    for _ in range(2 if waiting else 0):   # twice: drawing a plan can start more work (the planner's error bars)
+        for panel in waiting:
+            panel.wait_idle()
         for _ in range(5):
             QtWidgets.QApplication.processEvents()
 
