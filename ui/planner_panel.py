@@ -31,6 +31,7 @@ from trinity_desktop.ui import findings, label_layout, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.pareto_bars import ParetoBars
 from trinity_desktop.ui.planner_search import (
+    AXIS_CHOICES,
     AXIS_LABELS,
     JOB_FIELDS,
     Search,
@@ -45,6 +46,7 @@ from trinity_desktop.ui.planner_search import (
     value_text,
 )
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.wrap_layout import control_row
 
 HATCH_COLOR, CURRENT_COLOR = theme.MUTED_COLOR, theme.FOCUS_COLOR
 DOT_PX, HOVER_PX = 13.0, 16.0
@@ -76,8 +78,8 @@ class PlannerPanel(QtWidgets.QWidget):
         self.signals.failed.connect(self._failed)
 
         self.x_combo = named_combo.labelled_combo("Map x axis", "Layout axis across the map",
-                                         [(AXIS_LABELS[a], a) for a in AXES], 8)
-        self.y_combo = named_combo.labelled_combo("Map y axis", "Layout axis up the map", [(AXIS_LABELS[a], a) for a in AXES], 8)
+                                         [(AXIS_CHOICES[a], a) for a in AXES], 8)
+        self.y_combo = named_combo.labelled_combo("Map y axis", "Layout axis up the map", [(AXIS_CHOICES[a], a) for a in AXES], 8)
         self.x_combo.setCurrentIndex(AXES.index("pp"))
         self.y_combo.setCurrentIndex(AXES.index("tp"))
         for combo in (self.x_combo, self.y_combo):
@@ -86,20 +88,14 @@ class PlannerPanel(QtWidgets.QWidget):
         self.progress.setRange(0, 1000)
         self.progress.setAccessibleName("Search progress")
         self.progress.setToolTip("Share of the layout space searched")
+        self.progress.setMaximumWidth(90)   # the map's axes, progress and Cancel fit one line of a 1366 half
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.setAccessibleName("Cancel search")
         self.cancel_button.setToolTip("Stop the running search (what was found so far is shown)")
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
-        top = QtWidgets.QHBoxLayout()
-        for text, combo in (("Map:", self.x_combo), ("×", self.y_combo)):
-            label = QtWidgets.QLabel(text)
-            label.setFont(pw.font())
-            label.setBuddy(combo)
-            top.addWidget(label)
-            top.addWidget(combo)
-        top.addWidget(self.progress, 1)
-        top.addWidget(self.cancel_button)
+        # a row that wraps in a narrow dock: its width never squeezes the Scenario form (it did at 1366)
+        top = control_row([("Map:", self.x_combo), ("×", self.y_combo), self.progress, self.cancel_button], pw.font())
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(pw.plot_background())

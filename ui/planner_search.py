@@ -12,6 +12,7 @@ from trinity_desktop.model.search.layouts import layout_text
 
 AXIS_LABELS = {"tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP", "zero": "ZeRO stage", "recompute": "Recompute",
                "micro_batch": "Micro-batch", "virtual_stages": "Virtual stages", "offload": "Optimizer offload"}
+AXIS_CHOICES = {**AXIS_LABELS, "offload": "Offload (optimizer states to the host)"}   # the map axis boxes: short, whole
 VALUE_TEXT = {"recompute": ("none", "selective", "full"), "offload": ("off", "on")}
 JOB_FIELDS = ("model", "hardware", "kind", "gpus_per_node", "global_batch", "seq_len", "precision",
               "optimizer", "sequence_parallel", "flash_attention", "efficiency", "prompt_len", "gen_len",
