@@ -11,15 +11,13 @@ decode, KV onload): the phase's bars keep their colour, the rest fade. "1F1B det
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.phases import Phase, phases
-from trinity_desktop.model.views.stages import Stage, bubble_fraction, lane_order, notes, stages
+from trinity_desktop.model.views.stages import Stage, bubble_fraction, lane_order, notes
 from trinity_desktop.ui import label_layout, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.flow_readout import (
@@ -32,6 +30,7 @@ from trinity_desktop.ui.flow_readout import (
     stage_html,
     time_ticks,
 )
+from trinity_desktop.ui.flow_timeline import bar_brush, timeline
 from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.ui.wrap_layout import WrapLayout
 
@@ -40,20 +39,7 @@ PLAY_INTERVAL_MS = 1500      # per phase: five training phases in 7.5 s
 PLAY_BUDGET_MS = 12_000      # the whole step, bar by bar, in at most this (faster steps for many bars)
 MIN_PLAY_INTERVAL_MS = 20
 PHASE_MARGIN = 0.05          # a zoomed phase fills the width but this share either side
-FADED_ALPHA = 55             # bars outside the highlighted phase
 BAR_HEIGHT = 0.72
-
-
-@functools.lru_cache(maxsize=256)
-def _brush(role: str, faded: bool = False, theme_name: str = "") -> QtGui.QBrush:
-    """The bar brush of a role (faded outside the highlight); one per (role, faded, theme), shared by every bar
-    (a 16,384-GPU step draws tens of thousands)."""
-    color = QtGui.QColor(theme.MUTED_COLOR if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
-    if faded:
-        color.setAlpha(FADED_ALPHA)
-    if role == "idle":
-        return QtGui.QBrush(color, QtCore.Qt.BrushStyle.BDiagPattern)
-    return QtGui.QBrush(color)
 
 
 def play_interval_ms(steps: int, detail: bool) -> int:
@@ -200,7 +186,7 @@ class FlowPanel(QtWidgets.QWidget):
     def update_results(self, results: Results) -> None:
         previous = self.current_stage()
         self._results = results
-        self._stages = stages(results.scenario, results)
+        self._stages = timeline(results.scenario, results)   # laid out once (ahead, on a slide)
         self._lanes = lane_order(self._stages)
         lane_index = {n: i for i, n in enumerate(self._lanes)}
         self._total = max((st.end_s for st in self._stages), default=0.0)
@@ -395,7 +381,7 @@ class FlowPanel(QtWidgets.QWidget):
     def _brushes(self, highlighted: set[int]) -> list[QtGui.QBrush]:
         """Every bar's brush: faded outside `highlighted` (none faded when it is empty)."""
         name = theme.current_theme()
-        return [_brush(r, bool(highlighted) and i not in highlighted, name) for i, r in enumerate(self._roles)]
+        return [bar_brush(r, bool(highlighted) and i not in highlighted, name) for i, r in enumerate(self._roles)]
 
     def _member_rects(self, members) -> list[tuple[float, float, float, float]]:
         """One outline per lane around the highlighted bars (from the lane's first to its last member)."""
