@@ -96,6 +96,8 @@ class PlannerPanel(QtWidgets.QWidget):
         self.cancel_button.setEnabled(False)
         # a row that wraps in a narrow dock: its width never squeezes the Scenario form (it did at 1366)
         top = control_row([("Map:", self.x_combo), ("×", self.y_combo), self.progress, self.cancel_button], pw.font())
+        for widget in (self.x_combo.parentWidget(), self.y_combo.parentWidget(), self.progress):
+            widget.setProperty("editingControl", True)   # off the slides, captions too (trinity_desktop/slide_controls)
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(pw.plot_background())

@@ -1,5 +1,5 @@
-"""The flow's phase read-out names its bars and lanes whole: "1 bar on host link", "512 bars on 17 lanes, stage 0
-to DP network", never a list cut with "…" (issue #21: no shortened text in a chart dock)."""
+"""The flow's phase read-out names its bars and lanes whole: "1 bar on host link", "24,608 bars on 32 lanes, stage 0
+to stage 31", never a list cut with "…" (issue #21: no shortened text in a chart dock)."""
 
 from __future__ import annotations
 
@@ -23,4 +23,4 @@ def test_phase_readouts_are_whole(shown_panel):
     ph = panel.current_phase()
     lanes = list(dict.fromkeys(panel._stages[i].lane for i in ph.members))
     assert len(lanes) > 4
-    assert f"{len(ph.members)} bars on {len(lanes)} lanes, {lanes[0]} to {lanes[-1]}" in panel.detail_label.text()
+    assert f"{len(ph.members):,} bars on {len(lanes)} lanes, {lanes[0]} to {lanes[-1]}" in panel.detail_label.text()

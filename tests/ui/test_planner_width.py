@@ -23,3 +23,18 @@ def test_the_planner_controls_wrap(qtbot):
     QtWidgets.QApplication.processEvents()
     assert panel.cancel_button.geometry().right() <= panel.width()
     assert panel.graphics.geometry().top() > panel.cancel_button.geometry().top()
+
+
+def test_a_slide_shows_no_map_controls(qtbot):
+    from trinity_desktop.slide_controls import HiddenControls
+
+    panel = PlannerPanel()
+    qtbot.addWidget(panel)
+    panel.resize(723, 560)
+    panel.show()
+    hidden = HiddenControls()
+    hidden.hide_in([panel])
+    row = (panel.x_combo.parentWidget(), panel.y_combo.parentWidget(), panel.progress, panel.cancel_button)
+    assert not any(w.isVisible() for w in row)   # no lone "×" or "100%" on a slide
+    hidden.restore()
+    assert all(w.isVisible() for w in row)
