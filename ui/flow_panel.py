@@ -16,7 +16,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.step.evaluation import Results
-from trinity_desktop.model.views.phases import Phase, phases
+from trinity_desktop.model.views.phases import Phase
 from trinity_desktop.model.views.stages import Stage, bubble_fraction, lane_order, notes
 from trinity_desktop.ui import label_layout, theme
 from trinity_desktop.ui import plot_widgets as pw
@@ -186,7 +186,7 @@ class FlowPanel(QtWidgets.QWidget):
     def update_results(self, results: Results) -> None:
         previous = self.current_stage()
         self._results = results
-        self._stages = timeline(results.scenario, results)   # laid out once (ahead, on a slide)
+        self._stages, self._phases = timeline(results.scenario, results)   # laid out once (ahead, on a slide)
         self._lanes = lane_order(self._stages)
         lane_index = {n: i for i, n in enumerate(self._lanes)}
         self._total = max((st.end_s for st in self._stages), default=0.0)
@@ -198,7 +198,6 @@ class FlowPanel(QtWidgets.QWidget):
         ys = np.array([lane_index[st.lane] for st in self._stages], dtype=float)
         roles = [role_of(st, kind) for st in self._stages]
         self._roles = roles
-        self._phases = phases(self._stages, kind)
         # few bars (inference): white separators; many (training): none, or thin bars would turn white
         pen = pg.mkPen(pw.plot_background(), width=1.5) if n <= 200 else pg.mkPen(None)
         self._pens = [pen] * n

@@ -1,10 +1,10 @@
-"""What the flow draws, made once: a scenario's stages, cached and laid out ahead in a worker thread for the
+"""What the flow draws, made once: a scenario's stages and their phases, cached and laid out ahead in a worker thread for the
 slides of a deck being presented, and the bars' brushes, one per role, highlight and theme.
 
 A 16,384-GPU interleaved step (the planner deck's fastest layout: PP 32 x 4 virtual stages) has 62,483 stages,
 seconds of work for `model.views.stages.stages`; `prefetch` lays it out while the speaker is still on the slides
-before, so the slide that shows it paints at once. `timeline` returns the cached stages, waits for a layout in
-progress, or computes them itself; the last CACHE_SIZE scenarios are kept.
+before, so the slide that shows it paints at once. `timeline` returns the cached (stages, phases), waits for a
+layout in progress, or computes them itself; the last CACHE_SIZE scenarios are kept.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from PySide6 import QtCore, QtGui
 
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.phases import Phase, phases
 from trinity_desktop.model.views.stages import Stage, stages
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.flow_readout import ROLE_COLORS
@@ -46,15 +47,16 @@ def _claim(scenario: Scenario) -> tuple[Future, bool]:
 
 def _lay_out(future: Future, scenario: Scenario, results: Results | None) -> None:
     try:
-        future.set_result(stages(scenario, results))
+        items = stages(scenario, results)
+        future.set_result((items, phases(items, scenario.kind)))
     except Exception as exc:   # noqa: BLE001 (whoever waits gets it: the panel explains a bad scenario)
         with _lock:   # ... and it is not kept: the next call tries again
             _cache[:] = [(known, f) for known, f in _cache if f is not future]
         future.set_exception(exc)
 
 
-def timeline(scenario: Scenario, results: Results | None = None) -> tuple[Stage, ...]:
-    """`stages(scenario, results)`, laid out once per scenario."""
+def timeline(scenario: Scenario, results: Results | None = None) -> tuple[tuple[Stage, ...], tuple[Phase, ...]]:
+    """(`stages(scenario, results)`, their `phases`), laid out once per scenario."""
     future, mine = _claim(scenario)
     if mine:
         _lay_out(future, scenario, results)
