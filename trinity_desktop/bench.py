@@ -149,12 +149,16 @@ def _peak_rss_bytes() -> int:
 
 
 def _child_start(kind: str) -> dict:
-    """Build and show the app's main window (or the bare window); report the wall clock at its first paint
-    and the peak RSS then."""
+    """Build and show the app's main window ("app"; "welcome": with the first-run page over it, as a first
+    start shows it) or the bare window; report the wall clock at its first paint and the peak RSS then."""
     from PySide6 import QtCore
 
-    if kind == "app":
+    if kind in ("app", "welcome"):
         from trinity_desktop.app import build_window, ensure_application
+
+        os.environ.pop("TRINITY_FIRST_RUN", None)
+        if kind == "welcome":
+            os.environ["TRINITY_FIRST_RUN"] = "1"   # welcome.Welcome shows the page with the window
 
         app = ensure_application()
         app.setProperty("trinity_quiet", True)
@@ -182,7 +186,7 @@ def _child_start(kind: str) -> dict:
     window.show()
     QtCore.QTimer.singleShot(60_000, app.quit)
     app.exec()
-    if kind == "app":
+    if kind != "bare":
         from trinity_desktop.app import tear_down
 
         tear_down(window)
@@ -437,6 +441,10 @@ def _child_main(argv: Sequence[str]) -> int:
         rep = _child_start(kind.removeprefix("start-"))
     elif kind == "edit":
         rep = _child_edit(int(argv[1]))
+    elif kind == "welcome-cost":
+        from trinity_desktop.bench_welcome import child_welcome_cost
+
+        rep = child_welcome_cost()
     else:
         raise SystemExit(f"unknown bench child {kind!r}")
     print(json.dumps(rep))

@@ -185,6 +185,8 @@ def _add_bench(sub) -> None:
     bench.add_argument("--json", action="store_true", help="print machine-readable JSON")
     bench.add_argument("--starts", type=whole_number(1, 1000), default=5, help="start-ups of each window (default 5)")
     bench.add_argument("--edits", type=whole_number(1, 100_000), default=40, help="edits of each window (default 40)")
+    bench.add_argument("--welcome", action="store_true", help="only the welcome page's cost against first paint: "
+                       "--starts pairs of starts with and without it, alternating (trinity_desktop/bench_welcome.py)")
 
 
 def _add_calc(sub) -> None:
@@ -226,6 +228,10 @@ def _run_presets(args):
 def _run_bench(args) -> int:
     from trinity_desktop.bench import run_bench
 
+    if args.welcome:
+        from trinity_desktop.bench_welcome import run_welcome_bench
+
+        return run_welcome_bench(args.json, args.starts)
     return run_bench(args.json, args.starts, args.edits)
 
 

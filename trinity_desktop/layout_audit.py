@@ -200,6 +200,10 @@ def run(width: int, height: int, theme: str, edits: bool, slides: bool) -> dict:
     if edits:   # first, from the default layout as it opens
         result["edits"] = vars(edit_sequence(window, lambda: settle(app)))
     result["docks"] = [r.as_dict() for r in audit(window)]
+    after = window_problems(window)   # every dock was brought to the front: none may have squeezed the form
+    for section in ("form", "status bar"):
+        _add(result["window_problems"][section],
+             [f"after every dock came to the front: {line}" for line in after[section]])
     if slides:
         result["slides"] = [r.as_dict() for path in example_decks() for r in audit_deck(window, path)]
     window.close()

@@ -416,10 +416,9 @@ class MainWindow(QtWidgets.QMainWindow):
     # --- store wiring ---------------------------------------------------------------------------
     def _on_controls_edited(self, change: dict) -> None:
         change = dict(change)
-        if "hardware" in change:
-            change["hardware"] = self.hardware[change["hardware"]]
-        if "model" in change:
-            change["model"] = self.models[change["model"]]
+        for field in ("hardware", "model"):   # the combo's data: a preset's key or a session's own item
+            if field in change:
+                change[field] = self.controls.choice(field, change[field])
         name = ", ".join(change)
         self.store.edit(f"Set {name}", **change)
 

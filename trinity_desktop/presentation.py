@@ -22,11 +22,13 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from trinity_desktop.captions import slide_caption
 from trinity_desktop.slide_controls import HiddenControls
 from trinity_desktop.transitions import DURATION_MS, CurveTween, interpolate
+from trinity_desktop.ui.flow_timeline import prefetch
 from trinity_desktop.ui.panel_problem import update_or_explain
 
 PRESENTATION_FONT_PT = 14     # widget text in presentation mode (panel controls: readable, and they fit)
 TITLE_PT, CAPTION_PT = 28, 20  # the slide's title and caption
 PLOT_ZOOM = 1.5               # plots drawn at up to 1.5x: fonts, markers and pens grow together
+PREFETCH_AFTER_MS = 1000      # the deck's flow timelines are laid out ahead from a second after the start
 MIN_LOGICAL_SIZE = (600, 330)  # ... but never laid out smaller than this, so labels keep their room
 NEXT_KEYS = ("PgDown", "Right", "Space", "Down")
 PREVIOUS_KEYS = ("PgUp", "Left", "Up", "Backspace")
@@ -164,6 +166,8 @@ class Presenter(QtCore.QObject):
             self.activeChanged.emit(True)
         self.go(index, animate=False)
         QtCore.QTimer.singleShot(0, self._rezoom)  # after the slide's docks have their sizes
+        flows = [s.scenario for s in deck.slides if "dock_flow" in s.docks]   # long timelines, laid out ahead
+        QtCore.QTimer.singleShot(PREFETCH_AFTER_MS, lambda: prefetch(flows))   # ... once this slide has painted
         return True
 
     def _zoom_views(self) -> None:
@@ -345,9 +349,9 @@ def settle(seconds: float) -> None:
 def settle_background_work(window) -> None:
     """Let panels that compute in a worker thread (the planner's search) finish and draw before a grab."""
     waiting = [p for p in window.panels.built().values() if hasattr(p, "wait_idle")]
-    for panel in waiting:
-        panel.wait_idle()
-    if waiting:
+    for _ in range(2 if waiting else 0):   # twice: drawing a plan can start more work (the planner's error bars)
+        for panel in waiting:
+            panel.wait_idle()
         for _ in range(5):
             QtWidgets.QApplication.processEvents()
 

@@ -116,7 +116,7 @@ class ScenarioControls(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
         self._updating = False
-        self._hardware: dict[str, Hardware] = {}
+        self._choices: dict[str, dict] = {"hardware": {}, "model": {}}   # combo data -> Hardware / Architecture
         self._shown: Scenario | None = None
         self._layouts: dict[str, dict] = {}  # "train" / "infer" -> the GPUs and PP last used for that workload
         self._efficiency_index = 0
@@ -240,7 +240,7 @@ class ScenarioControls(QtWidgets.QWidget):
 
     def _emit(self, change: dict) -> None:
         if not self._updating:
-            hw = self._hardware.get(change.get("hardware"))
+            hw = self._choices["hardware"].get(change.get("hardware"))
             if hw is not None:  # a new device brings its own node size (4 TPU v5p chips, 8 GPUs in a DGX)
                 change = {**change, "gpus_per_node": hw.gpus_per_node_default}
             if "kind" in change:
@@ -262,11 +262,12 @@ class ScenarioControls(QtWidgets.QWidget):
     # --- shown state ----------------------------------------------------------------------------
     def set_choices(self, hardware: Mapping[str, Hardware], models: Mapping[str, Architecture]) -> None:
         self._updating = True
-        self._hardware = dict(hardware)
         try:
-            for combo, items in ((self.hardware_combo, hardware), (self.model_combo, models)):
+            for field, items in (("hardware", hardware), ("model", models)):
+                combo = self.widgets[field]
                 current = combo.currentData()
                 combo.clear()
+                self._choices[field] = dict(items)
                 for key, item in items.items():
                     add_named(combo, item.name, key)
                 fit_to_items(combo)
@@ -275,14 +276,31 @@ class ScenarioControls(QtWidgets.QWidget):
         finally:
             self._updating = False
 
+    def choice(self, field: str, data: str) -> Hardware | Architecture:
+        """The hardware or model a "hardware" / "model" edit names (its combo data): a preset, a loaded file's,
+        or a session's own (`show_scenario` adds those)."""
+        return self._choices[field][data]
+
+    def _select_item(self, field: str, item: Hardware | Architecture) -> None:
+        """Select `item` in its combo; a session's own hardware or model (not a preset, or a preset edited)
+        joins the choices under its own name, so the box never shows another item's name."""
+        combo, choices = self.widgets[field], self._choices[field]
+        data = item.key if choices.get(item.key) == item else next(
+            (d for d, known in choices.items() if known == item), f"session:{item.key}")
+        if data not in choices:
+            choices[data] = item
+            add_named(combo, item.name, data)
+            fit_to_items(combo)
+        combo.setCurrentIndex(combo.findData(data))
+
     def show_scenario(self, sc: Scenario) -> None:
         """Show `sc` in every control without emitting edits."""
         self._shown = sc
         self._layouts[_group(sc.kind)] = {"gpus": sc.gpus, "pp": sc.pp}
         self._updating = True
         try:
-            self.hardware_combo.setCurrentIndex(max(self.hardware_combo.findData(sc.hardware.key), 0))
-            self.model_combo.setCurrentIndex(max(self.model_combo.findData(sc.model.key), 0))
+            self._select_item("hardware", sc.hardware)
+            self._select_item("model", sc.model)
             for field, widget in self.widgets.items():
                 if field in ("hardware", "model"):
                     continue

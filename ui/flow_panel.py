@@ -16,8 +16,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.step.evaluation import Results
-from trinity_desktop.model.views.phases import Phase, phases
-from trinity_desktop.model.views.stages import Stage, bubble_fraction, lane_order, notes, stages
+from trinity_desktop.model.views.phases import Phase
+from trinity_desktop.model.views.stages import Stage, bubble_fraction, lane_order, notes
 from trinity_desktop.ui import label_layout, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.flow_readout import (
@@ -30,6 +30,7 @@ from trinity_desktop.ui.flow_readout import (
     stage_html,
     time_ticks,
 )
+from trinity_desktop.ui.flow_timeline import bar_brush, timeline
 from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.ui.wrap_layout import WrapLayout
 
@@ -38,17 +39,7 @@ PLAY_INTERVAL_MS = 1500      # per phase: five training phases in 7.5 s
 PLAY_BUDGET_MS = 12_000      # the whole step, bar by bar, in at most this (faster steps for many bars)
 MIN_PLAY_INTERVAL_MS = 20
 PHASE_MARGIN = 0.05          # a zoomed phase fills the width but this share either side
-FADED_ALPHA = 55             # bars outside the highlighted phase
 BAR_HEIGHT = 0.72
-
-
-def _brush(role: str, faded: bool = False) -> QtGui.QBrush:
-    color = QtGui.QColor(theme.MUTED_COLOR if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
-    if faded:
-        color.setAlpha(FADED_ALPHA)
-    if role == "idle":
-        return QtGui.QBrush(color, QtCore.Qt.BrushStyle.BDiagPattern)
-    return QtGui.QBrush(color)
 
 
 def play_interval_ms(steps: int, detail: bool) -> int:
@@ -195,7 +186,7 @@ class FlowPanel(QtWidgets.QWidget):
     def update_results(self, results: Results) -> None:
         previous = self.current_stage()
         self._results = results
-        self._stages = stages(results.scenario, results)
+        self._stages, self._phases = timeline(results.scenario, results)   # laid out once (ahead, on a slide)
         self._lanes = lane_order(self._stages)
         lane_index = {n: i for i, n in enumerate(self._lanes)}
         self._total = max((st.end_s for st in self._stages), default=0.0)
@@ -207,17 +198,17 @@ class FlowPanel(QtWidgets.QWidget):
         ys = np.array([lane_index[st.lane] for st in self._stages], dtype=float)
         roles = [role_of(st, kind) for st in self._stages]
         self._roles = roles
-        self._phases = phases(self._stages, kind)
         # few bars (inference): white separators; many (training): none, or thin bars would turn white
         pen = pg.mkPen(pw.plot_background(), width=1.5) if n <= 200 else pg.mkPen(None)
         self._pens = [pen] * n
-        self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=[_brush(r) for r in roles],
+        self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=self._brushes(set()),
                                pens=self._pens)
+        order = np.lexsort((x0, ys))   # by lane, then by start: one sort, not one scan per lane
+        lane_of = ys[order]
         self._by_lane = {}
         for li in range(len(self._lanes)):
-            idx = [i for i in range(n) if ys[i] == li]
-            idx.sort(key=lambda i: x0[i])
-            self._by_lane[li] = (x0[idx], x0[idx] + widths[idx], idx)
+            idx = order[np.searchsorted(lane_of, li, "left"):np.searchsorted(lane_of, li, "right")]
+            self._by_lane[li] = (x0[idx], x0[idx] + widths[idx], [int(i) for i in idx])
         left = self.plot.getAxis("left")
         label_layout.set_thinned_ticks(left, list(enumerate(self._lanes)))
         metrics = QtGui.QFontMetrics(pw.font())
@@ -379,14 +370,17 @@ class FlowPanel(QtWidgets.QWidget):
             x = ph.start_s * self._scale
         self.outline.setData(*pw.rect_outline_points(self._member_rects(members)))
         self.cursor_line.setPos(x)
-        keep = set(members) if not self.detailed() else set(range(len(self._stages)))
-        self.bars_item.setOpts(brushes=[_brush(r, i not in keep) for i, r in enumerate(self._roles)],
-                               pens=self._pens)
+        self.bars_item.setOpts(brushes=self._brushes(set() if self.detailed() else set(members)), pens=self._pens)
         self._apply_range()
         if emit:
             numbers = st.as_dict()
             self.stageFocused.emit(st.name, numbers)
             self.focusRequested.emit("stage", st.name)
+
+    def _brushes(self, highlighted: set[int]) -> list[QtGui.QBrush]:
+        """Every bar's brush: faded outside `highlighted` (none faded when it is empty)."""
+        name = theme.current_theme()
+        return [bar_brush(r, bool(highlighted) and i not in highlighted, name) for i, r in enumerate(self._roles)]
 
     def _member_rects(self, members) -> list[tuple[float, float, float, float]]:
         """One outline per lane around the highlighted bars (from the lane's first to its last member)."""

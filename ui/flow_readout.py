@@ -71,8 +71,9 @@ def phase_html(ph: Phase, items: Sequence[Stage], train: dict | None = None) -> 
             moved[k] = moved.get(k, 0.0) + v
     lanes = list(dict.fromkeys(items[i].lane for i in ph.members))
     lines = [f"<b>{pw.html_escape(ph.name[:1].upper() + ph.name[1:])}</b>",
-             f"<span style='color:{pw.secondary_text()}'>{len(ph.members)} bars on {pw.html_escape(', '.join(lanes[:4]))}"
-             f"{' …' if len(lanes) > 4 else ''}</span>",
+             f"<span style='color:{pw.secondary_text()}'>{len(ph.members):,} bar{'s' if len(ph.members) != 1 else ''} "
+             f"on {pw.html_escape(', '.join(lanes) if len(lanes) <= 4 else f'{len(lanes)} lanes, {lanes[0]} to {lanes[-1]}')}"
+             "</span>",
              f"{fmt_seconds(ph.start_s)} → {fmt_seconds(ph.end_s)} (spans {fmt_seconds(ph.duration_s)})",
              f"Busy per GPU: {fmt_seconds(busy)}"]
     if flops > 0:

@@ -202,6 +202,8 @@ class HeatmapPanel(QtWidgets.QWidget):
         n = max(len(self._rows), 1)
         row_px = self.plot.getViewBox().height() / n
         metrics = QtGui.QFontMetrics(pw.font())
+        if row_px * n < metrics.lineSpacing() and getattr(self, "_ticks", None):
+            return   # not laid out yet (a dock behind its tab): one-line names would widen the axis for nothing
         lines = 2 if row_px >= 2 * metrics.lineSpacing() - 2 else 1   # two lines fill a row to its edges
         width_px = int(max(self.graphics.width() * 0.25, 80))
         ticks = [(i + 0.5, tick_name(r.name, lines, width_px, metrics)) for i, r in enumerate(self._rows)]

@@ -23,7 +23,7 @@ from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.grad_sync_matrix import LINK_CLASSES, SYNC_ALGORITHMS, sync_matrix
 from trinity_desktop.model.views.kv_matrix import binned_fraction, kv_matrix
-from trinity_desktop.ui import findings, theme
+from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
@@ -33,7 +33,7 @@ KV_STATE_COLORS = {state: QtGui.QColor(color).getRgb()[:3] for state, color in (
     ("evicted", theme.MUTED_COLOR), ("kept", theme.RESOURCE_COLORS["memory"]), ("quantised", theme.ACCENT_COLORS["sky"]))}
 ALGORITHM_LABELS = {"ring": "Ring all-reduce", "tree": "Binary tree (reduce + broadcast)",
                     "hierarchical": "Hierarchical (intra-node, then inter-node)",
-                    "in-network": "In-network aggregation (switch)"}
+                    "in-network": "In-network (aggregation in the switch)"}
 MAX_COLUMNS = 1024
 COMPARED_POLICIES = ("full", "window", "streaming", "h2o", "razor")
 POLICY_NAMES = {"full": "full cache", "window": "sliding window", "streaming": "StreamingLLM",
@@ -84,6 +84,7 @@ class MatrixPanel(QtWidgets.QWidget):
         pw.LeaveFilter(self.kv_graphics, self.kv_hover.leave)
         self.kv_legend = QtWidgets.QLabel(self._legend_html())
         self.kv_legend.setFont(pw.font())
+        self.kv_legend.setWordWrap(True)   # never widens the dock (it squeezed the Scenario form at 1366)
         self.kv_legend.setAccessibleName("KV grid legend")
         self.kv_legend.setToolTip("Colour of a cell: the fraction of its tokens kept (a cell covers several "
                                   "tokens when the context is long)")
@@ -107,12 +108,10 @@ class MatrixPanel(QtWidgets.QWidget):
         kv_layout.addWidget(self.kv_summary)
 
         # ---------------------------------------------------------------- gradient sync
-        self.algo_combo = QtWidgets.QComboBox()
-        self.algo_combo.addItems([ALGORITHM_LABELS[a] for a in SYNC_ALGORITHMS])
-        self.algo_combo.setFont(pw.font())
-        self.algo_combo.setToolTip("All-reduce algorithm used to synchronise the dense gradients of the "
-                                   "data-parallel group")
-        self.algo_combo.setAccessibleName("Gradient sync algorithm")
+        # short names in the box ("Hierarchical"), the full ones in its list and hover: it never widens the dock
+        self.algo_combo = named_combo.labelled_combo(
+            "Gradient sync algorithm", "All-reduce algorithm used to synchronise the dense gradients of the "
+            "data-parallel group", [(ALGORITHM_LABELS[a], a) for a in SYNC_ALGORITHMS])
         self.algo_combo.currentIndexChanged.connect(lambda i: self.set_algorithm(SYNC_ALGORITHMS[i]))
         algo_label = QtWidgets.QLabel("Algorithm")
         algo_label.setFont(pw.font())

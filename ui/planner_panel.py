@@ -32,6 +32,7 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.batch_readout import BatchReadout
 from trinity_desktop.ui.pareto_bars import ParetoBars
 from trinity_desktop.ui.planner_search import (
+    AXIS_CHOICES,
     AXIS_LABELS,
     JOB_FIELDS,
     Search,
@@ -39,11 +40,14 @@ from trinity_desktop.ui.planner_search import (
     axis_value,
     edit_for,
     hatch_segments,
+    label_spots,
     map_best,
+    plan_summary,
     short_layout,
     value_text,
 )
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.wrap_layout import control_row
 
 HATCH_COLOR, CURRENT_COLOR = theme.MUTED_COLOR, theme.FOCUS_COLOR
 DOT_PX, HOVER_PX = 13.0, 16.0
@@ -75,8 +79,8 @@ class PlannerPanel(QtWidgets.QWidget):
         self.signals.failed.connect(self._failed)
 
         self.x_combo = named_combo.labelled_combo("Map x axis", "Layout axis across the map",
-                                         [(AXIS_LABELS[a], a) for a in AXES], 8)
-        self.y_combo = named_combo.labelled_combo("Map y axis", "Layout axis up the map", [(AXIS_LABELS[a], a) for a in AXES], 8)
+                                         [(AXIS_CHOICES[a], a) for a in AXES], 8)
+        self.y_combo = named_combo.labelled_combo("Map y axis", "Layout axis up the map", [(AXIS_CHOICES[a], a) for a in AXES], 8)
         self.x_combo.setCurrentIndex(AXES.index("pp"))
         self.y_combo.setCurrentIndex(AXES.index("tp"))
         for combo in (self.x_combo, self.y_combo):
@@ -85,20 +89,16 @@ class PlannerPanel(QtWidgets.QWidget):
         self.progress.setRange(0, 1000)
         self.progress.setAccessibleName("Search progress")
         self.progress.setToolTip("Share of the layout space searched")
+        self.progress.setMaximumWidth(90)   # the map's axes, progress and Cancel fit one line of a 1366 half
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.setAccessibleName("Cancel search")
         self.cancel_button.setToolTip("Stop the running search (what was found so far is shown)")
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
-        top = QtWidgets.QHBoxLayout()
-        for text, combo in (("Map:", self.x_combo), ("×", self.y_combo)):
-            label = QtWidgets.QLabel(text)
-            label.setFont(pw.font())
-            label.setBuddy(combo)
-            top.addWidget(label)
-            top.addWidget(combo)
-        top.addWidget(self.progress, 1)
-        top.addWidget(self.cancel_button)
+        # a row that wraps in a narrow dock: its width never squeezes the Scenario form (it did at 1366)
+        top = control_row([("Map:", self.x_combo), ("×", self.y_combo), self.progress, self.cancel_button], pw.font())
+        for widget in (self.x_combo.parentWidget(), self.y_combo.parentWidget(), self.progress):
+            widget.setProperty("editingControl", True)   # off the slides, captions too (trinity_desktop/slide_controls)
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(pw.plot_background())
@@ -142,6 +142,7 @@ class PlannerPanel(QtWidgets.QWidget):
         self.hatch = pg.PlotCurveItem(pen=pg.mkPen(HATCH_COLOR, width=1.5), connect="pairs")
         self.contours = pg.PlotCurveItem(pen=pg.mkPen(theme.ON_DARK, width=2), connect="pairs")
         self.contour_labels: list[pg.TextItem] = []
+        self.map_plot.getViewBox().sigResized.connect(self._place_contour_labels)
         for z, item in enumerate((self.hatch, self.contours), start=2):
             item.setZValue(z)
             self.map_plot.addItem(item, ignoreBounds=True)
@@ -391,13 +392,11 @@ class PlannerPanel(QtWidgets.QWidget):
         self._draw_contours(logt, finite, lo, hi, rgba)
 
     def _draw_contours(self, logt, finite, lo, hi, rgba) -> None:
-        """Contour segments of log step time at three levels between the fastest and slowest cell, drawn only
-        between cells where a layout fits (no hatched edge); labels in black or white, as their map cell reads."""
-        for item in self.contour_labels:
-            item.setVisible(False)
+        """Contours of log step time at three levels, only between cells where a layout fits; labelled where they fit."""
         xs, ys, filled, (nx, ny) = [], [], np.where(finite, logt, hi), logt.shape
         levels = np.linspace(lo, hi, 5)[1:-1] if hi - lo > 1e-6 and min(nx, ny) >= 2 else []
-        for k, level in enumerate(levels):
+        self._contour_lines = []
+        for level in levels:
             seg = np.asarray(pg.functions.isocurve(filled, level, connected=False), float).reshape(-1, 2, 2)
             cells = np.concatenate([np.floor(seg), np.ceil(seg)], axis=1).astype(int)
             cells[..., 0] = np.clip(cells[..., 0], 0, nx - 1)
@@ -406,19 +405,33 @@ class PlannerPanel(QtWidgets.QWidget):
             seg = seg[keep] + 0.5
             xs += list(seg[:, :, 0].reshape(-1))
             ys += list(seg[:, :, 1].reshape(-1))
-            if k >= len(self.contour_labels):
-                label = pw.label_item(color=theme.ON_DARK, anchor=(0.5, 1), size=11, bold=True)
-                self.map_plot.addItem(label, ignoreBounds=True)
-                self.contour_labels.append(label)
             if len(seg):
-                top = seg.reshape(-1, 2)[np.argmax(seg.reshape(-1, 2)[:, 1])]
-                self.contour_labels[k].setText(fmt_seconds(10 ** level))
-                self.contour_labels[k].setAnchor((0.5, 0.0) if (below := top[1] > ny - 0.7) else (0.5, 1.0))
-                self.contour_labels[k].setColor(pw.contrast_text_color(
-                    rgba[min(int(top[0]), nx - 1), min(max(int(top[1] + (-0.3 if below else 0.3)), 0), ny - 1)]))
-                self.contour_labels[k].setPos(float(top[0]), float(top[1]))
-                self.contour_labels[k].setVisible(True)
+                self._contour_lines.append((fmt_seconds(10 ** level), seg.mean(axis=1)))   # segment midpoints
+        self._contour_rgba = rgba
         self.contours.setData(np.asarray(xs, float), np.asarray(ys, float))
+        self._place_contour_labels()
+
+    def _place_contour_labels(self) -> None:
+        """Each contour's label where it lies wholly inside the map, clear of the others (`label_spots`);
+        placed again when the map is resized."""
+        lines, rgba = getattr(self, "_contour_lines", []), getattr(self, "_contour_rgba", None)
+        px_w, px_h = self.map_plot.getViewBox().viewPixelSize()
+        while len(self.contour_labels) < len(lines):
+            label = pw.label_item(color=theme.ON_DARK, anchor=(0.5, 1.0), size=11, bold=True)
+            self.map_plot.addItem(label, ignoreBounds=True)
+            self.contour_labels.append(label)
+        for label, (text, _) in zip(self.contour_labels, lines, strict=False):
+            label.setText(text)
+        sizes = [((b.width() + 4) * px_w, (b.height() + 2) * px_h)   # map units, a little margin round the text
+                 for b in (label.textItem.boundingRect() for label in self.contour_labels[:len(lines)])]
+        spots = label_spots([mids for _, mids in lines], sizes, rgba.shape[:2]) if rgba is not None else []
+        for k, label in enumerate(self.contour_labels):   # in black or white, as the map cell under it reads
+            spot = spots[k] if k < len(spots) and px_w > 0 and px_h > 0 else None
+            label.setVisible(spot is not None)
+            if spot is not None:
+                cell = (min(int(spot[0]), rgba.shape[0] - 1), min(int(spot[1] + sizes[k][1] / 2), rgba.shape[1] - 1))
+                label.setColor(pw.contrast_text_color(rgba[cell]))
+                label.setPos(*spot)
 
     # ------------------------------------------------------------------ reading and clicking
     def point_at(self, x: float, y: float) -> int:
@@ -485,18 +498,4 @@ class PlannerPanel(QtWidgets.QWidget):
             self.click_point(self.point_at(p.x(), p.y()))
 
     def summary_text(self) -> str:
-        plan = self.plan
-        if plan is None:
-            return ""
-        j = plan.as_json()
-        parts = [f"{'Stopped after' if plan.cancelled else 'Searched'} {j['configurations_evaluated']:,} layouts "
-                 f"in {j['search_seconds']:.2f} s: {j['feasible']:,} feasible"]
-        reason = j.get("most_common_invalid_reason") or j.get("most_common_reason")
-        if reason:
-            parts.append(f"most common reason against the others: {reason}")
-        if plan.best is not None:
-            best = "fastest" if hasattr(plan, "not_fitting_reasons") else "most tokens/s per GPU"
-            parts.append(f"{best}: {layout_text(plan.best.layout)}")
-        else:
-            parts.append("no layout fits")
-        return "; ".join(parts) + "."
+        return plan_summary(self.plan) if self.plan is not None else ""

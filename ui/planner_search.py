@@ -1,14 +1,18 @@
-"""The planner's search off the GUI thread, and the texts and edits of its layouts (model-free helpers)."""
+"""The planner's search off the GUI thread, and the texts, edits and label places of its layouts (no widgets)."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 import numpy as np
 from PySide6 import QtCore
 
+from trinity_desktop.model.search.layouts import layout_text
+
 AXIS_LABELS = {"tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP", "zero": "ZeRO stage", "recompute": "Recompute",
                "micro_batch": "Micro-batch", "virtual_stages": "Virtual stages", "offload": "Optimizer offload"}
+AXIS_CHOICES = {**AXIS_LABELS, "offload": "Offload (optimizer states to the host)"}   # the map axis boxes: short, whole
 VALUE_TEXT = {"recompute": ("none", "selective", "full"), "offload": ("off", "on")}
 JOB_FIELDS = ("model", "hardware", "kind", "gpus_per_node", "global_batch", "seq_len", "precision",
               "optimizer", "sequence_parallel", "flash_attention", "efficiency", "prompt_len", "gen_len",
@@ -84,3 +88,43 @@ class Search(QtCore.QRunnable):
             self.signals.failed.emit(self.generation, str(exc))
         else:
             self.signals.finished.emit(self.generation, plan)
+
+
+def label_spots(lines: Sequence[np.ndarray], sizes: Sequence[tuple[float, float]],
+                shape: tuple[int, int]) -> list[tuple[float, float] | None]:
+    """Where to put each contour's label (anchored at its bottom centre, so it sits above the point): the
+    highest of its line's points (`lines[k]`, (n, 2) map coordinates) where a box of `sizes[k]` (width,
+    height, map units) lies wholly inside the (nx, ny) map and clear of the boxes placed before; None where
+    no point has room (the line stays unlabelled: the colour bar reads it)."""
+    nx, ny = shape
+    placed: list[tuple[float, float, float, float]] = []
+    spots: list[tuple[float, float] | None] = []
+    for points, (w, h) in zip(lines, sizes, strict=True):
+        spot = None
+        for x, y in sorted(np.asarray(points, float).reshape(-1, 2).tolist(), key=lambda p: -p[1]):
+            box = (x - w / 2, y, x + w / 2, y + h)
+            inside = box[0] >= 0 and box[2] <= nx and box[1] >= 0 and box[3] <= ny
+            if inside and not any(box[0] < o[2] and o[0] < box[2] and box[1] < o[3] and o[1] < box[3]
+                                  for o in placed):
+                placed.append(box)
+                spot = (x, y)
+                break
+        spots.append(spot)
+    return spots
+
+
+def plan_summary(plan) -> str:
+    """What a search covered: layouts searched and how fast, how many fit, the most common reason against the
+    others, and the best layout (training: the fastest; inference: the most tokens/s per GPU)."""
+    j = plan.as_json()
+    parts = [f"{'Stopped after' if plan.cancelled else 'Searched'} {j['configurations_evaluated']:,} layouts "
+             f"in {j['search_seconds']:.2f} s: {j['feasible']:,} feasible"]
+    reason = j.get("most_common_invalid_reason") or j.get("most_common_reason")
+    if reason:
+        parts.append(f"most common reason against the others: {reason}")
+    if plan.best is not None:
+        best = "fastest" if hasattr(plan, "not_fitting_reasons") else "most tokens/s per GPU"
+        parts.append(f"{best}: {layout_text(plan.best.layout)}")
+    else:
+        parts.append("no layout fits")
+    return "; ".join(parts) + "."

@@ -176,6 +176,7 @@ def _fit_scene_to_view(plot: pg.PlotItem) -> None:
 
 def _wrap(text: str, metrics: QtGui.QFontMetrics, width: float, max_lines: int) -> tuple[list[str], bool]:
     """Words of `text` in at most `max_lines` lines of `width` pixels; the last line elided; (lines, cut)."""
+    width = int(width)   # whole pixels, the limit elidedText takes: a line that fits is never elided
     lines: list[str] = []
     words = text.split()
     while words and len(lines) < max_lines:
@@ -184,9 +185,11 @@ def _wrap(text: str, metrics: QtGui.QFontMetrics, width: float, max_lines: int) 
             line += " " + words.pop(0)
         lines.append(line)
     cut = bool(words) or any(metrics.horizontalAdvance(line) > width for line in lines)
-    if lines and cut:
+    if not cut:
+        return lines, False
+    if lines:
         lines[-1] = " ".join([lines[-1], *words])
-    return [metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, max(int(width), 10)) for line in lines], cut
+    return [metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, max(width, 10)) for line in lines], cut
 
 
 NARROW_AXIS_PX = 90   # a bottom axis narrower than this hides its tick labels

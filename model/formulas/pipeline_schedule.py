@@ -124,8 +124,9 @@ def interleaved_timeline(p: int, v: int, m: int, t_f: float, t_b: float, max_mic
     shifted, groups = [], []
     for stage_ops in ops:
         i = next(k for k, op in enumerate(stage_ops) if op.start_s >= t_cut - 1e-12 * max(t_cut, 1.0))
-        before = {op.op: max(x.micro_batch for x in stage_ops[:i] if x.op == op.op) if any(
-            x.op == op.op for x in stage_ops[:i]) else -1 for op in stage_ops}
+        before = {"F": -1, "B": -1}   # the last micro-batch of each kind before the cut (one pass, not one per op)
+        for x in stage_ops[:i]:
+            before[x.op] = max(before[x.op], x.micro_batch)
         later = [ChunkOp(op.op, op.micro_batch + (grouped if op.micro_batch > before[op.op] else 0), op.chunk,
                          op.start_s + delta, op.end_s + delta) for op in stage_ops[i:]]
         shifted.append(stage_ops[:i] + later)

@@ -1,0 +1,96 @@
+"""What the flow draws, made once: a scenario's stages and their phases, cached and laid out ahead in a worker thread for the
+slides of a deck being presented, and the bars' brushes, one per role, highlight and theme.
+
+A 16,384-GPU interleaved step (the planner deck's fastest layout: PP 32 x 4 virtual stages) has 62,483 stages,
+seconds of work for `model.views.stages.stages`; `prefetch` lays it out while the speaker is still on the slides
+before, so the slide that shows it paints at once. `timeline` returns the cached (stages, phases), waits for a
+layout in progress, or computes them itself; the last CACHE_SIZE scenarios are kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import queue
+import threading
+from collections.abc import Iterable
+from concurrent.futures import Future
+
+from PySide6 import QtCore, QtGui
+
+from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.phases import Phase, phases
+from trinity_desktop.model.views.stages import Stage, stages
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.flow_readout import ROLE_COLORS
+
+CACHE_SIZE = 8
+FADED_ALPHA = 55   # bars outside the highlighted phase
+
+_lock = threading.Lock()
+_cache: list[tuple[Scenario, Future]] = []   # scenarios are not hashable: a short list, compared by ==
+_work: queue.Queue = queue.Queue()
+_worker: threading.Thread | None = None
+
+
+def _claim(scenario: Scenario) -> tuple[Future, bool]:
+    """The future of `scenario`'s stages, and True when nobody computes them yet (the caller must)."""
+    with _lock:
+        for known, future in _cache:
+            if known == scenario:
+                return future, False
+        future = Future()
+        _cache.append((scenario, future))
+        del _cache[:-CACHE_SIZE]
+        return future, True
+
+
+def _lay_out(future: Future, scenario: Scenario, results: Results | None) -> None:
+    try:
+        items = stages(scenario, results)
+        future.set_result((items, phases(items, scenario.kind)))
+    except Exception as exc:   # noqa: BLE001 (whoever waits gets it: the panel explains a bad scenario)
+        with _lock:   # ... and it is not kept: the next call tries again
+            _cache[:] = [(known, f) for known, f in _cache if f is not future]
+        future.set_exception(exc)
+
+
+def timeline(scenario: Scenario, results: Results | None = None) -> tuple[tuple[Stage, ...], tuple[Phase, ...]]:
+    """(`stages(scenario, results)`, their `phases`), laid out once per scenario."""
+    future, mine = _claim(scenario)
+    if mine:
+        _lay_out(future, scenario, results)
+    return future.result()
+
+
+def _serve() -> None:
+    while True:
+        future, scenario = _work.get()
+        _lay_out(future, scenario, None)
+
+
+def prefetch(scenarios: Iterable[Scenario]) -> None:
+    """Lay out the training steps among `scenarios` in the worker thread, in order (a daemon: quitting never
+    waits for it). Inference requests are a few hundred bars and are left to `timeline`."""
+    global _worker
+    for scenario in scenarios:
+        if scenario.kind != "train":
+            continue
+        future, mine = _claim(scenario)
+        if mine:
+            _work.put((future, scenario))
+    with _lock:
+        if _worker is None:
+            _worker = threading.Thread(target=_serve, name="flow-timeline", daemon=True)
+            _worker.start()
+
+
+@functools.lru_cache(maxsize=256)
+def bar_brush(role: str, faded: bool = False, theme_name: str = "") -> QtGui.QBrush:
+    """The bar brush of a role (faded outside the highlight); one per (role, faded, theme), shared by every bar."""
+    color = QtGui.QColor(theme.MUTED_COLOR if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
+    if faded:
+        color.setAlpha(FADED_ALPHA)
+    if role == "idle":
+        return QtGui.QBrush(color, QtCore.Qt.BrushStyle.BDiagPattern)
+    return QtGui.QBrush(color)
