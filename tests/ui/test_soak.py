@@ -5,7 +5,8 @@ plus graphics items in every scene) under 5%; nothing escapes the event loop (te
 
 The warm-up first builds every panel, shows every dock, theme and every slide of every deck once, so one-time
 growth (first open of a dock, font and glyph caches) happens before action 200. `-s` prints the trajectory,
-the seconds per action kind and the RSS each kind added.
+the seconds per action kind and the RSS each kind added. Measured: RSS +6.8%, Qt objects +0.9%; 627 s wall,
+433 s CPU on the shared 2-core machine (presentation start/stop 4 s each, edits 0.19 s, mostly painting).
 """
 
 from __future__ import annotations
