@@ -8,10 +8,11 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from trinity_desktop import session_file
@@ -21,9 +22,18 @@ from trinity_desktop.model.inputs.presets import load_hardware_file
 from trinity_desktop.session_file import SessionFileError
 
 
-def fuzz(cases: int) -> settings:
-    return settings(max_examples=cases, derandomize=True, deadline=None, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+def fuzz(cases: int):
+    """Bounded and derandomized in the suite. A pass with inputs the suite has not seen (not in the suite):
+    TRINITY_FUZZ_SEED=<n> draws from that seed, TRINITY_FUZZ_SCALE=<k> runs k times the cases."""
+    chosen = os.environ.get("TRINITY_FUZZ_SEED")
+    config = settings(max_examples=cases * int(os.environ.get("TRINITY_FUZZ_SCALE", "1")),
+                      derandomize=chosen is None, deadline=None, database=None,
+                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    if chosen is None:
+        return config
+    return lambda test: seed(int(chosen))(config(test))
+
+
 MAX_MESSAGE = 600
 
 # --- values a user (or an attacker) might type ----------------------------------------------------------------

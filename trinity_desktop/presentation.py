@@ -49,17 +49,25 @@ class _PlotZoom(QtCore.QObject):
         super().__init__(view)
         self.view = view
         self.factor = factor   # () -> the slide's zoom
+        self._applied: QtCore.QRectF | None = None   # the scene rect set last (None: the view's own range)
+        self._pending = False
         view.installEventFilter(self)
         self.apply()
 
     def apply(self) -> None:
+        """Lay the scene out at size / zoom; a rect already set is not set again (each setting relays out
+        every plot item of the view)."""
+        self._pending = False
         size = self.view.size()
         factor = self.factor()
         rect = QtCore.QRectF(0, 0, size.width() / factor, size.height() / factor)
-        pg.GraphicsView.setRange(self.view, rect, padding=0, disableAutoPixel=True)  # not PlotWidget's own
+        if rect != self._applied:
+            self._applied = rect
+            pg.GraphicsView.setRange(self.view, rect, padding=0, disableAutoPixel=True)  # not PlotWidget's own
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
-        if event.type() == QtCore.QEvent.Type.Resize:
+        if event.type() == QtCore.QEvent.Type.Resize and not self._pending:  # a burst of resizes: one apply
+            self._pending = True
             QtCore.QTimer.singleShot(0, self.apply)
         return False
 
@@ -76,6 +84,7 @@ class _PlotZoom(QtCore.QObject):
 
     def remove(self) -> None:
         self.view.removeEventFilter(self)
+        self._applied = None
         self.view.autoPixelRange = True
         pg.GraphicsView.setRange(self.view, QtCore.QRectF(0, 0, self.view.width(), self.view.height()),
                                  padding=0, disableAutoPixel=False)

@@ -62,6 +62,11 @@ def _data(item: pg.PlotDataItem):
     return np.array(x, dtype=float), np.array(y, dtype=float)
 
 
+def _point_count(item: pg.PlotDataItem) -> int:
+    x, _ = item.getOriginalDataset()
+    return -1 if x is None else len(x)
+
+
 class CurveTween:
     """Glide every visible curve under `root` from its data at construction to its data at `capture_after`."""
 
@@ -85,6 +90,10 @@ class CurveTween:
         return len(self.pairs)
 
     def apply(self, t: float) -> None:
+        """Move each paired curve a fraction t of the way. A curve its panel has since redrawn with another
+        point count (a sweep shown, the next edit) is the panel's again: gliding it would put the old count of
+        points under the panel's per-point pens and symbols."""
+        self.pairs = [pair for pair in self.pairs if _point_count(pair[0]) == len(pair[2][0])]
         for item, (x0, y0), (x1, y1) in self.pairs:
             if t >= 1.0:
                 item.setData(x1, y1)
