@@ -86,6 +86,27 @@ def scenario_default(name: str):
     return _SCENARIO_DEFAULTS[name]
 
 
+# the training Scenario's overlap and MoE communication fields, one definition for `calc train` and `plan train`
+COMM_OVERLAP_FIELDS = ("tp_comm_overlap", "ep_comm_overlap", "moe_fp8_dispatch", "moe_node_limit")
+
+
+def add_comm_overlap_options(p: argparse.ArgumentParser) -> None:
+    """--tp-comm-overlap, --ep-comm-overlap, --moe-fp8-dispatch and --moe-node-limit (model/formulas/overlap.py,
+    comms.moe_all_to_all): switches off by default, the node limit checked against its range as it is parsed."""
+    p.add_argument("--tp-comm-overlap", action="store_true", default=scenario_default("tp_comm_overlap"),
+                   help="hide TP communication behind the GEMMs (needs sequence parallelism; default off)")
+    p.add_argument("--ep-comm-overlap", action="store_true", default=scenario_default("ep_comm_overlap"),
+                   help="hide the EP all-to-all and PP sends behind the paired chunk, DualPipe-style (default off)")
+    p.add_argument("--moe-fp8-dispatch", action="store_true", default=scenario_default("moe_fp8_dispatch"),
+                   help="dispatch MoE tokens in FP8, combine in the activation format (DeepSeek-V3; default off)")
+    add_scenario_option(p, "moe_node_limit", metavar="M", help="nodes each token may be routed to (0 = no limit; DeepSeek-V3: 4)")
+
+
+def comm_overlap_fields(args) -> dict:
+    """The Scenario fields of add_comm_overlap_options's options, as keyword arguments."""
+    return {name: getattr(args, name) for name in COMM_OVERLAP_FIELDS}
+
+
 def add_json_flag(p: argparse.ArgumentParser, help: str = "print machine-readable JSON") -> None:  # noqa: A002
     p.add_argument("--json", action="store_true", help=help)
 

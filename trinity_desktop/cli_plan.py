@@ -22,9 +22,11 @@ import argparse
 
 from trinity_desktop.cli_options import (
     GPN_HELP,
+    add_comm_overlap_options,
     add_json_flag,
     add_model_and_hardware_choice,
     add_scenario_option,
+    comm_overlap_fields,
     scenario_default,
     scenario_number,
     whole_number,
@@ -81,14 +83,7 @@ def add_plan_parser(sub, parser_class) -> None:
                        help="largest micro-batch searched (divisors of the global batch up to this; default 64)")
     train.add_argument("--precision", choices=TRAIN_PRECISIONS, default=scenario_default("precision"))
     train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default=scenario_default("optimizer"))
-    # overlap and MoE communication options, held fixed over the search (model/formulas/overlap.py, comms.py)
-    train.add_argument("--tp-comm-overlap", action="store_true",
-                       help="hide TP communication behind the GEMMs (needs sequence parallelism; default off)")
-    train.add_argument("--ep-comm-overlap", action="store_true",
-                       help="hide the EP all-to-all and PP sends behind the paired chunk, DualPipe-style (default off)")
-    train.add_argument("--moe-fp8-dispatch", action="store_true",
-                       help="dispatch MoE tokens in FP8, combine in the activation format (DeepSeek-V3; default off)")
-    add_scenario_option(train, "moe_node_limit", help="nodes each token may be routed to (0 = no limit; DeepSeek-V3: 4)")
+    add_comm_overlap_options(train)  # held fixed over the search (model/formulas/overlap.py, comms.py)
 
     infer = plan.add_parser("infer", help="the best serving layout under TTFT/TPOT targets and the Pareto front")
     _model_and_hardware_options(infer)
@@ -107,9 +102,7 @@ def plan_train_report(args, model, hardware) -> dict:
     plan = plan_training(model, hardware, counts if len(counts) > 1 else counts[0], args.global_batch, args.seq_len,
                          objective=args.objective, top=args.top, space=space,
                          gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default, precision=args.precision,
-                         optimizer=args.optimizer, tp_comm_overlap=args.tp_comm_overlap,
-                         ep_comm_overlap=args.ep_comm_overlap, moe_fp8_dispatch=args.moe_fp8_dispatch,
-                         moe_node_limit=args.moe_node_limit)
+                         optimizer=args.optimizer, **comm_overlap_fields(args))
     return {"model": model.name, "hardware": hardware.name, "gpus": counts, "global_batch": args.global_batch,
             "seq_len": args.seq_len, **plan.as_json()}
 

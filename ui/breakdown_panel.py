@@ -13,10 +13,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from trinity_desktop.model.formulas.memory import MEMORY_PART_NOTES
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.recompute import claim_against_computed
 from trinity_desktop.model.views.stages import refreshed_stage
+from trinity_desktop.ui import breakdown_hover as hover
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.batch_readout import batch_of, fmt_tokens
@@ -365,7 +365,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self._time_scale, self._time_unit = pw.choose_time_unit(total)
         vals = [s * self._time_scale for s in seconds]
         y_max = max(sum(vals), 1e-12) * 1.12
-        texts = [f"{theme.label_for(n, 'time')}\n{pw.fmt_value(v, self._time_unit)} · {self._share(s, total)}"
+        texts = [f"{theme.label_for(n, 'time')}\n{pw.fmt_value(v, self._time_unit)} · {hover.share(s, total)}"
                  for n, v, s in zip(names, vals, seconds, strict=True)]
         hidden = r.train.get("communication_overlapped", 0.0) if r.kind == "train" else 0.0  # formulas/overlap.py
         if hidden > 0 and "communication_exposed" in names:
@@ -379,13 +379,6 @@ class BreakdownPanel(QtWidgets.QWidget):
         pw.set_title(self.time_plot, pw.html_escape(findings.time_title(
             title, total, theme.label_for(largest, "time"), float(r.time.get(largest, 0.0)))))
         pw.set_axis_label(self.time_plot, "left", f"{title.lower()} ({self._time_unit})")
-
-    @staticmethod
-    def _share(part: float, total: float) -> str:
-        if total <= 0:
-            return "—"
-        share = part / total
-        return "<1%" if 0 < share < 0.005 else f"{100 * share:.0f}%"
 
     def _update_summary(self, r: Results) -> None:
         color = theme.RESOURCE_COLORS.get(r.bottleneck, theme.plot_text_color())
@@ -412,47 +405,34 @@ class BreakdownPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ read-outs
     def hover_text_at(self, plot: str, x: float, y: float) -> str:
-        """The read-out shown when the mouse is at data coordinates (x, y) of plot "memory" or "time"."""
+        """The read-out shown when the mouse is at data coordinates (x, y) of plot "memory" or "time"
+        (the texts: ui/breakdown_hover.py)."""
         r = self._results
         if r is None:
             return ""
         if plot == "memory":
             cap_gb = r.capacity / 1e9
+            (_, _), (y0, y1) = self.memory_plot.getViewBox().viewRange()
             live = self.live_memory_marker()
-            if live is not None:
-                (_, _), (y0, y1) = self.memory_plot.getViewBox().viewRange()
-                if abs(y - live) <= 0.015 * (y1 - y0) and abs(x - self.memory_bar.x) <= self.memory_bar.width / 2 + 0.1:
-                    host = self.live_host_memory() or 0.0
-                    return (f"Live at {self._stage[0]}\n{live:.2f} GB per GPU in HBM"
-                            + (f" + {host:.2f} GB in host memory" if host > 0 else "")
-                            + f"\n{self._share(live, cap_gb)} of HBM {cap_gb:.0f} GB")
+            if live is not None and abs(y - live) <= 0.015 * (y1 - y0) \
+                    and abs(x - self.memory_bar.x) <= self.memory_bar.width / 2 + 0.1:
+                return hover.live_memory_text(self._stage[0], live, self.live_host_memory() or 0.0, cap_gb)
             i = self.memory_bar.segment_at(x, y)
             if i < 0:
-                (_, _), (y0, y1) = self.memory_plot.getViewBox().viewRange()
-                if abs(y - cap_gb) <= 0.02 * (y1 - y0):
-                    return f"HBM capacity: {cap_gb:.0f} GB per GPU ({r.scenario.hardware.name})"
-                return ""
+                return hover.capacity_text(cap_gb, r.scenario.hardware.name) if abs(y - cap_gb) <= 0.02 * (y1 - y0) else ""
             name = self.memory_bar.names[i]
-            gb = self.memory_bar.values[i]
-            total = self.memory_bar.total
-            note = MEMORY_PART_NOTES.get(name, "")
-            text = (f"{theme.label_for(name)}\n{gb:.2f} GB per GPU\n"
-                    f"{self._share(gb, total)} of {total:.1f} GB used; HBM {cap_gb:.0f} GB" + (f"\n{note}" if note else ""))
+            claim = None
             if name == "activations" and r.kind == "train":  # the seed's recompute claim against this scenario
                 if self._recompute_cache[0] is not r:
                     self._recompute_cache = (r, claim_against_computed(r.scenario))
-                text += "\n" + "\n".join(self._recompute_cache[1])
-            return text
+                claim = self._recompute_cache[1]
+            return hover.memory_part_text(name, self.memory_bar.values[i], self.memory_bar.total, cap_gb, claim)
         if plot == "time":
             i = self.time_bar.segment_at(x, y)
             if i < 0:
                 return ""
-            name = self.time_bar.names[i]
-            seconds = self.time_bar.values[i] / self._time_scale
-            total = self.time_bar.total / self._time_scale
-            title = TIME_TITLES.get(r.kind, "time").lower()
-            return (f"{theme.label_for(name, 'time')}\n{fmt_seconds(seconds)}\n"
-                    f"{self._share(seconds, total)} of {title} ({fmt_seconds(total)})")
+            return hover.time_part_text(self.time_bar.names[i], self.time_bar.values[i] / self._time_scale,
+                                        self.time_bar.total / self._time_scale, TIME_TITLES.get(r.kind, "time").lower())
         raise ValueError(f"plot must be 'memory' or 'time', not {plot!r}")
 
     # ------------------------------------------------------------------ for tests and export

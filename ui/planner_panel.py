@@ -24,10 +24,9 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model import Results, Scenario
-from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import AXES, plan_training
 from trinity_desktop.model.search.serving_planner import plan_serving
-from trinity_desktop.ui import findings, label_layout, named_combo, theme
+from trinity_desktop.ui import findings, label_layout, named_combo, planner_readout, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.batch_readout import BatchReadout
 from trinity_desktop.ui.pareto_bars import ParetoBars
@@ -37,7 +36,6 @@ from trinity_desktop.ui.planner_search import (
     JOB_FIELDS,
     Search,
     SearchSignals,
-    axis_value,
     edit_for,
     hatch_segments,
     label_spots,
@@ -46,7 +44,7 @@ from trinity_desktop.ui.planner_search import (
     short_layout,
     value_text,
 )
-from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
 HATCH_COLOR, CURRENT_COLOR = theme.MUTED_COLOR, theme.FOCUS_COLOR
@@ -446,20 +444,9 @@ class PlannerPanel(QtWidgets.QWidget):
         return i if d[i] <= HOVER_PX else -1
 
     def hover_text_at(self, x: float, y: float) -> str:
+        """The Pareto dot's read-out under data point (x, y) (ui/planner_readout.py), or ""."""
         i = self.point_at(x, y)
-        if i < 0:
-            return ""
-        c = self._points[i]
-        r = c.results
-        if r.kind == "train":
-            numbers = (f"{fmt_seconds(r.time_total)} per step, {fmt_bytes(r.memory_total)} per GPU, "
-                       f"MFU {r.train['mfu'] * 100:.1f}%")
-        else:
-            numbers = (f"{c.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, TPOT {fmt_seconds(c.tpot_s)}, "
-                       f"TTFT {fmt_seconds(r.infer['prefill_s'])}")
-        bar = self.bars.text(i)
-        return pw.hover_html([(layout_text(c.layout), True), (numbers, False)] + ([(bar, False)] if bar else [])
-                             + [(f"bound by {r.bottleneck}; click to load", False)])
+        return planner_readout.point_text(self._points[i], self.bars.text(i)) if i >= 0 else ""
 
     # ------------------------------------------------------------------ error bars (ui/pareto_bars.py)
     def set_bands(self, u) -> None:
@@ -472,18 +459,8 @@ class PlannerPanel(QtWidgets.QWidget):
         self.bars.draw(self._xy, self._log_y)
 
     def map_text_at(self, x: float, y: float) -> str:
-        plan = self.plan
-        if plan is None or getattr(plan, "map_time", None) is None:
-            return ""
-        i, j = int(math.floor(x)), int(math.floor(y))
-        if not (0 <= i < plan.map_time.shape[0] and 0 <= j < plan.map_time.shape[1]):
-            return ""
-        ax, ay = plan.map_axes
-        where = f"{axis_value(ax, plan.map_values[0][i])}, {axis_value(ay, plan.map_values[1][j])}"
-        t = plan.map_time[i, j]
-        what = (f"best step time {fmt_seconds(t)} (over every other axis)" if math.isfinite(t)
-                else "no layout fits" if plan.map_valid[i, j] else "no valid layout")
-        return pw.hover_html([(where, True), (what, False)])
+        """The map cell's read-out under map coordinates (x, y) (ui/planner_readout.py), or ""."""
+        return planner_readout.map_cell_text(self.plan, x, y)
 
     def click_point(self, i: int) -> None:
         """Load Pareto point i as the scenario (one undoable edit)."""

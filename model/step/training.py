@@ -51,16 +51,7 @@ from trinity_desktop.model.formulas.comms import (
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token, training_flops
 from trinity_desktop.model.formulas.kernel_efficiency import mfu_peak, runs_fp8
 from trinity_desktop.model.formulas.kv_policy import mean_min
-from trinity_desktop.model.formulas.memory import (
-    activation_bytes_per_layer,
-    deepseek_v3_activation_bytes_per_layer,
-    layers_per_stage,
-    model_state_bytes,
-    op_sac_activation_bytes_per_layer,
-    peak_memory_extras,
-    stored_layer_loads,
-    te_fp8_activation_bytes_per_layer,
-)
+from trinity_desktop.model.formulas.memory import layers_per_stage
 from trinity_desktop.model.formulas.overlap import (
     CommTerm,
     bucketed_grad_exposed,
@@ -73,6 +64,7 @@ from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.step.layout import TrainInputs
 from trinity_desktop.model.step.quantities import LinkBytes, record
+from trinity_desktop.model.step.train_memory import stage_memory
 
 # ZeRO-Offload runs Adam on the host CPU, bound by host memory bandwidth. Stated assumption: a DGX-class
 # host has 2 sockets x 8 DDR5-4800 channels = 614 GB/s for 8 GPUs, 77 GB/s each; ~65% achievable -> 50 GB/s.
@@ -227,25 +219,6 @@ class TrainStep:
     bandwidth_share: object
 
 
-def stage_params(arch: Architecture, tp, pp, ep):
-    """(dense, expert) parameters held by one GPU of the busiest pipeline stage.
-
-    Layers split evenly over stages (ceil(L/p) on the busiest); embeddings sit on the first stage and
-    the output head on the last (both on one stage when p = 1); TP shards everything; EP shards routed
-    experts. Norm parameters are counted as sharded too (they are < 0.01% of the total)."""
-    tp, pp, ep = (xp.asarray(x, dtype=float) for x in (tp, pp, ep))
-    L = arch.layers
-    final_norm = arch._norm_params()
-    experts = arch.expert_params()
-    layer_total = arch.params_total() - arch.embedding_params() - final_norm
-    frac = layers_per_stage(L, pp) / L
-    token_emb = arch.vocab * arch.hidden + (arch.max_seq * arch.hidden if arch.position == "learned" else 0)
-    emb_stage = xp.where(pp == 1, arch.embedding_params() + final_norm, token_emb + final_norm)
-    dense = ((layer_total - experts) * frac + emb_stage) / tp
-    expert = experts * frac / (tp * ep)
-    return dense, expert
-
-
 def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> TrainStep:
     """One training step of `arch` on `hw` (the module docstring's time model): memory per GPU, FLOPs, time by
     part, bytes per link and the per-micro-batch pieces the stage timeline draws. Every field broadcasts over
@@ -255,8 +228,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     gpus, gpus_per_node, tp, pp, cp, ep = x.gpus, x.gpus_per_node, x.tp, x.pp, x.cp, x.ep
     sp, zero, recompute, flash = x.sp, x.zero, x.recompute, x.flash
     micro_batch, global_batch, seq_len = x.micro_batch, x.global_batch, x.seq_len
-    weight_bytes, grad_bytes, master_bytes = x.weight_bytes, x.grad_bytes, x.master_bytes
-    opt_state_bytes, act_bytes, peak = x.opt_state_bytes, x.act_bytes, x.peak
+    weight_bytes, grad_bytes, act_bytes, peak = x.weight_bytes, x.grad_bytes, x.act_bytes, x.peak
     eff_compute, eff_hbm, eff_network = x.eff_compute, x.eff_hbm, x.eff_network
     offload, grad_compression, in_network_aggregation = x.offload, x.grad_compression, x.in_network_aggregation
     grad_comm_bytes, virtual_stages, grad_overlap = x.grad_comm_bytes, x.virtual_stages, x.grad_overlap
@@ -274,43 +246,12 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     act_keep = xp.where(xp.asarray(x.offload) == OFFLOAD_ACTIVATIONS, xp.minimum(lps, 2.0) / lps, 1.0)
 
     # --- memory per GPU -------------------------------------------------------------------------
-    psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
-    k_bytes = xp.asarray(master_bytes, dtype=float) + opt_state_bytes
-    w_d, g_d, o_d = model_state_bytes(psi_dense, dp, zero, weight_bytes, grad_bytes, k_bytes)
-    w_e, g_e, o_e = model_state_bytes(psi_expert, dp / ep, zero, weight_bytes, grad_bytes, k_bytes)
+    mem = stage_memory(arch, x, tp=tp, pp=pp, cp=cp, ep=ep, dp=dp, zero=zero, recompute=recompute, m=m, v=v,
+                       s_local=s_local, lps=lps, act_keep=act_keep)  # step/train_memory.py
+    psi_dense, psi_expert, k_bytes, per_layer_act = mem.psi_dense, mem.psi_expert, mem.k_bytes, mem.act_layer_bytes
+    extras, activations = mem.extras, mem.activations
+    weights_mem, grads_mem, optimizer_mem = mem.weights, mem.gradients, mem.optimizer
     n_moe = arch.moe_layers
-    moe_ffn = (arch.moe_ffn_hidden or arch.ffn_hidden) * (arch.experts_per_token + arch.shared_experts)
-    ffn_avg = ((L - n_moe) * arch.ffn_hidden + n_moe * moe_ffn) / L
-    kv_width = a * arch.qk_dim if arch.attention == "mla" else arch.kv_heads * arch.head_dim
-    per_layer_act = activation_bytes_per_layer(
-        s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
-        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
-    # DeepSeek-V3's recipe (memory.deepseek_v3_activation_bytes_per_layer), dense and MoE layers averaged
-    def ds(ffn, active):
-        return deepseek_v3_activation_bytes_per_layer(
-            s_local, micro_batch, h, tp=tp, sp=sp, q_latent=arch.q_lora_rank or a * arch.qk_dim,
-            kv_latent=arch.kv_width if arch.attention == "mla" else 2 * kv_width, attn_out_width=a * arch.v_dim,
-            ffn=ffn, experts_active=active)
-    ds_layer = ((L - n_moe) * ds(arch.ffn_hidden, 1.0)
-                + n_moe * ds(arch.moe_ffn_hidden or arch.ffn_hidden, arch.experts_per_token + arch.shared_experts)) / L
-    sac_layer = op_sac_activation_bytes_per_layer(s_local, micro_batch, h, tp=tp, sp=sp, q_width=a * arch.qk_dim,
-                                                  kv_width=kv_width, ffn=ffn_avg)
-    te_layer = te_fp8_activation_bytes_per_layer(s_local, micro_batch, h, tp=tp, sp=sp, q_width=a * arch.qk_dim,
-                                                 kv_width=kv_width, ffn=ffn_avg, gated=arch.gated_mlp)
-    recipe = xp.asarray(x.activation_recipe)
-    selective_recipe = xp.where((recipe == 2) & (recompute == 1), sac_layer,
-                                xp.where((recipe == 3) & (recompute == 1), te_layer, per_layer_act))
-    per_layer_act = xp.where(recompute == 2, per_layer_act, xp.where(recipe == 1, ds_layer, selective_recipe))
-    peak_loads, last_loads = stored_layer_loads(L, pp, m, v, first_layers, last_layers)
-    layer_none = activation_bytes_per_layer(
-        s_local, micro_batch, h, a, tp, sp, 0, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
-        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
-    extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
-                                micro_batch=micro_batch, seq_len=s_local, vocab=arch.vocab, tp=tp, cp=cp, dp=dp,
-                                ep=ep, zero=zero, layer_params=(psi_dense + psi_expert) / lps,
-                                weight_bytes=weight_bytes, layers=lps, keep=act_keep)
-    activations = extras.activations / act_keep  # of the peak stage, before activation offload
-    weights_mem, grads_mem, optimizer_mem = w_d + w_e, g_d + g_e, o_d + o_e
 
     # --- FLOPs ----------------------------------------------------------------------------------
     tokens = xp.asarray(global_batch, dtype=float) * seq_len

@@ -35,7 +35,7 @@ from trinity_desktop.model.formulas.comms import (
     in_network_allreduce_bus_factor,
 )
 from trinity_desktop.model.inputs.scenario import Scenario
-from trinity_desktop.model.step.training import stage_params
+from trinity_desktop.model.step.train_memory import stage_params
 
 SYNC_ALGORITHMS = ("ring", "tree", "hierarchical", "in-network")
 LINK_CLASSES = ("scale-up", "scale-out")

@@ -18,7 +18,8 @@ from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 from trinity_desktop.model.inputs.scenario import OFFLOAD_CODE
 from trinity_desktop.model.step.evaluation import evaluate_grid
 from trinity_desktop.model.step.kv_residency import residency_at
-from trinity_desktop.model.step.training import QUANT_FLOPS_PER_ELEMENT, stage_params
+from trinity_desktop.model.step.train_memory import stage_params
+from trinity_desktop.model.step.training import QUANT_FLOPS_PER_ELEMENT
 from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.model.views.workloads import workload_scenario
 

@@ -1,0 +1,108 @@
+"""Memory of one GPU of the training step's peak pipeline stage, before offload moves any of it off the GPU.
+
+Model states: the stage's dense and expert parameters (`stage_params`), ZeRO-sharded over DP (experts over
+DP / EP) with memory.model_state_bytes (ZeRO §5). Activations: stored bytes per layer by the recompute mode
+and the activation recipe (Korthikanti et al. 2022 §4; DeepSeek-V3's recipe; torchtitan's op-level selective
+checkpointing; Transformer Engine's FP8 copies), times the layer loads the 1F1B schedule keeps on the stage,
+plus the transient buffers, NCCL buffers and runtime of memory.peak_memory_extras.
+"""
+
+from __future__ import annotations
+
+from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
+from trinity_desktop.model.formulas.memory import (
+    PeakExtras,
+    activation_bytes_per_layer,
+    deepseek_v3_activation_bytes_per_layer,
+    layers_per_stage,
+    model_state_bytes,
+    op_sac_activation_bytes_per_layer,
+    peak_memory_extras,
+    stored_layer_loads,
+    te_fp8_activation_bytes_per_layer,
+)
+from trinity_desktop.model.inputs.architecture import Architecture
+from trinity_desktop.model.step.layout import TrainInputs
+from trinity_desktop.model.step.quantities import record
+
+
+@record
+class StageMemory:
+    """Bytes per GPU of the peak stage, and the parameter counts the rest of the step shards and sends."""
+
+    psi_dense: object              # dense parameters this GPU holds (stage_params)
+    psi_expert: object             # routed-expert parameters this GPU holds
+    k_bytes: object                # fp32 master + optimizer-state bytes per parameter
+    act_layer_bytes: object        # stored activations of one layer, one micro-batch
+    extras: PeakExtras             # stored activations at the peak (after activation offload's `keep`) and the rest
+    activations: object            # stored activations of the peak stage before activation offload
+    weights: object
+    gradients: object
+    optimizer: object
+
+
+def stage_params(arch: Architecture, tp, pp, ep):
+    """(dense, expert) parameters held by one GPU of the busiest pipeline stage.
+
+    Layers split evenly over stages (ceil(L/p) on the busiest); embeddings sit on the first stage and
+    the output head on the last (both on one stage when p = 1); TP shards everything; EP shards routed
+    experts. Norm parameters are counted as sharded too (they are < 0.01% of the total)."""
+    tp, pp, ep = (xp.asarray(x, dtype=float) for x in (tp, pp, ep))
+    L = arch.layers
+    final_norm = arch._norm_params()
+    experts = arch.expert_params()
+    layer_total = arch.params_total() - arch.embedding_params() - final_norm
+    frac = layers_per_stage(L, pp) / L
+    token_emb = arch.vocab * arch.hidden + (arch.max_seq * arch.hidden if arch.position == "learned" else 0)
+    emb_stage = xp.where(pp == 1, arch.embedding_params() + final_norm, token_emb + final_norm)
+    dense = ((layer_total - experts) * frac + emb_stage) / tp
+    expert = experts * frac / (tp * ep)
+    return dense, expert
+
+
+def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero, recompute, m, v, s_local, lps,
+                 act_keep) -> StageMemory:
+    """The peak stage's memory per GPU (the module docstring). `tp`..`ep`, `zero`, `recompute` as arrays;
+    `m` micro-batches, `v` virtual stages, `s_local` the sequence / CP, `lps` layers on the busiest stage,
+    `act_keep` the share of stored activations vDNN keeps in HBM."""
+    micro_batch, sp, flash, act_bytes = x.micro_batch, x.sp, x.flash, x.act_bytes
+    weight_bytes, grad_bytes = x.weight_bytes, x.grad_bytes
+    L, h, a = arch.layers, arch.hidden, arch.heads
+    psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
+    k_bytes = xp.asarray(x.master_bytes, dtype=float) + x.opt_state_bytes
+    w_d, g_d, o_d = model_state_bytes(psi_dense, dp, zero, weight_bytes, grad_bytes, k_bytes)
+    w_e, g_e, o_e = model_state_bytes(psi_expert, dp / ep, zero, weight_bytes, grad_bytes, k_bytes)
+    n_moe = arch.moe_layers
+    moe_ffn = (arch.moe_ffn_hidden or arch.ffn_hidden) * (arch.experts_per_token + arch.shared_experts)
+    ffn_avg = ((L - n_moe) * arch.ffn_hidden + n_moe * moe_ffn) / L
+    kv_width = a * arch.qk_dim if arch.attention == "mla" else arch.kv_heads * arch.head_dim
+    per_layer_act = activation_bytes_per_layer(
+        s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
+        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
+    # DeepSeek-V3's recipe (memory.deepseek_v3_activation_bytes_per_layer), dense and MoE layers averaged
+    def ds(ffn, active):
+        return deepseek_v3_activation_bytes_per_layer(
+            s_local, micro_batch, h, tp=tp, sp=sp, q_latent=arch.q_lora_rank or a * arch.qk_dim,
+            kv_latent=arch.kv_width if arch.attention == "mla" else 2 * kv_width, attn_out_width=a * arch.v_dim,
+            ffn=ffn, experts_active=active)
+    ds_layer = ((L - n_moe) * ds(arch.ffn_hidden, 1.0)
+                + n_moe * ds(arch.moe_ffn_hidden or arch.ffn_hidden, arch.experts_per_token + arch.shared_experts)) / L
+    sac_layer = op_sac_activation_bytes_per_layer(s_local, micro_batch, h, tp=tp, sp=sp, q_width=a * arch.qk_dim,
+                                                  kv_width=kv_width, ffn=ffn_avg)
+    te_layer = te_fp8_activation_bytes_per_layer(s_local, micro_batch, h, tp=tp, sp=sp, q_width=a * arch.qk_dim,
+                                                 kv_width=kv_width, ffn=ffn_avg, gated=arch.gated_mlp)
+    recipe = xp.asarray(x.activation_recipe)
+    selective_recipe = xp.where((recipe == 2) & (recompute == 1), sac_layer,
+                                xp.where((recipe == 3) & (recompute == 1), te_layer, per_layer_act))
+    per_layer_act = xp.where(recompute == 2, per_layer_act, xp.where(recipe == 1, ds_layer, selective_recipe))
+    peak_loads, last_loads = stored_layer_loads(L, pp, m, v, x.first_stage_layers, x.last_stage_layers)
+    layer_none = activation_bytes_per_layer(
+        s_local, micro_batch, h, a, tp, sp, 0, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
+        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
+    extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
+                                micro_batch=micro_batch, seq_len=s_local, vocab=arch.vocab, tp=tp, cp=cp, dp=dp,
+                                ep=ep, zero=zero, layer_params=(psi_dense + psi_expert) / lps,
+                                weight_bytes=weight_bytes, layers=lps, keep=act_keep)
+    return StageMemory(psi_dense=psi_dense, psi_expert=psi_expert, k_bytes=k_bytes, act_layer_bytes=per_layer_act,
+                       extras=extras, activations=extras.activations / act_keep,  # before activation offload
+                       weights=w_d + w_e, gradients=g_d + g_e, optimizer=o_d + o_e)

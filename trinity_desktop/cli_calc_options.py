@@ -1,0 +1,110 @@
+"""The options of `calc train` and `calc infer` (cli.py runs them): each Scenario field a flag, its numbers
+checked against model/base/ranges.py as they are parsed, so a bad value is one line and exit 2 before anything
+computes. Imports cli_options and cli_validate, never cli.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from trinity_desktop import cli_validate
+from trinity_desktop.cli_options import (
+    GPN_HELP,
+    add_comm_overlap_options,
+    add_model_and_hardware_choice,
+    add_scenario_option,
+    scenario_default,
+    scenario_number,
+    whole_number,
+)
+from trinity_desktop.model.base.dtypes import (
+    KV_DTYPES,
+    OPTIMIZER_STATE_BYTES,
+    TRAIN_PRECISIONS,
+    WEIGHT_FORMATS,
+)
+from trinity_desktop.model.base.ranges import INFERENCE_DEFAULTS
+from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
+from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
+from trinity_desktop.model.inputs.scenario import ACTIVATION_RECIPES, OFFLOAD_MODES, RECOMPUTE
+from trinity_desktop.model.step.kv_residency import PLACEMENT_POLICIES
+
+
+def _add_calc_common(p: argparse.ArgumentParser, json_keys: str = "") -> None:
+    add_model_and_hardware_choice(p)
+    p.add_argument("--technique", action="append", default=[], metavar="NAME",
+                   help="apply a technique of resources/techniques.toml (key or name) after the other options; "
+                        "repeatable, applied in order; one that does not apply is an error")
+    p.add_argument("--json", action="store_true",
+                   help="print machine-readable JSON (pressure: share of each resource's limit used, as the "
+                        "heatmap shows it; triangle_weights: pressure normalised to sum to 1; techniques_applied, stages, roofline" + json_keys + ")")
+
+
+def add_calc_train(calc) -> None:
+    """`calc train`: the layout, recompute, batch, precision, offload, overlap and MoE communication options."""
+    train = calc.add_parser("train", help="one training step")
+    _add_calc_common(train)
+    add_scenario_option(train, "gpus")
+    add_scenario_option(train, "gpus_per_node", None, help=GPN_HELP)
+    for name in ("tp", "pp", "cp", "ep"):
+        add_scenario_option(train, name)
+    add_scenario_option(train, "virtual_stages",
+                       help="interleaved 1F1B: model chunks per pipeline stage (default 1, plain 1F1B)")
+    for name in ("first_stage_layers", "last_stage_layers"):
+        add_scenario_option(train, name, help=f"uneven pipeline: layers on the {name.split('_')[0]} stage "
+                                              "(default 0, the even split; Megatron's --decoder-*-pipeline-num-layers)")
+    train.add_argument("--dp", type=scenario_number("gpus"), help="default: gpus / (tp x pp x cp)")
+    add_scenario_option(train, "zero", choices=(0, 1, 2, 3))
+    train.add_argument("--recompute", choices=RECOMPUTE, default=scenario_default("recompute"))
+    train.add_argument("--activation-recipe", choices=ACTIVATION_RECIPES, default=scenario_default("activation_recipe"),
+                       help="tensors a layer stores: megatron (Korthikanti et al. 2022), deepseek-v3 (RMSNorm and "
+                            "MLA up-projections recomputed, FP8/E5M6 activation caching; DeepSeek-V3 report 3.2.3, "
+                            "3.3.3), torchtitan-op-sac (selective recompute saves every other matmul output) or te-fp8 "
+                            "(Transformer Engine keeps FP8 GEMM inputs for the backward)")
+    train.add_argument("--sequence-parallel", action=argparse.BooleanOptionalAction,
+                       default=scenario_default("sequence_parallel"))
+    train.add_argument("--flash-attention", action=argparse.BooleanOptionalAction,
+                       default=scenario_default("flash_attention"))
+    add_scenario_option(train, "micro_batch")
+    add_scenario_option(train, "global_batch", None, help="sequences per step (default: micro-batch x DP)")
+    add_scenario_option(train, "seq_len")
+    train.add_argument("--precision", choices=TRAIN_PRECISIONS, default=scenario_default("precision"))
+    train.add_argument("--optimizer", choices=tuple(OPTIMIZER_STATE_BYTES), default=scenario_default("optimizer"))
+    train.add_argument("--offload", choices=OFFLOAD_MODES, default=scenario_default("offload"),
+                       help="optimizer (ZeRO-Offload), activations (vDNN) or nvme (ZeRO-Infinity); default none")
+    add_comm_overlap_options(train)
+    cli_validate.add_calc_options(train)
+
+
+def add_calc_infer(calc) -> None:
+    """`calc infer`: the replica, batch or sessions, lengths, formats and KV-cache options."""
+    infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
+    _add_calc_common(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
+                                   "effective_time_per_output_token_s")
+    add_scenario_option(infer, "gpus", INFERENCE_DEFAULTS["gpus"],
+                       help="GPUs of one replica, TP x PP (tensor-parallel degree TP = gpus / pp; default 1)")
+    add_scenario_option(infer, "pp",
+                       help="pipeline stages, each holding layers / pp; must divide the layers and --gpus (default 1)")
+    add_scenario_option(infer, "gpus_per_node", None, help=GPN_HELP)
+    batch = infer.add_mutually_exclusive_group()
+    add_scenario_option(batch, "batch", None, help=f"sequences decoded together (default {LIMITS['batch'].default})")
+    batch.add_argument("--sessions", type=scenario_number("batch"),
+                       help="concurrent sessions, each with its own KV cache (sets the batch)")
+    length = infer.add_mutually_exclusive_group()
+    add_scenario_option(length, "prompt_len", None, help=f"prompt tokens (default {LIMITS['prompt_len'].default})")
+    length.add_argument("--context", type=whole_number(1, LIMITS["prompt_len"].highest + LIMITS["gen_len"].highest),
+                        metavar="N",
+                        help="tokens per sequence, prompt + generated (sets prompt-len = N - gen-len; N > gen-len)")
+    add_scenario_option(infer, "gen_len", help=f"generated tokens (default {LIMITS['gen_len'].default})")
+    infer.add_argument("--weight-dtype", choices=WEIGHT_FORMATS, default=scenario_default("weight_dtype"))
+    infer.add_argument("--kv-dtype", choices=KV_DTYPES, default=scenario_default("kv_dtype"))
+    infer.add_argument("--kv-policy", choices=KV_POLICIES, default=scenario_default("kv_policy"),
+                       help="KV-cache policy: full, window (sliding window), streaming (sinks + window), "
+                            "h2o (heavy hitters + window), razor (retrieval heads full, others sinks + window)")
+    add_scenario_option(infer, "kv_window", help=f"recent-window tokens (default {LIMITS['kv_window'].default})")
+    add_scenario_option(infer, "kv_sinks", help=f"attention-sink tokens (default {LIMITS['kv_sinks'].default})")
+    add_scenario_option(infer, "kv_offload_fraction",
+                       help="share of the KV cache kept in host DRAM, fetched each step (FlexGen; default 0)")
+    infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
+                       help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
+    cli_validate.add_calc_options(infer)
