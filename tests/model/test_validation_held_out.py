@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from trinity_desktop.model import evaluate
+from trinity_desktop.model.formulas.memory import CUDA_CONTEXT_BYTES
 from trinity_desktop.model.inputs import presets
 from trinity_desktop.model.search.published_runs import (
     GIB,
@@ -39,7 +40,8 @@ def test_memory_runs_are_sourced_and_evaluate():
         assert r.kind == "memory" and r.quantity == "memory_bytes" and r.source in refs and r.where
         evaluate(r.scenario)
     rows = memory_rows(runs[:2])
-    assert rows[0]["measured"] == pytest.approx(82.4 * GIB)  # torchtitan Table 1, FSDP row: 82.4 GiB
+    # torchtitan Table 1, FSDP row: 82.4 GiB, the caching allocator's peak, which leaves out the CUDA context
+    assert rows[0]["measured"] == pytest.approx(82.4 * GIB + CUDA_CONTEXT_BYTES)
     assert rows[0]["predicted_gib"] == pytest.approx(rows[0]["predicted"] / GIB)
 
 

@@ -71,7 +71,7 @@ def test_hover_explains_the_position_in_numbers(triangle):
     assert row.name in text
     assert f"Memory pressure {p.memory:.2f}" in text
     assert f"{row.results.memory_total / 1e9:.1f} GB of 80 GB" in text
-    assert "Binding resource: Bandwidth" in text
+    assert f"Binding resource: {row.results.bottleneck.capitalize()}" in text
     assert "GPU·s" in text and "nan" not in text.lower()
     assert "Current scenario" in triangle.hover_text_for("current")
 
