@@ -22,7 +22,7 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.batch_readout import batch_of, fmt_tokens
 from trinity_desktop.ui.stacked_bar import StackedBar
 from trinity_desktop.ui.stage_segments import time_segments_for_stage
-from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds, fmt_value
 
 STACK_BELOW_PX = 640   # a panel narrower than this stacks the memory bar above the time bar
 BAD_COLOR = theme.BAD_COLOR  # the "does not fit" red (text and line), distinct from the component colours
@@ -362,15 +362,15 @@ class BreakdownPanel(QtWidgets.QWidget):
         names = list(r.time)
         seconds = [float(r.time[n]) for n in names]
         total = float(r.time_total) if r.time_total > 0 else sum(seconds)
-        self._time_scale, self._time_unit = pw.choose_time_unit(total)
+        self._time_scale, self._time_unit = choose_time_unit(total)
         vals = [s * self._time_scale for s in seconds]
         y_max = max(sum(vals), 1e-12) * 1.12
-        texts = [f"{theme.label_for(n, 'time')}\n{pw.fmt_value(v, self._time_unit)} · {hover.share(s, total)}"
+        texts = [f"{theme.label_for(n, 'time')}\n{fmt_value(v, self._time_unit)} · {hover.share(s, total)}"
                  for n, v, s in zip(names, vals, seconds, strict=True)]
         hidden = r.train.get("communication_overlapped", 0.0) if r.kind == "train" else 0.0  # formulas/overlap.py
         if hidden > 0 and "communication_exposed" in names:
             i = names.index("communication_exposed")
-            texts[i] += f"\n(+{pw.fmt_value(hidden * self._time_scale, self._time_unit)} hidden)"
+            texts[i] += f"\n(+{fmt_value(hidden * self._time_scale, self._time_unit)} hidden)"
         self.time_plot.setYRange(0, y_max, padding=0)
         self.time_bar.update(names, vals, texts, y_max)
         title = TIME_TITLES.get(r.kind, "Time")

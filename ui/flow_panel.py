@@ -31,7 +31,7 @@ from trinity_desktop.ui.flow_readout import (
     time_ticks,
 )
 from trinity_desktop.ui.flow_timeline import bar_brush, timeline
-from trinity_desktop.ui.units import fmt_seconds
+from trinity_desktop.ui.units import choose_time_unit, fmt_seconds
 from trinity_desktop.ui.wrap_layout import WrapLayout
 
 HIGHLIGHT_COLOR = theme.ON_LIGHT
@@ -190,7 +190,7 @@ class FlowPanel(QtWidgets.QWidget):
         self._lanes = lane_order(self._stages)
         lane_index = {n: i for i, n in enumerate(self._lanes)}
         self._total = max((st.end_s for st in self._stages), default=0.0)
-        self._scale, self._unit = pw.choose_time_unit(self._total)
+        self._scale, self._unit = choose_time_unit(self._total)
         kind = results.kind
         n = len(self._stages)
         x0 = np.array([st.start_s for st in self._stages], dtype=float) * self._scale

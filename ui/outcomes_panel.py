@@ -19,7 +19,7 @@ from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.variants import VariantResult, compare, variant_result
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds
 
 LINK_ORDER = ("hbm", "scale-up", "scale-out", "host")
 LINK_LABELS = {"hbm": "HBM", "scale-up": "scale-up (NVLink)", "scale-out": "scale-out (network)",
@@ -185,7 +185,7 @@ class OutcomesPanel(QtWidgets.QWidget):
         n = len(drawn)
         ys = np.arange(n, dtype=float)
         t_max = max((v.time_total for v in drawn), default=0.0)
-        self._time_scale, self._time_unit = pw.choose_time_unit(t_max)
+        self._time_scale, self._time_unit = choose_time_unit(t_max)
         parts = [split_by_part(v.time_by_stage) for v in drawn]
         x0 = np.zeros(n)
         starts: dict[str, np.ndarray] = {}

@@ -5,7 +5,6 @@ Nothing here knows about a particular panel; panels build on these and keep the 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -244,10 +243,31 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
             axis._shown_label = (shown, style.get("color"))
             # a label without its own colour keeps the axis' text colour (the theme's, set by setTextPen):
             # pyqtgraph's setLabel would otherwise replace the style and drop it
+            if side in ("left", "right"):
+                _room_for_wrapped_label(axis)
             plot.setLabel(side, shown, **({"color": axis.textPen().color().name()} | style))
             axis.resizeEvent()   # pyqtgraph centres the label on its axis only on a resize: re-centre the new text
             axis.setToolTip(text if cut else "")
     _fit_scene_to_view(plot)
+
+
+def _room_for_wrapped_label(axis: pg.AxisItem) -> None:
+    """pyqtgraph's AxisItem._updateWidth counts 0.8 of a side label's height (room for one rotated line); a
+    label wrapped onto several lines then runs over the tick labels. Keep pyqtgraph's width and add the rest of
+    the label's height whenever the label holds more than one line (installed once per axis)."""
+    if getattr(axis, "_wrapped_label_room", False):
+        return
+    own = axis._updateWidth
+
+    def update_width() -> None:
+        own()
+        if axis.fixedWidth is None and axis.label.isVisible() and "<br>" in (axis.labelText or ""):
+            width = axis.maximumWidth() + 0.2 * axis.label.boundingRect().height() + 2.0
+            axis.setMaximumWidth(width)
+            axis.setMinimumWidth(width)
+
+    axis._updateWidth = update_width
+    axis._wrapped_label_room = True
 
 
 def fit_legend(plot: pg.PlotItem, legend: pg.LegendItem, margin: float = 2.0) -> None:
@@ -276,25 +296,6 @@ def freeze_view(plot: pg.PlotItem) -> None:
     plot.hideButtons()
     plot.setMenuEnabled(False)
     plot.getViewBox().enableAutoRange(enable=False)
-
-
-def choose_time_unit(seconds: float) -> tuple[float, str]:
-    """(scale, unit) so that seconds * scale reads well: s, ms or µs."""
-    mag = abs(seconds) if math.isfinite(seconds) else 0.0
-    if mag >= 1.0 or mag == 0.0:
-        return 1.0, "s"
-    if mag >= 1e-3:
-        return 1e3, "ms"
-    return 1e6, "µs"
-
-
-def fmt_value(value: float, unit: str) -> str:
-    """A number with its unit, 3 significant figures, never NaN."""
-    if value is None or not math.isfinite(value):
-        return "—"
-    if abs(value) >= 100:
-        return f"{value:,.0f} {unit}"
-    return f"{value:.3g} {unit}"
 
 
 def contrast_text_color(rgb: Sequence[float]) -> str:

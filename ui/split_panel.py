@@ -27,7 +27,7 @@ from trinity_desktop.model.views.split import (
 )
 from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
+from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
 PART_COLORS = {
@@ -275,7 +275,7 @@ class SplitPanel(QtWidgets.QWidget):
         t = self._table
         n = prof.layers
         x = np.arange(n + 1, dtype=float)
-        self._time_scale, self._time_unit = pw.choose_time_unit(float(t["total_s"].max()))
+        self._time_scale, self._time_unit = choose_time_unit(float(t["total_s"].max()))
         s = self._time_scale
         bottom = np.zeros(n + 1)
         for name in ("device", "transfer", "cloud"):

@@ -46,3 +46,22 @@ def fmt_seconds(value: float) -> str:
     if mag >= 1e-6:
         return f"{value * 1e6:.3g} µs"
     return f"{value * 1e9:.3g} ns"
+
+
+def choose_time_unit(seconds: float) -> tuple[float, str]:
+    """(scale, unit) so that seconds * scale reads well: s, ms or µs."""
+    mag = abs(seconds) if math.isfinite(seconds) else 0.0
+    if mag >= 1.0 or mag == 0.0:
+        return 1.0, "s"
+    if mag >= 1e-3:
+        return 1e3, "ms"
+    return 1e6, "µs"
+
+
+def fmt_value(value: float, unit: str) -> str:
+    """A number with its unit, 3 significant figures, never NaN."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    if abs(value) >= 100:
+        return f"{value:,.0f} {unit}"
+    return f"{value:.3g} {unit}"

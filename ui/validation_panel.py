@@ -186,14 +186,27 @@ class ValidationPanel(QtWidgets.QWidget):
         go under the scatter only where both keep their room (a 723 x 703 dock at 1366 x 768)."""
         super().resizeEvent(event)
         wide = self.width() >= SIDE_BY_SIDE_WIDTH or self.height() < STACKED_MIN_HEIGHT
+        self._fit_legend_columns(wide)
         if wide != self._wide:
             self._wide = wide
-            # stacked, the scatter spans the panel: its legend takes one row, the height goes to the points
-            self.legend.setColumnCount(LEGEND_COLUMNS if wide else len(self.legend.items))
             self.graphics.ci.removeItem(self.bar_plot)
             self.graphics.addItem(self.bar_plot, row=0 if wide else 1, col=1 if wide else 0)
             self.graphics.ci.layout.setRowStretchFactor(0, 1)
             self.graphics.ci.layout.setRowStretchFactor(1, 1)
+
+    def _fit_legend_columns(self, wide: bool) -> None:
+        """As many legend columns as the scatter's width holds whole entries (at most LEGEND_COLUMNS side by side;
+        stacked, the scatter spans the panel and the legend takes as few rows as fit): never wider than its column,
+        so nothing to its right is pushed out of the view."""
+        items = self.legend.items
+        if not items:
+            return
+        entry = max(sample.boundingRect().width() + label.boundingRect().width() + 16 for sample, label in items)
+        room = (self.width() / 2.0 if wide else float(self.width())) - 24.0
+        most = LEGEND_COLUMNS if wide else len(items)
+        columns = max(1, min(most, int(room // entry)))
+        if columns != self.legend.columnCount:
+            self.legend.setColumnCount(columns)
 
     # --- the published runs ----------------------------------------------------------------------
     def update_results(self, _results: Results) -> None:
