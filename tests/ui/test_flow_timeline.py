@@ -36,7 +36,7 @@ def test_prefetch_lays_out_training_slides_in_the_worker():
 
 
 def test_an_error_reaches_the_caller():
-    sc = default_scenario().replace(seq_len=3072)   # laid out by no other test: timelines are kept per scenario
+    sc = default_scenario().replace(seq_len=5120)   # laid out by no other test: timelines are kept per scenario
     with pytest.raises(ValidationError):
         flow_timeline.timeline(sc, evaluate(sc.replace(seq_len=2048)))   # results of another scenario
     assert flow_timeline.timeline(sc, evaluate(sc))[0] == stages(sc)      # the failure was not kept
