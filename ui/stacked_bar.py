@@ -81,12 +81,16 @@ class StackedBar:
         if sum(heights) + 2 * n > 0.95 * vb_h:   # too low for two-line labels: name and value on one line
             texts = [self._wrapped(t.replace("\n", " "), metrics, room) for t in label_texts]
             heights = [label_layout.measure(t, font())[1] for t in texts]
-        self._full_texts = texts
-        ys = label_layout.spread_by_size(mids, np.asarray(heights) / vb_h * y_max, pad=2.0 / vb_h * y_max,
-                                         lo=0.0, hi=y_max)
+        shown = self._labelled(heights, 0.95 * vb_h)
+        self._full_texts = [t for i, t in enumerate(texts) if shown[i]]
+        ys = np.zeros(n)
+        y0, y1 = self.plot.getViewBox().viewRange()[1]
+        per_px = max(y1 - y0, y_max) / vb_h   # data units per pixel of the view as drawn (its range may exceed y_max)
+        ys[shown] = label_layout.spread_by_size(mids[shown], np.asarray(heights)[shown] * per_px,
+                                                pad=2.0 * per_px, lo=0.0, hi=y_max)
         leader_x, leader_y = [], []
         for i, item in enumerate(self.labels):
-            if i < n:
+            if i < n and shown[i]:
                 if item.toPlainText() != texts[i]:
                     item.setText(texts[i])
                 item.setColor(theme.plot_text_color())
@@ -98,6 +102,18 @@ class StackedBar:
                 item.setVisible(False)
         self.leaders.setData(np.asarray(leader_x, float), np.asarray(leader_y, float))
         self.fit_x_range()
+
+    def _labelled(self, heights: Sequence[float], room_px: float) -> np.ndarray:
+        """Which segments get a side label: every one of non-zero size while all labels fit the plot's height,
+        else the largest ones that fit (the others are read by hovering their segment)."""
+        shown = self.values > 0.0
+        order = np.argsort(-self.values, kind="stable")
+        used = 0.0
+        for i in order:
+            if shown[i]:
+                used += heights[i] + 2.0
+                shown[i] = used <= room_px
+        return shown
 
     @staticmethod
     def _wrapped(text: str, metrics: QtGui.QFontMetricsF, room: float) -> str:
