@@ -61,6 +61,9 @@ class Hardware:
                 raise ValidationError(f"{self.key}.{name}", getattr(self, name), "a positive number")
         if not self.peak_flops or min(self.peak_flops.values()) <= 0:
             raise ValidationError(f"{self.key}.peak_flops", dict(self.peak_flops), "positive dense FLOP/s per format")
+        if not {"bf16", "fp16"} & set(self.peak_flops):  # the 16-bit peak every view and default precision uses
+            raise ValidationError(f"{self.key}.peak_flops", ", ".join(self.peak_flops),
+                                  "a bf16 or fp16 dense peak among the formats")
         check_all(self, f"{self.key}.", HARDWARE_RULES)
 
     def absent(self, name: str) -> bool:

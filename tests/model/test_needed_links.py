@@ -3,6 +3,7 @@ refused by name, never free (issue 26, "Optional fields" and "Missing links cost
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -122,3 +123,21 @@ def test_the_cli_refuses_offload_without_a_host_link_in_one_line(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "Traceback" not in run.stderr
     assert run.stderr.strip().count("\n") == 0 and "host_link_bw is absent" in run.stderr
+
+
+def test_a_device_without_a_16_bit_peak_is_refused_when_loaded(tmp_path):
+    """The split, edge-architecture and roofline views and the default precision time 16-bit work: a file whose
+    device states only an 8-bit peak raised "precision" out of a panel (the GUI soak's ValidationError); it is
+    now refused on load, naming the field."""
+    path = tmp_path / "int8-only.toml"
+    path.write_text(MINIMAL_TOML.replace("peak_bf16 = 1e15", "peak_int8 = 2e15"), encoding="utf-8")
+    with pytest.raises(ValidationError, match="16-bit"):
+        load_hardware_file(path)
+    good = tmp_path / "minimal.toml"
+    good.write_text(MINIMAL_TOML, encoding="utf-8")
+    (hw,) = load_hardware_file(good)
+    with pytest.raises(ValidationError, match="bf16 or fp16"):   # a device built any other way (a session)
+        dataclasses.replace(hw, peak_flops={"int8": 2e15})
+    run = subprocess.run([sys.executable, "-m", "trinity_desktop", "calc", "infer", "--model", "llama-2-7b",
+                          "--hardware-file", str(path), "--gpus", "1"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "Traceback" not in run.stderr and run.stderr.strip().count("\n") == 0
