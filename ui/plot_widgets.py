@@ -485,8 +485,15 @@ class LogSIAxis(pg.AxisItem):
         return levels
 
     def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
+        """Whole decades by their prefix; a decade past float64 (a view zoomed or panned out that far) as 1e<n>,
+        never an OverflowError out of the paint."""
         out = []
         for v in values:
             r = round(v)
-            out.append(si_decade(10.0 ** r * scale) if abs(v - r) < 1e-6 else "")
+            if abs(v - r) >= 1e-6:
+                out.append("")
+            elif abs(r) > 300:
+                out.append(f"1e{r}")
+            else:
+                out.append(si_decade(10.0 ** r * scale))
         return out

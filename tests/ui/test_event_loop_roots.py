@@ -49,3 +49,11 @@ def test_a_glide_still_moves_a_curve_that_keeps_its_points(qtbot):
     assert tween.capture_after() == 1
     tween.apply(0.5)
     assert list(item.getOriginalDataset()[1]) == [1.0, 2.0]
+
+
+def test_a_log_axis_past_float64_labels_its_decades_without_overflow(qtbot):
+    """The soak's escape: a log view panned out to 10^400 made LogSIAxis compute 10.0 ** 400 while painting."""
+    from trinity_desktop.ui.plot_widgets import LogSIAxis
+
+    axis = LogSIAxis("left")
+    assert axis.logTickStrings([399.0, 400.0, 3.0, 3.5], 1.0, 1.0) == ["1e399", "1e400", "1 k", ""]
