@@ -42,6 +42,9 @@ class StackedBar:
         self.bottoms = np.zeros(0)
         self._right_px = 12.0
         plot.getViewBox().sigResized.connect(self.relayout)
+        # labels are spread in data units but drawn in pixels: a new y range (a band's whisker raising the top)
+        # changes how many pixels a unit is, so they are spread again
+        plot.getViewBox().sigYRangeChanged.connect(self.relayout)
 
     @property
     def total(self) -> float:
