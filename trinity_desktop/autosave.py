@@ -33,6 +33,7 @@ from PySide6 import QtCore
 from trinity_desktop import session_file
 from trinity_desktop.deck import Deck
 from trinity_desktop.model import Scenario
+from trinity_desktop.ui import worker_relay
 
 AUTOSAVE_NAME = "autosave.json"
 LOCK_NAME = "session.lock"
@@ -131,7 +132,6 @@ class Autosaver(QtCore.QObject):
 
     saved = QtCore.Signal(object)   # Path of the autosave just written
     failed = QtCore.Signal(str)     # why the autosave could not be written (disk full, permissions...)
-    _written = QtCore.Signal(object, str)  # from the worker thread: (path or None, problem); re-emitted here
 
     def __init__(self, directory: Path, delay_ms: int = DELAY_MS, parent: QtCore.QObject | None = None):
         super().__init__(parent)
@@ -145,7 +145,7 @@ class Autosaver(QtCore.QObject):
         self._wake = threading.Event()
         self._stopping = False
         self._worker: threading.Thread | None = None
-        self._written.connect(self._report, QtCore.Qt.ConnectionType.QueuedConnection)
+        worker_relay.install()   # the writer thread reports through it (never emits on this object)
         self._timer = QtCore.QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(max(0, int(delay_ms)))
@@ -189,7 +189,7 @@ class Autosaver(QtCore.QObject):
                 return
             path, problem = self._write_latest()
             if path is not None or problem:
-                self._written.emit(path, problem)
+                worker_relay.post(self._report, path, problem)
 
     def _write_latest(self) -> tuple[Path | None, str]:
         """Take the pending state and write it atomically; on failure it stays pending (unless a newer one came).

@@ -22,7 +22,7 @@ from PySide6 import QtCore, QtGui
 
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.search.uncertainty import DEFAULT_SAMPLES, Uncertainty, propagate
-from trinity_desktop.ui import theme
+from trinity_desktop.ui import theme, worker_relay
 from trinity_desktop.ui.panel_protocol import BandsView
 from trinity_desktop.ui.units import fmt_seconds
 
@@ -33,7 +33,6 @@ BAND_ALPHA = 60  # of 255: a band reads as a range, never hides what is under it
 
 class BandService(QtCore.QObject):
     bandsChanged = QtCore.Signal(object)  # Uncertainty of the latest scenario, or None (hidden / no result)
-    _computed = QtCore.Signal(object, object)  # (scenario, Uncertainty | None), emitted on the worker thread
 
     def __init__(self, samples: int = DEFAULT_SAMPLES, parent: QtCore.QObject | None = None):
         super().__init__(parent)
@@ -44,7 +43,7 @@ class BandService(QtCore.QObject):
         self._busy = False
         self._closed = False
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bands")
-        self._computed.connect(self._on_computed, QtCore.Qt.ConnectionType.QueuedConnection)
+        worker_relay.install()   # the worker hands its result over through it (never emits on this service)
         self._timer = QtCore.QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
@@ -89,10 +88,7 @@ class BandService(QtCore.QObject):
             u = propagate(scenario, samples=self.samples)
         except (ValueError, ArithmeticError):  # ValidationError is a ValueError; the bands stay hidden
             u = None
-        try:
-            self._computed.emit(scenario, u)
-        except RuntimeError:  # the service (its window) was deleted meanwhile: nobody to tell
-            pass
+        worker_relay.post(self._on_computed, scenario, u)   # dropped if the service is gone by then
 
     def _on_computed(self, scenario: Scenario, u: Uncertainty | None) -> None:
         self._busy = False

@@ -25,7 +25,7 @@ from trinity_desktop.model.inputs.presets import references
 from trinity_desktop.model.search.uncertainty import Uncertainty
 from trinity_desktop.model.search.validation import published_runs, run_rows
 from trinity_desktop.model.step.evaluation import Results
-from trinity_desktop.ui import findings, named_combo, theme
+from trinity_desktop.ui import findings, named_combo, theme, worker_relay
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.units import fmt_seconds
 
@@ -58,8 +58,6 @@ def quantity_text(row: dict) -> str:
 
 
 class ValidationPanel(QtWidgets.QWidget):
-    _rowsReady = QtCore.Signal(str, object)  # (set name, rows), emitted on the worker thread
-
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("ValidationPanel")
@@ -70,7 +68,7 @@ class ValidationPanel(QtWidgets.QWidget):
         self._requested: str | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="validation")
         self._closed = False
-        self._rowsReady.connect(self._on_rows, QtCore.Qt.ConnectionType.QueuedConnection)
+        worker_relay.install()   # the worker hands its rows over through it (never emits on this panel)
         refs = references()
         runs = published_runs()
         self.kinds = [k for k in KIND_STYLE if any(r.kind == k for r in runs)]
@@ -239,7 +237,7 @@ class ValidationPanel(QtWidgets.QWidget):
             rows = run_rows(name, SAMPLES_PER_RUN)
         except (ValueError, ArithmeticError) as exc:
             rows = str(exc)
-        self._rowsReady.emit(name, rows)
+        worker_relay.post(self._on_rows, name, rows)
 
     def _on_rows(self, name: str, rows) -> None:
         if name != self.set_name:
