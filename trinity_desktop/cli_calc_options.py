@@ -17,6 +17,7 @@ from trinity_desktop.cli_options import (
     scenario_number,
     whole_number,
 )
+from trinity_desktop.cli_speculative import add_speculative_options  # speculative decoding (#23)
 from trinity_desktop.model.base.dtypes import (
     KV_DTYPES,
     OPTIMIZER_STATE_BYTES,
@@ -107,4 +108,5 @@ def add_calc_infer(calc) -> None:
                        help="share of the KV cache kept in host DRAM, fetched each step (FlexGen; default 0)")
     infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
+    add_speculative_options(infer)  # speculative decoding (#23)
     cli_validate.add_calc_options(infer)
