@@ -82,6 +82,7 @@ class SpeculativeDecode:
     decode_intensity: float
     ridge: float
     draft_memory_bytes: float
+    request_s: float  # prefill + the request's decode groups decoded speculatively (KV held in HBM)
 
     @property
     def verify_bound(self) -> str:

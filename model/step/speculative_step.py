@@ -32,6 +32,7 @@ from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.layout import infer_inputs
+from trinity_desktop.model.step.request import DecodePlan, decode_plan
 from trinity_desktop.model.step.run import infer_step_of
 
 ATTENTION = "attention (KV reads)"   # evaluate_grid's decode_time names (evaluation.DECODE_TIME_NAMES)
@@ -79,19 +80,22 @@ def _draft_memory(draft: Architecture, dsc: Scenario, shared_params: float) -> f
     return weights + float(r.memory.kv_cache)
 
 
-def speculative_grid(sc: Scenario, grid, batch=None, draft_tokens=None, acceptance=None) -> dict:
+def speculative_grid(sc: Scenario, grid, batch=None, draft_tokens=None, acceptance=None, **contexts) -> dict:
     """The speculative decode of `sc` over arrays of batch, γ and α (broadcast together; None = the scenario's),
-    with `grid` = evaluate_grid. Returns arrays: decode_step_s, draft_step_s, verify_step_s, round_s,
-    expected_tokens_per_step, time_per_output_token_s, speedup, verify_flops, verify_hbm_bytes (per GPU)."""
+    and optionally `prompt_len` / `gen_len` (the decode step at context prompt + gen/2), with `grid` =
+    evaluate_grid. Returns arrays: decode_step_s, draft_step_s, verify_step_s, round_s, expected_tokens_per_step,
+    time_per_output_token_s, speedup, and per GPU the verify, plain decode and draft steps' FLOPs and HBM bytes."""
     b = np.asarray(sc.batch if batch is None else batch, dtype=float)
     g = np.asarray(draft_tokens_of(sc) if draft_tokens is None else draft_tokens, dtype=float)
     a = np.asarray(sc.acceptance if acceptance is None else acceptance, dtype=float)
-    b, g, a = np.broadcast_arrays(b, g, a)
+    b, g, a, *ctx = np.broadcast_arrays(b, g, a, *(np.asarray(v, dtype=float) for v in contexts.values()))
+    contexts = dict(zip(contexts, ctx, strict=True))
     q = g + 1.0
-    target = grid(sc, batch=np.stack([b, b * q]))
+    target = grid(sc, batch=np.stack([b, b * q]), **contexts)
     plain, wide = (_at(target, i) for i in (0, 1))
     dsc, _, _ = draft_scenario(sc)
-    draft_step = np.asarray(grid(dsc, batch=b)["time_per_output_token_s"], dtype=float)
+    drafted = grid(dsc, batch=b, **contexts)
+    draft_step = np.asarray(drafted["time_per_output_token_s"], dtype=float)
     x, hw = infer_inputs(sc), sc.hardware
     tp, pp = float(x.tp), float(x.pp)
     n_mb = np.minimum(b, pp)
@@ -111,7 +115,9 @@ def speculative_grid(sc: Scenario, grid, batch=None, draft_tokens=None, acceptan
     return dict(decode_step_s=decode, draft_step_s=draft_step, verify_step_s=verify, round_s=rnd,
                 expected_tokens_per_step=tokens, time_per_output_token_s=tpot, speedup=decode / tpot,
                 verify_flops=verify_flops, verify_hbm_bytes=verify_hbm,
-                decode_flops=plain["decode_flops"] / (tp * pp), decode_hbm_bytes=plain["decode_bytes"]["hbm"])
+                decode_flops=plain["decode_flops"] / (tp * pp), decode_hbm_bytes=plain["decode_bytes"]["hbm"],
+                draft_flops=np.asarray(drafted["decode_flops"], dtype=float) / dsc.gpus,
+                draft_hbm_bytes=np.asarray(drafted["decode_bytes"]["hbm"], dtype=float))
 
 
 def _at(out: dict, i: int) -> dict:
@@ -124,12 +130,27 @@ def _at(out: dict, i: int) -> dict:
     return {k: take(v) for k, v in out.items() if k != "prefill_shares" and k != "decode_shares"}
 
 
+def speculative_groups(sc: Scenario, grid) -> tuple[DecodePlan, dict]:
+    """The request's decode groups (`request.decode_plan`) decoded speculatively: the speculative grid at each
+    group's mean context, and per group its rounds = steps / E, draft_s = rounds · γ · t_draft and verify_s =
+    rounds · t_verify. The KV cache is taken as held in HBM (the tier transfers of a spilling cache are not
+    added to the speculative request)."""
+    plan = decode_plan(sc)
+    out = speculative_grid(sc, grid, prompt_len=plan.mid, gen_len=0.0)
+    rounds = plan.steps / out["expected_tokens_per_step"]
+    out.update(rounds=rounds, draft_s=rounds * draft_tokens_of(sc) * out["draft_step_s"],
+               verify_s=rounds * out["verify_step_s"])
+    return plan, out
+
+
 def speculative_decode(sc: Scenario, grid) -> SpeculativeDecode | None:
     """The scenario's speculative decode as one typed value (None when it is off); `grid` = evaluate_grid."""
     if not speculative_on(sc):
         return None
     dsc, name, draft_memory = draft_scenario(sc)
     v = {k: float(np.asarray(val)) for k, val in speculative_grid(sc, grid).items()}
+    plan, groups = speculative_groups(sc, grid)
+    request = plan.prefill_s + float(np.sum(groups["draft_s"]) + np.sum(groups["verify_s"]))
     x = infer_inputs(sc)
     ridge = x.peak * x.eff_compute / (sc.hardware.hbm_bw * x.eff_hbm)
     return SpeculativeDecode(
@@ -142,7 +163,7 @@ def speculative_decode(sc: Scenario, grid) -> SpeculativeDecode | None:
         verify_flops=v["verify_flops"], verify_hbm_bytes=v["verify_hbm_bytes"],
         verify_intensity=v["verify_flops"] / v["verify_hbm_bytes"],
         decode_intensity=v["decode_flops"] / v["decode_hbm_bytes"], ridge=float(ridge),
-        draft_memory_bytes=draft_memory)
+        draft_memory_bytes=draft_memory, request_s=request)
 
 
 def speculative_notes(spec: SpeculativeDecode | None, memory_total: float, capacity: float) -> list[str]:
