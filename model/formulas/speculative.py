@@ -17,23 +17,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 
 ALPHA_ONE = 1e-12  # |1 − α| below this takes the α → 1 limit, γ + 1
 
 
 def expected_tokens_per_step(acceptance, draft_tokens):
     """Tokens one target step produces: (1 − α^(γ+1)) / (1 − α), γ + 1 at α = 1 (Leviathan et al. 2023, Eq. 1)."""
-    a = np.asarray(acceptance, dtype=float)
-    g = np.asarray(draft_tokens, dtype=float)
-    near_one = np.abs(1.0 - a) < ALPHA_ONE
-    safe = np.where(near_one, 0.5, a)
-    return np.where(near_one, g + 1.0, (1.0 - safe ** (g + 1.0)) / (1.0 - safe))
+    a = xp.asarray(acceptance, dtype=float)
+    g = xp.asarray(draft_tokens, dtype=float)
+    near_one = abs(1.0 - a) < ALPHA_ONE
+    safe = xp.where(near_one, 0.5, a)
+    return xp.where(near_one, g + 1.0, (1.0 - safe ** (g + 1.0)) / (1.0 - safe))
 
 
 def round_time(draft_step_s, verify_step_s, draft_tokens):
     """Seconds of one speculation round: γ draft steps, then the target's verification step."""
-    return np.asarray(draft_tokens, dtype=float) * np.asarray(draft_step_s, dtype=float) + np.asarray(verify_step_s,
+    return xp.asarray(draft_tokens, dtype=float) * xp.asarray(draft_step_s, dtype=float) + xp.asarray(verify_step_s,
                                                                                                         dtype=float)
 
 
@@ -44,14 +44,14 @@ def time_per_output_token(draft_step_s, verify_step_s, draft_tokens, acceptance)
 
 def speedup(decode_step_s, draft_step_s, verify_step_s, draft_tokens, acceptance):
     """Plain decode's time per token over speculative decoding's: t_decode · E / (γ · t_draft + t_verify)."""
-    return np.asarray(decode_step_s, dtype=float) / time_per_output_token(draft_step_s, verify_step_s, draft_tokens,
+    return xp.asarray(decode_step_s, dtype=float) / time_per_output_token(draft_step_s, verify_step_s, draft_tokens,
                                                                           acceptance)
 
 
 def improvement_factor(acceptance, draft_tokens, cost_coefficient):
     """Leviathan et al. 2023, Theorem 3.8: (1 − α^(γ+1)) / ((1 − α)(γc + 1)), verification as long as a decode step."""
-    g = np.asarray(draft_tokens, dtype=float)
-    return expected_tokens_per_step(acceptance, g) / (g * np.asarray(cost_coefficient, dtype=float) + 1.0)
+    g = xp.asarray(draft_tokens, dtype=float)
+    return expected_tokens_per_step(acceptance, g) / (g * xp.asarray(cost_coefficient, dtype=float) + 1.0)
 
 
 @dataclass(frozen=True)
