@@ -98,12 +98,3 @@ class SpeculativeDecode:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
         out["verify_bound"] = self.verify_bound
         return out
-
-    def sentence(self) -> str:
-        """The finding in one sentence: how much faster (or slower) than plain decode, and why."""
-        what = "MTP" if self.method == "mtp" else f"draft {self.draft_name}"
-        verdict = "faster" if self.helps else "slower"
-        ratio = self.speedup if self.helps else 1.0 / self.speedup
-        return (f"Speculative decoding ({what}, γ = {self.draft_tokens}, α = {self.acceptance:g}): "
-                f"{self.expected_tokens_per_step:.2f} tokens per target step, {ratio:.2f}× {verdict} than plain "
-                f"decode; the verify step is {self.verify_bound}-bound at {self.verify_cost_ratio:.2f}× a decode step")

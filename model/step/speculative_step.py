@@ -167,11 +167,8 @@ def speculative_decode(sc: Scenario, grid) -> SpeculativeDecode | None:
 
 
 def speculative_notes(spec: SpeculativeDecode | None, memory_total: float, capacity: float) -> list[str]:
-    """The finding as a note, and one more when the draft does not fit beside the target."""
-    if spec is None:
+    """A warning when the draft does not fit beside the target (the target's memory plus the draft's per device)."""
+    if spec is None or memory_total + spec.draft_memory_bytes <= capacity:
         return []
-    notes = [spec.sentence() + "."]
-    if memory_total + spec.draft_memory_bytes > capacity:
-        notes.append(f"Draft does not fit: the target's {memory_total / 1e9:.1f} GB plus the draft's "
-                     f"{spec.draft_memory_bytes / 1e9:.1f} GB per device exceed {capacity / 1e9:.0f} GB.")
-    return notes
+    return [f"Draft does not fit: the target's {memory_total / 1e9:.1f} GB plus the draft's "
+            f"{spec.draft_memory_bytes / 1e9:.1f} GB per device exceed {capacity / 1e9:.0f} GB."]

@@ -146,6 +146,13 @@ def test_deepseek_v3_mtp_module_is_its_published_size(deepseek_mtp):
     assert s.draft_memory_bytes * 16 == pytest.approx(11.5e9, rel=0.03)
 
 
+def test_draft_that_does_not_fit_beside_the_target_is_a_warning(llama_small_and_large):
+    # Llama-3-70B in bf16 over 2 H100s: 79.0 GB per device with the reserve, the 1B draft adds 1.3 GB
+    r = evaluate(_llama70b(gpus=2))
+    assert r.fits and any(n.startswith("Draft does not fit") for n in r.notes)
+    assert not any(n.startswith("Draft") for n in llama_small_and_large[0].notes)
+
+
 # --- inputs refused in one line ----------------------------------------------------------------------------------
 def test_draft_must_share_the_vocabulary():
     with pytest.raises(ValidationError, match="vocabulary"):
