@@ -4,7 +4,9 @@ inference step's own formulas (model/step/inference.py), combined by model/formu
 - Draft step: a decode step of the draft at the scenario's batch and context, on the same GPUs: a preset model
   (`Scenario.draft_model`, it must share the target's vocabulary) with TP = gcd(target TP, draft heads) and no
   pipeline, or the target's MTP modules (`Scenario.mtp_depth` = D, DeepSeek-V3 §2.2: each module one transformer
-  layer of the target sharing its embedding and output head), a one-layer copy of the target, γ = D.
+  layer of the target sharing its embedding and output head), a one-layer copy of the target, γ = D. A round's
+  first draft step also takes in the tokens accepted in the last round; it is timed as a one-token step (while
+  the draft is HBM-bound a few more tokens cost no more weight reads).
 - Verify step: the target's decode step with γ + 1 tokens per sequence. Its GEMMs, routed experts touched,
   TP all-reduces, pipeline sends and fixed costs are the decode step's at batch b(γ + 1) tokens; its attention
   reads each sequence's KV cache once for all γ + 1 queries: max((γ + 1) · F / (peak · η), KV / B_kv) per slot,
