@@ -335,6 +335,9 @@ class ScenarioControls(QtWidgets.QWidget):
             training = sc.kind == "train"
             self.groups["train"].setVisible(training)
             self.groups["infer"].setVisible(not training)
+            # speculative decoding (#23): γ is the draft model's (MTP proposes one per module); α needs a drafter
+            self.widgets["draft_tokens"].setEnabled(bool(sc.draft_model))
+            self.widgets["acceptance"].setEnabled(bool(sc.draft_model) or sc.mtp_depth > 0)
         finally:
             self._updating = False
 

@@ -4,13 +4,12 @@ and the computed speed-up over plain decode (model/formulas/speculative.py's Spe
 from __future__ import annotations
 
 from trinity_desktop.model.formulas.speculative import SpeculativeDecode
-from trinity_desktop.ui.units import fmt_seconds
 
 
 def speculative_title(spec: SpeculativeDecode, batch: int) -> str:
-    """'Speculative decode at batch 1: the 5-token verify step is HBM-bound, left of the ridge: 1.92× faster,
-    6.66 ms per token' (or '... compute-bound, right of the ridge: 1.05× slower, ...')."""
-    side = "HBM-bound, left of the ridge" if spec.verify_bound == "memory" else "compute-bound, right of the ridge"
+    """'Speculative decode at batch 1: 1.92× faster, the 5-token verify step is HBM-bound (left of the ridge)'
+    (or '... 1.12× slower, ... compute-bound (right of the ridge)')."""
+    side = "HBM-bound (left of the ridge)" if spec.verify_bound == "memory" else "compute-bound (right of the ridge)"
     ratio, verdict = (spec.speedup, "faster") if spec.helps else (1.0 / spec.speedup, "slower")
-    return (f"Speculative decode at batch {batch:,}: the {spec.draft_tokens + 1}-token verify step is {side}: "
-            f"{ratio:.2f}× {verdict}, {fmt_seconds(spec.time_per_output_token_s)} per token")
+    return (f"Speculative decode at batch {batch:,}: {ratio:.2f}× {verdict}, the {spec.draft_tokens + 1}-token "
+            f"verify step is {side}")

@@ -14,6 +14,7 @@ from trinity_desktop.ui.controls import ScenarioControls  # noqa: E402
 from trinity_desktop.ui.flow_readout import role_of  # noqa: E402
 from trinity_desktop.ui.plot_widgets import title_text  # noqa: E402
 from trinity_desktop.ui.roofline_panel import RooflinePanel  # noqa: E402
+from trinity_desktop.ui.roofline_speculative import speculative_title  # noqa: E402
 
 HW, MODELS = presets.hardware_presets(), presets.model_presets()
 
@@ -37,6 +38,12 @@ def test_form_shows_and_edits_the_speculative_fields(qtbot):
     assert w["draft_model"].currentData() == "llama-3.2-1b" and w["mtp_depth"].currentData() == 0
     assert w["draft_tokens"].value() == 4 and w["acceptance"].value() == pytest.approx(0.7)
     assert w["draft_model"].findData("") == 0  # "none" first: off
+    assert w["draft_tokens"].isEnabled() and w["acceptance"].isEnabled()
+    controls.show_scenario(_scenario(1).replace(draft_model="", mtp_depth=1))  # MTP: γ = modules, α still asked
+    assert not w["draft_tokens"].isEnabled() and w["acceptance"].isEnabled()
+    controls.show_scenario(_scenario(1).replace(draft_model=""))  # off: neither applies
+    assert not w["draft_tokens"].isEnabled() and not w["acceptance"].isEnabled()
+    controls.show_scenario(_scenario(1))
     with qtbot.waitSignal(controls.edited) as edit:
         w["acceptance"].setValue(0.85)
     assert edit.args[0] == {"acceptance": 0.85}
@@ -62,6 +69,7 @@ def test_roofline_verify_point_and_title(qtbot, results, batch, side, verdict):
     title = title_text(panel.plot)
     ratio = spec.speedup if spec.helps else 1.0 / spec.speedup
     assert side in title and f"{ratio:.2f}× {verdict}" in title and f"batch {batch:,}" in title
+    assert title == speculative_title(spec, batch)
 
 
 def test_flow_draws_draft_and_verify_bars(results):
