@@ -96,6 +96,19 @@ def test_verify_of_one_token_is_the_decode_step():
         assert float(out["verify_step_s"]) == pytest.approx(float(out["decode_step_s"]), rel=1e-12)
 
 
+@pytest.mark.parametrize("sc", [_llama70b(), _deepseek_mtp(0.85), _llama70b(gpus=8, pp=2)])
+def test_verify_step_between_one_and_gamma_plus_one_decode_steps(sc):
+    """Invariant over a grid of batch x γ: a decode step ≤ the verify step ≤ (γ + 1) decode steps (weights read
+    once, KV once; FLOPs, all-reduce bytes and experts touched at most (γ + 1)-fold)."""
+    batch = np.array([1, 2, 8, 32, 128, 512, 2048], dtype=float)[:, None]
+    gamma = np.arange(1, 9, dtype=float)[None, :]
+    out = speculative_grid(sc, evaluate_grid, batch=batch, draft_tokens=gamma)
+    verify, decode = out["verify_step_s"], out["decode_step_s"]
+    assert verify.shape == (7, 8)
+    assert np.all(verify >= decode * (1 - 1e-12)) and np.all(verify <= (gamma + 1) * decode * (1 + 1e-12))
+    assert np.all(np.diff(verify, axis=1) >= 0)  # more proposed tokens never verify faster
+
+
 def test_helps_when_hbm_bound_hurts_when_compute_bound(llama_small_and_large):
     small, large = (r.speculative for r in llama_small_and_large)
     # batch 1: the weights are read once for 5 tokens, the verify step costs what a decode step costs
