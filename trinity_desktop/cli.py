@@ -55,6 +55,7 @@ from trinity_desktop.cli_options import (
 )
 from trinity_desktop.cli_plan import add_plan_parser, run_plan
 from trinity_desktop.cli_retrieval import add_retrieval_parser, retrieval_report, retrieval_text
+from trinity_desktop.cli_speculative import speculative_fields, speculative_text  # speculative decoding (#23)
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.base.errors import shown
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
@@ -213,7 +214,8 @@ def infer_scenario(args) -> Scenario:
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
-                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction)
+                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction,
+                  **speculative_fields(args))  # speculative decoding (#23)
     return apply_techniques(sc, args.technique)
 
 
@@ -293,6 +295,7 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         "prefill_pressure": _pressure(prefill), "prefill_triangle_weights": _triangle_weights(prefill),
         "prefill_bottleneck": prefill.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, decode, kv_placement=placement), "notes": list(decode.notes),
+        **({"speculative": decode.speculative.as_dict()} if decode.speculative else {}),  # speculative decoding (#23)
     }
 
 
@@ -373,6 +376,7 @@ def _text_infer(rep: dict) -> str:
              f"KV policy {rep['kv_policy']['policy']}",
              "  KV per GPU        " + ", ".join(f"{k} {_gb(v)}" for k, v in rep["kv_residency_bytes"].items())
              + f"  ->  {rep['effective_time_per_output_token_s'] * 1e3:,.2f} ms per output token"]
+    lines += speculative_text(rep)  # speculative decoding (#23)
     return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
 
 

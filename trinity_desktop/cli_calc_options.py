@@ -17,6 +17,7 @@ from trinity_desktop.cli_options import (
     scenario_number,
     whole_number,
 )
+from trinity_desktop.cli_speculative import add_speculative_options  # speculative decoding (#23)
 from trinity_desktop.model.base.dtypes import (
     KV_DTYPES,
     OPTIMIZER_STATE_BYTES,
@@ -80,7 +81,8 @@ def add_calc_infer(calc) -> None:
     """`calc infer`: the replica, batch or sessions, lengths, formats and KV-cache options."""
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
     _add_calc_common(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
-                                   "effective_time_per_output_token_s")
+                                   "effective_time_per_output_token_s, speculative {expected_tokens_per_step, "
+                                   "speedup, ...} with --draft-model or --mtp")
     add_scenario_option(infer, "gpus", INFERENCE_DEFAULTS["gpus"],
                        help="GPUs of one replica, TP x PP (tensor-parallel degree TP = gpus / pp; default 1)")
     add_scenario_option(infer, "pp",
@@ -107,4 +109,5 @@ def add_calc_infer(calc) -> None:
                        help="share of the KV cache kept in host DRAM, fetched each step (FlexGen; default 0)")
     infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
+    add_speculative_options(infer)  # speculative decoding (#23)
     cli_validate.add_calc_options(infer)

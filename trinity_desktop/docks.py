@@ -179,7 +179,7 @@ DOCKS: tuple[DockSpec, ...] = (
     DockSpec("triangle", "Trade-off triangle", _triangle, "top-left", "Ctrl+2", tab="Triangle", citations=("fan2026-trinity", "nccl-tests-performance")),
     DockSpec("breakdown", "Memory and time", _breakdown, "top-right", "Ctrl+3", tab="Memory, time", citations=("zero", "korthikanti2022", "pipedream-1f1b", "vllm")),
     DockSpec("heatmap", "Workload pressure", _heatmap, "bottom-left", "Ctrl+4", tab="Workloads", citations=("fan2026-trinity", "roofline")),
-    DockSpec("roofline", "Roofline", _roofline, "bottom-right", "Ctrl+5", citations=("roofline", "scaling-book", "flashattention")),
+    DockSpec("roofline", "Roofline", _roofline, "bottom-right", "Ctrl+5", citations=("roofline", "scaling-book", "flashattention", "leviathan2023", "deepseek-v3-mtp-decode")),
     DockSpec("tradeoff", "Trade-off explorer", _tradeoff, "top-left", "Ctrl+6", tab="Trade-offs", citations=("fan2026-trinity", "korthikanti2022", "zero", "dgc", "flashattention")),
     DockSpec("residency", "KV-cache residency", _residency, "top-right", "Ctrl+7", tab="KV cache", citations=("vllm", "streamingllm", "h2o", "razorattention", "cxl-2405.14209")),
     DockSpec("tiled_io", "Attention IO tiles", _tiled_io, "bottom-right", "Ctrl+8", tab="Attention", citations=("flashattention",)),

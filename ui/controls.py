@@ -22,6 +22,7 @@ from trinity_desktop.model.base.dtypes import (
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.inputs.assumptions import SETS, efficiency_of
+from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.inputs.scenario import MAX_CONTEXT_TOKENS, RECOMPUTE
 from trinity_desktop.ui import named_combo, theme
 
@@ -52,6 +53,10 @@ _SPINS = {
     "batch": ("Batch (sequences)", "Concurrent sequences decoded together.", "infer"),
     "prompt_len": ("Prompt length", "Prompt tokens per sequence (prefill).", "infer"),
     "gen_len": ("Generated tokens", "Output tokens per sequence (decode).", "infer"),
+    # speculative decoding (#23)
+    "draft_tokens": ("Draft tokens (γ)", "Tokens the draft model proposes per target step; the target verifies "
+                     "γ + 1 tokens per sequence in one pass (Leviathan et al. 2023). MTP proposes one per module.",
+                     "infer"),
 }
 _COMBOS = {
     "zero": ("ZeRO stage", [(0, "0: replicate all"), (1, "1: shard optimizer"), (2, "2: + gradients"),
@@ -81,6 +86,13 @@ _COMBOS = {
     "moe_node_limit": ("MoE routing", [(0, "to any node"), (4, "to at most 4 nodes"), (2, "to at most 2 nodes")],
                        "Node-limited routing (DeepSeek-V3 §2.1.2: M = 4): each token crosses the scale-out network once "
                        "per target node and is forwarded over NVLink.", "train"),
+    # speculative decoding (#23): a draft model preset, or the target's own MTP modules (DeepSeek-V3 §2.2)
+    "draft_model": ("Draft model", [("", "none")] + [(k, m.name) for k, m in model_presets().items()],
+                    "Speculative decoding (Leviathan et al. 2023): a small model with the target's vocabulary proposes "
+                    "tokens, the target verifies them in one step. Decode only; none = off.", "infer"),
+    "mtp_depth": ("MTP modules", [(0, "none"), (1, "1 (DeepSeek-V3)"), (2, "2"), (3, "3")],
+                  "Multi-token prediction as the draft: each module, one layer of the target sharing its embedding and "
+                  "head, proposes one token (DeepSeek-V3 §5.4.3). Use with draft model none.", "infer"),
 }
 # Fractions and ratios: (label, minimum, maximum, step, decimals, tooltip, group)
 _DOUBLES = {
@@ -93,6 +105,10 @@ _DOUBLES = {
     "prefix_hit_fraction": ("Prefix-cache hit", 0.05, 2,
                             "Share of the prompt whose KV is already cached (prefix caching): skipped in prefill.",
                             "infer"),
+    # speculative decoding (#23)
+    "acceptance": ("Acceptance rate (α)", 0.05, 2,
+                   "Probability that the target accepts a proposed token: tokens per target step = "
+                   "(1 − α^(γ+1)) / (1 − α). DeepSeek-V3 reports 0.85–0.9 for its MTP's second token.", "infer"),
 }
 _CHECKS = {
     "sequence_parallel": ("Sequence parallelism", "Shards layer-norm and dropout activations across TP ranks "
@@ -319,6 +335,9 @@ class ScenarioControls(QtWidgets.QWidget):
             training = sc.kind == "train"
             self.groups["train"].setVisible(training)
             self.groups["infer"].setVisible(not training)
+            # speculative decoding (#23): γ is the draft model's (MTP proposes one per module); α needs a drafter
+            self.widgets["draft_tokens"].setEnabled(bool(sc.draft_model))
+            self.widgets["acceptance"].setEnabled(bool(sc.draft_model) or sc.mtp_depth > 0)
         finally:
             self._updating = False
 

@@ -30,6 +30,7 @@ ROLE_COLORS = {
     "bandwidth-bound": theme.RESOURCE_COLORS["bandwidth"],
     "compute-bound": theme.RESOURCE_COLORS["compute"],
     "memory-bound": theme.RESOURCE_COLORS["memory"],
+    "draft": theme.ACCENT_COLORS["pink"],  # speculative decoding (#23): the draft's steps (inference only)
 }
 ROLE_LABELS = LEGEND_TEXT
 PER_GPU_LANES = ("stage 0", "GPU (TP group)", "DP network", "host link", "host CPU")  # one GPU's view
@@ -39,6 +40,8 @@ def role_of(stage: Stage, kind: str) -> str:
     """The legend role of a stage (colour key). Inference: KV offload/onload transfers are "memory-transfer",
     prefill and decode are coloured by their binding resource."""
     if kind != "train":
+        if stage.role == "speculative_draft":  # speculative decoding (#23); its verify steps keep their binding
+            return "draft"
         return "memory-transfer" if stage.kind == "memory-transfer" else f"{stage.binding}-bound"
     if stage.kind in ("idle", "io", "communication", "memory-transfer"):
         return stage.kind

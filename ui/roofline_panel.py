@@ -35,6 +35,7 @@ from trinity_desktop.ui.roofline_band import RooflineBand
 from trinity_desktop.ui.roofline_compare import RooflineCompare
 from trinity_desktop.ui.roofline_hover import RooflineHover
 from trinity_desktop.ui.roofline_labels import RooflineLabels
+from trinity_desktop.ui.roofline_speculative import speculative_title
 from trinity_desktop.ui.roofline_stage import RooflineStage
 from trinity_desktop.ui.roofline_style import (
     BANDWIDTH,
@@ -283,7 +284,10 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
                                "decode": ("decode", "token", r.time_total)}[r.kind]
         sc = r.scenario
         batch = f"global batch {sc.global_batch:,}" if r.kind == "train" else f"batch {sc.batch:,}"
-        pw.set_title(self.plot, pw.html_escape(findings.bound_title(phase, bound, batch, seconds, per)))
+        title = findings.bound_title(phase, bound, batch, seconds, per)
+        if r.speculative is not None:  # speculative decoding (#23): the verify step against the ridge, the speed-up
+            title = speculative_title(r.speculative, sc.batch)
+        pw.set_title(self.plot, pw.html_escape(title))
 
     # ------------------------------------------------------------------ ceilings and points
     def _geometry(self, c: Ceiling, roof: Roofline, hw: Hardware) -> tuple[np.ndarray, np.ndarray]:

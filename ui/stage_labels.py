@@ -15,6 +15,7 @@ LEGEND_TEXT = {
     "memory-transfer": "offload / host transfer", "optimizer": "optimizer / DGC", "io": "data load",
     "idle": "idle (bubble)", "compute-bound": "compute-bound", "bandwidth-bound": "bandwidth-bound",
     "memory-bound": "does not fit (memory)",
+    "draft": "draft model steps",  # speculative decoding (#23)
 }
 
 # The legend role of each compute stage role of a training step (model/views/stages.ROLES); other compute

@@ -143,6 +143,10 @@ SCENARIO_LIMITS: Mapping[str, Limit] = {
     "kv_offload_fraction": Limit(0.0, 1.0, False, 0.0),
     "moe_node_limit": Limit(1, 1024, True, 0, zero_ok=True, wording="0 (no limit) or a node count from 1 to 1024"),
     "prefix_hit_fraction": Limit(0.0, 1.0, False, 0.0),
+    # speculative decoding (#23): MTP modules (0 = off), proposed tokens γ, acceptance rate α (a user input)
+    "mtp_depth": Limit(1, 16, True, 0, zero_ok=True, wording="0 (off) or a module count from 1 to 16"),
+    "draft_tokens": Limit(1, 16, True, 4),
+    "acceptance": Limit(0.0, 1.0, False, 0.7),
 }
 # Inference starts on one device (one replica, TP1) where training starts on SCENARIO_LIMITS' 8 GPUs.
 INFERENCE_DEFAULTS: Mapping[str, float] = {"gpus": 1}

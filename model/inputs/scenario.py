@@ -131,6 +131,12 @@ class Scenario:
     prefix_hit_fraction: float = _default("prefix_hit_fraction")
     efficiency: Efficiency = field(default_factory=Efficiency)
     techniques: tuple[str, ...] = ()
+    # speculative decoding (#23), off by default: a draft model preset key ("" = none) or MTP modules (0 = none,
+    # DeepSeek-V3 §2.2), the draft's proposed tokens γ and the acceptance rate α (model/step/speculative_step.py)
+    draft_model: str = ""
+    mtp_depth: int = _default("mtp_depth")
+    draft_tokens: int = _default("draft_tokens")
+    acceptance: float = _default("acceptance")
 
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)

@@ -23,11 +23,13 @@ from trinity_desktop.model.formulas.pressure import (
     binding_resource,
     utilisation_pressures,
 )
+from trinity_desktop.model.formulas.speculative import SpeculativeDecode
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.inference import InferStep, inference_step
 from trinity_desktop.model.step.layout import infer_inputs, infer_valid, train_inputs, train_valid
 from trinity_desktop.model.step.request import decode_plan
 from trinity_desktop.model.step.run import infer_step_of, numpy_scalars, train_step_of  # noqa: F401 (numpy_scalars: API)
+from trinity_desktop.model.step.speculative_step import speculative_decode, speculative_notes
 from trinity_desktop.model.step.training import TrainStep, training_step
 
 
@@ -52,6 +54,8 @@ class Results:
     train: Mapping[str, float] = field(default_factory=dict)
     infer: Mapping[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # speculative decoding (#23): draft and verify steps, tokens per target step, speed-up (None when off)
+    speculative: SpeculativeDecode | None = None
 
     def __post_init__(self):
         for name in ("memory", "time", "bytes_by_link", "train", "infer"):
@@ -183,11 +187,14 @@ def evaluate(scenario: Scenario) -> Results:
         # a degenerate number (hbm_bw = 1e-300) that slipped past them is refused here as input, in one line.
         raise ValidationError(f"hardware {hw.key} with model {sc.model.key}", "values whose results overflow",
                               "rates, sizes and latencies within physical ranges (every result must be finite)")
+    # speculative decoding (#23): the draft's and the verify step's times, computed only when switched on
+    speculative = speculative_decode(sc, evaluate_grid)
+    notes += speculative_notes(speculative, mem_total, capacity)
     return Results(scenario=sc, kind=sc.kind, params_total=float(arch.params_total()),
                    params_active=float(arch.params_active()), memory=memory, memory_total=mem_total,
                    capacity=capacity, fits=fits, time=time, time_total=t_total, flops=flops,
                    bytes_by_link=links, pressure=pressure, bottleneck=binding_resource(*pressure.as_tuple()),
-                   train=train, infer=infer, notes=tuple(notes))
+                   train=train, infer=infer, notes=tuple(notes), speculative=speculative)
 
 
 def context_notes(sc: Scenario) -> list[str]:

@@ -37,6 +37,7 @@ from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.step.request import decode_plan
 from trinity_desktop.model.step.run import infer_step_at
+from trinity_desktop.model.views.speculative_stages import speculative_stages
 from trinity_desktop.model.views.stage import (
     GPU_LANE,
     HOST_LANE,
@@ -87,6 +88,8 @@ def request_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> lis
             out.append(Stage(f"KV offload to {TIER_NAMES[tier]} ({nbytes / 1e9:,.1f} GB of the prompt's KV)",
                              "memory-transfer", HOST_LANE, t, t + dur, 0.0, _links(host=nbytes), lm, "bandwidth", -1, role="kv_offload"))
             t += dur
+    if r.speculative is not None and kv is None:  # speculative decoding (#23): draft and verify bars per group
+        return out + speculative_stages(sc, r, plan, t, [live(n + 1 + i, float(mem_end[i])) for i in range(n)])
     for i in range(n):
         lm = live(n + 1 + i, float(mem_end[i]))
         label = f"decode step {lo[i] + 1}" if steps[i] == 1 else f"decode steps {lo[i] + 1}-{hi[i]}"

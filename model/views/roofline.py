@@ -71,6 +71,7 @@ from trinity_desktop.model.views.roofline_ceilings import (
     ridge_flop_per_byte,
     scenario_dtype,
 )
+from trinity_desktop.model.views.roofline_speculative import verify_points
 from trinity_desktop.model.views.roofline_stages import (
     STAGE_POINT,
     stage_bytes,
@@ -250,6 +251,7 @@ def _decode_points(sc: Scenario, ceils) -> list[OperatingPoint]:
         pts.append(_collective_point("TP all-reduce", float(tp), 1.0, msg, INFERENCE_ACT_BYTES, allreduce_bus_factor, sc,
                                      ceils, dtype, "one all-reduce of a layer, one GPU",
                                      "2 per layer per token step", "tp_allreduce"))
+    pts += verify_points(sc, ceils, dtype, scope)  # speculative decoding (#23): the verify step, when on
     return pts
 
 

@@ -19,7 +19,7 @@ from trinity_desktop.model.inputs.scenario import Scenario
 
 # decode step's weight GEMMs and its KV-cache reads.
 POINT_ROLES = ("gemm", "attention", "attention_comparison", "optimizer", "offload", "tp_allreduce", "dp_grad_sync",
-               "decode_gemms", "decode_kv_reads")
+               "decode_gemms", "decode_kv_reads", "speculative_verify")  # speculative decoding (#23): verify step
 INTENSITY_CAP = 1e6          # FLOP/B used for a point that moves no bytes (clipped, stated)
 ADAM_FLOPS_PER_PARAM = 10.0  # AdamW per parameter: 2 moment updates (2 mul + 1 add each), bias
                              # corrections, sqrt, divide, weight decay and the update ≈ 10 FLOPs (assumed)

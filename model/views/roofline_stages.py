@@ -75,6 +75,11 @@ def stage_operating_point(numbers: dict, point_roles: dict[str, str]) -> tuple[s
         return "", (), "PP send / CP / EP traffic: no point"
     if kind != "compute":
         return "", (), f"{kind or 'transfer'}: no point (host or HBM traffic only)"
+    if role == "speculative_draft":  # speculative decoding (#23)
+        return "", (), "the draft model's step: its own kernels, no point"
+    if role == "speculative_verify":
+        verify = named("speculative_verify")
+        return (verify[0], (), "") if verify else ("", (), "no verify point")
     if role == "decode":
         related = named("decode_gemms", "decode_kv_reads")
     elif role == "recompute_attention":
