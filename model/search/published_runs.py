@@ -122,11 +122,19 @@ def _scenario_of(entry: Mapping, kind: str, hw, model) -> Scenario:
             raise KeyError(f"layout needs {', '.join(missing)}")
         if metric not in INFER_METRICS:
             raise ValueError(f"metric one of {tuple(INFER_METRICS)}")
-        return Scenario(hardware=hw, model=model, kind="decode", **{k: entry[k] for k in _INFER_LAYOUT})
+        return Scenario(hardware=hw, model=model, kind="decode", gpus_per_node=_node_size(entry, hw),
+                        **{k: entry[k] for k in _INFER_LAYOUT})
     allowed = METRICS if kind == "training" else MEMORY_METRICS
     if metric not in allowed or str(entry.get("flop_count", "model")) not in FLOP_COUNTS:
         raise ValueError(f"metric one of {allowed}, flop_count one of {FLOP_COUNTS}")
-    return Scenario(hardware=hw, model=model, kind="train", **{k: entry[k] for k in _LAYOUT if k in entry})
+    return Scenario(hardware=hw, model=model, kind="train", gpus_per_node=_node_size(entry, hw),
+                    **{k: entry[k] for k in _LAYOUT if k in entry})
+
+
+def _node_size(entry: Mapping, hw) -> int:
+    """GPUs sharing the scale-up fabric: the run's `gpus_per_node`, else the hardware's own domain (72 on a
+    GB200/GB300 NVL72 rack, 8 on an HGX board), as the CLI and the app default it."""
+    return int(entry.get("gpus_per_node", hw.gpus_per_node_default))
 
 
 def _run_from(entry: Mapping, where: str, kind: str = "training") -> PublishedRun:
