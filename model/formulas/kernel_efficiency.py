@@ -46,6 +46,7 @@ REFERENCE_COMPUTE_EFFICIENCY = 0.5  # compute_efficiency's likely value: scale 1
 CUBLAS_TILES = ((256.0, 128.0), (128.0, 256.0), (128.0, 128.0))  # nvidia-matmul-guide §2.3
 FA2_A100_FWD, FA2_A100_BWD = 0.73, 0.50      # FlashAttention-2 abstract: 50-73% of A100 peak
 FA3_H100_FWD = 740.0 / 989.0                 # FlashAttention-3 abstract: 740 TFLOP/s BF16 (75%)
+FA2_H100_FWD = 0.35                          # FlashAttention-3 abstract: FlashAttention-2 at 35% of H100
 A100_MAMF_BF16 = 271.2 / 312.0
 GROUPED_GEMM_SHARE = 2672.0 / 3615.6  # megatron-dsv3-gb200 §1: MXFP8 grouped GEMM / GB200's dense FP8 MAMF
 FP8_CAST_BYTES = 3.0  # Transformer Engine / TensorRT-LLM cast a 16-bit GEMM input to FP8: read 2 B, write 1 B
@@ -153,10 +154,30 @@ def seconds_per_flop(gemms, family, peak, hbm_bw, eff_hbm, scale, fp8=False, in_
     return t / sum(g.flops for g in gemms)
 
 
-def attention_shares(family: KernelFamily | None) -> tuple[float, float]:
-    """(forward, backward) share of the BF16 peak of the flash attention kernel; REFERENCE without a family."""
+def attention_shares(family: KernelFamily | None, kernel=0) -> tuple[object, object]:
+    """(forward, backward) share of the BF16 peak of the flash attention kernel; REFERENCE without a family.
+    `kernel` 1 (scenario.ATTENTION_KERNELS "flash-attention-2", vectorised): FlashAttention-2's shares on the
+    family (fa2_shares)."""
     if family is None:
         return REFERENCE_COMPUTE_EFFICIENCY, REFERENCE_COMPUTE_EFFICIENCY
+    fwd, bwd = family.attention_shares()
+    if isinstance(kernel, (int, float)) and kernel == 0:
+        return fwd, bwd
+    fa2_fwd, fa2_bwd = fa2_shares(family)
+    fa2 = xp.asarray(kernel) == 1
+    return xp.where(fa2, fa2_fwd, fwd), xp.where(fa2, fa2_bwd, bwd)
+
+
+def fa2_shares(family: KernelFamily) -> tuple[float, float]:
+    """FlashAttention-2's (forward, backward) share of the BF16 peak: its A100 shares on Ampere (Dao 2023), 35% of
+    the H100's peak forward on Hopper and Blackwell (Shah et al. 2024 abstract: FlashAttention-2 "achieving only
+    35% utilization on H100"; it uses none of Hopper's or Blackwell's new tensor-core instructions, so Blackwell
+    is given the H100 share, a stated transfer), the backward at FlashAttention-2's A100 backward/forward ratio
+    (not read on H100); other families keep their own transfer rule."""
+    if family.key == "ampere":
+        return FA2_A100_FWD, FA2_A100_BWD
+    if family.key in ("hopper", "blackwell"):
+        return FA2_H100_FWD, FA2_H100_FWD * FA2_A100_BWD / FA2_A100_FWD
     return family.attention_shares()
 
 

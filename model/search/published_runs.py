@@ -46,7 +46,8 @@ HARDWARE_FAMILY = {"a100-80gb-sxm": "Ampere", "h100-sxm": "Hopper", "h200-sxm": 
                    "tpu-v5e": "TPU v5", "tpu-v5p": "TPU v5", "tpu-v6e": "TPU v6", "m4-max": "Apple silicon",
                    "gaudi3": "Gaudi"}
 _LAYOUT = ("gpus", "tp", "pp", "cp", "ep", "virtual_stages", "zero", "recompute", "sequence_parallel", "micro_batch",
-           "global_batch", "seq_len", "precision", "flash_attention", "activation_recipe", "moe_node_limit")
+           "global_batch", "seq_len", "precision", "flash_attention", "activation_recipe", "moe_node_limit",
+           "attention_kernel")
 _INFER_LAYOUT = ("gpus", "batch", "prompt_len", "gen_len", "weight_dtype", "kv_dtype")
 _MODEL_SHAPE = ("name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab")
 GIB = 2 ** 30
