@@ -264,3 +264,20 @@ def test_flash_attention2_runs_at_35_percent_of_h100_and_slows_long_sequences():
         evaluate(a100).time_total)
     with pytest.raises(Exception, match="attention_kernel"):
         long.replace(attention_kernel="fa9")
+
+
+def test_calc_train_states_the_attention_kernel(capsys):
+    """`calc train --attention-kernel flash-attention-2` reaches the Scenario; a bad kernel is argparse's one line."""
+    import json
+
+    from trinity_desktop.cli import run_cli
+
+    argv = ["calc", "train", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--gpus", "8", "--seq-len", "32768",
+            "--global-batch", "8", "--json"]
+    assert run_cli(argv) == 0
+    auto = json.loads(capsys.readouterr().out)["time_per_step_s"]["total"]
+    assert run_cli(argv + ["--attention-kernel", "flash-attention-2"]) == 0
+    fa2 = json.loads(capsys.readouterr().out)["time_per_step_s"]["total"]
+    assert fa2 > 1.4 * auto
+    assert run_cli(argv + ["--attention-kernel", "fa9"]) == 2
+    assert "invalid choice: 'fa9'" in capsys.readouterr().err
