@@ -196,7 +196,8 @@ def train_scenario(args) -> Scenario:
                   activation_recipe=args.activation_recipe,
                   micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
                   seq_len=args.seq_len, precision=args.precision, optimizer=args.optimizer,
-                  **comm_overlap_fields(args))
+                  **comm_overlap_fields(args),
+                  attention_kernel=args.attention_kernel)  # attention kernel (#22)
     return apply_techniques(sc, args.technique)
 
 

@@ -27,7 +27,12 @@ from trinity_desktop.model.base.dtypes import (
 from trinity_desktop.model.base.ranges import INFERENCE_DEFAULTS
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
-from trinity_desktop.model.inputs.scenario import ACTIVATION_RECIPES, OFFLOAD_MODES, RECOMPUTE
+from trinity_desktop.model.inputs.scenario import (
+    ACTIVATION_RECIPES,
+    ATTENTION_KERNELS,
+    OFFLOAD_MODES,
+    RECOMPUTE,
+)
 from trinity_desktop.model.step.kv_residency import PLACEMENT_POLICIES
 
 
@@ -75,6 +80,10 @@ def add_calc_train(calc) -> None:
                        help="optimizer (ZeRO-Offload), activations (vDNN) or nvme (ZeRO-Infinity); default none")
     add_comm_overlap_options(train)
     cli_validate.add_calc_options(train)
+    # attention kernel (#22)
+    train.add_argument("--attention-kernel", choices=ATTENTION_KERNELS, default=scenario_default("attention_kernel"),
+                       help="flash attention kernel: auto (the GPU family's measured kernel, FlashAttention-3 class "
+                            "on Hopper and Blackwell) or flash-attention-2 (PyTorch SDPA's; 35%% of H100's peak)")
 
 
 def add_calc_infer(calc) -> None:

@@ -13,6 +13,11 @@ the one kernel: small-M GEMMs stream their weights).
   of one per SM, a partial wave costing a whole one. Useful share = MN / (⌈M/Tm⌉Tm·⌈N/Tn⌉Tn) × tiles /
   (⌈tiles/SMs⌉·SMs), taking the best of the guide's large cuBLAS tiles 256×128, 128×256 and 128×128 (§2.3).
   Families whose SM count we did not read model tile quantisation only.
+- grouped: an MoE layer's routed experts run as one grouped GEMM (Megatron-Core --moe-grouped-gemm), each expert
+  a slice of M. NVIDIA measured its MXFP8 grouped GEMM on GB200 at 2,672 TFLOP/s on DeepSeek-V3's expert shape
+  (K = 7,168, N = 2,048; key "megatron-dsv3-gb200", §1 item 3, "basically equivalent to a highly optimized Grouped
+  GEMM"), against the dense best shape's 3,615.6 (mamf-table GB200 FP8): GROUPED_GEMM_SHARE = 0.739 of the dense
+  curve. Other families take the same ratio (a stated transfer, not a measurement of theirs).
 - scale: the `compute_efficiency` assumption over its likely value (`REFERENCE_COMPUTE_EFFICIENCY`): 1 at the
   default, so the assumption's range (resources/assumptions.toml) moves every curve together.
 
@@ -41,7 +46,9 @@ REFERENCE_COMPUTE_EFFICIENCY = 0.5  # compute_efficiency's likely value: scale 1
 CUBLAS_TILES = ((256.0, 128.0), (128.0, 256.0), (128.0, 128.0))  # nvidia-matmul-guide §2.3
 FA2_A100_FWD, FA2_A100_BWD = 0.73, 0.50      # FlashAttention-2 abstract: 50-73% of A100 peak
 FA3_H100_FWD = 740.0 / 989.0                 # FlashAttention-3 abstract: 740 TFLOP/s BF16 (75%)
+FA2_H100_FWD = 0.35                          # FlashAttention-3 abstract: FlashAttention-2 at 35% of H100
 A100_MAMF_BF16 = 271.2 / 312.0
+GROUPED_GEMM_SHARE = 2672.0 / 3615.6  # megatron-dsv3-gb200 §1: MXFP8 grouped GEMM / GB200's dense FP8 MAMF
 FP8_CAST_BYTES = 3.0  # Transformer Engine / TensorRT-LLM cast a 16-bit GEMM input to FP8: read 2 B, write 1 B
 
 
@@ -112,12 +119,14 @@ def quantisation_share(M, N, sms=0):
 
 @dataclass(frozen=True)
 class Gemm:
-    """One GEMM shape of a step, `count` times: C[M,N] += A[M,K]·B[K,N]."""
+    """One GEMM shape of a step, `count` times: C[M,N] += A[M,K]·B[K,N]; `grouped`: one expert's slice of an MoE
+    grouped GEMM (GROUPED_GEMM_SHARE of the dense curve)."""
 
     M: object
     N: object
     K: object
     count: object = 1.0
+    grouped: bool = False
 
     @property
     def flops(self):
@@ -132,6 +141,8 @@ def gemm_seconds(g: Gemm, family: KernelFamily | None, peak, hbm_bw, eff_hbm, sc
         share = REFERENCE_COMPUTE_EFFICIENCY
     else:
         share = family.gemm_share(fp8) * quantisation_share(g.M, g.N, family.sms)
+        if g.grouped:
+            share = share * GROUPED_GEMM_SHARE
     t_math = g.flops / (peak * share * scale)
     nbytes = ((g.M * g.K + g.K * g.N) * in_bytes + g.M * g.N * out_bytes) * g.count
     return xp.maximum(t_math, nbytes / (hbm_bw * eff_hbm))
@@ -143,10 +154,30 @@ def seconds_per_flop(gemms, family, peak, hbm_bw, eff_hbm, scale, fp8=False, in_
     return t / sum(g.flops for g in gemms)
 
 
-def attention_shares(family: KernelFamily | None) -> tuple[float, float]:
-    """(forward, backward) share of the BF16 peak of the flash attention kernel; REFERENCE without a family."""
+def attention_shares(family: KernelFamily | None, kernel=0) -> tuple[object, object]:
+    """(forward, backward) share of the BF16 peak of the flash attention kernel; REFERENCE without a family.
+    `kernel` 1 (scenario.ATTENTION_KERNELS "flash-attention-2", vectorised): FlashAttention-2's shares on the
+    family (fa2_shares)."""
     if family is None:
         return REFERENCE_COMPUTE_EFFICIENCY, REFERENCE_COMPUTE_EFFICIENCY
+    fwd, bwd = family.attention_shares()
+    if isinstance(kernel, (int, float)) and kernel == 0:
+        return fwd, bwd
+    fa2_fwd, fa2_bwd = fa2_shares(family)
+    fa2 = xp.asarray(kernel) == 1
+    return xp.where(fa2, fa2_fwd, fwd), xp.where(fa2, fa2_bwd, bwd)
+
+
+def fa2_shares(family: KernelFamily) -> tuple[float, float]:
+    """FlashAttention-2's (forward, backward) share of the BF16 peak: its A100 shares on Ampere (Dao 2023), 35% of
+    the H100's peak forward on Hopper and Blackwell (Shah et al. 2024 abstract: FlashAttention-2 "achieving only
+    35% utilization on H100"; it uses none of Hopper's or Blackwell's new tensor-core instructions, so Blackwell
+    is given the H100 share, a stated transfer), the backward at FlashAttention-2's A100 backward/forward ratio
+    (not read on H100); other families keep their own transfer rule."""
+    if family.key == "ampere":
+        return FA2_A100_FWD, FA2_A100_BWD
+    if family.key in ("hopper", "blackwell"):
+        return FA2_H100_FWD, FA2_H100_FWD * FA2_A100_BWD / FA2_A100_FWD
     return family.attention_shares()
 
 
@@ -155,7 +186,7 @@ def with_backward(gemms) -> list[Gemm]:
     wgrad dW = Xᵀ·dY (K×N, reduced over M), each the forward's FLOPs."""
     out = []
     for g in gemms:
-        out += [g, Gemm(g.M, g.K, g.N, g.count), Gemm(g.K, g.N, g.M, g.count)]
+        out += [g, Gemm(g.M, g.K, g.N, g.count, g.grouped), Gemm(g.K, g.N, g.M, g.count, g.grouped)]
     return out
 
 
@@ -182,7 +213,8 @@ def layer_gemms(arch, tokens, tp, ep=1.0) -> list[Gemm]:
     """Forward GEMMs of one average layer on one TP rank for `tokens` tokens (Megatron's column/row split:
     Q/K/V and MLP-in split their outputs over TP, the output projection and MLP-down their inputs). MoE layers:
     each of E/ep local experts multiplies the tokens routed to it, tokens·k·ep/E on average; shared experts
-    multiply every token. Counts weight the MoE and dense layers by their share of the layers."""
+    multiply every token. The routed experts' GEMMs are `grouped`. Counts weight the MoE and dense layers by
+    their share of the layers."""
     tokens = xp.asarray(tokens, dtype=float)
     tp, ep = xp.asarray(tp, dtype=float), xp.asarray(ep, dtype=float)
     h, a = float(arch.hidden), float(arch.heads)
@@ -198,7 +230,7 @@ def layer_gemms(arch, tokens, tp, ep=1.0) -> list[Gemm]:
         f = float(arch.moe_ffn_hidden or arch.ffn_hidden)
         per_expert = xp.maximum(tokens * arch.experts_per_token * ep / arch.experts, 1.0)
         local = moe_share * arch.experts / ep
-        gemms += [Gemm(per_expert, up * f / tp, h, local), Gemm(per_expert, h, f / tp, local)]
+        gemms += [Gemm(per_expert, up * f / tp, h, local, True), Gemm(per_expert, h, f / tp, local, True)]
         if arch.shared_experts:
             fs = f * arch.shared_experts
             gemms += [Gemm(tokens, up * fs / tp, h, moe_share), Gemm(tokens, h, fs / tp, moe_share)]
@@ -243,10 +275,16 @@ def elementwise_bytes_per_token(arch, tp, sp=False, act_bytes=2.0, fp8=False):
     residual adds (read 2h, write h each), over h/tp under sequence parallelism; the MLP activation over f/tp
     (gated: read 2f, write f; plain: read f, write f), f the per-token active width (stated counts). FP8 GEMMs
     add the cast of each GEMM input (read 2 B, write 1 B): the QKV and MLP inputs (h each), the output
-    projection's (a·d_v/tp) and MLP-down's (f/tp)."""
+    projection's (a·d_v/tp) and MLP-down's (f/tp). MoE layers permute each token's hidden vector into its top-k
+    expert copies before the experts (read h, write k·h) and sum them back after (read k·h, write h): 2h(k + 1)
+    per MoE layer (megatron-dsv3-gb200 §2.1.1: the permute "copies the tokens top-k times"; a fused dispatcher
+    still permutes the received copies locally), weighted by the MoE layers' share."""
     tp = xp.asarray(tp, dtype=float)
     f = arch.matmul_params_active_per_layer() - arch.attention_params()
     f = f / ((3.0 if arch.gated_mlp else 2.0) * arch.hidden)  # active MLP width per token
     sp_div = xp.where(xp.asarray(sp, dtype=bool), tp, 1.0)
     casts = xp.where(fp8, FP8_CAST_BYTES * (2.0 * arch.hidden + arch.heads * arch.v_dim / tp + f / tp), 0.0)
-    return ((4.0 + 6.0) * arch.hidden / sp_div + (3.0 if arch.gated_mlp else 2.0) * f / tp) * act_bytes + casts
+    moe_share = arch.moe_layers / arch.layers  # 0 for a dense model
+    permute = moe_share * 2.0 * (arch.experts_per_token + 1.0) * arch.hidden
+    return ((4.0 + 6.0) * arch.hidden / sp_div + (3.0 if arch.gated_mlp else 2.0) * f / tp + permute) * act_bytes \
+        + casts

@@ -5,7 +5,7 @@
 - τ_gemm: seconds per FLOP over the layer's GEMMs (forward, dgrad and wgrad; the output head), each timed by
   kernel_efficiency.gemm_seconds at the GEMM format's peak (FP8 under Transformer Engine, else 16-bit).
 - Attention: with FlashAttention the kernel executes the causal half of the s² score FLOPs at its measured share
-  of the BF16 peak (forward and its recomputation at the forward share, the backward at the backward share).
+  of the BF16 peak (the family's kernel, or FlashAttention-2 where the run names it: kernel_efficiency) (forward and its recomputation at the forward share, the backward at the backward share).
   Without it, the full s² runs as batched GEMMs (QKᵀ: s×s×d, PV: s×d×s per head) plus standard attention's HBM
   passes over the score matrix (flash_io.standard_attention_hbm_bytes, Dao et al. 2022 Algorithms 0 and 3),
   with its dropout kernel (GPT-2/GPT-3-style training, as Megatron-LM runs it, applies dropout to the attention
@@ -47,10 +47,11 @@ class TrainCompute:
 
 def train_compute(arch, hw, *, flops_mb, attn_flops_mb, attn_extra, tokens_mb, micro_batch, seq_len, s_keys, cp,
                   tp, ep, sp, pp, lps, recompute, flash, peak, eff_compute, eff_hbm, act_bytes,
-                  fp8) -> TrainCompute:
+                  fp8, attention_kernel=0) -> TrainCompute:
     """One micro-batch's compute time (module docstring). `flops_mb` are its hardware FLOPs per GPU (recompute
     included), `attn_flops_mb` their attention-core part (model convention: full s²), `attn_extra` 1 where the
-    attention forward is recomputed (selective, full or FlashAttention's backward), `tokens_mb` = b·s/cp."""
+    attention forward is recomputed (selective, full or FlashAttention's backward), `tokens_mb` = b·s/cp,
+    `attention_kernel` the code of scenario.ATTENTION_KERNELS (0 the family's flash kernel, 1 FlashAttention-2)."""
     family = ke.family_of(hw.key)
     scale = xp.asarray(eff_compute, dtype=float) / ke.REFERENCE_COMPUTE_EFFICIENCY
     hbm = hw.hbm_bw * eff_hbm
@@ -64,7 +65,7 @@ def train_compute(arch, hw, *, flops_mb, attn_flops_mb, attn_extra, tokens_mb, m
     n_fwd = 1.0 + attn_extra
     fwd_f, bwd_f = attn_flops_mb * n_fwd / (n_fwd + 2.0), attn_flops_mb * 2.0 / (n_fwd + 2.0)
     peak16 = ke.bf16_peak(hw, peak)
-    a_fwd, a_bwd = ke.attention_shares(family)
+    a_fwd, a_bwd = ke.attention_shares(family, attention_kernel)
     flash_s = 0.5 * (fwd_f / a_fwd + bwd_f / a_bwd) / (peak16 * scale)  # the causal half
     heads = arch.heads / tp
     s_q = xp.asarray(seq_len, dtype=float) / cp

@@ -38,6 +38,7 @@ RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 # (Rajbhandari et al. 2021): as ZeRO-Offload, but the fp32 master weights and optimizer states live on NVMe and
 # stream through host memory for the CPU's optimizer step.
 OFFLOAD_MODES = ("none", "optimizer", "activations", "nvme")
+ATTENTION_KERNELS = ("auto", "flash-attention-2")  # attention kernel (#22): Scenario.attention_kernel
 OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 # Where offloaded KV cache lives: host DRAM over the host link (FlexGen), or a CXL memory pool (Pond).
 KV_OFFLOAD_TIERS = ("host", "cxl")
@@ -137,6 +138,9 @@ class Scenario:
     mtp_depth: int = _default("mtp_depth")
     draft_tokens: int = _default("draft_tokens")
     acceptance: float = _default("acceptance")
+    # attention kernel (#22): "auto" = the GPU family's measured flash kernel (kernel_efficiency.py: FlashAttention-3
+    # class on Hopper and Blackwell); "flash-attention-2" = FlashAttention-2, PyTorch SDPA's flash backend (2.2+)
+    attention_kernel: str = "auto"
 
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
@@ -160,6 +164,7 @@ class Scenario:
         else:
             self._check_inference_layout()
         check_needed_links(self)  # options that move bytes over a link the hardware lacks (inputs/needed_links)
+        check_choice("attention_kernel", self.attention_kernel, ATTENTION_KERNELS)  # attention kernel (#22)
 
     # --- derived ------------------------------------------------------------------------------
     @property

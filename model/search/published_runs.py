@@ -46,7 +46,8 @@ HARDWARE_FAMILY = {"a100-80gb-sxm": "Ampere", "h100-sxm": "Hopper", "h200-sxm": 
                    "tpu-v5e": "TPU v5", "tpu-v5p": "TPU v5", "tpu-v6e": "TPU v6", "m4-max": "Apple silicon",
                    "gaudi3": "Gaudi"}
 _LAYOUT = ("gpus", "tp", "pp", "cp", "ep", "virtual_stages", "zero", "recompute", "sequence_parallel", "micro_batch",
-           "global_batch", "seq_len", "precision", "flash_attention", "activation_recipe")
+           "global_batch", "seq_len", "precision", "flash_attention", "activation_recipe", "moe_node_limit",
+           "attention_kernel")
 _INFER_LAYOUT = ("gpus", "batch", "prompt_len", "gen_len", "weight_dtype", "kv_dtype")
 _MODEL_SHAPE = ("name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab")
 GIB = 2 ** 30
@@ -122,11 +123,19 @@ def _scenario_of(entry: Mapping, kind: str, hw, model) -> Scenario:
             raise KeyError(f"layout needs {', '.join(missing)}")
         if metric not in INFER_METRICS:
             raise ValueError(f"metric one of {tuple(INFER_METRICS)}")
-        return Scenario(hardware=hw, model=model, kind="decode", **{k: entry[k] for k in _INFER_LAYOUT})
+        return Scenario(hardware=hw, model=model, kind="decode", gpus_per_node=_node_size(entry, hw),
+                        **{k: entry[k] for k in _INFER_LAYOUT})
     allowed = METRICS if kind == "training" else MEMORY_METRICS
     if metric not in allowed or str(entry.get("flop_count", "model")) not in FLOP_COUNTS:
         raise ValueError(f"metric one of {allowed}, flop_count one of {FLOP_COUNTS}")
-    return Scenario(hardware=hw, model=model, kind="train", **{k: entry[k] for k in _LAYOUT if k in entry})
+    return Scenario(hardware=hw, model=model, kind="train", gpus_per_node=_node_size(entry, hw),
+                    **{k: entry[k] for k in _LAYOUT if k in entry})
+
+
+def _node_size(entry: Mapping, hw) -> int:
+    """GPUs sharing the scale-up fabric: the run's `gpus_per_node`, else the hardware's own domain (72 on a
+    GB200/GB300 NVL72 rack, 8 on an HGX board), as the CLI and the app default it."""
+    return int(entry.get("gpus_per_node", hw.gpus_per_node_default))
 
 
 def _run_from(entry: Mapping, where: str, kind: str = "training") -> PublishedRun:

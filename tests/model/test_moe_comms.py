@@ -108,10 +108,26 @@ def test_planner_picks_expert_parallelism_for_deepseek_v3_on_2048_h800():
     assert all(c.layout["ep"] > 1 for c in plan.top)
 
 
-@pytest.mark.xfail(strict=True, reason="compute side: FP8 runs at exactly 2x BF16 here (FP8 peak x one compute "
-                   "efficiency); issue #22 cites 1.28x measured. Predicted ~105K vs 180K GPU hours per T tokens")
+@pytest.mark.xfail(strict=True, reason="compute side: with grouped expert GEMMs and the top-k permutation timed, "
+                   "the best layout is ~108K vs the published 180K GPU hours per T tokens; the host-side launch "
+                   "overhead NVIDIA measured on fine-grained MoE (megatron-dsv3-gb200 §2) is not modelled")
 def test_planner_best_layout_within_20_percent_of_published_gpu_hours():
     best = _plan().best
     gpu_hours_per_t = best.as_json()["gpu_hours_per_trillion_tokens"]
     assert gpu_hours_per_t == pytest.approx(1e12 / (best.results.train["tokens_per_s"] / 2048) / 3600)
     assert gpu_hours_per_t == pytest.approx(PUBLISHED_GPU_HOURS_PER_T, rel=0.20)
+
+
+def test_megatron_bridge_dsv3_on_1024_h100_within_20_percent_with_group_limited_routing():
+    """Megatron-Bridge 25.09's DeepSeek-V3 row (1,024 H100, TP2 PP8 EP64: 1,297 tokens/s/GPU) routes each token
+    into at most 4 of 8 expert groups (DeepSeekV3ModelProvider: moe_router_num_groups 8, group_topk 4), one group
+    per node at EP64 over 8-GPU nodes: node-limited M = 4, which halves the copies crossing InfiniBand."""
+    from trinity_desktop.model.search.published_runs import published_runs
+
+    run = next(r for r in published_runs() if r.name.startswith("Megatron-Bridge 25.09 DeepSeekV3"))
+    assert run.scenario.moe_node_limit == 4
+    measured_s = run.measured_value
+    limited = evaluate(run.scenario).time_total
+    plain = evaluate(run.scenario.replace(moe_node_limit=0)).time_total
+    assert limited == pytest.approx(measured_s, rel=0.20)
+    assert plain > 1.3 * measured_s
