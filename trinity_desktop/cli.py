@@ -41,7 +41,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from trinity_desktop import cli_claims, cli_validate
+from trinity_desktop import cli_claims, cli_load, cli_validate
 from trinity_desktop.cli_calc_options import add_calc_infer, add_calc_train
 from trinity_desktop.cli_options import (
     PROG,
@@ -121,7 +121,8 @@ def _run_calc_train(args):
 def _run_calc_infer(args):
     sc = cli_validate.with_efficiency(infer_scenario(args), args)
     rep = cli_validate.extend_report(infer_report(sc, args.kv_placement), sc, args)
-    return rep, cli_validate.wrap_text(_text_infer)
+    rep.update(cli_load.load_json(sc))  # load and latency targets (#23)
+    return rep, cli_load.load_text(cli_validate.wrap_text(_text_infer))
 
 
 def _run_calc_split(args):
@@ -213,7 +214,8 @@ def infer_scenario(args) -> Scenario:
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
-                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction)
+                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction,
+                  **cli_load.load_fields(args))  # load and latency targets (#23)
     return apply_techniques(sc, args.technique)
 
 

@@ -102,8 +102,8 @@ def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, g
         gpus = replicas * int(tp[i]) * int(pp[j])
         key = (gpus, -replicas * float(r_max[w, i, j, k]) / rate)
         if best is None or key < best[:2]:
-            layout = {"tp": int(tp[i]), "pp": int(pp[j]), "replicas": replicas, "batch": 1,
-                      "weight_dtype": space.weight_dtype[w], "kv_dtype": space.kv_dtype[k], "kv_offload": 0.0}
+            layout = {"tp": int(tp[i]), "pp": int(pp[j]), "replicas": replicas,
+                      "weight_dtype": space.weight_dtype[w], "kv_dtype": space.kv_dtype[k]}
             best = (*key, layout, float(r_max[w, i, j, k]))
     meeting = int(np.count_nonzero(ok))
     elapsed = time.perf_counter() - t0
@@ -112,7 +112,9 @@ def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, g
                             layouts_searched=searched, layouts_meeting_targets=0, search_seconds=elapsed, layout=None,
                             gpus=None, max_rate_per_replica=None, replica_load=None, scenario=None)
     gpus, _, layout, r_max_best = best
-    sc = scenario_for(model, hardware, prompt_len, gen_len, layout, prefill_chunk_tokens=chunk_tokens, **fixed)
+    # one replica as `calc infer` runs it: the batch is the load model's, the KV stays in HBM
+    sc = scenario_for(model, hardware, prompt_len, gen_len, {**layout, "batch": 1, "kv_offload": 0.0},
+                      prefill_chunk_tokens=chunk_tokens, **fixed)
     sc = sc.replace(request_rate=rate / layout["replicas"], ttft_slo_s=ttft_slo_s, tpot_slo_s=tpot_slo_s)
     return CapacityPlan(rate_per_s=rate, ttft_slo_s=ttft_slo_s or None, tpot_slo_s=tpot_slo_s or None,
                         layouts_searched=searched, layouts_meeting_targets=meeting, search_seconds=elapsed,
