@@ -52,6 +52,10 @@ _SPINS = {
     "batch": ("Batch (sequences)", "Concurrent sequences decoded together.", "infer"),
     "prompt_len": ("Prompt length", "Prompt tokens per sequence (prefill).", "infer"),
     "gen_len": ("Generated tokens", "Output tokens per sequence (decode).", "infer"),
+    # load and latency targets (#23)
+    "prefill_chunk_tokens": ("Tokens per step (chunked prefill)", "Token budget of one engine step with a request "
+                             "rate: the decodes first, then prompt chunks (vLLM max_num_batched_tokens, default 2048).",
+                             "infer"),
 }
 _COMBOS = {
     "zero": ("ZeRO stage", [(0, "0: replicate all"), (1, "1: shard optimizer"), (2, "2: + gradients"),
@@ -93,6 +97,14 @@ _DOUBLES = {
     "prefix_hit_fraction": ("Prefix-cache hit", 0.05, 2,
                             "Share of the prompt whose KV is already cached (prefix caching): skipped in prefill.",
                             "infer"),
+    # load and latency targets (#23): 0 = off (one static batch) / no target
+    "request_rate": ("Requests per second", 0.5, 2,
+                     "Poisson arrivals on this replica with continuous batching and chunked prefill: p50/p95 TTFT and "
+                     "TPOT in System outcomes (0 = off: one static batch).", "infer"),
+    "ttft_slo_s": ("TTFT target p95 (s)", 0.05, 3,
+                   "Time-to-first-token target for the highest rate within the targets (0 = none).", "infer"),
+    "tpot_slo_s": ("TPOT target p95 (s)", 0.005, 3,
+                   "Time-per-output-token target for the highest rate within the targets (0 = none).", "infer"),
 }
 _CHECKS = {
     "sequence_parallel": ("Sequence parallelism", "Shards layer-norm and dropout activations across TP ranks "
