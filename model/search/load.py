@@ -291,6 +291,8 @@ class LoadReport:
     def finding(self) -> str:
         """One sentence: "At 4 req/s TTFT p95 is 0.80 s; 6.2 req/s meets both targets"."""
         head = f"At {self.rate_per_s:g} req/s "
+        if self.max_running < 1:
+            return head + "no request can run: the weights and one request's KV cache do not fit in HBM"
         head += (f"TTFT p95 is {_seconds(self.ttft_p95_s)}, TPOT p95 {_seconds(self.tpot_p95_s)}" if self.stable
                  else f"the replica cannot keep up (it saturates at {self.saturation_rate_per_s:.3g} req/s)")
         if self.max_rate_within_slo is None:

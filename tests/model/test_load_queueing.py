@@ -159,6 +159,11 @@ def test_load_is_off_by_default_and_refuses_bad_input():
         scenario(request_rate=-1.0)
     with pytest.raises(ValidationError, match="gen_len"):
         load_report(scenario(gen_len=1, request_rate=1.0))
+    # 70B in bf16 on one 24 GB card: nothing runs, said in words, no NaN or infinity in the report
+    rep = load_report(scenario("llama-3-70b", "rtx-4090", request_rate=1.0))
+    assert not rep.stable and rep.max_running == 0 and rep.saturation_rate_per_s == 0.0
+    assert "do not fit" in rep.finding and rep.ttft_p95_s is None
+    json.dumps(rep.as_json(), allow_nan=False)
 
 
 def test_published_vllm_capacity_mistral_7b_rtx_4090():
