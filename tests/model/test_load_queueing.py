@@ -22,6 +22,8 @@ from collections import deque
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from trinity_desktop.cli import run_cli
 from trinity_desktop.model import Scenario, ValidationError, evaluate
@@ -208,3 +210,21 @@ def test_cli_calc_infer_rate_and_plan_infer_rate(capsys):
     assert run_cli(["plan", "infer", "--model", "llama-3-8b", "--hardware", "h100-sxm", "--gpus", "2", "--prompt-len",
                     "1024", "--gen-len", "128", "--rate", "30", "--ttft-slo", "0.2", "--tpot-slo", "0.03"]) == 0
     assert "fewest GPUs" in capsys.readouterr().out
+
+
+@settings(max_examples=20, deadline=None)
+@given(load=st.floats(0.01, 0.99), factor=st.floats(1.05, 3.0))
+def test_property_quantiles_ordered_and_rising_with_rate(llama8b, load, factor):
+    """Below saturation: p50 ≤ p95, TTFT at least the bare prefill, TPOT at least the batch-1 step, both rising with
+    the rate; any rate above saturation is not stable."""
+    sc, costs, sat = llama8b
+    low, high = load_at(costs, load * sat / factor), load_at(costs, load * sat)
+    for state in (low, high):
+        assert bool(state.stable)
+        assert float(state.ttft_p50_s) <= float(state.ttft_p95_s)
+        assert float(state.tpot_p50_s) <= float(state.tpot_p95_s)
+        assert float(state.ttft_p50_s) >= float(costs.prompt_tokens * costs.prefill_token_s + costs.fixed_s) * (1 - 1e-9)
+        assert float(state.tpot_p50_s) >= float(costs.decode_s(1.0)) * (1 - 1e-9)
+    for name in ("ttft_p95_s", "tpot_p95_s", "tpot_p50_s"):
+        assert float(getattr(high, name)) >= float(getattr(low, name)) * (1 - 1e-9), name
+    assert not bool(load_at(costs, sat * factor).stable)
