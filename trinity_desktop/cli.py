@@ -21,7 +21,8 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     `--sessions N` (concurrent sequences = batch), `--kv-policy`, `--kv-window`, `--kv-sinks`,
                     `--kv-placement {spill,evict}`; `--json` adds kv_residency_bytes {hbm, host, cxl, ssd}
                     (per GPU at the end of the request), effective_time_per_output_token_s,
-                    kv_placement_policy, kv_evicted_tokens, kv_unplaced_bytes (model/step/kv_residency.py).
+                    kv_placement_policy, kv_evicted_tokens, kv_unplaced_bytes (model/step/kv_residency.py);
+                    `--rate R [--ttft-slo S --tpot-slo S]` adds `load` (trinity_desktop/cli_load.py).
   calc split        split computing between an edge device and the cloud (model/views/split.py, Neurosurgeon):
                     `--model --device --network [--objective latency|energy] [--json]`; the JSON holds
                     split_points [{index, name, device_s, transfer_s, cloud_s, total_s, energy_j}] (index k:

@@ -87,7 +87,7 @@ def capacity_text(rep: dict) -> str:
     if cap["gpus"] is None:
         return "\n".join([*lines, "  no replica layout meets the targets at any rate"])
     load, layout = cap["replica_load"], cap["layout"]
-    lines += [f"  fewest GPUs       {cap['gpus']}: {layout['replicas']} replicas of TP{layout['tp']} PP{layout['pp']}, "
+    lines += [f"  fewest GPUs       {cap['gpus']}: {layout['replicas']} replica{'s' if layout['replicas'] > 1 else ''} of TP{layout['tp']} PP{layout['pp']}, "
               f"weights {layout['weight_dtype']}, KV {layout['kv_dtype']}",
               f"  each replica      up to {cap['max_rate_per_replica']:.3g} "
               f"req/s within the targets; at {load['rate_per_s']:.3g} req/s TTFT p95 {_ms(load['ttft_p95_s'])}, "
