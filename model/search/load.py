@@ -94,11 +94,12 @@ class StepCosts:
         return t_lo + w * (t_hi - t_lo)
 
 
-def step_costs_from_grid(out: dict, grid: np.ndarray, gen_len: int, chunk_tokens: int, hbm_bytes: float,
-                         batch_axis: int = -1) -> StepCosts:
-    """StepCosts from an `evaluate_grid` output whose batch axis (`batch_axis`) runs over `grid`."""
+def step_costs_from_grid(out: dict, grid: np.ndarray, gen_len: int, chunk_tokens: int,
+                         hbm_bytes: float) -> StepCosts:
+    """StepCosts from an `evaluate_grid` output whose last axis is the batch, over `grid` (grid[0] = 1: the
+    prefill is batch 1's); the KV capacity from the memory per GPU at the first two batches (linear in the batch)."""
     def along(x):
-        return np.moveaxis(np.asarray(x, dtype=float), batch_axis, -1)
+        return np.asarray(x, dtype=float)
 
     first = (..., 0)
     tpot = along(out["time_per_output_token_s"])
@@ -135,7 +136,7 @@ class LoadState:
     stable: np.ndarray
     step_s: np.ndarray           # τ, the mean step a decoding request sees
     running: np.ndarray          # 1 + b̄, the mean decode batch
-    prefill_busy: np.ndarray     # ρ = λ D
+    prefill_busy: np.ndarray     # ρ: λ times a prompt's service behind a queue
     ttft_p50_s: np.ndarray
     ttft_p95_s: np.ndarray
     tpot_p50_s: np.ndarray
