@@ -1,12 +1,12 @@
 """Load and latency targets on the command line (#23; model/search/load.py, model/search/capacity_planner.py).
 
-  calc infer ... --rate R [--ttft-slo S] [--tpot-slo S] [--chunk-tokens C]
+  calc infer ... --rate R [--ttft-slo S] [--tpot-slo S] [--prefill-chunk-tokens C]
               Poisson requests at R per second on the replica (continuous batching, chunked prefill with a budget of
               C tokens per step, vLLM's max_num_batched_tokens, default 2048). The JSON adds `load` {rate_per_s,
               stable, ttft_p50_s, ttft_p95_s, tpot_p50_s, tpot_p95_s, mean_running, saturation_rate_per_s,
               max_rate_within_slo (null without a target), ttft_slo_s, tpot_slo_s, chunk_tokens, max_running}:
               latencies null where the replica cannot keep up.
-  plan infer ... --rate R [--ttft-slo S] [--tpot-slo S] [--chunk-tokens C]
+  plan infer ... --rate R [--ttft-slo S] [--tpot-slo S] [--prefill-chunk-tokens C]
               the fewest GPUs that serve R requests/s within the p95 targets: replicas of one TP x PP layout (TP x
               PP up to --gpus), the JSON `capacity` {gpus, layout {tp, pp, replicas, weight_dtype, kv_dtype},
               max_rate_per_replica, replica_load (as `load`, at R / replicas), layouts_searched, ...}.
@@ -27,7 +27,7 @@ CHUNK_HELP = "token budget per engine step, chunked prefill (vLLM max_num_batche
 
 
 def add_load_options(p: argparse.ArgumentParser, slos: bool = True) -> None:
-    """--rate, --chunk-tokens and (for calc) --ttft-slo / --tpot-slo, checked against ranges.SCENARIO_LIMITS."""
+    """--rate, --prefill-chunk-tokens and (for calc) --ttft-slo / --tpot-slo, checked against ranges.SCENARIO_LIMITS."""
     p.add_argument("--rate", type=scenario_number("request_rate"), default=0.0, help=RATE_HELP)
     if slos:
         p.add_argument("--ttft-slo", type=scenario_number("ttft_slo_s"), default=0.0,
