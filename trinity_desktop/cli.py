@@ -21,7 +21,8 @@ A stable contract for scripts and tests. Bad arguments exit 2 with one line nami
                     `--sessions N` (concurrent sequences = batch), `--kv-policy`, `--kv-window`, `--kv-sinks`,
                     `--kv-placement {spill,evict}`; `--json` adds kv_residency_bytes {hbm, host, cxl, ssd}
                     (per GPU at the end of the request), effective_time_per_output_token_s,
-                    kv_placement_policy, kv_evicted_tokens, kv_unplaced_bytes (model/step/kv_residency.py).
+                    kv_placement_policy, kv_evicted_tokens, kv_unplaced_bytes (model/step/kv_residency.py);
+                    `--rate R [--ttft-slo S --tpot-slo S]` adds `load` (trinity_desktop/cli_load.py).
   calc split        split computing between an edge device and the cloud (model/views/split.py, Neurosurgeon):
                     `--model --device --network [--objective latency|energy] [--json]`; the JSON holds
                     split_points [{index, name, device_s, transfer_s, cloud_s, total_s, energy_j}] (index k:
@@ -41,7 +42,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from trinity_desktop import cli_claims, cli_validate
+from trinity_desktop import cli_claims, cli_load, cli_validate
 from trinity_desktop.cli_calc_options import add_calc_infer, add_calc_train
 from trinity_desktop.cli_options import (
     PROG,
@@ -122,7 +123,8 @@ def _run_calc_train(args):
 def _run_calc_infer(args):
     sc = cli_validate.with_efficiency(infer_scenario(args), args)
     rep = cli_validate.extend_report(infer_report(sc, args.kv_placement), sc, args)
-    return rep, cli_validate.wrap_text(_text_infer)
+    rep.update(cli_load.load_json(sc))  # load and latency targets (#23)
+    return rep, cli_load.load_text(cli_validate.wrap_text(_text_infer))
 
 
 def _run_calc_split(args):
@@ -216,7 +218,8 @@ def infer_scenario(args) -> Scenario:
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
                   kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction,
-                  **speculative_fields(args))  # speculative decoding (#23)
+                  **speculative_fields(args),  # speculative decoding (#23)
+                  **cli_load.load_fields(args))  # load and latency targets (#23)
     return apply_techniques(sc, args.technique)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from trinity_desktop import cli_validate
+from trinity_desktop import cli_load, cli_validate
 from trinity_desktop.cli_options import (
     GPN_HELP,
     add_comm_overlap_options,
@@ -120,3 +120,5 @@ def add_calc_infer(calc) -> None:
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
     add_speculative_options(infer)  # speculative decoding (#23)
     cli_validate.add_calc_options(infer)
+    # load and latency targets (#23)
+    cli_load.add_load_options(infer)

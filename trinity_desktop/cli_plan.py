@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 
+from trinity_desktop import cli_load
 from trinity_desktop.cli_options import (
     GPN_HELP,
     add_comm_overlap_options,
@@ -94,6 +95,8 @@ def add_plan_parser(sub, parser_class) -> None:
     infer.add_argument("--tpot-slo", type=_seconds, help="time-per-output-token target in seconds (decode)")
     infer.add_argument("--max-batch", type=scenario_number("batch"), default=1024,
                        help="largest batch searched (powers of two up to this; default 1024)")
+    # load and latency targets (#23): with --rate, the fewest GPUs serving it (replicas of TP x PP <= --gpus)
+    cli_load.add_load_options(infer, slos=False)
 
 
 def plan_train_report(args, model, hardware) -> dict:
@@ -141,6 +144,8 @@ def run_plan(args, model, hardware):
     """(report, text formatter) of `plan train` or `plan infer`."""
     if args.plan == "train":
         return plan_train_report(args, model, hardware), text_plan_train
+    if args.rate > 0:  # load and latency targets (#23)
+        return cli_load.capacity_report(args, model, hardware), cli_load.capacity_text
     return plan_infer_report(args, model, hardware), text_plan_infer
 
 

@@ -57,6 +57,10 @@ _SPINS = {
     "draft_tokens": ("Draft tokens (γ)", "Tokens the draft model proposes per target step; the target verifies "
                      "γ + 1 tokens per sequence in one pass (Leviathan et al. 2023). MTP proposes one per module.",
                      "infer"),
+    # load and latency targets (#23)
+    "prefill_chunk_tokens": ("Tokens per step (chunked prefill)", "Token budget of one engine step with a request "
+                             "rate: the decodes first, then prompt chunks (vLLM max_num_batched_tokens, default 2048).",
+                             "infer"),
 }
 _COMBOS = {
     "zero": ("ZeRO stage", [(0, "0: replicate all"), (1, "1: shard optimizer"), (2, "2: + gradients"),
@@ -109,6 +113,14 @@ _DOUBLES = {
     "acceptance": ("Acceptance rate (α)", 0.05, 2,
                    "Probability that the target accepts a proposed token: tokens per target step = "
                    "(1 − α^(γ+1)) / (1 − α). DeepSeek-V3 reports 0.85–0.9 for its MTP's second token.", "infer"),
+    # load and latency targets (#23): 0 = off (one static batch) / no target
+    "request_rate": ("Requests per second", 0.5, 2,
+                     "Poisson arrivals on this replica with continuous batching and chunked prefill: p50/p95 TTFT and "
+                     "TPOT in System outcomes (0 = off: one static batch).", "infer"),
+    "ttft_slo_s": ("TTFT target p95 (s)", 0.05, 3,
+                   "Time-to-first-token target for the highest rate within the targets (0 = none).", "infer"),
+    "tpot_slo_s": ("TPOT target p95 (s)", 0.005, 3,
+                   "Time-per-output-token target for the highest rate within the targets (0 = none).", "infer"),
 }
 _CHECKS = {
     "sequence_parallel": ("Sequence parallelism", "Shards layer-norm and dropout activations across TP ranks "

@@ -19,6 +19,7 @@ from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.variants import VariantResult, compare, variant_result
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.load_readout import LoadReadout
 from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds
 
 LINK_ORDER = ("hbm", "scale-up", "scale-out", "host")
@@ -140,6 +141,8 @@ class OutcomesPanel(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(buttons)
+        self.load_readout = LoadReadout()  # load and latency targets (#23): shown where a request rate is set
+        layout.addWidget(self.load_readout)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.legend_label)
         layout.addWidget(self.na_label)
@@ -153,6 +156,7 @@ class OutcomesPanel(QtWidgets.QWidget):
     # ------------------------------------------------------------------ update
     def update_results(self, results: Results) -> None:
         self._results = results
+        self.load_readout.show_results(results)
         if results.scenario != self._base_key:
             self._variants = compare(results.scenario)
             self._base_key = results.scenario

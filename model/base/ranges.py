@@ -147,6 +147,13 @@ SCENARIO_LIMITS: Mapping[str, Limit] = {
     "mtp_depth": Limit(1, 16, True, 0, zero_ok=True, wording="0 (off) or a module count from 1 to 16"),
     "draft_tokens": Limit(1, 16, True, 4),
     "acceptance": Limit(0.0, 1.0, False, 0.7),
+    # load and latency targets (#23, model/search/load.py): a Poisson request rate (0 = off, one static batch), the
+    # p95 TTFT and TPOT targets (0 = none), the token budget per engine step (vLLM max_num_batched_tokens)
+    "request_rate": Limit(1e-6, 1e6, False, 0.0, zero_ok=True,
+                          wording="0 (off) or a rate from 1e-06 to 1e+06 requests/s"),
+    "ttft_slo_s": Limit(1e-6, 1e6, False, 0.0, zero_ok=True, wording="0 (no target) or seconds from 1e-06 to 1e+06"),
+    "tpot_slo_s": Limit(1e-6, 1e6, False, 0.0, zero_ok=True, wording="0 (no target) or seconds from 1e-06 to 1e+06"),
+    "prefill_chunk_tokens": Limit(16, 1 << 20, True, 2048),
 }
 # Inference starts on one device (one replica, TP1) where training starts on SCENARIO_LIMITS' 8 GPUs.
 INFERENCE_DEFAULTS: Mapping[str, float] = {"gpus": 1}

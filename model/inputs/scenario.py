@@ -130,6 +130,12 @@ class Scenario:
     kv_offload_tier: str = "host"
     # inference: share of each prompt found in the prefix cache (vLLM automatic prefix caching)
     prefix_hit_fraction: float = _default("prefix_hit_fraction")
+    # load and latency targets (#23, model/search/load.py), off by default: Poisson requests/s (0 = one static
+    # batch), p95 TTFT and TPOT targets in seconds (0 = none), the token budget per step of chunked prefill
+    request_rate: float = _default("request_rate")
+    ttft_slo_s: float = _default("ttft_slo_s")
+    tpot_slo_s: float = _default("tpot_slo_s")
+    prefill_chunk_tokens: int = _default("prefill_chunk_tokens")
     efficiency: Efficiency = field(default_factory=Efficiency)
     techniques: tuple[str, ...] = ()
     # speculative decoding (#23), off by default: a draft model preset key ("" = none) or MTP modules (0 = none,
