@@ -143,6 +143,10 @@ SCENARIO_LIMITS: Mapping[str, Limit] = {
     "kv_offload_fraction": Limit(0.0, 1.0, False, 0.0),
     "moe_node_limit": Limit(1, 1024, True, 0, zero_ok=True, wording="0 (no limit) or a node count from 1 to 1024"),
     "prefix_hit_fraction": Limit(0.0, 1.0, False, 0.0),
+    # MoE serving (#23): expert parallelism, data-parallel attention, redundant experts per GPU; 1, 1, 0 = off
+    "inference_ep": Limit(1, 1 << 20, True, 1),
+    "attention_dp": Limit(1, 1 << 20, True, 1),
+    "redundant_experts": Limit(1, 4096, True, 0, zero_ok=True, wording="0 (none) or a count from 1 to 4096"),
 }
 # Inference starts on one device (one replica, TP1) where training starts on SCENARIO_LIMITS' 8 GPUs.
 INFERENCE_DEFAULTS: Mapping[str, float] = {"gpus": 1}

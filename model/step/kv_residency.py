@@ -122,7 +122,8 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     unplaced = dropped if policy == "spill" else np.zeros(c.shape)
 
     dt = r.decode_time
-    base = np.broadcast_to(dt.gemms + dt.tp_comm + dt.pp_comm + dt.fixed, c.shape).astype(float)
+    # weights, TP, PP, fixed costs and (MoE serving, #23) the EP all-to-all
+    base = np.broadcast_to(dt.gemms + dt.tp_comm + dt.pp_comm + dt.fixed + dt.ep_comm, c.shape).astype(float)
     attn = np.broadcast_to(dt.attention, c.shape).astype(float)
     attn_per_byte = safe_div(attn, needed)
     eta = sc.efficiency.network
