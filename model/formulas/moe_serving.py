@@ -1,6 +1,6 @@
 """MoE serving with expert parallelism (EP) and data-parallel attention (DP-attention), per GPU. Vectorised.
 
-A pipeline stage of G = gpus / pp GPUs serves one MoE model as DeepSeek-V3 §3.4 runs it ("deepseek-v3"):
+A pipeline stage of G = gpus / pp GPUs serves one MoE model as DeepSeek-V3 §3.4 runs it ("deepseek-v3-serving"):
 - attention (and every other non-routed weight: embeddings, dense layers, norms, routers, shared experts) is split
   over TP = G / DP heads-wise and replicated on each of the DP attention groups, each holding a 1/DP share of the
   batch and of its KV cache (DeepSeek-V3 prefill: TP4 + SP with DP8; decode: TP4 + SP with DP80). Head
@@ -12,11 +12,16 @@ A pipeline stage of G = gpus / pp GPUs serves one MoE model as DeepSeek-V3 §3.4
   `fp8_dispatch`, §3.3.4) and a combine all-to-all (BF16, the activation format), per decode step and per prefill
   chunk. Each GPU sends its 1/G share of the tokens (DP over the attention groups, SP inside them). Prefill (and
   an EP group inside one node) moves them as training does, `comms.moe_all_to_all` (§3.4.1); decode across
-  nodes sends every copy point to point over IB at once (§3.4.2, DeepEP's low-latency kernels: `direct_pass`).
+  nodes sends every copy point to point over IB at once (§3.4.2; DeepEP's low-latency kernels, "deepep":
+  `direct_pass`, within 8% of its measured dispatch and combine at EP 16 to 256).
 With EP = 1 and DP = 1 nothing here applies: the experts are TP-split with the rest (model/step/inference.py).
 The FLOPs per GPU are the same either way (the work is spread evenly over G GPUs); EP changes the weight bytes each
 GPU holds and reads, the KV per GPU (DP-attention: an MLA latent is no longer replicated over G ranks), the TP
 all-reduce group and adds the all-to-all.
+Stated simplifications: tokens are spread evenly over the experts (what the redundant copies are for); the
+all-to-all is not hidden behind a second micro-batch (DeepSeek overlaps it, so the model's throughput is a lower
+bound: 0.66x of the online service's per-GPU figures, "deepseek-inference-overview"); shared experts stay with the
+dense weights on every attention group (DeepSeek's decode hosts them as routed experts on the 64 extra GPUs).
 """
 
 from __future__ import annotations
