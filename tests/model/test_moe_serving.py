@@ -175,3 +175,21 @@ def test_cli_ep_and_attention_dp(capsys):
     assert rep["tp"] == 1 and rep["moe_serving"]["ep"] == 16 and rep["moe_serving"]["experts_per_gpu"] == 16
     assert main(argv[:-1] + ["--attention-dp", "3"]) == 2
     assert "--attention-dp 3 is not allowed" in capsys.readouterr().err
+
+
+def test_serving_planner_searches_ep_and_dp_attention():
+    """DeepSeek-V3 on 72 H200s (no TP layout spans all 72: 72 does not divide 128 heads): the planner searches
+    DP-attention and EP beside TP x PP, its best layout uses EP, and `evaluate` of that layout's replica gives the
+    planner's numbers. The search rate is printed (layouts per second, the #23 target is >= 10^6)."""
+    from trinity_desktop.model.search.serving_planner import plan_serving, scenario_for, serving_space
+
+    space = serving_space(DS, H200, 72, max_batch=512)
+    assert space.expert_parallel == (False, True) and 72 in space.attention_dp
+    plan = plan_serving(DS, H200, 72, 2048, 512, tpot_slo=0.05, space=space, gpus_per_node=8)
+    print(f"\nserving planner: {plan.configurations_evaluated / plan.search_seconds:,.0f} layouts/s "
+          f"({plan.configurations_evaluated:,} in {plan.search_seconds:.3f} s)")
+    best = plan.best.layout
+    assert best["ep"] > 1 and plan.configurations_evaluated == space.size
+    r = evaluate(scenario_for(DS, H200, 2048, 512, best, gpus_per_node=8))
+    assert r.infer["time_per_output_token_s"] == pytest.approx(plan.best.tpot_s)
+    assert plan.best.tpot_s <= 0.05
