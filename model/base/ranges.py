@@ -146,7 +146,7 @@ SCENARIO_LIMITS: Mapping[str, Limit] = {
     # MoE serving (#23): expert parallelism, data-parallel attention, redundant experts per GPU; 1, 1, 0 = off
     "inference_ep": Limit(1, 1 << 20, True, 1),
     "attention_dp": Limit(1, 1 << 20, True, 1),
-    "redundant_experts": Limit(1, 4096, True, 0, zero_ok=True, wording="0 (none) or a count from 1 to 4096"),
+    "redundant_experts": Limit(0, 4096, True, 0),
 }
 # Inference starts on one device (one replica, TP1) where training starts on SCENARIO_LIMITS' 8 GPUs.
 INFERENCE_DEFAULTS: Mapping[str, float] = {"gpus": 1}

@@ -3,7 +3,7 @@
 Where expert parallelism is on (model/formulas/moe_serving.py), each prefill and each decode group of
 `request_stages` ends with the dispatch + combine all-to-alls of its MoE layers: the bar is split into its
 compute part on the GPU lane and an "EP all-to-all" bar on the EP lane, end to end, so the request lasts as long
-as before. Prefill: the prefill's all-to-all time and bytes (`InferStep.prefill_ep`); a decode group of n steps:
+as before (roles "prefill_ep" and "decode_ep", in the prefill and decode phases). Prefill: the prefill's all-to-all time and bytes (`InferStep.prefill_ep`); a decode group of n steps:
 n times one step's (`InferStep.decode_ep`), the step's all-to-all being the same at every context."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from trinity_desktop.model.views.stage import Stage, _links
 EP_LANE = "EP all-to-all"
 
 
-def _split(st: Stage, ep_s: float, out_bytes: float, up_bytes: float, what: str) -> list[Stage]:
+def _split(st: Stage, ep_s: float, out_bytes: float, up_bytes: float, what: str, role: str) -> list[Stage]:
     """`st` as its compute part, then its all-to-all of `ep_s` seconds (no longer than the bar)."""
     ep_s = min(max(ep_s, 0.0), st.end_s - st.start_s)
     if ep_s <= 0.0:
@@ -27,7 +27,7 @@ def _split(st: Stage, ep_s: float, out_bytes: float, up_bytes: float, what: str)
     compute = dataclasses.replace(st, end_s=cut, bytes_by_link=rest)
     a2a = Stage(f"EP all-to-all ({what}: dispatch + combine)", "communication", EP_LANE, cut, st.end_s, 0.0,
                 _links(scale_out=out_bytes, scale_up=up_bytes), st.live_memory_by_tier, "bandwidth", -1,
-                role="ep_all_to_all")
+                role=role)
     return [compute, a2a]
 
 
@@ -42,11 +42,11 @@ def with_ep_all_to_all(stages: list[Stage], step, decode_steps) -> list[Stage]:
     out: list[Stage] = []
     for st in stages:
         if st.role == "prefill":
-            out += _split(st, float(pre.time), float(pre.scale_out), float(pre.scale_up), "prefill")
+            out += _split(st, float(pre.time), float(pre.scale_out), float(pre.scale_up), "prefill", "prefill_ep")
         elif st.role == "decode":
             n = next(counts)
             out += _split(st, n * float(dec.time), n * float(dec.scale_out), n * float(dec.scale_up),
-                          f"{n:,} decode steps" if n > 1 else "one decode step")
+                          f"{n:,} decode steps" if n > 1 else "one decode step", "decode_ep")
         else:
             out.append(st)
     return out

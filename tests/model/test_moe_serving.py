@@ -19,6 +19,7 @@ from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 from trinity_desktop.model.inputs.serving_rules import serving_layout_problem, serving_rules_hold
 from trinity_desktop.model.step.evaluation import evaluate_grid
 from trinity_desktop.model.views.moe_serving_summary import moe_serving
+from trinity_desktop.model.views.phases import infer_phase_of
 from trinity_desktop.model.views.request_stages import request_stages
 
 MODELS, HARDWARE = model_presets(), hardware_presets()
@@ -138,9 +139,10 @@ def test_flow_draws_the_all_to_all(ep16):
     did."""
     sc, r = ep16
     stages = request_stages(sc, r)
-    ep = [s for s in stages if s.role == "ep_all_to_all"]
+    ep = [s for s in stages if s.role in ("prefill_ep", "decode_ep")]
     assert len(ep) == 1 + sum(s.role == "decode" for s in stages)
     assert stages[-1].end_s == pytest.approx(r.infer["request_s"])
+    assert [infer_phase_of(s) for s in ep[:2]] == [("prefill",), ("decode",)]
     assert sum(s.bytes_by_link["scale-out"] for s in ep) == pytest.approx(
         sum(s.bytes_by_link["scale-out"] for s in stages))
 
