@@ -32,7 +32,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trinity_desktop.model.base.dtypes import BYTES_PER_ELEMENT, KV_DTYPES, WEIGHT_DTYPES
+from trinity_desktop.model.base.dtypes import (
+    BYTES_PER_ELEMENT,
+    KV_DTYPES,
+    WEIGHT_DTYPES,
+    compute_dtype_for_weights,
+)
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.scenario import Scenario
@@ -78,7 +83,9 @@ def serving_space(model: Architecture, hardware, gpus: int, max_batch: int = 102
     if model.is_moe:
         dp = {1 << k for k in range(int(math.log2(gpus)) + 1)} | {d for d in range(1, gpus + 1) if gpus % d == 0}
         moe = {"attention_dp": tuple(sorted(dp)), "expert_parallel": (False, True)}
-    return ServingSpace(tp=tp, batch=batch, weight_dtype=WEIGHT_DTYPES, kv_dtype=KV_DTYPES, kv_offload=offload,
+    peaks = dict(hardware.peak_flops)  # weight formats whose compute format has a published peak (H800: no fp32)
+    weights = tuple(w for w in WEIGHT_DTYPES if compute_dtype_for_weights(w, peaks) in peaks)
+    return ServingSpace(tp=tp, batch=batch, weight_dtype=weights, kv_dtype=KV_DTYPES, kv_offload=offload,
                         pp=pp, **moe)
 
 
