@@ -251,6 +251,6 @@ class Scenario:
     def _check_serving_layout(self):
         """MoE serving with EP and DP-attention (#23): the rules of model/inputs/serving_rules.py."""
         problem = serving_layout_problem(self.model.is_moe, self.model.name, self.gpus, self.pp, self.inference_ep,
-                                         self.attention_dp, self.redundant_experts)
+                                         self.attention_dp, self.redundant_experts, self.model.heads)
         if problem:
             raise ValidationError(*problem)

@@ -20,8 +20,9 @@ def serving_rules_hold(is_moe: bool, stage_gpus, ep, attention_dp, redundant):
 
 
 def serving_layout_problem(is_moe: bool, model_name: str, gpus: int, pp: int, ep: int, attention_dp: int,
-                           redundant: int) -> tuple[str, int, str] | None:
-    """(field, value, what it must be) of the first EP-serving rule a layout breaks, or None."""
+                           redundant: int, heads: int | None = None) -> tuple[str, int, str] | None:
+    """(field, value, what it must be) of the first EP-serving rule a layout breaks, or None; with `heads`, also
+    that the attention TP, gpus / (pp x attention_dp), divides them where DP-attention is on."""
     stage = gpus // pp if pp > 0 and gpus % pp == 0 else None
     if ep > 1 and not is_moe:
         return "inference_ep", ep, f"1 ({model_name} has no routed experts to spread)"
@@ -34,4 +35,8 @@ def serving_layout_problem(is_moe: bool, model_name: str, gpus: int, pp: int, ep
         return "attention_dp", attention_dp, f"a divisor of the GPUs of one pipeline stage, gpus / PP = {stage}"
     if redundant > 0 and ep <= 1:
         return "redundant_experts", redundant, "0 unless expert parallelism is on (extra experts of EP ranks)"
+    if heads and stage is not None and attention_dp > 1 and heads % (stage // attention_dp):
+        return "attention_dp", attention_dp, (f"a divisor of gpus / PP = {stage} that leaves an attention TP "
+                                              f"(gpus / (PP x DP-attention), now {stage // attention_dp}) dividing "
+                                              f"the model's {heads} heads")
     return None

@@ -100,6 +100,9 @@ def test_heads_rule_only_where_tp_splits_heads():
     with pytest.raises(ValidationError) as e:
         _decode(gpus=16, attention_dp=16)
     assert e.value.field == "attention_dp"
+    with pytest.raises(ValidationError) as e:
+        _decode(gpus=48, inference_ep=48, attention_dp=4)  # attention TP 12 does not divide 128 heads
+    assert e.value.field == "attention_dp" and "now 12" in e.value.allowed
 
 
 # DeepEP README (deepseek-ai/DeepEP, "Low-latency kernels with pure RDMA"): H800 + CX7 400 Gb/s IB, 128 tokens,
