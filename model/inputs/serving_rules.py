@@ -8,15 +8,15 @@ copies per GPU need EP.
 
 from __future__ import annotations
 
-import numpy as np
+from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 
 
 def serving_rules_hold(is_moe: bool, stage_gpus, ep, attention_dp, redundant):
     """Where the EP-serving rules hold (the module docstring), broadcast over arrays."""
-    g, e = np.asarray(stage_gpus), np.asarray(ep)
-    a, r = np.asarray(attention_dp), np.asarray(redundant)
+    g, e = xp.asarray(stage_gpus), xp.asarray(ep)
+    a, r = xp.asarray(attention_dp), xp.asarray(redundant)
     ep_ok = (e == 1) | ((e == g) & is_moe)
-    return ep_ok & ((a == 1) | (e > 1)) & (g % np.maximum(a, 1) == 0) & ((r == 0) | (e > 1))
+    return ep_ok & ((a == 1) | (e > 1)) & (g % xp.maximum(a, 1) == 0) & ((r == 0) | (e > 1))
 
 
 def serving_layout_problem(is_moe: bool, model_name: str, gpus: int, pp: int, ep: int, attention_dp: int,
