@@ -20,8 +20,9 @@ GPU holds and reads, the KV per GPU (DP-attention: an MLA latent is no longer re
 all-reduce group and adds the all-to-all.
 Stated simplifications: tokens are spread evenly over the experts (what the redundant copies are for); the
 all-to-all is not hidden behind a second micro-batch (DeepSeek overlaps it, so the model's throughput is a lower
-bound: 0.66x of the online service's per-GPU figures, "deepseek-inference-overview"); shared experts stay with the
-dense weights on every attention group (DeepSeek's decode hosts them as routed experts on the 64 extra GPUs).
+bound: 0.66x (decode) and 0.79x (prefill) of the online service's per-GPU figures, "deepseek-inference-overview");
+shared experts stay with the dense weights on every attention group (DeepSeek's decode hosts them as routed
+experts on the 64 extra GPUs).
 """
 
 from __future__ import annotations
