@@ -140,6 +140,9 @@ class InferStep:
     decode_ep: object = None         # and one decode step's (its busy slots), per GPU
 
 
+NO_EP = EpTraffic(0.0, 0.0, 0.0)  # MoE serving off: no all-to-all
+
+
 def kv_bytes_per_token(arch: Architecture, kv_bytes):
     """KV-cache bytes per token for the whole model: kv_tensors · L · kv_width · bytes."""
     return arch.kv_tensors * arch.layers * arch.kv_width * xp.asarray(kv_bytes, dtype=float)
@@ -182,6 +185,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     adp = xp.asarray(x.attention_dp, dtype=float)
     stage = tp * adp
     ep_on = serving_ep_on(x.ep, x.attention_dp, x.redundant_experts)
+    ep_any = bool(xp.any(ep_on))  # off (the common scalar case): none of the EP terms is computed
     b = xp.asarray(batch, dtype=float)
     n_mb = xp.minimum(b, pp)  # decode micro-batches in flight: pp, or b when b < pp (idle slots)
     b_mb = b / n_mb           # sequences per decode micro-batch (a mean where pp does not divide b)
@@ -198,11 +202,13 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     weights_gpu = weights_total / (tp * pp)
     # Bytes streamed per forward pass of one stage: every weight but the lookup tables (embeddings, positions).
     streamed_gpu = (arch.params_total() - arch.lookup_params()) * xp.asarray(weight_bytes, dtype=float) / (tp * pp)
-    ep_experts_gpu = expert_weight_bytes_per_gpu(arch, weight_bytes, x.ep, x.redundant_experts, pp)
-    weights_gpu = xp.where(ep_on, dense_weight_bytes_per_gpu(arch, arch.params_total(), weight_bytes, tp, pp)
-                           + ep_experts_gpu, weights_gpu)
-    streamed_gpu = xp.where(ep_on, dense_weight_bytes_per_gpu(arch, arch.params_total() - arch.lookup_params(),
-                                                              weight_bytes, tp, pp) + ep_experts_gpu, streamed_gpu)
+    if ep_any:
+        ep_experts_gpu = expert_weight_bytes_per_gpu(arch, weight_bytes, x.ep, x.redundant_experts, pp)
+        weights_gpu = xp.where(ep_on, dense_weight_bytes_per_gpu(arch, arch.params_total(), weight_bytes, tp, pp)
+                               + ep_experts_gpu, weights_gpu)
+        streamed_gpu = xp.where(ep_on, dense_weight_bytes_per_gpu(arch, arch.params_total() - arch.lookup_params(),
+                                                                  weight_bytes, tp, pp) + ep_experts_gpu,
+                                streamed_gpu)
     kv_tok = kv_bytes_per_token(arch, kv_bytes)
     kv_tok_gpu = kv_tok * kv_share_per_gpu(arch, tp) / pp / adp  # the stage's L/pp layers, its DP group's share
     policy = dict(policy=kv_policy, window=kv_window, sinks=kv_sinks, heavy_ratio=kv_heavy_ratio,
@@ -257,7 +263,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     p_tp = L / pp * 2.0 * allreduce_time(tp, tok_rank * h * act_bytes, bw_tp, al_tp)
     # MoE serving (#23): each GPU dispatches and combines its 1/stage share of the chunk's tokens per MoE layer
     ep_args = (x.ep, gpus_per_node, pp, act_bytes, x.moe_fp8_dispatch, x.moe_node_limit, eff_network)
-    p_ep_traffic = ep_all_to_all(arch, hw, tokens / stage, *ep_args)
+    p_ep_traffic = ep_all_to_all(arch, hw, tokens / stage, *ep_args) if ep_any else NO_EP
     p_ep = p_ep_traffic.time
     # KV offload: the new tokens' offloaded share goes out over the host link behind the prefill's compute.
     p_host_bytes = f_off * kv_write
@@ -272,8 +278,9 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     d_gemm_f = 2.0 * W_tok * b_mb / (stage * pp)
     if arch.is_moe:  # share of the routed experts touched per layer by b tokens: E(1 - (1 - k/E)^b) / E
         touched = 1.0 - (1.0 - arch.experts_per_token / arch.experts) ** b_mb
-        expert_bytes = xp.where(ep_on, ep_experts_gpu,
-                                arch.expert_params() * xp.asarray(weight_bytes, dtype=float) / (tp * pp))
+        expert_bytes = arch.expert_params() * xp.asarray(weight_bytes, dtype=float) / (tp * pp)
+        if ep_any:
+            expert_bytes = xp.where(ep_on, ep_experts_gpu, expert_bytes)
         expert_read = expert_bytes * touched
         # each token multiplies k experts' weights: 2 · (k/E) · expert params FLOPs
         expert_f = 2.0 * arch.expert_params() * arch.experts_per_token / arch.experts * b_mb / (stage * pp)
@@ -305,7 +312,8 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     dg, dg_c, dg_b = dd + de, dd_c + de_c, dd_b + de_b
     d_tp = L / pp * 2.0 * allreduce_time(tp, b_mb / adp * h * act_bytes, bw_tp, al_tp)
     d_pp = p2p_time(b_mb / adp * h * act_bytes, bw_pp, al_pp, piped)  # the micro-batch to the next stage
-    d_ep_traffic = ep_all_to_all(arch, hw, b_mb / stage, *ep_args, decode=True)  # MoE serving (#23): per slot
+    # MoE serving (#23): per slot
+    d_ep_traffic = ep_all_to_all(arch, hw, b_mb / stage, *ep_args, decode=True) if ep_any else NO_EP
     d_ep = d_ep_traffic.time
     tpot = pp * (dg + da + d_tp + d_ep + d_off + d_pp + slot_fixed)  # a token passes all pp stages, one slot each
     # The request's g decode steps attend to contexts s ... s + g: their attention time is linear in the tokens
