@@ -64,7 +64,8 @@ INFER_SEARCHES = {
 @pytest.mark.parametrize(("search", "gpus", "targets"), list(INFER_SEARCHES.values()), ids=list(INFER_SEARCHES))
 def test_plan_infer_reproduced_by_calc_infer(search, gpus, targets, capsys):
     rep = run_json(capsys, "plan", "infer", *search, "--gpus", str(gpus), *targets, "--max-batch", "256", "--json")
-    assert set(rep["best"]["layout"]) == {"tp", "pp", "replicas", "batch", "weight_dtype", "kv_dtype", "kv_offload"}
+    assert set(rep["best"]["layout"]) == {"tp", "pp", "attention_dp", "ep", "replicas", "batch", "weight_dtype",
+                                          "kv_dtype", "kv_offload"}
     if targets:
         assert rep["best"]["ttft_s"] <= 0.5 and rep["best"]["tpot_s"] <= 0.02
     assert max(p["tokens_per_s_per_gpu"] for p in rep["pareto"]) == rep["best"]["tokens_per_s_per_gpu"]

@@ -71,6 +71,7 @@ from trinity_desktop.model.inputs.presets import (
     model_presets,
 )
 from trinity_desktop.model.step.kv_residency import residency_json
+from trinity_desktop.model.views.moe_serving_summary import moe_serving
 from trinity_desktop.model.views.roofline import roofline_json
 from trinity_desktop.model.views.split import OBJECTIVES, edge_devices, networks, split_json, split_summary
 from trinity_desktop.model.views.stages import request_time, stages_json
@@ -219,7 +220,11 @@ def infer_scenario(args) -> Scenario:
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
                   kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction,
                   **speculative_fields(args),  # speculative decoding (#23)
-                  **cli_load.load_fields(args))  # load and latency targets (#23)
+                  **cli_load.load_fields(args),  # load and latency targets (#23)
+                  # MoE serving (#23)
+                  inference_ep=args.inference_ep, attention_dp=args.attention_dp,
+                  redundant_experts=args.redundant_experts, moe_fp8_dispatch=args.moe_fp8_dispatch,
+                  moe_node_limit=args.moe_node_limit)
     return apply_techniques(sc, args.technique)
 
 
@@ -300,7 +305,14 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         "prefill_bottleneck": prefill.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, decode, kv_placement=placement), "notes": list(decode.notes),
         **({"speculative": decode.speculative.as_dict()} if decode.speculative else {}),  # speculative decoding (#23)
+        **moe_serving_json(sc),  # MoE serving (#23): a `moe_serving` object where EP is on
     }
+
+
+def moe_serving_json(sc: Scenario) -> dict:
+    """{"moe_serving": ...} where EP serving is on (model/views/moe_serving_summary.py), else {}."""
+    summary = moe_serving(sc)
+    return {"moe_serving": summary.as_json()} if summary else {}
 
 
 def split_report(args) -> dict:
@@ -381,7 +393,19 @@ def _text_infer(rep: dict) -> str:
              "  KV per GPU        " + ", ".join(f"{k} {_gb(v)}" for k, v in rep["kv_residency_bytes"].items())
              + f"  ->  {rep['effective_time_per_output_token_s'] * 1e3:,.2f} ms per output token"]
     lines += speculative_text(rep)  # speculative decoding (#23)
+    lines += _text_moe_serving(rep)
     return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
+
+
+def _text_moe_serving(rep: dict) -> list[str]:
+    """MoE serving (#23): the EP layout and its all-to-all, where EP is on."""
+    m = rep.get("moe_serving")
+    if not m:
+        return []
+    return [f"  expert parallel   EP{m['ep']}, attention TP{m['attention_tp']} x DP{m['attention_dp']}, "
+            f"{m['experts_per_gpu']:g} routed experts per GPU ({_gb(m['expert_weights_per_gpu_bytes'])})",
+            f"  EP all-to-all     {m['all_to_all_per_decode_step_s'] * 1e3:,.2f} ms per decode step, "
+            f"{m['all_to_all_prefill_s'] * 1e3:,.1f} ms in prefill ({m['dispatch_format']} dispatch, bf16 combine)"]
 
 
 def _text_presets(rep: dict) -> str:

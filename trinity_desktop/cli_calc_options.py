@@ -119,6 +119,18 @@ def add_calc_infer(calc) -> None:
     infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
     add_speculative_options(infer)  # speculative decoding (#23)
+    # MoE serving (#23): expert parallelism, data-parallel attention, redundant experts, FP8 dispatch
+    infer.add_argument("--ep", "--inference-ep", dest="inference_ep", type=scenario_number("inference_ep"), default=1, metavar="N",
+                       help="expert parallelism over one pipeline stage's GPUs: 1 (off, experts TP-split) or gpus / pp")
+    add_scenario_option(infer, "attention_dp", metavar="N",
+                       help="data-parallel attention groups, each with a share of the batch (TP = gpus / (pp x N); "
+                            "needs --ep; default 1)")
+    add_scenario_option(infer, "redundant_experts", metavar="N",
+                       help="extra expert copies per GPU (DeepSeek-V3 prefill: 1; needs --ep; default 0)")
+    infer.add_argument("--moe-fp8-dispatch", action="store_true", default=scenario_default("moe_fp8_dispatch"),
+                       help="dispatch MoE tokens in FP8, combine in BF16 (DeepSeek-V3; default off)")
+    add_scenario_option(infer, "moe_node_limit", metavar="M",
+                       help="nodes each token may be routed to in prefill (0 = no limit; DeepSeek-V3: 4)")
     cli_validate.add_calc_options(infer)
     # load and latency targets (#23)
     cli_load.add_load_options(infer)

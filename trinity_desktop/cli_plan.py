@@ -10,10 +10,12 @@ layout prints the same numbers.
               communication_hidden_s, communication_exposed_s, bottleneck}, top, pareto
               (the same shape, step time against memory per GPU, fastest first).
   plan infer  --model M --hardware H --gpus N --prompt-len P --gen-len G [--ttft-slo S] [--tpot-slo S] [--json].
-              JSON: best {layout {tp, pp, replicas, batch, weight_dtype, kv_dtype, kv_offload}, tokens_per_s_per_gpu,
+              JSON: best {layout {tp, pp, attention_dp, ep, replicas, batch, weight_dtype, kv_dtype, kv_offload},
+              tokens_per_s_per_gpu,
               ttft_s, tpot_s, ...}, pareto (throughput per GPU against time per output token), and the counts.
               Throughput per GPU is the replicas' tokens/s over the whole budget (--gpus), idle GPUs included.
-              `calc infer --gpus TP*PP --pp PP --batch ...` with a reported layout prints the same numbers.
+              `calc infer --gpus TP*DP*PP --pp PP [--ep TP*DP --attention-dp DP] --batch ...` with a reported layout
+              prints the same numbers (MoE models: DP-attention and EP are searched too).
 """
 
 from __future__ import annotations

@@ -61,6 +61,15 @@ _SPINS = {
     "prefill_chunk_tokens": ("Tokens per step (chunked prefill)", "Token budget of one engine step with a request "
                              "rate: the decodes first, then prompt chunks (vLLM max_num_batched_tokens, default 2048).",
                              "infer"),
+    # MoE serving (#23, model/formulas/moe_serving.py)
+    "inference_ep": ("Serving EP", "Expert parallelism over a pipeline stage's GPUs: 1 (off, experts split with "
+                     "TP) or GPUs / PP (DeepSeek-V3 serves with EP32 for prefill, EP320 for decode). Adds the "
+                     "dispatch and combine all-to-all per MoE layer.", "infer"),
+    "attention_dp": ("DP-attention", "Attention data-parallel groups, each with the whole attention and a share of "
+                     "the batch and KV cache; attention TP = GPUs / (PP x groups) must divide the heads. Needs "
+                     "serving EP.", "infer"),
+    "redundant_experts": ("Redundant experts", "Extra copies of heavy-load experts per GPU (DeepSeek-V3 prefill: "
+                          "8 + 1 per GPU). Needs serving EP.", "infer"),
 }
 _COMBOS = {
     "zero": ("ZeRO stage", [(0, "0: replicate all"), (1, "1: shard optimizer"), (2, "2: + gradients"),

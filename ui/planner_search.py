@@ -41,7 +41,7 @@ def map_best(plan) -> tuple[str, float]:
 
 def short_layout(layout: dict) -> str:
     """The parallel degrees of a layout that differ from 1: "TP8 PP4 DP2" (a title's short form)."""
-    keys = ("tp", "pp", "dp", "cp", "ep") if "replicas" not in layout else ("tp", "pp")
+    keys = ("tp", "pp", "dp", "cp", "ep") if "replicas" not in layout else ("tp", "pp", "ep")
     parts = [f"{k.upper()}{layout[k]}" for k in keys if layout.get(k, 1) != 1]
     if "replicas" in layout:
         parts.append(f"batch {layout['batch']}")
@@ -52,9 +52,11 @@ def edit_for(layout: dict) -> dict:
     """The Scenario field changes that load a planner layout."""
     if "replicas" in layout:
         # one replica: TP x PP GPUs (inference's TP is gpus / pp)
-        return {"gpus": layout["tp"] * layout["pp"], "pp": layout["pp"], "batch": layout["batch"],
+        dp = layout.get("attention_dp", 1)  # MoE serving (#23): DP-attention groups and EP of the stage
+        return {"gpus": layout["tp"] * dp * layout["pp"], "pp": layout["pp"], "batch": layout["batch"],
                 "weight_dtype": layout["weight_dtype"],
-                "kv_dtype": layout["kv_dtype"], "kv_offload_fraction": layout["kv_offload"]}
+                "kv_dtype": layout["kv_dtype"], "kv_offload_fraction": layout["kv_offload"],
+                "attention_dp": dp, "inference_ep": layout.get("ep", 1)}
     return {k: layout[k] for k in ("tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch", "virtual_stages",
                                    "offload")}
 

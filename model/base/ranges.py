@@ -154,6 +154,10 @@ SCENARIO_LIMITS: Mapping[str, Limit] = {
     "ttft_slo_s": Limit(1e-6, 1e6, False, 0.0, zero_ok=True, wording="0 (no target) or seconds from 1e-06 to 1e+06"),
     "tpot_slo_s": Limit(1e-6, 1e6, False, 0.0, zero_ok=True, wording="0 (no target) or seconds from 1e-06 to 1e+06"),
     "prefill_chunk_tokens": Limit(16, 1 << 20, True, 2048),
+    # MoE serving (#23): expert parallelism, data-parallel attention, redundant experts per GPU; 1, 1, 0 = off
+    "inference_ep": Limit(1, 1 << 20, True, 1),
+    "attention_dp": Limit(1, 1 << 20, True, 1),
+    "redundant_experts": Limit(0, 4096, True, 0),
 }
 # Inference starts on one device (one replica, TP1) where training starts on SCENARIO_LIMITS' 8 GPUs.
 INFERENCE_DEFAULTS: Mapping[str, float] = {"gpus": 1}

@@ -24,6 +24,7 @@ from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.kv_policies import KV_POLICIES
 from trinity_desktop.model.inputs.layout_rules import all_hold, inference_rules, links_ok, training_rules
 from trinity_desktop.model.inputs.needed_links import check_needed_links
+from trinity_desktop.model.inputs.serving_rules import serving_layout_problem
 
 WORKLOAD_KINDS = ("train", "prefill", "decode")
 RECOMPUTE = ("none", "selective", "full")
@@ -136,6 +137,12 @@ class Scenario:
     ttft_slo_s: float = _default("ttft_slo_s")
     tpot_slo_s: float = _default("tpot_slo_s")
     prefill_chunk_tokens: int = _default("prefill_chunk_tokens")
+    # MoE serving (#23, model/formulas/moe_serving.py; DeepSeek-V3 §3.4), off by default: expert parallelism over the
+    # GPUs of a pipeline stage (1 or gpus / pp), data-parallel attention groups (attention TP = `inference_tp` =
+    # gpus / (pp x attention_dp)) and redundant expert copies per GPU
+    inference_ep: int = _default("inference_ep")
+    attention_dp: int = _default("attention_dp")
+    redundant_experts: int = _default("redundant_experts")
     efficiency: Efficiency = field(default_factory=Efficiency)
     techniques: tuple[str, ...] = ()
     # speculative decoding (#23), off by default: a draft model preset key ("" = none) or MTP modules (0 = none,
@@ -185,8 +192,9 @@ class Scenario:
 
     @property
     def inference_tp(self) -> int:
-        """Tensor-parallel degree of inference: the GPUs of one pipeline stage, gpus / pp."""
-        return self.gpus // self.pp
+        """Tensor-parallel degree of inference: the GPUs of one pipeline stage, gpus / pp, over the attention
+        data-parallel groups (1 unless DP-attention is on): gpus / (pp x attention_dp)."""
+        return self.gpus // (self.pp * self.attention_dp)
 
     def replace(self, **changes) -> Scenario:
         return dataclasses.replace(self, **changes)
@@ -248,10 +256,18 @@ class Scenario:
                                   "inference: every stage holds layers / PP)")
         if self.gpus % pp:
             raise ValidationError("gpus", self.gpus, f"a multiple of PP = {pp} (inference: TP = gpus / PP)")
-        if pp == 1 and m.heads % self.gpus:
+        self._check_serving_layout()
+        if pp == 1 and self.attention_dp == 1 and m.heads % self.gpus:
             raise ValidationError("gpus", self.gpus,
                                   f"a divisor of the model's {m.heads} heads (tensor parallel inference)")
         if m.heads % self.inference_tp:
             raise ValidationError("gpus", self.gpus, f"PP ({pp}) x a divisor of the model's {m.heads} heads "
                                   f"(inference: TP = gpus / PP = {self.inference_tp} must divide the heads)")
         self._check_links()
+
+    def _check_serving_layout(self):
+        """MoE serving with EP and DP-attention (#23): the rules of model/inputs/serving_rules.py."""
+        problem = serving_layout_problem(self.model.is_moe, self.model.name, self.gpus, self.pp, self.inference_ep,
+                                         self.attention_dp, self.redundant_experts, self.model.heads)
+        if problem:
+            raise ValidationError(*problem)

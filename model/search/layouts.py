@@ -9,8 +9,11 @@ def layout_text(layout: Mapping) -> str:
     """A training layout (`planner` JSON: tp, pp, dp, cp, ep, virtual_stages, zero, recompute, micro_batch, offload)
     or a serving layout (`serving_planner` JSON: tp, pp, replicas, batch, weight_dtype, kv_dtype, kv_offload)."""
     if "replicas" in layout:
-        return (f"TP{layout['tp']} PP{layout['pp']} x {layout['replicas']} replicas, batch {layout['batch']}, weights "
-                f"{layout['weight_dtype']}, KV {layout['kv_dtype']}, KV offload {layout['kv_offload']:g}")
+        # MoE serving (#23): attention DP groups and EP, where on
+        ep = (f" DP-attention{layout['attention_dp']}" if layout.get("attention_dp", 1) > 1 else "") + (
+            f" EP{layout['ep']}" if layout.get("ep", 1) > 1 else "")
+        return (f"TP{layout['tp']}{ep} PP{layout['pp']} x {layout['replicas']} replicas, batch {layout['batch']}, "
+                f"weights {layout['weight_dtype']}, KV {layout['kv_dtype']}, KV offload {layout['kv_offload']:g}")
     return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']}, "
             f"v{layout['virtual_stages']}, ZeRO-{layout['zero']}, "
             f"{'no' if layout['recompute'] == 'none' else layout['recompute']} recompute, "

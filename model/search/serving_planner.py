@@ -2,11 +2,15 @@
 targets.
 
 For a model, hardware, GPU budget N, prompt and generation lengths, the space is TP (divisors of the attention
-heads up to N) x PP (divisors of the layers up to N) x batch (sequences decoded together) x weight format x
-KV-cache format x KV offload (the share of the KV cache kept in host DRAM, FlexGen; 0 = off). A replica is one
-TP x PP deployment (the pipeline-parallel inference of model/step/inference.py: L/PP layers per stage, the batch
-circulating as PP micro-batches); combinations with TP x PP > N are invalid. Replicas are the deployments the
-budget holds, N // (TP x PP), each serving its own batch. Throughput per GPU is per GPU of the budget:
+heads up to N) x DP-attention x expert parallelism (off / on) x PP (divisors of the layers up to N) x batch
+(sequences decoded together) x weight format x KV-cache format x KV offload (the share of the KV cache kept in
+host DRAM, FlexGen; 0 = off). A replica is one TP x DP-attention x PP deployment (the pipeline-parallel inference
+of model/step/inference.py: L/PP layers per stage, the batch circulating as PP micro-batches; MoE serving,
+model/formulas/moe_serving.py: a stage of TP x DP GPUs, EP over all of them when on). For an MoE model
+DP-attention runs over the powers of two and the divisors of N, with EP on and off; a dense model keeps DP 1 and EP
+off. Combinations with TP x DP x PP > N, or that break the EP serving rules (DP > 1 without EP, EP on a dense
+model), are invalid. Replicas are the deployments the
+budget holds, N // (TP x DP x PP), each serving its own batch. Throughput per GPU is per GPU of the budget:
 replicas x batch / TPOT / N, so GPUs a layout leaves idle (TP2 x PP6 on 16) count against it. For each weight format (whose compute format sets the peak FLOP/s,
 `dtypes.compute_dtype_for_weights`) one open-grid `evaluate_grid` call times every other combination with the
 core's inference formulas.
@@ -14,8 +18,8 @@ core's inference formulas.
 A layout is feasible when it fits in HBM (weights + KV + the runtime reserve) and meets the targets: TTFT =
 prefill of the prompt (stage by stage through the pipeline), TPOT = decode time per output token at the mean
 context. The best is the highest tokens/s per GPU; the Pareto front is throughput per GPU against TPOT. The
-reported layouts are re-evaluated with the scalar `evaluate`, so `calc infer --gpus TPxPP --pp PP` with the same
-options prints the same numbers.
+reported layouts are re-evaluated with the scalar `evaluate`, so `calc infer --gpus TPxDPxPP --pp PP [--ep TPxDP
+--attention-dp DP]` with the same options prints the same numbers.
 """
 
 from __future__ import annotations
@@ -28,10 +32,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trinity_desktop.model.base.dtypes import BYTES_PER_ELEMENT, KV_DTYPES, WEIGHT_DTYPES
+from trinity_desktop.model.base.dtypes import (
+    BYTES_PER_ELEMENT,
+    KV_DTYPES,
+    WEIGHT_DTYPES,
+    compute_dtype_for_weights,
+)
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.inputs.serving_rules import serving_rules_hold
 from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
 
 KV_OFFLOAD_SHARES = (0.0, 0.5, 1.0)
@@ -46,23 +56,48 @@ class ServingSpace:
     kv_dtype: tuple[str, ...]
     kv_offload: tuple[float, ...] = KV_OFFLOAD_SHARES
     pp: tuple[int, ...] = (1,)
+    attention_dp: tuple[int, ...] = (1,)        # MoE serving (#23): attention data-parallel groups per stage
+    expert_parallel: tuple[bool, ...] = (False,)  # EP over the stage's TP x DP GPUs, off / on
+
+    @property
+    def stage_layouts(self) -> int:
+        """TP x DP-attention x EP combinations: the first axis of each grid."""
+        return len(self.tp) * len(self.attention_dp) * len(self.expert_parallel)
 
     @property
     def size(self) -> int:
-        return (len(self.tp) * len(self.pp) * len(self.batch) * len(self.weight_dtype) * len(self.kv_dtype)
+        return (self.stage_layouts * len(self.pp) * len(self.batch) * len(self.weight_dtype) * len(self.kv_dtype)
                 * len(self.kv_offload))
 
 
 def serving_space(model: Architecture, hardware, gpus: int, max_batch: int = 1024) -> ServingSpace:
     """TP: divisors of the heads up to the budget; PP: divisors of the layers up to the budget; batch: powers of
     two up to `max_batch`; every weight and KV format the hardware computes or stores; KV offload shares 0, 1/2, 1
-    (only 0 without a host link)."""
+    (only 0 without a host link). MoE models: DP-attention over the powers of two and the divisors of the budget,
+    EP off and on."""
     tp = tuple(d for d in range(1, min(gpus, model.heads) + 1) if model.heads % d == 0)
     pp = tuple(d for d in range(1, min(gpus, model.layers) + 1) if model.layers % d == 0)
     batch = tuple(1 << k for k in range(int(math.log2(max_batch)) + 1))
     offload = KV_OFFLOAD_SHARES if hardware.host_link_bw > 0 else (0.0,)
-    return ServingSpace(tp=tp, batch=batch, weight_dtype=WEIGHT_DTYPES, kv_dtype=KV_DTYPES, kv_offload=offload,
-                        pp=pp)
+    moe = {}
+    if model.is_moe:
+        dp = {1 << k for k in range(int(math.log2(gpus)) + 1)} | {d for d in range(1, gpus + 1) if gpus % d == 0}
+        moe = {"attention_dp": tuple(sorted(dp)), "expert_parallel": (False, True)}
+    peaks = dict(hardware.peak_flops)  # weight formats whose compute format has a published peak (H800: no fp32)
+    weights = tuple(w for w in WEIGHT_DTYPES if compute_dtype_for_weights(w, peaks) in peaks)
+    return ServingSpace(tp=tp, batch=batch, weight_dtype=weights, kv_dtype=KV_DTYPES, kv_offload=offload,
+                        pp=pp, **moe)
+
+
+def _stage_layouts(model: Architecture, space: ServingSpace):
+    """(tp, attention_dp, ep, ok) arrays over the TP x DP-attention x EP combinations of `space`; ok where TP
+    divides the heads and the EP serving rules hold (inputs/serving_rules.py), ep = TP x DP where EP is on."""
+    tp, dp, on = (a.reshape(-1) for a in np.meshgrid(np.asarray(space.tp, dtype=np.int64),
+                                                      np.asarray(space.attention_dp, dtype=np.int64),
+                                                      np.asarray(space.expert_parallel, dtype=bool), indexing="ij"))
+    ep = np.where(on, tp * dp, 1)
+    ok = (model.heads % tp == 0) & serving_rules_hold(model.is_moe, tp * dp, ep, dp, 0) & (~on | (tp * dp > 1))
+    return tp, dp, ep, ok
 
 
 @dataclass(frozen=True)
@@ -136,13 +171,16 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
     totals, reasons = Counter(), Counter()
     found: list[tuple[float, float, dict]] = []   # (tokens/s per GPU, TPOT, layout values)
     stopped = False
-    tp = np.asarray([t for t in space.tp if t <= gpus and model.heads % t == 0], dtype=np.int64)
+    tp, dp, ep, stage_ok = _stage_layouts(model, space)
+    keep = stage_ok & (tp * dp <= gpus)
+    tp, dp, ep = tp[keep], dp[keep], ep[keep]
     pp = np.asarray([p for p in space.pp if p <= gpus and model.layers % p == 0], dtype=np.int64)
-    per_layout = space.size // (len(space.tp) * len(space.pp))
-    # a (TP, PP) pair is a layout when both divide and one replica, TP x PP GPUs, fits the budget (and the
-    # links it needs exist: evaluate_grid's `valid`)
-    pairs_ok = (tp[:, None] * pp[None, :] <= gpus)
-    totals["invalid"] = per_layout * (len(space.tp) * len(space.pp) - tp.size * pp.size)
+    per_layout = space.size // (space.stage_layouts * len(space.pp))
+    # a (stage, PP) pair is a layout when its rules hold and one replica, TP x DP x PP GPUs, fits the budget (and
+    # the links it needs exist: evaluate_grid's `valid`)
+    stage = tp * dp
+    pairs_ok = (stage[:, None] * pp[None, :] <= gpus)
+    totals["invalid"] = per_layout * (space.stage_layouts * len(space.pp) - tp.size * pp.size)
     totals["evaluated"] = space.size
     if not pairs_ok.any():
         totals["invalid"] = space.size
@@ -155,6 +193,7 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
         base = Scenario(hardware=hardware, model=model, kind="decode", gpus=int(tp[0]), batch=1,
                         prompt_len=prompt_len, gen_len=gen_len, weight_dtype=wd, **fixed)
         axes = {"tp": tp[:, None, None, None, None], "pp": pp[None, :, None, None, None],
+                "attention_dp": dp[:, None, None, None, None], "ep": ep[:, None, None, None, None],
                 "batch": np.asarray(space.batch)[None, None, :, None, None],
                 "kv_bytes": np.asarray([BYTES_PER_ELEMENT[d] for d in space.kv_dtype])[None, None, None, :, None],
                 "kv_offload_fraction": np.asarray(space.kv_offload)[None, None, None, None, :]}
@@ -166,7 +205,7 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
         mem = np.broadcast_to(out["memory_total"], shape)
         ttft = np.broadcast_to(out["prefill_s"], shape)
         tpot = np.broadcast_to(out["time_per_output_token_s"], shape)
-        replicas = gpus // (axes["tp"] * axes["pp"])  # 0 where TP x PP > N: those are invalid
+        replicas = gpus // (stage[:, None, None, None, None] * axes["pp"])  # 0 where TP x DP x PP > N: invalid
         per_gpu = np.broadcast_to(out["tokens_per_s"] * replicas, shape) / gpus
         fits = valid & (mem <= hardware.hbm_bytes)
         ok_ttft = np.ones(shape, bool) if ttft_slo is None else ttft <= ttft_slo
@@ -184,9 +223,10 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
             picks = np.union1d(np.flatnonzero(_pareto_mask(thr, lat)), [int(np.argmax(thr))])
             coords = np.unravel_index(flat[picks], shape)
             for j, pick in enumerate(picks):
-                t, p = int(tp[coords[0][j]]), int(pp[coords[1][j]])
+                t, p, d = int(tp[coords[0][j]]), int(pp[coords[1][j]]), int(dp[coords[0][j]])
                 found.append((float(thr[pick]), float(lat[pick]), {
-                    "tp": t, "pp": p, "replicas": gpus // (t * p), "batch": int(space.batch[coords[2][j]]),
+                    "tp": t, "pp": p, "attention_dp": d, "ep": int(ep[coords[0][j]]), "replicas": gpus // (t * d * p),
+                    "batch": int(space.batch[coords[2][j]]),
                     "weight_dtype": wd, "kv_dtype": space.kv_dtype[coords[3][j]],
                     "kv_offload": float(space.kv_offload[coords[4][j]])}))
         if progress is not None:
@@ -208,9 +248,11 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
 
 def scenario_for(model: Architecture, hardware, prompt_len: int, gen_len: int, layout: Mapping,
                  **fixed) -> Scenario:
-    """One replica of a serving layout as a decode scenario (`calc infer --gpus tp x pp --pp pp --batch ... `)."""
-    return Scenario(hardware=hardware, model=model, kind="decode", gpus=layout["tp"] * layout["pp"],
-                    pp=layout["pp"], batch=layout["batch"],
+    """One replica of a serving layout as a decode scenario (`calc infer --gpus tp x dp x pp --pp pp --ep ...
+    --attention-dp dp --batch ... `)."""
+    dp, ep = layout.get("attention_dp", 1), layout.get("ep", 1)
+    return Scenario(hardware=hardware, model=model, kind="decode", gpus=layout["tp"] * dp * layout["pp"],
+                    pp=layout["pp"], batch=layout["batch"], attention_dp=dp, inference_ep=ep,
                     prompt_len=prompt_len, gen_len=gen_len, weight_dtype=layout["weight_dtype"],
                     kv_dtype=layout["kv_dtype"], kv_offload_fraction=layout["kv_offload"], **fixed)
 

@@ -74,10 +74,10 @@ def _floats(d: Mapping) -> dict:
 # Display names of the inference time parts (`Results.time` keys for prefill and decode).
 PREFILL_TIME_NAMES = {"gemms": "GEMMs (weights)", "attention": "attention", "tp_comm": "TP communication",
                       "pp_comm": "PP communication", "kv_host": "KV offload (host link)",
-                      "fixed": "kernel launch and sync"}
+                      "fixed": "kernel launch and sync", "ep_comm": "EP all-to-all"}
 DECODE_TIME_NAMES = {"gemms": "GEMMs (weights)", "attention": "attention (KV reads)", "tp_comm": "TP communication",
                      "pp_comm": "PP communication", "kv_host": "KV fetch (host link)",
-                     "fixed": "kernel launch and sync"}
+                     "fixed": "kernel launch and sync", "ep_comm": "EP all-to-all"}
 
 
 def phase_time(r: InferStep, phase: str) -> dict:
@@ -85,6 +85,7 @@ def phase_time(r: InferStep, phase: str) -> dict:
     where offloading (`Results.time` of a prefill or decode scenario)."""
     t, names = (r.prefill_time, PREFILL_TIME_NAMES) if phase == "prefill" else (r.decode_time, DECODE_TIME_NAMES)
     parts = ["gemms", "attention", "tp_comm"] + ["pp_comm"] * r.piped + ["kv_host"] * r.offloading + ["fixed"]
+    parts += ["ep_comm"] * r.expert_parallel  # MoE serving (#23): the EP all-to-all, where EP is on
     return {names[k]: getattr(t, k) for k in parts}
 
 
@@ -216,7 +217,8 @@ TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "virtual_stages",
               "tp_overlap", "ep_overlap", "moe_fp8_dispatch", "moe_node_limit")
 INFER_AXES = ("tp", "pp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes", "kv_policy",
               "kv_window", "kv_sinks", "kv_heavy_ratio", "razor_retrieval_fraction", "kv_offload_fraction",
-              "prefix_hit_fraction")
+              "prefix_hit_fraction",
+              "ep", "attention_dp", "redundant_experts")  # MoE serving (#23)
 # Modelling assumptions a grid may vary too (model/search/uncertainty.py samples them): the three efficiencies under
 # their output names, the links' alphas (replacing the hardware preset's), and per-workload assumptions.
 ASSUMPTION_AXES = {"compute_efficiency": "eff_compute", "hbm_efficiency": "eff_hbm",

@@ -65,6 +65,13 @@ from trinity_desktop.model.formulas.kernel_efficiency import (
     runs_fp8,
 )
 from trinity_desktop.model.formulas.kv_policy import arch_kept, kept_terms, kept_tokens, mean_kept, mean_min
+from trinity_desktop.model.formulas.moe_serving import (
+    EpTraffic,
+    dense_weight_bytes_per_gpu,
+    ep_all_to_all,
+    expert_weight_bytes_per_gpu,
+    serving_ep_on,
+)
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.step.layout import RESERVED_FRACTION, InferInputs
@@ -94,6 +101,7 @@ class PhaseTime:
     pp_comm: object    # pipeline sends between stages
     kv_host: object    # KV offload (prefill) / fetch (decode) over the host link
     fixed: object      # kernel launch, synchronisation and sampling: per layer and per step (decode_costs)
+    ep_comm: object = 0.0  # MoE serving (#23): the EP dispatch + combine all-to-alls (formulas/moe_serving.py)
 
 
 @record
@@ -127,6 +135,12 @@ class InferStep:
     decode_shares: tuple
     prefill_bytes: LinkBytes
     decode_bytes: LinkBytes
+    expert_parallel: bool = False    # MoE serving (#23): EP / DP-attention on somewhere (formulas/moe_serving.py)
+    prefill_ep: object = None        # MoE serving (#23): the prefill's EP all-to-all per GPU (moe_serving.EpTraffic)
+    decode_ep: object = None         # and one decode step's (its busy slots), per GPU
+
+
+NO_EP = EpTraffic(0.0, 0.0, 0.0)  # MoE serving off: no all-to-all
 
 
 def kv_bytes_per_token(arch: Architecture, kv_bytes):
@@ -166,6 +180,12 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     kv_offload_bw, reserved_fraction = x.kv_offload_bw, x.reserved_fraction
     tp = xp.asarray(tp, dtype=float)
     pp = xp.asarray(pp, dtype=float)
+    # MoE serving (#23, formulas/moe_serving.py): tp is the attention TP; a stage holds tp x attention_dp GPUs,
+    # each attention group a 1/attention_dp share of the batch
+    adp = xp.asarray(x.attention_dp, dtype=float)
+    stage = tp * adp
+    ep_on = serving_ep_on(x.ep, x.attention_dp, x.redundant_experts)
+    ep_any = bool(xp.any(ep_on))  # off (the common scalar case): none of the EP terms is computed
     b = xp.asarray(batch, dtype=float)
     n_mb = xp.minimum(b, pp)  # decode micro-batches in flight: pp, or b when b < pp (idle slots)
     b_mb = b / n_mb           # sequences per decode micro-batch (a mean where pp does not divide b)
@@ -182,8 +202,15 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     weights_gpu = weights_total / (tp * pp)
     # Bytes streamed per forward pass of one stage: every weight but the lookup tables (embeddings, positions).
     streamed_gpu = (arch.params_total() - arch.lookup_params()) * xp.asarray(weight_bytes, dtype=float) / (tp * pp)
+    if ep_any:
+        ep_experts_gpu = expert_weight_bytes_per_gpu(arch, weight_bytes, x.ep, x.redundant_experts, pp)
+        weights_gpu = xp.where(ep_on, dense_weight_bytes_per_gpu(arch, arch.params_total(), weight_bytes, tp, pp)
+                               + ep_experts_gpu, weights_gpu)
+        streamed_gpu = xp.where(ep_on, dense_weight_bytes_per_gpu(arch, arch.params_total() - arch.lookup_params(),
+                                                                  weight_bytes, tp, pp) + ep_experts_gpu,
+                                streamed_gpu)
     kv_tok = kv_bytes_per_token(arch, kv_bytes)
-    kv_tok_gpu = kv_tok * kv_share_per_gpu(arch, tp) / pp  # the stage's L/pp layers
+    kv_tok_gpu = kv_tok * kv_share_per_gpu(arch, tp) / pp / adp  # the stage's L/pp layers, its DP group's share
     policy = dict(policy=kv_policy, window=kv_window, sinks=kv_sinks, heavy_ratio=kv_heavy_ratio,
                   retrieval_fraction=razor_retrieval_fraction)
     arch_window, window_share = arch.sliding_window, arch.window_layer_share
@@ -206,7 +233,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
 
     W_tok = L * arch.matmul_params_active_per_layer() + h * arch.vocab  # weights multiplied per token
     bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
-    bw_pp, al_pp, in_pp = link_for_group(pp, tp, gpus_per_node, hw, eff_network)  # stage boundaries
+    bw_pp, al_pp, in_pp = link_for_group(pp, stage, gpus_per_node, hw, eff_network)  # stage boundaries
     piped = pp > 1.0
 
     # --- prefill: the whole prompt in one pass; causal attention averages s/2 keys per query -------
@@ -215,41 +242,48 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     s_new = xp.maximum(s * (1.0 - hit), xp.minimum(s, 1.0))
     s_cached = s - s_new
     tokens = b * s_new
-    gemm_f = 2.0 * W_tok * tokens / (tp * pp)  # one stage's share (per GPU)
+    tok_rank = tokens / adp  # the tokens of one attention DP group
+    gemm_f = 2.0 * W_tok * tokens / (stage * pp)  # one stage's share (per GPU)
     # keys per new query: the mean causal context (s + s_cached)/2, on windowed layers the mean of min(x, W)
     keys = mean_min(s_cached, s, xp.inf)
     if window_share > 0:
         keys = window_share * mean_min(s_cached, s, float(arch_window)) + (1.0 - window_share) * keys
-    attn_f = L * tokens * attention_core_flops_per_token(keys, arch.heads, arch.qk_dim, arch.v_dim) / (tp * pp)
+    attn_f = L * tokens * attention_core_flops_per_token(keys, arch.heads, arch.qk_dim, arch.v_dim) / (stage * pp)
     kept_prefix = kept_at(xp.maximum(s_cached, 1.0)) * (s_cached > 0)
     kv_write = b * xp.maximum(kept_at(s) - kept_prefix, 0.0) * kv_tok_gpu
     kv_prefix_read = b * kept_prefix * kv_tok_gpu
     # prefill GEMMs by shape and GPU family, attention at the flash kernel's forward share (kernel_efficiency)
-    pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, prefill_gemm_rate(arch, hw, tokens, tp, peak, eff_compute,
+    pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, prefill_gemm_rate(arch, hw, tok_rank, tp, peak, eff_compute,
                                                                          eff_hbm), bw_eff)
     pa, pa_c, pa_b = _roofline(attn_f, kv_write + kv_prefix_read, prefill_attention_rate(hw, peak, eff_compute),
                                bw_eff)
-    pg_b = pg_b + L / pp * tokens * elementwise_bytes_per_token(
+    pg_b = pg_b + L / pp * tok_rank * elementwise_bytes_per_token(
         arch, tp, act_bytes=act_bytes, fp8=runs_fp8(peak, hw)) / bw_eff  # norms, activation, FP8 casts
     pg = pg_c + pg_b
-    p_tp = L / pp * 2.0 * allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
+    p_tp = L / pp * 2.0 * allreduce_time(tp, tok_rank * h * act_bytes, bw_tp, al_tp)
+    # MoE serving (#23): each GPU dispatches and combines its 1/stage share of the chunk's tokens per MoE layer
+    ep_args = (x.ep, gpus_per_node, pp, act_bytes, x.moe_fp8_dispatch, x.moe_node_limit, eff_network)
+    p_ep_traffic = ep_all_to_all(arch, hw, tokens / stage, *ep_args) if ep_any else NO_EP
+    p_ep = p_ep_traffic.time
     # KV offload: the new tokens' offloaded share goes out over the host link behind the prefill's compute.
     p_host_bytes = f_off * kv_write
     p_off = xp.maximum(0.0, safe_div(p_host_bytes, host_bw) - (pg + pa))
     # the prompt batch's activations cross each of the pp - 1 stage boundaries once
-    p_pp = (pp - 1.0) * p2p_time(tokens * h * act_bytes, bw_pp, al_pp, piped)
-    prefill = pp * (pg + pa + p_tp + p_off + slot_fixed) + p_pp
+    p_pp = (pp - 1.0) * p2p_time(tok_rank * h * act_bytes, bw_pp, al_pp, piped)
+    prefill = pp * (pg + pa + p_tp + p_ep + p_off + slot_fixed) + p_pp
 
     # --- decode: one token per sequence at the average context prompt + gen/2 ------------------
     ctx = s + g / 2.0
     # one slot: one micro-batch of b_mb sequences through one stage's L/pp layers (per GPU)
-    d_gemm_f = 2.0 * W_tok * b_mb / (tp * pp)
+    d_gemm_f = 2.0 * W_tok * b_mb / (stage * pp)
     if arch.is_moe:  # share of the routed experts touched per layer by b tokens: E(1 - (1 - k/E)^b) / E
         touched = 1.0 - (1.0 - arch.experts_per_token / arch.experts) ** b_mb
         expert_bytes = arch.expert_params() * xp.asarray(weight_bytes, dtype=float) / (tp * pp)
+        if ep_any:
+            expert_bytes = xp.where(ep_on, ep_experts_gpu, expert_bytes)
         expert_read = expert_bytes * touched
         # each token multiplies k experts' weights: 2 · (k/E) · expert params FLOPs
-        expert_f = 2.0 * arch.expert_params() * arch.experts_per_token / arch.experts * b_mb / (tp * pp)
+        expert_f = 2.0 * arch.expert_params() * arch.experts_per_token / arch.experts * b_mb / (stage * pp)
     else:
         expert_bytes = expert_read = expert_f = 0.0 * b
     dense_read = (streamed_gpu - expert_bytes) * xp.ones_like(b)
@@ -265,7 +299,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
         # shift) per element read.
         dequant_f = xp.where(xp.asarray(kv_bytes) < 1.0 + 1e-9, 2.0 * kv_read / xp.asarray(kv_bytes, dtype=float),
                              0.0)
-        d_attn_f = (L * b_mb * attention_core_flops_per_token(kept, arch.heads, arch.qk_dim, arch.v_dim) / (tp * pp)
+        d_attn_f = (L * b_mb * attention_core_flops_per_token(kept, arch.heads, arch.qk_dim, arch.v_dim) / (stage * pp)
                     + dequant_f)
         return (*_roofline(d_attn_f, kv_read, peak_eff, bw_kv), d_off, kv_read, d_host_bytes, d_attn_f)
 
@@ -276,35 +310,40 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     dd, dd_c, dd_b = _roofline(d_gemm_f - expert_f, dense_read, peak_eff, bw_eff)
     de, de_c, de_b = _roofline(expert_f, expert_read, peak_eff, bw_eff)
     dg, dg_c, dg_b = dd + de, dd_c + de_c, dd_b + de_b
-    d_tp = L / pp * 2.0 * allreduce_time(tp, b_mb * h * act_bytes, bw_tp, al_tp)
-    d_pp = p2p_time(b_mb * h * act_bytes, bw_pp, al_pp, piped)  # the micro-batch to the next stage
-    tpot = pp * (dg + da + d_tp + d_off + d_pp + slot_fixed)  # a token passes all pp stages, one slot each
+    d_tp = L / pp * 2.0 * allreduce_time(tp, b_mb / adp * h * act_bytes, bw_tp, al_tp)
+    d_pp = p2p_time(b_mb / adp * h * act_bytes, bw_pp, al_pp, piped)  # the micro-batch to the next stage
+    # MoE serving (#23): per slot
+    d_ep_traffic = ep_all_to_all(arch, hw, b_mb / stage, *ep_args, decode=True) if ep_any else NO_EP
+    d_ep = d_ep_traffic.time
+    tpot = pp * (dg + da + d_tp + d_ep + d_off + d_pp + slot_fixed)  # a token passes all pp stages, one slot each
     # The request's g decode steps attend to contexts s ... s + g: their attention time is linear in the tokens
     # kept, so the sum is g steps at the mean kept over that range (kv_policy.mean_kept; = kept at s + g/2 for
     # the full cache). One home for the request time: model/views/stages.py draws its decode groups the same way.
     terms = kept_terms(kv_policy, kv_window, kv_sinks, kv_heavy_ratio, razor_retrieval_fraction, arch_window,
                        window_share)
     da_mean, _, _, d_off_mean, _, _, _ = attention(mean_kept(terms, s, s + g))
-    decode_s = g * (pp * (dg + d_tp + da_mean + d_off_mean + d_pp + slot_fixed))
+    decode_s = g * (pp * (dg + d_tp + d_ep + da_mean + d_off_mean + d_pp + slot_fixed))
 
     # Bytes per GPU: over the prefill (the GPU's stage), and per decode step (its n busy slots).
-    tp_bytes_prefill = L / pp * 2.0 * 2.0 * (tp - 1.0) / tp * tokens * h * act_bytes
-    tp_bytes_decode = n_mb * (L / pp * 2.0 * 2.0 * (tp - 1.0) / tp * b_mb * h * act_bytes)
+    tp_bytes_prefill = L / pp * 2.0 * 2.0 * (tp - 1.0) / tp * tok_rank * h * act_bytes
+    tp_bytes_decode = n_mb * (L / pp * 2.0 * 2.0 * (tp - 1.0) / tp * b_mb / adp * h * act_bytes)
     # pipeline sends: every stage but the last sends its activations on (the mean over the pp stages)
-    pp_bytes_prefill = (pp - 1.0) / pp * tokens * h * act_bytes
-    pp_bytes_decode = n_mb * (pp - 1.0) / pp * b_mb * h * act_bytes
+    pp_bytes_prefill = (pp - 1.0) / pp * tok_rank * h * act_bytes
+    pp_bytes_decode = n_mb * (pp - 1.0) / pp * b_mb / adp * h * act_bytes
     piped_any = bool(xp.any(piped))
+    decode_ep = EpTraffic(pp * d_ep, n_mb * d_ep_traffic.scale_out, n_mb * d_ep_traffic.scale_up)  # per step
     zero = 0.0 * pp
     prefill_time = PhaseTime(gemms=pp * pg, attention=pp * pa, tp_comm=pp * p_tp,
                              pp_comm=p_pp if piped_any else zero, kv_host=pp * p_off if offloading else zero,
-                             fixed=pp * slot_fixed)
+                             fixed=pp * slot_fixed, ep_comm=pp * p_ep)
     decode_time = PhaseTime(gemms=pp * dg, attention=pp * da, tp_comm=pp * d_tp,
                             pp_comm=pp * d_pp if piped_any else zero, kv_host=pp * d_off if offloading else zero,
-                            fixed=pp * slot_fixed)
+                            fixed=pp * slot_fixed, ep_comm=pp * d_ep)
 
-    def links(hbm, tp_bytes, pp_bytes, host) -> LinkBytes:
-        return LinkBytes(hbm=hbm, scale_up=xp.where(in_tp, tp_bytes, 0.0) + xp.where(in_pp, pp_bytes, 0.0),
-                         scale_out=xp.where(in_tp, 0.0, tp_bytes) + xp.where(in_pp, 0.0, pp_bytes),
+    def links(hbm, tp_bytes, pp_bytes, host, ep) -> LinkBytes:
+        return LinkBytes(hbm=hbm, scale_up=xp.where(in_tp, tp_bytes, 0.0) + xp.where(in_pp, pp_bytes, 0.0)
+                         + ep.scale_up,
+                         scale_out=xp.where(in_tp, 0.0, tp_bytes) + xp.where(in_pp, 0.0, pp_bytes) + ep.scale_out,
                          host=host * xp.ones_like(tp_bytes))
 
     return InferStep(
@@ -313,13 +352,16 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
         memory_total=memory_total, prefill_s=prefill, time_per_output_token_s=tpot, tokens_per_s=b / tpot,
         decode_s=decode_s, request_s=prefill + decode_s, decode_kv_read_bytes=n_mb * kv_read,
         decode_weights_read_bytes=n_mb * weights_read, weights_streamed_bytes=streamed_gpu,
-        decode_attention_flops=n_mb * d_attn_f * tp * pp, prefill_time=prefill_time, decode_time=decode_time,
+        decode_attention_flops=n_mb * d_attn_f * stage * pp, prefill_time=prefill_time, decode_time=decode_time,
         piped=piped_any, offloading=offloading,
-        prefill_flops=(gemm_f + attn_f) * tp * pp, decode_flops=n_mb * (d_gemm_f + d_attn_f) * tp * pp,
+        prefill_flops=(gemm_f + attn_f) * stage * pp, decode_flops=n_mb * (d_gemm_f + d_attn_f) * stage * pp,
         prefill_shares=((pg_c + pa_c) * pp / prefill,
-                        ((pg_b + pa_b + p_tp + p_off + slot_fixed) * pp + p_pp) / prefill),
-        decode_shares=((dg_c + da_c) * pp / tpot, (dg_b + da_b + d_tp + d_off + d_pp + slot_fixed) * pp / tpot),
+                        ((pg_b + pa_b + p_tp + p_ep + p_off + slot_fixed) * pp + p_pp) / prefill),
+        decode_shares=((dg_c + da_c) * pp / tpot,
+                       (dg_b + da_b + d_tp + d_ep + d_off + d_pp + slot_fixed) * pp / tpot),
         prefill_bytes=links(streamed_gpu + kv_write + kv_prefix_read, tp_bytes_prefill, pp_bytes_prefill,
-                            p_host_bytes),
+                            p_host_bytes, p_ep_traffic),
         decode_bytes=links(n_mb * (weights_read + kv_read + d_host_bytes), tp_bytes_decode, pp_bytes_decode,
-                           n_mb * d_host_bytes))
+                           n_mb * d_host_bytes, decode_ep),
+        expert_parallel=bool(xp.any(ep_on)), prefill_ep=EpTraffic(pp * p_ep, p_ep_traffic.scale_out,
+                                                                  p_ep_traffic.scale_up), decode_ep=decode_ep)

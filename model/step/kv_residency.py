@@ -58,7 +58,8 @@ def serving_scenario(scenario: Scenario) -> Scenario:
         return scenario
     if scenario.kind == "prefill":
         return scenario.replace(kind="decode")
-    return scenario.replace(kind="decode", gpus=scenario.tp, pp=1)
+    return scenario.replace(kind="decode", gpus=scenario.tp, pp=1, inference_ep=1, attention_dp=1,
+                            redundant_experts=0)  # one TP group: no serving EP (#23)
 
 
 def _check_axis(name: str, values, upper: int) -> np.ndarray:
@@ -122,7 +123,8 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     unplaced = dropped if policy == "spill" else np.zeros(c.shape)
 
     dt = r.decode_time
-    base = np.broadcast_to(dt.gemms + dt.tp_comm + dt.pp_comm + dt.fixed, c.shape).astype(float)
+    # weights, TP, PP, fixed costs and (MoE serving, #23) the EP all-to-all
+    base = np.broadcast_to(dt.gemms + dt.tp_comm + dt.pp_comm + dt.fixed + dt.ep_comm, c.shape).astype(float)
     attn = np.broadcast_to(dt.attention, c.shape).astype(float)
     attn_per_byte = safe_div(attn, needed)
     eta = sc.efficiency.network

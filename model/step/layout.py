@@ -36,6 +36,7 @@ from trinity_desktop.model.inputs.scenario import (
     RECOMPUTE_CODE,
     Scenario,
 )
+from trinity_desktop.model.inputs.serving_rules import serving_rules_hold
 from trinity_desktop.model.step.quantities import record
 
 # vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
@@ -130,6 +131,13 @@ class InferInputs(_Inputs):
     prefix_hit_fraction: object = 0.0
     kv_offload_bw: object = None  # the offload target's link: None = the host link
     reserved_fraction: object = RESERVED_FRACTION
+    # MoE serving (#23, formulas/moe_serving.py): EP over a stage's GPUs, attention DP groups, redundant experts
+    # per GPU; tp is the attention TP (`Scenario.inference_tp`), a stage holds tp x attention_dp GPUs
+    ep: object = 1
+    attention_dp: object = 1
+    redundant_experts: object = 0
+    moe_fp8_dispatch: object = False
+    moe_node_limit: object = 0
 
 
 def train_inputs(sc: Scenario) -> TrainInputs:
@@ -164,7 +172,10 @@ def infer_inputs(sc: Scenario) -> InferInputs:
         eff_network=eff.network, kv_policy=KV_POLICY_CODE[sc.kv_policy], kv_window=sc.kv_window,
         kv_sinks=sc.kv_sinks, kv_heavy_ratio=sc.kv_heavy_ratio, razor_retrieval_fraction=sc.razor_retrieval_fraction,
         kv_offload_fraction=sc.kv_offload_fraction, prefix_hit_fraction=sc.prefix_hit_fraction,
-        kv_offload_bw=kv_offload_bandwidth(sc))
+        kv_offload_bw=kv_offload_bandwidth(sc),
+        # MoE serving (#23)
+        ep=sc.inference_ep, attention_dp=sc.attention_dp, redundant_experts=sc.redundant_experts,
+        moe_fp8_dispatch=sc.moe_fp8_dispatch, moe_node_limit=sc.moe_node_limit)
 
 
 def kv_offload_bandwidth(sc: Scenario) -> float:
@@ -195,6 +206,9 @@ def train_valid(arch: Architecture, hw: Hardware, x: TrainInputs):
 
 
 def infer_valid(arch: Architecture, hw: Hardware, x: InferInputs):
-    """Where the inference layout is valid: tp x pp devices have their links and PP divides the layers."""
-    return all_hold(inference_rules(arch.layers, pp=x.pp)) & links_ok(hw.scaleup_bw, hw.scaleout_bw,
-                                                                       x.tp * x.pp, x.gpus_per_node)
+    """Where the inference layout is valid: tp x attention_dp x pp devices have their links, PP divides the layers
+    and the MoE serving rules hold (inputs/serving_rules.py)."""
+    stage = x.tp * x.attention_dp
+    return (all_hold(inference_rules(arch.layers, pp=x.pp))
+            & links_ok(hw.scaleup_bw, hw.scaleout_bw, stage * x.pp, x.gpus_per_node)
+            & serving_rules_hold(arch.is_moe, stage, x.ep, x.attention_dp, x.redundant_experts))

@@ -57,7 +57,8 @@ TRAIN_PHASE_OF_ROLE = {
     "optimizer": ("optimizer",), "optimizer_host": ("optimizer",), "params_from_host": ("optimizer",),
     "param_gather": ("optimizer",), "nvme_exposed": ("optimizer",), "bubble": (), "waiting": ()}
 INFER_PHASE_OF_ROLE = {"prefill": ("prefill",), "kv_offload": ("KV offload",), "kv_onload": ("KV onload",),
-                       "decode": ("decode",), "bubble": (), "waiting": ()}
+                       "decode": ("decode",), "bubble": (), "waiting": (),
+                       "prefill_ep": ("prefill",), "decode_ep": ("decode",)}  # MoE serving (#23): EP all-to-all
 
 
 def train_phase_of(st: Stage) -> tuple[str, ...]:

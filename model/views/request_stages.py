@@ -37,6 +37,7 @@ from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.step.request import decode_plan
 from trinity_desktop.model.step.run import infer_step_at
+from trinity_desktop.model.views.ep_stages import with_ep_all_to_all
 from trinity_desktop.model.views.speculative_stages import speculative_stages
 from trinity_desktop.model.views.stage import (
     GPU_LANE,
@@ -110,5 +111,4 @@ def request_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> lis
                          float(steps[i] * flops[i]), {k: float(steps[i] * v[i]) for k, v in link_arr.items()}, lm,
                          binding, -1, role="decode"))
         t += dur
-    return out
-
+    return with_ep_all_to_all(out, full, steps)  # MoE serving (#23): the EP all-to-all bars, where EP is on

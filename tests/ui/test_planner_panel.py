@@ -116,7 +116,7 @@ def test_map_axes_and_inference(shown_panel, qtbot):
     best = plan.best.layout
     assert edit_for(best) == {"gpus": best["tp"] * best["pp"], "pp": best["pp"], "batch": best["batch"],
                               "weight_dtype": best["weight_dtype"], "kv_dtype": best["kv_dtype"],
-                              "kv_offload_fraction": best["kv_offload"]}
+                              "kv_offload_fraction": best["kv_offload"], "attention_dp": 1, "inference_ep": 1}
     # loading a serving dot sets the scenario's GPUs to its replica's TP x PP; the budget of the search stays 8
     small = next(i for i, c in enumerate(p._points) if c.layout["tp"] * c.layout["pp"] < 8)
     generation = p._generation
