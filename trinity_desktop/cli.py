@@ -43,6 +43,7 @@ from collections.abc import Sequence
 
 from trinity_desktop import cli_claims, cli_validate
 from trinity_desktop.cli_calc_options import add_calc_infer, add_calc_train
+from trinity_desktop.cli_cost import cost_and_lora_json, cost_text
 from trinity_desktop.cli_options import (
     PROG,
     CliError,
@@ -195,7 +196,8 @@ def train_scenario(args) -> Scenario:
                   activation_recipe=args.activation_recipe,
                   micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
                   seq_len=args.seq_len, precision=args.precision, optimizer=args.optimizer,
-                  **comm_overlap_fields(args))
+                  **comm_overlap_fields(args), gpu_hour_price=args.gpu_hour_price, lora_rank=args.lora_rank,
+                  lora_targets=args.lora_targets, qlora=args.qlora)
     return apply_techniques(sc, args.technique)
 
 
@@ -213,7 +215,8 @@ def infer_scenario(args) -> Scenario:
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
-                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction)
+                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction,
+                  gpu_hour_price=args.gpu_hour_price)
     return apply_techniques(sc, args.technique)
 
 
@@ -271,6 +274,7 @@ def train_report(sc: Scenario) -> dict:
         "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "triangle_weights": _triangle_weights(r),
         "bottleneck": r.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, r), "notes": list(r.notes),
+        **cost_and_lora_json(r),  # cost and power, LoRA (#23): only when asked for
     }
 
 
@@ -293,6 +297,7 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         "prefill_pressure": _pressure(prefill), "prefill_triangle_weights": _triangle_weights(prefill),
         "prefill_bottleneck": prefill.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, decode, kv_placement=placement), "notes": list(decode.notes),
+        **cost_and_lora_json(decode),  # cost and power (#23): only with --gpu-hour-price
     }
 
 
@@ -346,7 +351,7 @@ def _text_train(rep: dict) -> str:
              f"  MFU {rep['mfu'] * 100:.1f}% of the {rep['mfu_peak'].upper()} peak{_fp8_mfu(rep)}"
              f"   tokens/s {rep['tokens_per_s']:,.0f}   bottleneck: {rep['bottleneck']}",
              _text_pressure(rep)]
-    return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
+    return "\n".join(_text_techniques(rep) + lines + cost_text(rep) + [f"  note: {n}" for n in rep["notes"]])
 
 
 def _text_pressure(rep: dict) -> str:
@@ -373,7 +378,7 @@ def _text_infer(rep: dict) -> str:
              f"KV policy {rep['kv_policy']['policy']}",
              "  KV per GPU        " + ", ".join(f"{k} {_gb(v)}" for k, v in rep["kv_residency_bytes"].items())
              + f"  ->  {rep['effective_time_per_output_token_s'] * 1e3:,.2f} ms per output token"]
-    return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
+    return "\n".join(_text_techniques(rep) + lines + cost_text(rep) + [f"  note: {n}" for n in rep["notes"]])
 
 
 def _text_presets(rep: dict) -> str:

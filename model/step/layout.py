@@ -29,7 +29,13 @@ from trinity_desktop.model.inputs.layout_rules import (
     links_ok,
     training_rules,
 )
-from trinity_desktop.model.inputs.scenario import ACTIVATION_RECIPES, OFFLOAD_CODE, RECOMPUTE_CODE, Scenario
+from trinity_desktop.model.inputs.scenario import (
+    ACTIVATION_RECIPES,
+    LORA_TARGETS,
+    OFFLOAD_CODE,
+    RECOMPUTE_CODE,
+    Scenario,
+)
 from trinity_desktop.model.step.quantities import record
 
 # vLLM's default gpu_memory_utilization = 0.9: 10% of device memory stays reserved for activations,
@@ -92,6 +98,10 @@ class TrainInputs(_Inputs):
     activation_recipe: object = 0  # index into scenario.ACTIVATION_RECIPES: 0 Megatron, 1 DeepSeek-V3, 2 torchtitan op-SAC, 3 TE FP8
     first_stage_layers: object = 0  # uneven pipeline: layers on the first / last stage (0 = the even split)
     last_stage_layers: object = 0
+    # LoRA / QLoRA (#23, formulas/lora.py): adapter rank (0 = off), target code (lora.LORA_TARGET_CODE), NF4 base
+    lora_rank: object = 0
+    lora_targets: object = 0
+    qlora: object = False
 
 
 @record
@@ -141,7 +151,8 @@ def train_inputs(sc: Scenario) -> TrainInputs:
         offload=OFFLOAD_CODE[sc.offload], grad_compression=sc.grad_compression,
         in_network_aggregation=sc.in_network_aggregation, grad_comm_bytes=sc.grad_comm_bytes,
         tp_overlap=sc.tp_comm_overlap, ep_overlap=sc.ep_comm_overlap, moe_fp8_dispatch=sc.moe_fp8_dispatch,
-        moe_node_limit=sc.moe_node_limit)
+        moe_node_limit=sc.moe_node_limit, lora_rank=sc.lora_rank, lora_targets=LORA_TARGETS.index(sc.lora_targets),
+        qlora=sc.qlora)
 
 
 def infer_inputs(sc: Scenario) -> InferInputs:

@@ -10,6 +10,7 @@ plus the transient buffers, NCCL buffers and runtime of memory.peak_memory_extra
 from __future__ import annotations
 
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
+from trinity_desktop.model.formulas.lora import adapter_params, frozen_weight_bytes
 from trinity_desktop.model.formulas.memory import (
     PeakExtras,
     activation_bytes_per_layer,
@@ -39,6 +40,7 @@ class StageMemory:
     weights: object
     gradients: object
     optimizer: object
+    frozen_params: object = 0.0    # LoRA / QLoRA: the frozen base parameters this GPU holds (0 = off)
 
 
 def stage_params(arch: Architecture, tp, pp, ep):
@@ -69,6 +71,13 @@ def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero
     weight_bytes, grad_bytes = x.weight_bytes, x.grad_bytes
     L, h, a = arch.layers, arch.hidden, arch.heads
     psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
+    # LoRA / QLoRA (#23, formulas/lora.py): the adapters are the trained parameters, the frozen base holds weights
+    lora_on = xp.asarray(x.lora_rank) > 0
+    frozen_params = xp.where(lora_on, psi_dense + psi_expert, 0.0)
+    frozen_bytes = frozen_weight_bytes(arch, frozen_params, weight_bytes, x.qlora)
+    adapters, stage_share = adapter_params(arch, x.lora_rank, x.lora_targets), layers_per_stage(L, pp) / L
+    psi_dense = xp.where(lora_on, adapters.dense * stage_share / tp, psi_dense)
+    psi_expert = xp.where(lora_on, adapters.expert * stage_share / (tp * ep), psi_expert)
     k_bytes = xp.asarray(x.master_bytes, dtype=float) + x.opt_state_bytes
     w_d, g_d, o_d = model_state_bytes(psi_dense, dp, zero, weight_bytes, grad_bytes, k_bytes)
     w_e, g_e, o_e = model_state_bytes(psi_expert, dp / ep, zero, weight_bytes, grad_bytes, k_bytes)
@@ -105,4 +114,5 @@ def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero
                                 weight_bytes=weight_bytes, layers=lps, keep=act_keep)
     return StageMemory(psi_dense=psi_dense, psi_expert=psi_expert, k_bytes=k_bytes, act_layer_bytes=per_layer_act,
                        extras=extras, activations=extras.activations / act_keep,  # before activation offload
-                       weights=w_d + w_e, gradients=g_d + g_e, optimizer=o_d + o_e)
+                       weights=w_d + w_e + frozen_bytes, gradients=g_d + g_e, optimizer=o_d + o_e,
+                       frozen_params=frozen_params)
