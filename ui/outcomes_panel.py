@@ -19,6 +19,7 @@ from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.variants import VariantResult, compare, variant_result
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.cost_readout import CostReadout
 from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds
 
 LINK_ORDER = ("hbm", "scale-up", "scale-out", "host")
@@ -143,6 +144,8 @@ class OutcomesPanel(QtWidgets.QWidget):
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.legend_label)
         layout.addWidget(self.na_label)
+        self.cost_readout = CostReadout()  # cost and energy per million tokens (#23)
+        layout.addWidget(self.cost_readout)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
@@ -153,6 +156,7 @@ class OutcomesPanel(QtWidgets.QWidget):
     # ------------------------------------------------------------------ update
     def update_results(self, results: Results) -> None:
         self._results = results
+        self.cost_readout.update_results(results)
         if results.scenario != self._base_key:
             self._variants = compare(results.scenario)
             self._base_key = results.scenario
