@@ -236,8 +236,7 @@ class Scenario:
 
     def _check_lora(self):
         """LoRA / QLoRA (#23): targets by name; QLoRA needs adapters; adapters on MHA/GQA projections (MLA's
-        low-rank projections are not modelled); the frozen base replicated over DP (ZeRO 0-2: sharding it,
-        FSDP-QLoRA, is not modelled)."""
+        low-rank projections are not modelled)."""
         check_choice("lora_targets", self.lora_targets, LORA_TARGETS)
         if self.qlora and self.lora_rank == 0:
             raise ValidationError("qlora", self.qlora, "off unless lora_rank > 0 (QLoRA trains LoRA adapters)")
@@ -246,9 +245,6 @@ class Scenario:
         if self.model.attention == "mla":
             raise ValidationError("lora_rank", self.lora_rank, f"0 for {self.model.name}: LoRA is modelled on "
                                   "MHA/GQA projections, not MLA's low-rank ones")
-        if self.zero == 3:
-            raise ValidationError("zero", self.zero, "0, 1 or 2 with LoRA (a ZeRO-3 sharded frozen base is "
-                                  "not modelled)")
 
     def _check_inference_layout(self):
         m, pp = self.model, self.pp

@@ -347,6 +347,9 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     wire = xp.where(gcb > 0.0, gcb, grad_bytes) / grad_bytes
     quantised = wire < 1.0
     params_d, params_e = psi_dense * weight_bytes, psi_expert * weight_bytes
+    # LoRA under ZeRO-3 (#23): the frozen base is sharded and gathered with the adapters (FSDP-QLoRA)
+    params_d = params_d + xp.where(zero == 3, mem.frozen_dense_bytes, 0.0)
+    params_e = params_e + xp.where(zero == 3, mem.frozen_expert_bytes, 0.0)
     z0 = zero == 0
     ina = xp.asarray(in_network_aggregation, dtype=bool) & ~in_dp  # switch reduction on the scale-out fabric
     t_gd, b_gd = gradient_sync(dp, grads_d * wire, bw_dp, al_dp, z0, grad_compression, ina)

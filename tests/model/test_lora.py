@@ -128,14 +128,22 @@ def test_qlora_fits_llama_65b_on_one_48gb_gpu_and_16_bit_lora_does_not():
     assert _model_states(full) > 780e9
 
 
-def test_lora_is_off_by_default_and_qlora_or_unsupported_layouts_are_refused_by_name():
+def test_lora_is_off_by_default_and_qlora_without_rank_or_on_mla_is_refused_by_name():
     sc = Scenario(hardware=H["h100-sxm"], model=M["llama-2-7b"], gpus=8, global_batch=8)
     assert sc.lora_rank == 0 and not sc.qlora and sc.gpu_hour_price == 0
     with pytest.raises(ValidationError, match="qlora"):
         sc.replace(qlora=True)
-    with pytest.raises(ValidationError, match="zero"):
-        sc.replace(lora_rank=8, zero=3)
     with pytest.raises(ValidationError, match="lora_rank"):
         Scenario(hardware=H["h100-sxm"], model=M["deepseek-v3"], gpus=8, lora_rank=8, global_batch=8)
     with pytest.raises(ValidationError, match="lora_targets"):
         sc.replace(lora_rank=8, lora_targets="mlp-only")
+
+
+def test_zero3_shards_the_frozen_base_over_dp_and_gathers_it():
+    """FSDP-QLoRA: under ZeRO-3 each of DP ranks holds 1/DP of the frozen base, and the step all-gathers it."""
+    sc = Scenario(hardware=H["h100-sxm"], model=M["llama-2-7b"], gpus=8, zero=1, global_batch=8, lora_rank=16,
+                  qlora=True)
+    z1, z3 = evaluate(sc), evaluate(sc.replace(zero=3))
+    adapters = adapter_params(M["llama-2-7b"], 16, QV).total
+    assert z3.memory["weights"] == pytest.approx((z1.memory["weights"] - 2 * adapters) / 8 + 2 * adapters / 8)
+    assert z3.bytes_by_link["scale-up"] > 10 * z1.bytes_by_link["scale-up"]
