@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from PySide6 import QtWidgets
 
+from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import Results
-from trinity_desktop.model.views.cost import TokenCost, scenario_cost
+from trinity_desktop.model.views.cost import TokenCost, scenario_cost, token_cost
 from trinity_desktop.ui import plot_widgets as pw
 
 WHAT = {"train": "trained", "prefill": "generated", "decode": "generated"}
@@ -46,3 +47,15 @@ class CostReadout(QtWidgets.QLabel):
     def update_results(self, results: Results) -> None:
         sc = results.scenario
         self.setText(cost_sentence(scenario_cost(results), results.kind, sc.hardware.name))
+
+    def update_best(self, tokens_per_s_per_gpu: float, scenario: Scenario) -> None:
+        """The planner's best layout, at its tokens/s per GPU of the budget (idle GPUs included), after the
+        scenario's own sentence: "Best layout: $X per million tokens ..."."""
+        cost = token_cost(tokens_per_s_per_gpu, scenario.gpus, scenario.gpu_hour_price, scenario.hardware.tdp_w)
+        if cost.usd_per_million_tokens is None and cost.kwh_per_million_tokens is None:
+            return
+        best = [f"${cost.usd_per_million_tokens:,.3g}"] if cost.usd_per_million_tokens is not None else []
+        if cost.kwh_per_million_tokens is not None:
+            best.append(f"{cost.kwh_per_million_tokens:,.3g} kWh")
+        text = self.text().split(" Best layout: ")[0]
+        self.setText(f"{text} Best layout: {' and '.join(best)} per million tokens.")

@@ -321,6 +321,8 @@ class PlannerPanel(QtWidgets.QWidget):
             self._draw_map(plan)
         self.status.setText(self.summary_text())
         self._update_title(plan, training)
+        if best is not None and self._scenario is not None:  # cost and power (#23): the best layout's, per GPU
+            self.cost_readout.update_best(best.as_json()["tokens_per_s_per_gpu"], self._scenario)
 
     def _update_title(self, plan, training: bool) -> None:
         """The finding: the best layout and its step time (or tokens/s per GPU), of how many fit."""

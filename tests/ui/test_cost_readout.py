@@ -59,3 +59,14 @@ def test_form_fields_edit_the_new_scenario_fields(qtbot):
     assert edits == [{"gpu_hour_price": 3.25}, {"lora_rank": 16}, {"lora_targets": "all"}, {"qlora": True}]
     for name in ("gpu_hour_price", "lora_rank", "lora_targets", "qlora"):
         assert controls.widgets[name].toolTip() and controls.widgets[name].accessibleName()
+
+
+def test_planner_best_layout_sentence_is_priced_per_gpu(qtbot, priced):
+    label = CostReadout()
+    qtbot.addWidget(label)
+    label.update_results(priced)
+    label.update_best(2000.0, priced.scenario)
+    label.update_best(1000.0, priced.scenario)  # a new search replaces the best layout's sentence
+    usd, kwh = 2.5 / 3600 / 1000 * 1e6, 700 / 1000 / 3.6
+    assert label.text().endswith(f" Best layout: ${usd:,.3g} and {kwh:,.3g} kWh per million tokens.")
+    assert label.text().count("Best layout") == 1
