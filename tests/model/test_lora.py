@@ -147,3 +147,17 @@ def test_zero3_shards_the_frozen_base_over_dp_and_gathers_it():
     adapters = adapter_params(M["llama-2-7b"], 16, QV).total
     assert z3.memory["weights"] == pytest.approx((z1.memory["weights"] - 2 * adapters) / 8 + 2 * adapters / 8)
     assert z3.bytes_by_link["scale-up"] > 10 * z1.bytes_by_link["scale-up"]
+
+
+def test_lora_broadcasts_over_a_grid_as_the_scalar_scenarios_do():
+    """One formula, any shape: evaluate_grid over ranks and QLoRA gives each scalar scenario's step time and memory."""
+    from trinity_desktop.model import evaluate_grid
+
+    sc = Scenario(hardware=H["h100-sxm"], model=M["llama-2-7b"], gpus=8, zero=1, global_batch=16)
+    ranks, qlora = np.array([[0], [8], [64]]), np.array([False, True])
+    grid = evaluate_grid(sc, lora_rank=ranks * (1 + 0 * qlora), qlora=qlora & (ranks > 0))
+    for i, r in enumerate(ranks[:, 0]):
+        for j, q in enumerate(qlora):
+            one = evaluate(sc.replace(lora_rank=int(r), qlora=bool(q and r > 0)))
+            assert grid["time_total"][i, j] == pytest.approx(one.time_total, rel=1e-12)
+            assert grid["memory_total"][i, j] == pytest.approx(one.memory_total, rel=1e-12)
