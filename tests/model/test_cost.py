@@ -84,8 +84,9 @@ def test_every_published_tdp_cites_a_reference_and_the_issue_devices_are_presets
     mi355x = H["mi355x"]
     assert (mi355x.hbm_bytes, mi355x.hbm_bw, mi355x.tdp_w) == (288e9, 8e12, 1400.0)
     assert mi355x.peak("fp4") == pytest.approx(2 * mi355x.peak("fp8"), rel=0.01)  # MXFP4 at twice the FP8 rate
-    assert {k for k in ("gb200-nvl72", "gb300-nvl72", "b300", "mi355x") if "fp4" in H[k].peak_flops} == {
-        "gb200-nvl72", "gb300-nvl72", "b300", "mi355x"}
+    fp4 = ("b200", "gb200-nvl72", "gb300-nvl72", "b300", "mi355x")  # Blackwell and CDNA 4 compute FP4
+    assert all("fp4" in H[k].peak_flops for k in fp4)
+    assert all("fp4" not in H[k].peak_flops for k in ("h100-sxm", "h200-sxm", "mi300x", "mi325x"))
 
 
 def test_calc_adds_cost_keys_only_when_priced():
