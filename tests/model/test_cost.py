@@ -105,3 +105,12 @@ def test_plan_infer_prices_each_candidate_at_its_throughput_per_gpu():
                  "--prompt-len", "512", "--gen-len", "64", "--max-batch", "8", "--gpu-hour-price", "4"])
     for entry in [rep["best"], *rep["pareto"]]:
         assert entry["usd_per_million_tokens"] == pytest.approx(4 / 3600 / entry["tokens_per_s_per_gpu"] * 1e6)
+
+
+def test_a_session_file_keeps_the_price_the_tdp_and_the_lora_fields():
+    from trinity_desktop import session_file
+
+    sc = Scenario(hardware=H["mi355x"], model=M["llama-3-8b"], gpus=8, global_batch=8, lora_rank=16, qlora=True,
+                  lora_targets="all", gpu_hour_price=2.25)
+    back, _ = session_file.loads(session_file.dumps(sc))
+    assert back == sc and back.hardware.tdp_w == 1400.0
