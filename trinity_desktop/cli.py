@@ -44,6 +44,7 @@ from collections.abc import Sequence
 
 from trinity_desktop import cli_claims, cli_load, cli_validate
 from trinity_desktop.cli_calc_options import add_calc_infer, add_calc_train
+from trinity_desktop.cli_cost import cost_and_lora_json, cost_text
 from trinity_desktop.cli_options import (
     PROG,
     CliError,
@@ -200,7 +201,9 @@ def train_scenario(args) -> Scenario:
                   micro_batch=args.micro_batch, global_batch=args.global_batch or args.micro_batch * dp,
                   seq_len=args.seq_len, precision=args.precision, optimizer=args.optimizer,
                   **comm_overlap_fields(args),
-                  attention_kernel=args.attention_kernel)  # attention kernel (#22)
+                  attention_kernel=args.attention_kernel,  # attention kernel (#22)
+                  gpu_hour_price=args.gpu_hour_price, lora_rank=args.lora_rank,
+                  lora_targets=args.lora_targets, qlora=args.qlora)
     return apply_techniques(sc, args.technique)
 
 
@@ -224,7 +227,8 @@ def infer_scenario(args) -> Scenario:
                   # MoE serving (#23)
                   inference_ep=args.inference_ep, attention_dp=args.attention_dp,
                   redundant_experts=args.redundant_experts, moe_fp8_dispatch=args.moe_fp8_dispatch,
-                  moe_node_limit=args.moe_node_limit)
+                  moe_node_limit=args.moe_node_limit,
+                  gpu_hour_price=args.gpu_hour_price)
     return apply_techniques(sc, args.technique)
 
 
@@ -282,6 +286,7 @@ def train_report(sc: Scenario) -> dict:
         "bytes_by_link_per_gpu": dict(r.bytes_by_link), "pressure": _pressure(r), "triangle_weights": _triangle_weights(r),
         "bottleneck": r.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, r), "notes": list(r.notes),
+        **cost_and_lora_json(r),  # cost and power, LoRA (#23): only when asked for
     }
 
 
@@ -306,6 +311,7 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         "roofline": roofline_json(sc), "stages": stages_json(sc, decode, kv_placement=placement), "notes": list(decode.notes),
         **({"speculative": decode.speculative.as_dict()} if decode.speculative else {}),  # speculative decoding (#23)
         **moe_serving_json(sc),  # MoE serving (#23): a `moe_serving` object where EP is on
+        **cost_and_lora_json(decode),  # cost and power (#23): only with --gpu-hour-price
     }
 
 
@@ -365,7 +371,7 @@ def _text_train(rep: dict) -> str:
              f"  MFU {rep['mfu'] * 100:.1f}% of the {rep['mfu_peak'].upper()} peak{_fp8_mfu(rep)}"
              f"   tokens/s {rep['tokens_per_s']:,.0f}   bottleneck: {rep['bottleneck']}",
              _text_pressure(rep)]
-    return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
+    return "\n".join(_text_techniques(rep) + lines + cost_text(rep) + [f"  note: {n}" for n in rep["notes"]])
 
 
 def _text_pressure(rep: dict) -> str:
@@ -394,7 +400,7 @@ def _text_infer(rep: dict) -> str:
              + f"  ->  {rep['effective_time_per_output_token_s'] * 1e3:,.2f} ms per output token"]
     lines += speculative_text(rep)  # speculative decoding (#23)
     lines += _text_moe_serving(rep)
-    return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
+    return "\n".join(_text_techniques(rep) + lines + cost_text(rep) + [f"  note: {n}" for n in rep["notes"]])
 
 
 def _text_moe_serving(rep: dict) -> list[str]:

@@ -11,6 +11,7 @@ from trinity_desktop import cli_load, cli_validate
 from trinity_desktop.cli_options import (
     GPN_HELP,
     add_comm_overlap_options,
+    add_cost_option,
     add_model_and_hardware_choice,
     add_scenario_option,
     scenario_default,
@@ -30,6 +31,7 @@ from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
 from trinity_desktop.model.inputs.scenario import (
     ACTIVATION_RECIPES,
     ATTENTION_KERNELS,
+    LORA_TARGETS,
     OFFLOAD_MODES,
     RECOMPUTE,
 )
@@ -44,6 +46,7 @@ def _add_calc_common(p: argparse.ArgumentParser, json_keys: str = "") -> None:
     p.add_argument("--json", action="store_true",
                    help="print machine-readable JSON (pressure: share of each resource's limit used, as the "
                         "heatmap shows it; triangle_weights: pressure normalised to sum to 1; techniques_applied, stages, roofline" + json_keys + ")")
+    add_cost_option(p)  # cost and power (#23)
 
 
 def add_calc_train(calc) -> None:
@@ -79,6 +82,14 @@ def add_calc_train(calc) -> None:
     train.add_argument("--offload", choices=OFFLOAD_MODES, default=scenario_default("offload"),
                        help="optimizer (ZeRO-Offload), activations (vDNN) or nvme (ZeRO-Infinity); default none")
     add_comm_overlap_options(train)
+    # LoRA / QLoRA fine-tuning (#23, model/formulas/lora.py)
+    add_scenario_option(train, "lora_rank", metavar="R",
+                        help="train LoRA adapters of rank R on the frozen model (Hu et al. 2021; default 0, off); "
+                             "--json adds lora {rank, targets, qlora, trainable_params}")
+    train.add_argument("--lora-targets", choices=LORA_TARGETS, default=scenario_default("lora_targets"),
+                       help="adapted matrices: qv (Wq, Wv; default), qkvo (all attention) or all (every linear layer)")
+    train.add_argument("--qlora", action="store_true", default=scenario_default("qlora"),
+                       help="frozen base in NF4 with double quantisation (QLoRA, Dettmers et al. 2023); needs --lora-rank")
     cli_validate.add_calc_options(train)
     # attention kernel (#22)
     train.add_argument("--attention-kernel", choices=ATTENTION_KERNELS, default=scenario_default("attention_kernel"),

@@ -160,3 +160,11 @@ def write_report(text: str) -> int:
         os.close(devnull)
         return BROKEN_PIPE_STATUS
     return 0
+
+
+def add_cost_option(p: argparse.ArgumentParser) -> None:
+    """--gpu-hour-price (cost and power, #23; model/views/cost.py): dollars per GPU-hour, the user's own figure (no
+    price is shipped); with it the JSON adds usd_per_million_tokens, kwh_per_million_tokens (at the TDP) and cost."""
+    add_scenario_option(p, "gpu_hour_price", metavar="USD",
+                        help="dollars per GPU-hour (default 0: no cost reported); adds usd_per_million_tokens and "
+                             "kwh_per_million_tokens (board power at the preset's TDP, an upper bound)")

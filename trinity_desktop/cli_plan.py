@@ -23,9 +23,11 @@ from __future__ import annotations
 import argparse
 
 from trinity_desktop import cli_load
+from trinity_desktop.cli_cost import add_plan_cost
 from trinity_desktop.cli_options import (
     GPN_HELP,
     add_comm_overlap_options,
+    add_cost_option,
     add_json_flag,
     add_model_and_hardware_choice,
     add_scenario_option,
@@ -68,6 +70,7 @@ def _model_and_hardware_options(p: argparse.ArgumentParser) -> None:
     add_model_and_hardware_choice(p)
     add_scenario_option(p, "gpus_per_node", None, help=GPN_HELP)
     add_json_flag(p)
+    add_cost_option(p)  # cost and power (#23): each candidate's $ and kWh per million tokens
 
 
 def add_plan_parser(sub, parser_class) -> None:
@@ -108,8 +111,9 @@ def plan_train_report(args, model, hardware) -> dict:
                          objective=args.objective, top=args.top, space=space,
                          gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default, precision=args.precision,
                          optimizer=args.optimizer, **comm_overlap_fields(args))
-    return {"model": model.name, "hardware": hardware.name, "gpus": counts, "global_batch": args.global_batch,
-            "seq_len": args.seq_len, **plan.as_json()}
+    return add_plan_cost({"model": model.name, "hardware": hardware.name, "gpus": counts,
+                          "global_batch": args.global_batch, "seq_len": args.seq_len, **plan.as_json()},
+                         args.gpu_hour_price, hardware.tdp_w)
 
 
 def plan_infer_report(args, model, hardware) -> dict:
@@ -117,8 +121,9 @@ def plan_infer_report(args, model, hardware) -> dict:
     plan = plan_serving(model, hardware, args.gpus, args.prompt_len, args.gen_len, ttft_slo=args.ttft_slo,
                         tpot_slo=args.tpot_slo, space=space,
                         gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default)
-    return {"model": model.name, "hardware": hardware.name, "gpus": args.gpus, "prompt_len": args.prompt_len,
-            "gen_len": args.gen_len, "ttft_slo_s": args.ttft_slo, "tpot_slo_s": args.tpot_slo, **plan.as_json()}
+    return add_plan_cost({"model": model.name, "hardware": hardware.name, "gpus": args.gpus,
+                          "prompt_len": args.prompt_len, "gen_len": args.gen_len, "ttft_slo_s": args.ttft_slo,
+                          "tpot_slo_s": args.tpot_slo, **plan.as_json()}, args.gpu_hour_price, hardware.tdp_w)
 
 
 def text_plan_infer(rep: dict) -> str:

@@ -106,6 +106,15 @@ _COMBOS = {
     "mtp_depth": ("MTP modules", [(0, "none"), (1, "1 (DeepSeek-V3)"), (2, "2"), (3, "3")],
                   "Multi-token prediction as the draft: each module, one layer of the target sharing its embedding and "
                   "head, proposes one token (DeepSeek-V3 §5.4.3). Use with draft model none.", "infer"),
+    # LoRA / QLoRA fine-tuning (#23, model/formulas/lora.py)
+    "lora_rank": ("LoRA rank", [(0, "off: train every weight"), (4, "4"), (8, "8"), (16, "16"), (32, "32"),
+                                (64, "64")],
+                  "LoRA (Hu et al. 2021): freeze the model and train rank-r adapters W + BA; the frozen base has no "
+                  "gradients or optimizer states and skips its weight-gradient pass.", "train"),
+    "lora_targets": ("LoRA targets", [("qv", "Wq, Wv"), ("qkvo", "all attention projections"),
+                                      ("all", "every linear layer")],
+                     "The matrices that get adapters: Wq and Wv (the LoRA paper), all four attention projections, or "
+                     "every linear layer of the blocks (QLoRA).", "train"),
 }
 # Fractions and ratios: (label, minimum, maximum, step, decimals, tooltip, group)
 _DOUBLES = {
@@ -130,6 +139,10 @@ _DOUBLES = {
                    "Time-to-first-token target for the highest rate within the targets (0 = none).", "infer"),
     "tpot_slo_s": ("TPOT target p95 (s)", 0.005, 3,
                    "Time-per-output-token target for the highest rate within the targets (0 = none).", "infer"),
+    # cost and power (#23, model/views/cost.py)
+    "gpu_hour_price": ("GPU price ($/GPU-hour)", 0.25, 2,
+                       "Your price of one GPU-hour in dollars (0 = none): the System outcomes and planner read-outs "
+                       "turn it into dollars per million tokens. No price is shipped with the app.", "cluster"),
 }
 _CHECKS = {
     "sequence_parallel": ("Sequence parallelism", "Shards layer-norm and dropout activations across TP ranks "
@@ -144,6 +157,9 @@ _CHECKS = {
                         "and backward chunk (DeepSeek-V3 §3.2.1); 20 of 132 SMs drive it. Off by default.", "train"),
     "moe_fp8_dispatch": ("MoE FP8 dispatch", "Sends tokens to the experts in FP8 and combines in BF16 (DeepSeek-V3 "
                          "§3.3.4). Off by default.", "train"),
+    # LoRA / QLoRA fine-tuning (#23)
+    "qlora": ("QLoRA (NF4 base)", "Stores the frozen base's linear weights in NF4 with double quantisation, 4.127 "
+              "bits each (Dettmers et al. 2023); needs a LoRA rank. Off by default.", "train"),
 }
 
 

@@ -19,6 +19,7 @@ from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.variants import VariantResult, compare, variant_result
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.cost_readout import CostReadout
 from trinity_desktop.ui.load_readout import LoadReadout
 from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds
 
@@ -146,6 +147,8 @@ class OutcomesPanel(QtWidgets.QWidget):
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.legend_label)
         layout.addWidget(self.na_label)
+        self.cost_readout = CostReadout()  # cost and energy per million tokens (#23)
+        layout.addWidget(self.cost_readout)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
@@ -157,6 +160,7 @@ class OutcomesPanel(QtWidgets.QWidget):
     def update_results(self, results: Results) -> None:
         self._results = results
         self.load_readout.show_results(results)
+        self.cost_readout.update_results(results)
         if results.scenario != self._base_key:
             self._variants = compare(results.scenario)
             self._base_key = results.scenario

@@ -29,6 +29,7 @@ from trinity_desktop.model.search.serving_planner import plan_serving
 from trinity_desktop.ui import findings, label_layout, named_combo, planner_readout, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.batch_readout import BatchReadout
+from trinity_desktop.ui.cost_readout import CostReadout
 from trinity_desktop.ui.pareto_bars import ParetoBars
 from trinity_desktop.ui.planner_search import (
     AXIS_CHOICES,
@@ -175,6 +176,8 @@ class PlannerPanel(QtWidgets.QWidget):
         layout.addWidget(self.status)
         self.batch_readout = BatchReadout()  # global batch against the published optimum
         layout.addWidget(self.batch_readout)
+        self.cost_readout = CostReadout()  # cost and energy per million tokens (#23)
+        layout.addWidget(self.cost_readout)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         """Side by side when the panel is wide, the map under the front when it is narrow (a half-width dock)."""
@@ -197,6 +200,7 @@ class PlannerPanel(QtWidgets.QWidget):
         sc = results.scenario
         self._scenario = sc
         self.batch_readout.update_results(results)
+        self.cost_readout.update_results(results)
         key = self._job(sc)
         self._show_current(results)
         if key != self._job_key:
@@ -317,6 +321,8 @@ class PlannerPanel(QtWidgets.QWidget):
             self._draw_map(plan)
         self.status.setText(self.summary_text())
         self._update_title(plan, training)
+        if best is not None and self._scenario is not None:  # cost and power (#23): the best layout's, per GPU
+            self.cost_readout.update_best(best.as_json()["tokens_per_s_per_gpu"], self._scenario)
 
     def _update_title(self, plan, training: bool) -> None:
         """The finding: the best layout and its step time (or tokens/s per GPU), of how many fit."""

@@ -52,6 +52,8 @@ HARDWARE_RULES: Mapping[str, Rule] = {
     "scaleout_latency_s": (1e-12, 1.0, True),
     "nvme_bw": (KILO, PETA, True),
     "gpus_per_node_default": (1, 1024, False),
+    # cost and power (#23): the board's TDP in watts; 0 = not published
+    "tdp_w": (1e-3, 1e6, True),
 }
 
 _WIDTH = 1 << 20       # hidden, FFN, head and rank widths
@@ -85,7 +87,6 @@ ARCHITECTURE_RULES: Mapping[str, Rule] = {
 # Any other value read from a resource or user file (memory tiers, edge devices, layer profiles): SI units, 0 or
 # from 1e-30 to 1e30, so that every product and quotient of two such values stays finite in float64.
 QUANTITY_RULE: Rule = (1e-30, 1e30, True)
-TDP_RULE: Rule = (1e-3, 1e6, True)          # hardware files' tdp_w, watts (read, not modelled); 0 = not published
 INT64_MAX = (1 << 63) - 1
 FLOAT64_MAX = sys.float_info.max
 
@@ -158,6 +159,11 @@ SCENARIO_LIMITS: Mapping[str, Limit] = {
     "inference_ep": Limit(1, 1 << 20, True, 1),
     "attention_dp": Limit(1, 1 << 20, True, 1),
     "redundant_experts": Limit(0, 4096, True, 0),
+    # cost and power, LoRA / QLoRA fine-tuning (#23): off by default
+    "gpu_hour_price": Limit(0.0, 10000.0, False, 0.0,
+                            wording="0 (no price) or dollars per GPU-hour from 0 to 10000"),
+    "lora_rank": Limit(1, 1 << 16, True, 0, zero_ok=True,
+                       wording="0 (off: every weight trained) or an adapter rank from 1 to 65536"),
 }
 # Inference starts on one device (one replica, TP1) where training starts on SCENARIO_LIMITS' 8 GPUs.
 INFERENCE_DEFAULTS: Mapping[str, float] = {"gpus": 1}

@@ -43,6 +43,7 @@ class Hardware:
     scaleout_latency_s: float = 0.0
     nvme_bw: float = 0.0
     gpus_per_node_default: int = 1
+    tdp_w: float = 0.0  # board power (TDP), watts; 0 = not published (model/views/cost.py, #23)
     sources: Mapping[str, str] = field(default_factory=dict)
     status: Mapping[str, str] = field(default_factory=dict)
     notes: Mapping[str, str] = field(default_factory=dict)

@@ -18,7 +18,7 @@ from typing import Any
 
 from trinity_desktop.model.base.errors import ValidationError, shown, shown_key, unknown_key
 from trinity_desktop.model.base.files import FileRefused, read_capped
-from trinity_desktop.model.base.ranges import HARDWARE_RULES, QUANTITY_RULE, TDP_RULE, Rule, check
+from trinity_desktop.model.base.ranges import HARDWARE_RULES, QUANTITY_RULE, Rule, check
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.hf_config import ConfigFieldError, load_hf_config
@@ -34,7 +34,6 @@ HW_NUMBERS = ("hbm_bytes", "hbm_bw", "sram_bytes", "sram_per_core_bytes", "l2_by
 HW_REQUIRED = ("hbm_bytes", "hbm_bw")
 HW_TEXT = ("key", "name", "vendor", "kind", "scaleup_name", "host_link_name", "scaleout_name")
 MODEL_REQUIRED = ("name", "layers", "hidden", "heads", "vocab")
-_FILE_RULES = {"tdp_w": TDP_RULE}  # read from hardware files but not a Hardware field
 
 
 class PresetError(ValidationError):
@@ -122,7 +121,7 @@ def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
     sources, status, notes, values, peaks = {}, {}, {}, {}, {}
     for name in (*PEAK_KEYS, *HW_NUMBERS):
         if name in entry:
-            rule = HARDWARE_RULES["peak_flops"] if name in PEAK_KEYS else _FILE_RULES.get(name) or HARDWARE_RULES[name]
+            rule = HARDWARE_RULES["peak_flops"] if name in PEAK_KEYS else HARDWARE_RULES[name]
             value, src, st, note = _number(where, name, entry[name], rule)
             sources[name], status[name], notes[name] = src, st, note
             if name in PEAK_KEYS:
@@ -136,7 +135,6 @@ def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
             raise PresetError(where, name, "is required and must be > 0")
     if not ({"bf16", "fp16"} & set(peaks)):
         raise PresetError(where, "peak_bf16", "is required (or peak_fp16): the dense 16-bit peak FLOP/s")
-    values.pop("tdp_w", None)
     gpn = entry.get("gpus_per_node_default", 1)
     if isinstance(gpn, bool) or not isinstance(gpn, int) or gpn < 1:
         raise PresetError(where, "gpus_per_node_default", f"must be a whole number >= 1, got {shown(gpn)}")

@@ -45,6 +45,8 @@ OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 KV_OFFLOAD_TIERS = ("host", "cxl")
 GRAD_COMM_BYTES_MIN = SCENARIO_LIMITS["grad_comm_bytes"].lowest
 GRAD_COMM_BYTES_MAX = SCENARIO_LIMITS["grad_comm_bytes"].highest
+# LoRA targets (model/formulas/lora.py): Wq, Wv (Hu et al. 2021); all attention projections; every linear layer
+LORA_TARGETS = ("qv", "qkvo", "all")
 MAX_CONTEXT_TOKENS = 1 << 24  # prompt + generated tokens per sequence (the residency and matrix panels' axis)
 
 
@@ -154,6 +156,13 @@ class Scenario:
     # attention kernel (#22): "auto" = the GPU family's measured flash kernel (kernel_efficiency.py: FlashAttention-3
     # class on Hopper and Blackwell); "flash-attention-2" = FlashAttention-2, PyTorch SDPA's flash backend (2.2+)
     attention_kernel: str = "auto"
+    # cost and power, LoRA / QLoRA fine-tuning (#23), all off by default: the price of one GPU-hour in dollars, a
+    # user input (0 = none given; model/views/cost.py); LoRA adapters of rank `lora_rank` on `lora_targets`
+    # (LORA_TARGETS; 0 = every weight trained), the frozen base in NF4 + double quantisation under `qlora`
+    gpu_hour_price: float = _default("gpu_hour_price")
+    lora_rank: int = _default("lora_rank")
+    lora_targets: str = "qv"
+    qlora: bool = False
 
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
@@ -178,6 +187,7 @@ class Scenario:
             self._check_inference_layout()
         check_needed_links(self)  # options that move bytes over a link the hardware lacks (inputs/needed_links)
         check_choice("attention_kernel", self.attention_kernel, ATTENTION_KERNELS)  # attention kernel (#22)
+        self._check_lora()  # LoRA / QLoRA (#23)
 
     # --- derived ------------------------------------------------------------------------------
     @property
@@ -248,6 +258,18 @@ class Scenario:
             raise ValidationError("gpus", self.gpus, f"1 ({hw.name} has no device-to-device link)")
         raise ValidationError("gpus", self.gpus, f"at most one node of {self.gpus_per_node} (gpus_per_node): "
                               f"{hw.name} has no scale-out link (scaleout_bw = 0) between nodes")
+
+    def _check_lora(self):
+        """LoRA / QLoRA (#23): targets by name; QLoRA needs adapters; adapters on MHA/GQA projections (MLA's
+        low-rank projections are not modelled)."""
+        check_choice("lora_targets", self.lora_targets, LORA_TARGETS)
+        if self.qlora and self.lora_rank == 0:
+            raise ValidationError("qlora", self.qlora, "off unless lora_rank > 0 (QLoRA trains LoRA adapters)")
+        if self.lora_rank == 0 or self.kind != "train":
+            return
+        if self.model.attention == "mla":
+            raise ValidationError("lora_rank", self.lora_rank, f"0 for {self.model.name}: LoRA is modelled on "
+                                  "MHA/GQA projections, not MLA's low-rank ones")
 
     def _check_inference_layout(self):
         m, pp = self.model, self.pp

@@ -215,6 +215,7 @@ def context_notes(sc: Scenario) -> list[str]:
 TRAIN_AXES = ("gpus", "gpus_per_node", "tp", "pp", "cp", "ep", "virtual_stages", "sp", "zero", "recompute", "flash",
               "micro_batch", "global_batch", "seq_len", "offload", "grad_compression", "in_network_aggregation", "grad_comm_bytes",
               "tp_overlap", "ep_overlap", "moe_fp8_dispatch", "moe_node_limit")
+TRAIN_AXES = TRAIN_AXES + ("lora_rank", "lora_targets", "qlora")  # LoRA / QLoRA (#23): rank 0 = off, target codes
 INFER_AXES = ("tp", "pp", "gpus_per_node", "batch", "prompt_len", "gen_len", "weight_bytes", "kv_bytes", "kv_policy",
               "kv_window", "kv_sinks", "kv_heavy_ratio", "razor_retrieval_fraction", "kv_offload_fraction",
               "prefix_hit_fraction",

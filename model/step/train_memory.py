@@ -10,6 +10,7 @@ plus the transient buffers, NCCL buffers and runtime of memory.peak_memory_extra
 from __future__ import annotations
 
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
+from trinity_desktop.model.formulas.lora import adapter_params, frozen_weight_bytes
 from trinity_desktop.model.formulas.memory import (
     PeakExtras,
     activation_bytes_per_layer,
@@ -39,6 +40,9 @@ class StageMemory:
     weights: object
     gradients: object
     optimizer: object
+    frozen_params: object = 0.0    # LoRA / QLoRA: the frozen base parameters of this GPU's stage (0 = off)
+    frozen_dense_bytes: object = 0.0   # their bytes before ZeRO-3 sharding: dense, routed experts
+    frozen_expert_bytes: object = 0.0
 
 
 def stage_params(arch: Architecture, tp, pp, ep):
@@ -69,6 +73,17 @@ def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero
     weight_bytes, grad_bytes = x.weight_bytes, x.grad_bytes
     L, h, a = arch.layers, arch.hidden, arch.heads
     psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
+    # LoRA / QLoRA (#23, formulas/lora.py): the adapters are the trained parameters, the frozen base holds weights
+    # (ZeRO-3 shards the frozen base over DP too, and gathers it: FSDP-QLoRA)
+    lora_on = xp.asarray(x.lora_rank) > 0
+    frozen_params = xp.where(lora_on, psi_dense + psi_expert, 0.0)
+    frozen_dense = frozen_weight_bytes(arch, xp.where(lora_on, psi_dense, 0.0), weight_bytes, x.qlora)
+    frozen_expert = frozen_weight_bytes(arch, xp.where(lora_on, psi_expert, 0.0), weight_bytes, x.qlora)
+    z3 = xp.asarray(zero) == 3
+    frozen_bytes = frozen_dense / xp.where(z3, dp, 1.0) + frozen_expert / xp.where(z3, dp / ep, 1.0)
+    adapters, stage_share = adapter_params(arch, x.lora_rank, x.lora_targets), layers_per_stage(L, pp) / L
+    psi_dense = xp.where(lora_on, adapters.dense * stage_share / tp, psi_dense)
+    psi_expert = xp.where(lora_on, adapters.expert * stage_share / (tp * ep), psi_expert)
     k_bytes = xp.asarray(x.master_bytes, dtype=float) + x.opt_state_bytes
     w_d, g_d, o_d = model_state_bytes(psi_dense, dp, zero, weight_bytes, grad_bytes, k_bytes)
     w_e, g_e, o_e = model_state_bytes(psi_expert, dp / ep, zero, weight_bytes, grad_bytes, k_bytes)
@@ -101,8 +116,11 @@ def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero
         ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
     extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
                                 micro_batch=micro_batch, seq_len=s_local, vocab=arch.vocab, tp=tp, cp=cp, dp=dp,
-                                ep=ep, zero=zero, layer_params=(psi_dense + psi_expert) / lps,
+                                ep=ep, zero=zero,
+                                layer_params=(psi_dense + psi_expert + (frozen_dense + frozen_expert) / weight_bytes) / lps,
                                 weight_bytes=weight_bytes, layers=lps, keep=act_keep)
     return StageMemory(psi_dense=psi_dense, psi_expert=psi_expert, k_bytes=k_bytes, act_layer_bytes=per_layer_act,
                        extras=extras, activations=extras.activations / act_keep,  # before activation offload
-                       weights=w_d + w_e, gradients=g_d + g_e, optimizer=o_d + o_e)
+                       weights=w_d + w_e + frozen_bytes, gradients=g_d + g_e, optimizer=o_d + o_e,
+                       frozen_params=frozen_params, frozen_dense_bytes=frozen_dense,
+                       frozen_expert_bytes=frozen_expert)

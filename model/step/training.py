@@ -51,6 +51,7 @@ from trinity_desktop.model.formulas.comms import (
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token, training_flops
 from trinity_desktop.model.formulas.kernel_efficiency import mfu_peak, runs_fp8
 from trinity_desktop.model.formulas.kv_policy import mean_min
+from trinity_desktop.model.formulas.lora import lora_flops, qlora_dequant_s
 from trinity_desktop.model.formulas.memory import layers_per_stage
 from trinity_desktop.model.formulas.overlap import (
     CommTerm,
@@ -267,6 +268,10 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     layers_fwd = L * (2.0 * W + attn_layer)
     fwd = layers_fwd + 2.0 * h * arch.vocab
     model_flops, hw_flops = training_flops(tokens, fwd, L * attn_layer, layers_fwd, recompute, flash)
+    # LoRA / QLoRA (#23, formulas/lora.py): no weight gradients for the frozen base; the adapters' own FLOPs
+    lora = lora_flops(arch, x.lora_rank, x.lora_targets, tokens, fwd, L * attn_layer, model_flops, hw_flops,
+                      xp.asarray(x.lora_rank) > 0)
+    model_flops, hw_flops = lora.model, lora.hardware
 
     # --- time per micro-batch on one GPU of the busiest stage ---------------------------------
     per_gpu_mb = hw_flops / (m * dp) / (tp * pp * cp)
@@ -280,11 +285,11 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         seq_len=seq_len, s_keys=s_keys, cp=cp, tp=tp, ep=ep, sp=sp, pp=pp, lps=lps, recompute=recompute,
         flash=flash, peak=peak, eff_compute=eff_compute, eff_hbm=eff_hbm, act_bytes=act_bytes,
         fp8=fp8, attention_kernel=x.attention_kernel)
-    t_c = kernels.total_s
+    t_c = kernels.total_s + qlora_dequant_s(arch, mem.frozen_params, x.qlora, recompute, hw.hbm_bw * eff_hbm)
     # DualPipe pairs a forward and a backward chunk of two micro-batches; its comm kernels hold some SMs
     dual_active = (m >= 2.0) & ((ep > 1.0) | (pp > 1.0))
     t_c = dualpipe_compute(t_c, ep_overlap, dual_active)
-    bwd_share = (model_flops * 2.0 / 3.0 + (hw_flops - model_flops)) / hw_flops
+    bwd_share = (lora.backward + (hw_flops - model_flops)) / hw_flops
     t_bwd = t_c * bwd_share
 
     bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
@@ -342,6 +347,9 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     wire = xp.where(gcb > 0.0, gcb, grad_bytes) / grad_bytes
     quantised = wire < 1.0
     params_d, params_e = psi_dense * weight_bytes, psi_expert * weight_bytes
+    # LoRA under ZeRO-3 (#23): the frozen base is sharded and gathered with the adapters (FSDP-QLoRA)
+    params_d = params_d + xp.where(zero == 3, mem.frozen_dense_bytes, 0.0)
+    params_e = params_e + xp.where(zero == 3, mem.frozen_expert_bytes, 0.0)
     z0 = zero == 0
     ina = xp.asarray(in_network_aggregation, dtype=bool) & ~in_dp  # switch reduction on the scale-out fabric
     t_gd, b_gd = gradient_sync(dp, grads_d * wire, bw_dp, al_dp, z0, grad_compression, ina)

@@ -61,7 +61,7 @@ def test_memory_wall_uses_the_presets_and_its_fit_is_least_squares():
     fit = [d for d in wall.devices if d.in_fit]
     assert {d.key for d in fit} == {"a100-80gb-sxm", "h100-sxm", "h200-sxm", "b200", "mi300x", "tpu-v5e", "tpu-v5p",
                                   "gb200-nvl72", "gb300-nvl72", "b300", "h800-sxm", "h20", "mi325x", "tpu-v6e",
-                                  "gaudi3"}
+                                  "gaudi3", "mi355x"}
     slope = np.polyfit([d.year for d in fit], np.log10([d.values["hbm_bytes"] for d in fit]), 1)[0]
     assert wall.growth["hbm_bytes"].per_2y == pytest.approx(10 ** (2 * slope))
     assert wall.growth["peak_flops"].published_per_2y == 3.0
