@@ -20,6 +20,7 @@ from trinity_desktop.model.base.dtypes import (
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.base.ranges import EFFICIENCY_LIMITS, SCENARIO_LIMITS, check_limit
 from trinity_desktop.model.inputs.architecture import Architecture
+from trinity_desktop.model.inputs.disaggregation_layout import KV_TRANSFER_LINKS, check_disaggregation
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.kv_policies import KV_POLICIES
 from trinity_desktop.model.inputs.layout_rules import all_hold, inference_rules, links_ok, training_rules
@@ -131,6 +132,16 @@ class Scenario:
     prefix_hit_fraction: float = _default("prefix_hit_fraction")
     efficiency: Efficiency = field(default_factory=Efficiency)
     techniques: tuple[str, ...] = ()
+    # disaggregated prefill and decode (#23), off by default: pool GPUs (0 = aggregated), each pool's instance
+    # TP and PP (0 = the replica's), the KV link (auto, scale-up, scale-out), layer-wise KV streaming (Mooncake)
+    prefill_gpus: int = _default("prefill_gpus")
+    decode_gpus: int = _default("decode_gpus")
+    prefill_tp: int = _default("prefill_tp")
+    prefill_pp: int = _default("prefill_pp")
+    decode_tp: int = _default("decode_tp")
+    decode_pp: int = _default("decode_pp")
+    kv_transfer_link: str = "auto"
+    kv_transfer_layerwise: bool = False
 
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
@@ -154,6 +165,9 @@ class Scenario:
         else:
             self._check_inference_layout()
         check_needed_links(self)  # options that move bytes over a link the hardware lacks (inputs/needed_links)
+        # disaggregated prefill and decode (#23)
+        check_choice("kv_transfer_link", self.kv_transfer_link, KV_TRANSFER_LINKS)
+        check_disaggregation(self)
 
     # --- derived ------------------------------------------------------------------------------
     @property

@@ -23,7 +23,9 @@ from trinity_desktop.model.formulas.pressure import (
     binding_resource,
     utilisation_pressures,
 )
+from trinity_desktop.model.inputs.disaggregation_layout import is_disaggregated
 from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.step.disaggregated import DisaggregatedServing, disaggregated_serving
 from trinity_desktop.model.step.inference import InferStep, inference_step
 from trinity_desktop.model.step.layout import infer_inputs, infer_valid, train_inputs, train_valid
 from trinity_desktop.model.step.request import decode_plan
@@ -52,6 +54,8 @@ class Results:
     train: Mapping[str, float] = field(default_factory=dict)
     infer: Mapping[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    # disaggregated prefill and decode (#23): the pools, the KV transfer, against aggregated (None = aggregated)
+    disaggregated: DisaggregatedServing | None = None
 
     def __post_init__(self):
         for name in ("memory", "time", "bytes_by_link", "train", "infer"):
@@ -187,7 +191,9 @@ def evaluate(scenario: Scenario) -> Results:
                    params_active=float(arch.params_active()), memory=memory, memory_total=mem_total,
                    capacity=capacity, fits=fits, time=time, time_total=t_total, flops=flops,
                    bytes_by_link=links, pressure=pressure, bottleneck=binding_resource(*pressure.as_tuple()),
-                   train=train, infer=infer, notes=tuple(notes))
+                   train=train, infer=infer, notes=tuple(notes),
+                   # disaggregated prefill and decode (#23)
+                   disaggregated=disaggregated_serving(sc) if is_disaggregated(sc) else None)
 
 
 def context_notes(sc: Scenario) -> list[str]:
