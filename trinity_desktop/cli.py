@@ -42,7 +42,7 @@ import sys
 from collections.abc import Sequence
 
 from trinity_desktop import cli_claims, cli_validate
-from trinity_desktop.cli_calc_options import add_calc_infer, add_calc_train
+from trinity_desktop.cli_calc_options import add_calc_infer, add_calc_train, disaggregation_fields
 from trinity_desktop.cli_options import (
     PROG,
     CliError,
@@ -213,7 +213,8 @@ def infer_scenario(args) -> Scenario:
                   gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default,
                   batch=batch, prompt_len=prompt_len, gen_len=args.gen_len,
                   weight_dtype=args.weight_dtype, kv_dtype=args.kv_dtype, kv_policy=args.kv_policy,
-                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction)
+                  kv_window=args.kv_window, kv_sinks=args.kv_sinks, kv_offload_fraction=args.kv_offload_fraction,
+                  **disaggregation_fields(args))  # disaggregated prefill and decode (#23)
     return apply_techniques(sc, args.technique)
 
 
@@ -293,6 +294,8 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         "prefill_pressure": _pressure(prefill), "prefill_triangle_weights": _triangle_weights(prefill),
         "prefill_bottleneck": prefill.bottleneck, "techniques_applied": list(sc.techniques),
         "roofline": roofline_json(sc), "stages": stages_json(sc, decode, kv_placement=placement), "notes": list(decode.notes),
+        # disaggregated prefill and decode (#23): only where the pools are set
+        **({"disaggregated": decode.disaggregated.as_json()} if decode.disaggregated else {}),
     }
 
 
@@ -373,6 +376,12 @@ def _text_infer(rep: dict) -> str:
              f"KV policy {rep['kv_policy']['policy']}",
              "  KV per GPU        " + ", ".join(f"{k} {_gb(v)}" for k, v in rep["kv_residency_bytes"].items())
              + f"  ->  {rep['effective_time_per_output_token_s'] * 1e3:,.2f} ms per output token"]
+    if "disaggregated" in rep:  # disaggregated prefill and decode (#23)
+        d = rep["disaggregated"]
+        lines.append(f"  pools             prefill {d['prefill_pool']['gpus']} + decode {d['decode_pool']['gpus']} GPUs: "
+                     f"KV {_gb(d['kv_transfer_bytes'])} per request in {d['kv_transfer_s'] * 1e3:,.2f} ms over "
+                     f"{d['kv_transfer_link']}; {d['requests_per_s']:,.2f} requests/s ({d['binding']} binds), "
+                     f"aggregated {d['aggregated']['requests_per_s']:,.2f}")
     return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
 
 

@@ -26,6 +26,7 @@ from trinity_desktop.model.base.dtypes import (
 from trinity_desktop.model.base.ranges import INFERENCE_DEFAULTS
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
+from trinity_desktop.model.inputs.disaggregation_layout import KV_TRANSFER_LINKS
 from trinity_desktop.model.inputs.scenario import ACTIVATION_RECIPES, OFFLOAD_MODES, RECOMPUTE
 from trinity_desktop.model.step.kv_residency import PLACEMENT_POLICIES
 
@@ -107,4 +108,33 @@ def add_calc_infer(calc) -> None:
                        help="share of the KV cache kept in host DRAM, fetched each step (FlexGen; default 0)")
     infer.add_argument("--kv-placement", choices=PLACEMENT_POLICIES, default="spill",
                        help="KV beyond HBM: spill to host, CXL, SSD (default), or evict it")
+    add_disaggregation_options(infer)
     cli_validate.add_calc_options(infer)
+
+
+# disaggregated prefill and decode (#23)
+DISAGGREGATION_FIELDS = ("prefill_gpus", "decode_gpus", "prefill_tp", "prefill_pp", "decode_tp", "decode_pp")
+
+
+def add_disaggregation_options(p: argparse.ArgumentParser) -> None:
+    """--prefill-gpus / --decode-gpus (pools; 0 = aggregated), each pool's --*-tp / --*-pp (0 = the replica's),
+    --kv-transfer-link and --kv-transfer-layerwise; `calc infer --json` then adds a `disaggregated` object."""
+    add_scenario_option(p, "prefill_gpus", metavar="N", help="disaggregated serving: GPUs of the prefill pool "
+                                                            "(DistServe, Splitwise; default 0, aggregated)")
+    add_scenario_option(p, "decode_gpus", metavar="N", help="GPUs of the decode pool (default 0, aggregated)")
+    for name in DISAGGREGATION_FIELDS[2:]:
+        pool, dim = name.split("_")
+        add_scenario_option(p, name, metavar="N", help=f"{dim.upper()} of each {pool} instance (default 0: the "
+                                                       f"replica's, from --gpus and --pp)")
+    p.add_argument("--kv-transfer-link", choices=KV_TRANSFER_LINKS, default=scenario_default("kv_transfer_link"),
+                   help="link the KV cache crosses from prefill to decode: scale-up (NVLink, a prefill and a "
+                        "decode instance in one node), scale-out (one NIC per GPU) or auto (default)")
+    p.add_argument("--kv-transfer-layerwise", action="store_true",
+                   default=scenario_default("kv_transfer_layerwise"),
+                   help="stream each layer's KV as it is computed, behind the prefill (Mooncake; default off)")
+
+
+def disaggregation_fields(args) -> dict:
+    """The Scenario fields of the disaggregation options (cli.infer_scenario passes them on)."""
+    return {**{name: getattr(args, name) for name in DISAGGREGATION_FIELDS},
+            "kv_transfer_link": args.kv_transfer_link, "kv_transfer_layerwise": args.kv_transfer_layerwise}
