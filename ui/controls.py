@@ -52,7 +52,20 @@ _SPINS = {
     "batch": ("Batch (sequences)", "Concurrent sequences decoded together.", "infer"),
     "prompt_len": ("Prompt length", "Prompt tokens per sequence (prefill).", "infer"),
     "gen_len": ("Generated tokens", "Output tokens per sequence (decode).", "infer"),
+    # disaggregated prefill and decode (#23)
+    "prefill_gpus": ("Prefill pool GPUs", "Disaggregated serving (DistServe, Splitwise): GPUs that only prefill; "
+                     "each request's KV cache then moves to the decode pool. Off = aggregated serving.", "infer"),
+    "decode_gpus": ("Decode pool GPUs", "GPUs that only decode, fed by the prefill pool. Off = aggregated.", "infer"),
+    "prefill_tp": ("Prefill instance TP", "Tensor parallelism of each prefill instance; as replica = GPUs / PP.",
+                   "infer"),
+    "prefill_pp": ("Prefill instance PP", "Pipeline stages of each prefill instance; as replica = PP.", "infer"),
+    "decode_tp": ("Decode instance TP", "Tensor parallelism of each decode instance; as replica = GPUs / PP.",
+                  "infer"),
+    "decode_pp": ("Decode instance PP", "Pipeline stages of each decode instance; as replica = PP.", "infer"),
 }
+# what a spin box whose 0 means "off" or "as the replica" shows at 0 (disaggregated serving, #23)
+_SPIN_ZERO_TEXT = {"prefill_gpus": "off", "decode_gpus": "off", "prefill_tp": "as replica",
+                   "prefill_pp": "as replica", "decode_tp": "as replica", "decode_pp": "as replica"}
 _COMBOS = {
     "zero": ("ZeRO stage", [(0, "0: replicate all"), (1, "1: shard optimizer"), (2, "2: + gradients"),
                             (3, "3: + weights (FSDP)")],
@@ -81,6 +94,11 @@ _COMBOS = {
     "moe_node_limit": ("MoE routing", [(0, "to any node"), (4, "to at most 4 nodes"), (2, "to at most 2 nodes")],
                        "Node-limited routing (DeepSeek-V3 §2.1.2: M = 4): each token crosses the scale-out network once "
                        "per target node and is forwarded over NVLink.", "train"),
+    # disaggregated prefill and decode (#23)
+    "kv_transfer_link": ("KV transfer link", [("auto", "auto"), ("scale-up", "scale-up (NVLink)"),
+                                              ("scale-out", "scale-out (NIC)")],
+                         "The link each request's KV cache crosses from the prefill to the decode pool: NVLink when a "
+                         "prefill and a decode instance share a node (DistServe §4.2), else one NIC per GPU.", "infer"),
 }
 # Fractions and ratios: (label, minimum, maximum, step, decimals, tooltip, group)
 _DOUBLES = {
@@ -107,6 +125,9 @@ _CHECKS = {
                         "and backward chunk (DeepSeek-V3 §3.2.1); 20 of 132 SMs drive it. Off by default.", "train"),
     "moe_fp8_dispatch": ("MoE FP8 dispatch", "Sends tokens to the experts in FP8 and combines in BF16 (DeepSeek-V3 "
                          "§3.3.4). Off by default.", "train"),
+    # disaggregated prefill and decode (#23)
+    "kv_transfer_layerwise": ("Layer-wise KV transfer", "Streams each layer's KV to the decode pool as soon as it is "
+                              "computed, behind the rest of the prefill (Mooncake §5.2). Off by default.", "infer"),
 }
 
 
@@ -149,8 +170,9 @@ class ScenarioControls(QtWidgets.QWidget):
         forms["setup"].addRow("Workload", self.kind_combo)
         forms["setup"].addRow("Efficiency set", self._efficiency_combo())
         for field, (label, tip, group) in _SPINS.items():
-            lo, hi = LIMITS[field].lowest, LIMITS[field].highest
+            lo, hi = 0 if LIMITS[field].zero_ok else LIMITS[field].lowest, LIMITS[field].highest
             spin = self._spin(QtWidgets.QSpinBox(), field, label, lo, hi, tip, int)
+            spin.setSpecialValueText(_SPIN_ZERO_TEXT.get(field, ""))
             spin.setAccelerated(True)
             forms[group].addRow(label, spin)
         for field, (label, items, tip, group) in _COMBOS.items():

@@ -45,8 +45,8 @@ class DisaggregatedLayout:
 
 
 def is_disaggregated(sc) -> bool:
-    """Whether a scenario splits prefill and decode into pools (both pool sizes set)."""
-    return sc.prefill_gpus > 0 or sc.decode_gpus > 0
+    """Whether a serving scenario splits prefill and decode into pools (a pool size set; training ignores them)."""
+    return sc.kind != "train" and (sc.prefill_gpus > 0 or sc.decode_gpus > 0)
 
 
 def disaggregated_layout(sc) -> DisaggregatedLayout:
@@ -73,8 +73,6 @@ def check_disaggregation(sc) -> None:
         if getattr(sc, name) == 0:
             raise ValidationError(name, 0, "a GPU count from 1 when the other pool is set (disaggregated serving "
                                            "needs a prefill pool and a decode pool)")
-    if sc.kind == "train":
-        raise ValidationError("prefill_gpus", sc.prefill_gpus, "0 for training (pools are for serving)")
     lay, m = disaggregated_layout(sc), sc.model
     for phase, pool in (("prefill", lay.prefill), ("decode", lay.decode)):
         if m.heads % pool.tp:
