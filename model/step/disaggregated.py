@@ -114,13 +114,21 @@ class DisaggregatedServing:
         }
 
 
+def pool_scenarios(sc: Scenario) -> tuple[Scenario, Scenario]:
+    """One prefill instance (one prompt) and one decode instance (the scenario's batch) as plain serving
+    scenarios, pools off: what the pools' times, and the flow's pool lanes, are computed from."""
+    lay = disaggregated_layout(sc)
+    base = sc.replace(**POOLS_OFF)
+    return (base.replace(kind="prefill", gpus=lay.prefill.instance_gpus, pp=lay.prefill.pp, batch=1),
+            base.replace(kind="decode", gpus=lay.decode.instance_gpus, pp=lay.decode.pp))
+
+
 def disaggregated_serving(sc: Scenario) -> DisaggregatedServing:
     """Time the scenario's prefill instance (one prompt), decode instance (its batch) and aggregated replica,
     then combine them (`pools_served`)."""
     lay = disaggregated_layout(sc)
     base = sc.replace(**POOLS_OFF)
-    p_sc = base.replace(kind="prefill", gpus=lay.prefill.instance_gpus, pp=lay.prefill.pp, batch=1)
-    d_sc = base.replace(kind="decode", gpus=lay.decode.instance_gpus, pp=lay.decode.pp)
+    p_sc, d_sc = pool_scenarios(sc)
     p, d = infer_step_of(p_sc), infer_step_of(d_sc)
     intra = lay.link == "scale-up"
     served = pools_served(sc, kv_prompt_bytes(sc), prefill_tp=lay.prefill.tp, prefill_pp=lay.prefill.pp,

@@ -25,7 +25,8 @@ ROLES = ("forward", "forward_comm", "backward_comm", "forward_tp_comm", "backwar
          "zero3_gather_bwd", "zero3_gather_prefetched", "activation_swap_out", "activation_swap_in", "activation_swap",
          "dp_grad_sync", "grads_to_host", "zero3_gather_exposed", "grad_compress", "optimizer",
          "optimizer_host", "params_from_host", "nvme_exposed", "param_gather", "activation_swap_exposed",
-         "data_load", "bubble", "waiting", "prefill", "kv_offload", "kv_onload", "decode")
+         "data_load", "bubble", "waiting", "prefill", "kv_offload", "kv_onload", "decode",
+         "kv_transfer")  # disaggregated serving (#23): the KV cache from the prefill pool to the decode pool
 LINKS = ("hbm", "scale-up", "scale-out", "host")
 TIERS = ("hbm", "host")
 EXTRA_TIERS = ("cxl", "ssd")   # live-memory keys present only on the stages of a request whose KV uses them

@@ -176,3 +176,22 @@ def test_mooncake_arxiv_summarization_gain_is_of_the_reported_size():
                               tpot_slo=5 * one.infer["time_per_output_token_s"])
     assert 1.0 < plan.gain < 1.2 * 1.5
     assert plan.configurations_evaluated / plan.search_seconds > 1e6  # layouts per second (a lower bound)
+
+
+def test_the_flow_draws_the_pools_and_the_transfer_between_them(llama70b):
+    from trinity_desktop.model.views.phases import phases
+    from trinity_desktop.model.views.stages import lane_order, stages
+
+    sc = llama70b.replace(prefill_gpus=8, decode_gpus=8)
+    d = evaluate(sc).disaggregated
+    st = stages(sc)
+    assert lane_order(st) == ["pool 1: prefill (TP8 PP1)", "pool 1→2: KV over scale-out", "pool 2: decode (TP8 PP1)"]
+    prefill, transfer, first = st[0], st[1], st[2]
+    assert (prefill.role, transfer.role, first.role) == ("prefill", "kv_transfer", "decode")
+    assert prefill.duration_s == pytest.approx(d.served.ttft_s) and transfer.duration_s == pytest.approx(
+        d.served.kv_transfer_s)
+    assert first.start_s == pytest.approx(transfer.end_s)          # decode waits for the whole KV
+    assert transfer.bytes_by_link["scale-out"] == pytest.approx(4096 * LLAMA3_70B_KV_PER_TOKEN / 8)
+    assert [p.name for p in phases(st, sc.kind)] == ["prefill", "KV transfer", "decode"]
+    streamed = stages(sc.replace(kv_transfer_layerwise=True))
+    assert streamed[1].start_s < streamed[0].end_s < streamed[1].end_s  # layer-wise: inside the prefill
