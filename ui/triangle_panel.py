@@ -24,6 +24,7 @@ from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.technique_list import TechniqueList
 from trinity_desktop.ui.triangle_labels import CORNERS, SQRT3_2, TriangleLabels
+from trinity_desktop.ui.triangle_pools import PoolEdge
 from trinity_desktop.ui.units import fmt_seconds
 
 FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour
@@ -121,6 +122,7 @@ class TrianglePanel(QtWidgets.QWidget):
         self.split_marker.setZValue(39)
         self.split_marker.setVisible(False)
         self.plot.addItem(self.split_marker)
+        self.pools = PoolEdge(self.plot)  # disaggregated serving (#23): the pools and the KV transfer edge
         self.arrow_lines: list[pg.PlotCurveItem] = []
         self.arrow_heads: list[pg.ArrowItem] = []
         self.preview_line = pg.PlotCurveItem(pen=pg.mkPen(FOCUS_COLOR, width=3, style=QtCore.Qt.PenStyle.DashLine))
@@ -190,6 +192,8 @@ class TrianglePanel(QtWidgets.QWidget):
         self._current = (x, y)
         self.current_marker.setData([x], [y])
         self._update_title()
+        self.pools.update(results)  # disaggregated serving (#23)
+        self._update_caption()
         self._place_labels()
         self._refresh_list()
         self._recompute_path()
@@ -355,6 +359,7 @@ class TrianglePanel(QtWidgets.QWidget):
         if self._skipped:
             names = ", ".join(tq.load_techniques()[k].name for k in self._skipped)
             text += f" Not applied here: {names}."
+        text += self.pools.caption()  # disaggregated serving (#23)
         self.caption.setText(text)
 
     # ------------------------------------------------------------------ focus, hover, click

@@ -185,7 +185,7 @@ def test_the_flow_draws_the_pools_and_the_transfer_between_them(llama70b):
     sc = llama70b.replace(prefill_gpus=8, decode_gpus=8)
     d = evaluate(sc).disaggregated
     st = stages(sc)
-    assert lane_order(st) == ["pool 1: prefill (TP8 PP1)", "pool 1→2: KV over scale-out", "pool 2: decode (TP8 PP1)"]
+    assert lane_order(st) == ["pool 1: prefill", "pool 1→2: KV link", "pool 2: decode"]
     prefill, transfer, first = st[0], st[1], st[2]
     assert (prefill.role, transfer.role, first.role) == ("prefill", "kv_transfer", "decode")
     assert prefill.duration_s == pytest.approx(d.served.ttft_s) and transfer.duration_s == pytest.approx(

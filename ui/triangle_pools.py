@@ -1,0 +1,64 @@
+"""The triangle's disaggregated-serving layer (#23): the prefill pool and the decode pool as squares at their own
+pressures (model/views/pool_points.py), joined by the KV transfer each request makes, the edge drawn in the
+bandwidth colour; hidden for aggregated serving."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+
+from trinity_desktop.model import Results, barycentric
+from trinity_desktop.model.views.pool_points import PoolPoints, pool_points
+from trinity_desktop.ui import theme
+from trinity_desktop.ui.triangle_labels import CORNERS
+
+
+def _point(pressure) -> tuple[float, float]:
+    w = barycentric(*[v if math.isfinite(v) else 0.0 for v in pressure.as_tuple()])
+    corners = np.array([CORNERS[r] for r in ("compute", "bandwidth", "memory")])
+    x, y = np.tensordot(np.moveaxis(np.asarray(w), 0, -1), corners, axes=1)
+    return float(x), float(y)
+
+
+class PoolEdge:
+    """The two pool markers and the edge between them, on `plot`."""
+
+    def __init__(self, plot: pg.PlotItem):
+        self.edge = pg.PlotCurveItem(pen=pg.mkPen(theme.RESOURCE_COLORS["bandwidth"], width=5))
+        self.markers = pg.ScatterPlotItem(pxMode=True, symbol="s", size=16,
+                                          pen=pg.mkPen(theme.plot_text_color(), width=1.5))
+        self.pools: PoolPoints | None = None
+        # the edge under the workload markers (20) and their labels (22), the pools' squares over them
+        for z, item in ((15, self.edge), (38, self.markers)):
+            item.setZValue(z)
+            item.setVisible(False)
+            plot.addItem(item)
+
+    def update(self, results: Results) -> None:
+        self.pools = pool_points(results)
+        shown = self.pools is not None
+        if shown:
+            ends = [_point(self.pools.prefill), _point(self.pools.decode)]
+            self.edge.setData([e[0] for e in ends], [e[1] for e in ends])
+            bindings = (self.pools.prefill_binding, self.pools.decode_binding)
+            self.markers.setData([{"pos": e, "brush": pg.mkBrush(theme.RESOURCE_COLORS.get(b, theme.FALLBACK_COLOR)),
+                                   "data": name} for e, b, name in zip(ends, bindings, ("prefill", "decode"),
+                                                                       strict=True)])
+        self.edge.setVisible(shown)
+        self.markers.setVisible(shown)
+
+    def caption(self) -> str:
+        """The legend's sentence for the pools ("" when aggregated)."""
+        if self.pools is None:
+            return ""
+        return (" Squares: the prefill pool and the decode pool, joined by the bandwidth edge, the "
+                f"{self.pools.edge_text()}.")
+
+    def positions(self) -> tuple[tuple[float, float], tuple[float, float]] | None:
+        """(prefill, decode) positions drawn, or None."""
+        if not self.markers.isVisible():
+            return None
+        xs, ys = self.markers.getData()
+        return (float(xs[0]), float(ys[0])), (float(xs[1]), float(ys[1]))
