@@ -381,7 +381,8 @@ def _text_infer(rep: dict) -> str:
         lines.append(f"  pools             prefill {d['prefill_pool']['gpus']} + decode {d['decode_pool']['gpus']} GPUs: "
                      f"KV {_gb(d['kv_transfer_bytes'])} per request in {d['kv_transfer_s'] * 1e3:,.2f} ms over "
                      f"{d['kv_transfer_link']}; {d['requests_per_s']:,.2f} requests/s ({d['binding']} binds), "
-                     f"aggregated {d['aggregated']['requests_per_s']:,.2f}")
+                     f"aggregated {d['aggregated']['requests_per_s']:,.2f}"
+                     + "".join(f"; {p} pool DOES NOT FIT" for p in ("prefill", "decode") if not d[f"{p}_pool"]["fits"]))
     return "\n".join(_text_techniques(rep) + lines + [f"  note: {n}" for n in rep["notes"]])
 
 

@@ -175,7 +175,6 @@ def test_mooncake_arxiv_summarization_gain_is_of_the_reported_size():
     plan = plan_disaggregated(model, hw, 32, 8088, 229, ttft_slo=10 * one.infer["prefill_s"],
                               tpot_slo=5 * one.infer["time_per_output_token_s"])
     assert 1.0 < plan.gain < 1.2 * 1.5
-    assert plan.configurations_evaluated / plan.search_seconds > 1e6  # layouts per second (a lower bound)
 
 
 def test_the_flow_draws_the_pools_and_the_transfer_between_them(llama70b):
@@ -195,3 +194,10 @@ def test_the_flow_draws_the_pools_and_the_transfer_between_them(llama70b):
     assert [p.name for p in phases(st, sc.kind)] == ["prefill", "KV transfer", "decode"]
     streamed = stages(sc.replace(kv_transfer_layerwise=True))
     assert streamed[1].start_s < streamed[0].end_s < streamed[1].end_s  # layer-wise: inside the prefill
+
+
+def test_a_pooled_scenario_survives_a_session_file(llama70b):
+    from trinity_desktop import session_file
+
+    sc = llama70b.replace(prefill_gpus=16, decode_gpus=8, prefill_tp=4, kv_transfer_layerwise=True)
+    assert session_file.loads(session_file.dumps(sc))[0] == sc
