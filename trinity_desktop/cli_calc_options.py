@@ -81,7 +81,8 @@ def add_calc_infer(calc) -> None:
     """`calc infer`: the replica, batch or sessions, lengths, formats and KV-cache options."""
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
     _add_calc_common(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
-                                   "effective_time_per_output_token_s")
+                                   "effective_time_per_output_token_s; disaggregated {kv_transfer_s, pools, "
+                                   "aggregated, ...} with --prefill-gpus and --decode-gpus")
     add_scenario_option(infer, "gpus", INFERENCE_DEFAULTS["gpus"],
                        help="GPUs of one replica, TP x PP (tensor-parallel degree TP = gpus / pp; default 1)")
     add_scenario_option(infer, "pp",
