@@ -267,6 +267,7 @@ class ScenarioControls(QtWidgets.QWidget):
                 change = {**change, "gpus_per_node": hw.gpus_per_node_default}
             if "kind" in change:
                 change = {**change, **self._layout_for(change["kind"])}
+            change = with_companion_pool(change, self._shown)  # disaggregated serving (#23)
             self.edited.emit(change)
 
     def _layout_for(self, kind: str) -> dict:
@@ -359,6 +360,20 @@ def add_named(combo: QtWidgets.QComboBox, name: str, data) -> None:
     combo.addItem(named_combo.short_name(name), data)
     combo.setItemData(combo.count() - 1, name, named_combo.FULL_NAME_ROLE)
     combo.setItemData(combo.count() - 1, name, QtCore.Qt.ItemDataRole.ToolTipRole)
+
+
+# disaggregated serving (#23)
+def with_companion_pool(change: dict, shown: Scenario | None) -> dict:
+    """Pools come in pairs: setting one pool's GPUs while the other is off gives the other as many; turning one
+    off turns both off (aggregated serving), so one edit never leaves a half-set layout the scenario refuses."""
+    pair = {"prefill_gpus": "decode_gpus", "decode_gpus": "prefill_gpus"}
+    field = next((f for f in pair if f in change), None)
+    if field is None or shown is None or pair[field] in change:
+        return change
+    value, other = change[field], getattr(shown, pair[field])
+    if value == 0 or other == 0:
+        return {**change, pair[field]: value}
+    return change
 
 
 def fit_to_items(combo: QtWidgets.QComboBox) -> None:

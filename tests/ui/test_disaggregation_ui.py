@@ -53,3 +53,16 @@ def test_the_flow_has_a_lane_per_pool_and_says_so_in_its_title(shown_panel, pool
     panel = shown_panel(FlowPanel, pooled)
     assert panel.headline.text().startswith("Disaggregated request:")
     assert "KV 1.34 GB in 4.2 ms over scale-out" in panel.headline.text()
+
+
+def test_one_edit_sets_or_clears_both_pools(qtbot, pooled):
+    form = ScenarioControls()
+    qtbot.addWidget(form)
+    form.show_scenario(pooled.scenario.replace(prefill_gpus=0, decode_gpus=0))
+    with qtbot.waitSignal(form.edited) as edit:
+        form.widgets["prefill_gpus"].setValue(8)
+    assert edit.args == [{"prefill_gpus": 8, "decode_gpus": 8}]
+    form.show_scenario(pooled.scenario.replace(decode_gpus=16))
+    with qtbot.waitSignal(form.edited) as edit:
+        form.widgets["prefill_gpus"].setValue(0)
+    assert edit.args == [{"prefill_gpus": 0, "decode_gpus": 0}]
