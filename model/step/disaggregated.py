@@ -89,6 +89,17 @@ class DisaggregatedServing:
     aggregated_tpot_s: float     # with the stalls of the prefills that refill the batch
     gen_len: int
 
+    def notes(self) -> list[str]:
+        """What a reader of the scenario's other numbers should know: they are its own replica's, and a pool
+        that does not fit in HBM."""
+        lay, hbm = self.layout, "does not fit in HBM: its rate is computed, it would not run"
+        out = [f"Disaggregated: prefill pool {lay.prefill.gpus} GPUs (TP{lay.prefill.tp} PP{lay.prefill.pp}) and "
+               f"decode pool {lay.decode.gpus} GPUs (TP{lay.decode.tp} PP{lay.decode.pp}); the memory, time and "
+               "pressures above are one replica of the scenario's own layout (aggregated serving)."]
+        out += [f"The {name} instance {hbm}." for name, ok in (("prefill", self.prefill_fits),
+                                                               ("decode", self.decode_fits)) if not ok]
+        return out
+
     def as_json(self) -> dict:
         """The `disaggregated` object of `calc infer --json` (snake_case keys, SI units)."""
         lay, s, g = self.layout, self.served, self.layout.gpus

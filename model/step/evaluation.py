@@ -167,6 +167,8 @@ def evaluate(scenario: Scenario) -> Results:
         notes.append(f"Does not fit: needs {mem_total / 1e9:.1f} GB per device, {hw.name} has "
                      f"{capacity / 1e9:.0f} GB.")
     notes += context_notes(sc)
+    disaggregated = disaggregated_serving(sc) if is_disaggregated(sc) else None  # disaggregated serving (#23)
+    notes += disaggregated.notes() if disaggregated is not None else []
     host_held = train.get("host_bytes", 0.0) + infer.get("kv_host_bytes", 0.0)
     if hw.host_dram_bytes > 0 and host_held > hw.host_dram_bytes:
         notes.append(f"Host memory short: offload keeps {host_held / 1e9:.1f} GB per device in host DRAM, "
@@ -192,8 +194,7 @@ def evaluate(scenario: Scenario) -> Results:
                    capacity=capacity, fits=fits, time=time, time_total=t_total, flops=flops,
                    bytes_by_link=links, pressure=pressure, bottleneck=binding_resource(*pressure.as_tuple()),
                    train=train, infer=infer, notes=tuple(notes),
-                   # disaggregated prefill and decode (#23)
-                   disaggregated=disaggregated_serving(sc) if is_disaggregated(sc) else None)
+                   disaggregated=disaggregated)  # disaggregated prefill and decode (#23)
 
 
 def context_notes(sc: Scenario) -> list[str]:

@@ -201,3 +201,25 @@ def test_a_pooled_scenario_survives_a_session_file(llama70b):
 
     sc = llama70b.replace(prefill_gpus=16, decode_gpus=8, prefill_tp=4, kv_transfer_layerwise=True)
     assert session_file.loads(session_file.dumps(sc))[0] == sc
+
+
+def test_notes_say_whose_numbers_the_rest_are_and_which_pool_does_not_fit(llama70b, pooled):
+    assert pooled.notes[-1].startswith("Disaggregated: prefill pool 8 GPUs (TP8 PP1)")
+    tp1 = evaluate(llama70b.replace(prefill_gpus=8, decode_gpus=8, prefill_tp=1))  # 70B in bf16 on one 80 GB GPU
+    assert not tp1.disaggregated.prefill_fits and tp1.disaggregated.decode_fits
+    assert tp1.notes[-1] == "The prefill instance does not fit in HBM: its rate is computed, it would not run."
+
+
+def test_plan_infer_compares_pools_with_aggregated_and_calc_infer_reproduces_the_pools():
+    opts = ["--model", "opt-13b", "--hardware", "a100-80gb-sxm", "--gen-len", "256"]
+    rep = main_json("plan", "infer", *opts, "--gpus", "8", "--prompt-len", "512", "--ttft-slo", "0.25",
+                    "--tpot-slo", "0.03", "--max-batch", "256", "--compare-disaggregated")
+    cmp = rep["disaggregated_comparison"]
+    lay = cmp["disaggregated"]["layout"]
+    assert cmp["disaggregated_over_aggregated"] > 1.0
+    calc = main_json("calc", "infer", *opts, "--prompt-len", "512", "--gpus", str(lay["decode_tp"] * lay["decode_pp"]),
+                     "--pp", str(lay["decode_pp"]), "--batch", str(lay["batch"]),
+                     "--prefill-gpus", str(lay["prefill_instances"] * lay["prefill_tp"] * lay["prefill_pp"]),
+                     "--decode-gpus", str(lay["decode_instances"] * lay["decode_tp"] * lay["decode_pp"]),
+                     "--prefill-tp", str(lay["prefill_tp"]), "--prefill-pp", str(lay["prefill_pp"]))
+    assert calc["disaggregated"]["requests_per_s"] == pytest.approx(cmp["disaggregated"]["requests_per_s"], rel=1e-9)
