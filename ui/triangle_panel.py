@@ -242,7 +242,9 @@ class TrianglePanel(QtWidgets.QWidget):
         if self.split_marker.isVisible():
             xs, ys = self.split_marker.getData()
             split = (float(xs[0]), float(ys[0]))
-        self.text.place(self._positions, radii, self._current if self._results is not None else None, split)
+        edge, edge_radii = self.pools.obstacles()  # disaggregated serving (#23): labels keep off the pools' edge
+        self.text.place({**self._positions, **edge}, {**radii, **edge_radii},
+                        self._current if self._results is not None else None, split)
 
     def hidden_labels(self) -> set[str]:
         """Marker keys (and "current", "split") whose label had no room and shows only in the hover."""

@@ -14,6 +14,8 @@ from trinity_desktop.model.views.pool_points import PoolPoints, pool_points
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.triangle_labels import CORNERS
 
+EDGE_SAMPLES = 24  # points along the pools' edge that labels keep off
+
 
 def _point(pressure) -> tuple[float, float]:
     w = barycentric(*[v if math.isfinite(v) else 0.0 for v in pressure.as_tuple()])
@@ -48,6 +50,17 @@ class PoolEdge:
                                                                        strict=True)])
         self.edge.setVisible(shown)
         self.markers.setVisible(shown)
+
+    def obstacles(self) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+        """(positions, radii in px) the label placer keeps labels off: the two squares and points along the edge
+        (keys that carry no label of their own); empty when aggregated."""
+        if not self.edge.isVisible():
+            return {}, {}
+        (x0, y0), (x1, y1) = self.positions()
+        points = {f"pool-edge:{i}": (x0 + (x1 - x0) * i / EDGE_SAMPLES, y0 + (y1 - y0) * i / EDGE_SAMPLES)
+                  for i in range(EDGE_SAMPLES + 1)}
+        radii = {k: 9.0 if k.endswith((":0", f":{EDGE_SAMPLES}")) else 4.0 for k in points}
+        return points, radii
 
     def caption(self) -> str:
         """The legend's sentence for the pools ("" when aggregated)."""

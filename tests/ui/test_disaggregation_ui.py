@@ -66,3 +66,11 @@ def test_one_edit_sets_or_clears_both_pools(qtbot, pooled):
     with qtbot.waitSignal(form.edited) as edit:
         form.widgets["prefill_gpus"].setValue(0)
     assert edit.args == [{"prefill_gpus": 0, "decode_gpus": 0}]
+
+
+def test_labels_keep_off_the_pools_edge(shown_panel, pooled):
+    panel = shown_panel(TrianglePanel, pooled, size=(683, 700))
+    points, radii = panel.pools.obstacles()
+    assert len(points) == 25 and max(radii.values()) == 9.0
+    (x0, y0), (x1, y1) = panel.pools.positions()
+    assert points["pool-edge:0"] == pytest.approx((x0, y0)) and points["pool-edge:24"] == pytest.approx((x1, y1))
