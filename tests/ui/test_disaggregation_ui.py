@@ -7,6 +7,7 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+import pyqtgraph as pg  # noqa: E402
 import pytest  # noqa: E402
 
 from trinity_desktop.model import Scenario, evaluate  # noqa: E402
@@ -74,3 +75,9 @@ def test_labels_keep_off_the_pools_edge(shown_panel, pooled):
     assert len(points) == 25 and max(radii.values()) == 9.0
     (x0, y0), (x1, y1) = panel.pools.positions()
     assert points["pool-edge:0"] == pytest.approx((x0, y0)) and points["pool-edge:24"] == pytest.approx((x1, y1))
+    vb = panel.plot.getViewBox()
+    shown = [item for item in panel.text.marker_labels.values() if item.isVisible() and item.toPlainText()]
+    assert shown
+    for x, y in points.values():
+        at = vb.mapViewToScene(pg.Point(x, y))
+        assert not any(item.sceneBoundingRect().contains(at) for item in shown)
