@@ -402,7 +402,7 @@ class TrianglePanel(QtWidgets.QWidget):
         scale = max(px[0], 1e-9)
         best, best_d = "", HOVER_RADIUS_PX
         candidates = [("current", self._current)] if self._results is not None else []
-        candidates += list(self._positions.items())
+        candidates += list(self._positions.items()) + list(self.pools.hover_points().items())  # pools (#23)
         for key, (mx, my) in candidates:
             d = math.hypot(mx - x, my - y) / scale
             if d < best_d:
@@ -417,7 +417,7 @@ class TrianglePanel(QtWidgets.QWidget):
 
     def _hover_moved(self, x: float, y: float) -> None:
         key = self._nearest(x, y)
-        key = "" if key == "current" else key
+        key = "" if key == "current" or key.startswith("pool:") else key
         if key != self._hovered:
             self._hovered = key
             self.focusRequested.emit("workload" if key else "", key)
@@ -441,6 +441,8 @@ class TrianglePanel(QtWidgets.QWidget):
             self.workloadActivated.emit(key)
 
     def _hover_lines(self, key: str) -> list[tuple[str, bool]]:
+        if key.startswith("pool:"):  # disaggregated serving (#23)
+            return self.pools.hover_lines(key)
         if key == "current":
             res, name = self._results, "Current scenario"
             if self._segments:

@@ -62,6 +62,25 @@ class PoolEdge:
         radii = {k: 9.0 if k.endswith((":0", f":{EDGE_SAMPLES}")) else 4.0 for k in points}
         return points, radii
 
+    def hover_points(self) -> dict[str, tuple[float, float]]:
+        """The squares by hover key ("pool:prefill", "pool:decode"); empty when aggregated."""
+        ends = self.positions()
+        return {} if ends is None else {"pool:prefill": ends[0], "pool:decode": ends[1]}
+
+    def hover_lines(self, key: str) -> list[tuple[str, bool]]:
+        """The read-out of a pool's square: its pressures, its binding resource and the edge."""
+        p = self.pools
+        if p is None or key not in ("pool:prefill", "pool:decode"):
+            return []
+        name = key.split(":")[1]
+        pressure, binding = (p.prefill, p.prefill_binding) if name == "prefill" else (p.decode, p.decode_binding)
+        what = "one prompt per instance" if name == "prefill" else "the scenario's batch per instance"
+        return [(f"{name.capitalize()} pool ({what})", True),
+                (f"Compute {pressure.compute:.2f} · bandwidth {pressure.bandwidth:.2f} · memory {pressure.memory:.2f}",
+                 False),
+                (f"Binding resource: {theme.RESOURCE_LABELS.get(binding, binding)}", True),
+                (f"Edge: {p.edge_text()}", False)]
+
     def caption(self) -> str:
         """The legend's sentence for the pools ("" when aggregated)."""
         if self.pools is None:

@@ -81,3 +81,11 @@ def test_labels_keep_off_the_pools_edge(shown_panel, pooled):
     for x, y in points.values():
         at = vb.mapViewToScene(pg.Point(x, y))
         assert not any(item.sceneBoundingRect().contains(at) for item in shown)
+
+
+def test_hovering_a_pool_reads_out_its_pressures_and_the_edge(shown_panel, pooled):
+    panel = shown_panel(TrianglePanel, pooled)
+    prefill, _ = panel.pools.positions()
+    text = panel._hover_at(*prefill)
+    assert "Prefill pool (one prompt per instance)" in text and "1.34 GB per request" in text
+    assert panel.hover_text_for("pool:decode").startswith("Decode pool")
