@@ -43,7 +43,7 @@ import sys
 from collections.abc import Sequence
 
 from trinity_desktop import cli_claims, cli_load, cli_validate
-from trinity_desktop.cli_calc_options import add_calc_infer, add_calc_train
+from trinity_desktop.cli_calc_options import add_calc_infer, add_calc_train, disaggregation_fields
 from trinity_desktop.cli_cost import cost_and_lora_json, cost_text
 from trinity_desktop.cli_options import (
     PROG,
@@ -228,7 +228,8 @@ def infer_scenario(args) -> Scenario:
                   inference_ep=args.inference_ep, attention_dp=args.attention_dp,
                   redundant_experts=args.redundant_experts, moe_fp8_dispatch=args.moe_fp8_dispatch,
                   moe_node_limit=args.moe_node_limit,
-                  gpu_hour_price=args.gpu_hour_price)
+                  gpu_hour_price=args.gpu_hour_price,
+                  **disaggregation_fields(args))  # disaggregated prefill and decode (#23)
     return apply_techniques(sc, args.technique)
 
 
@@ -312,6 +313,8 @@ def infer_report(sc: Scenario, placement: str = "spill") -> dict:
         **({"speculative": decode.speculative.as_dict()} if decode.speculative else {}),  # speculative decoding (#23)
         **moe_serving_json(sc),  # MoE serving (#23): a `moe_serving` object where EP is on
         **cost_and_lora_json(decode),  # cost and power (#23): only with --gpu-hour-price
+        # disaggregated prefill and decode (#23): only where the pools are set
+        **({"disaggregated": decode.disaggregated.as_json()} if decode.disaggregated else {}),
     }
 
 
@@ -398,6 +401,13 @@ def _text_infer(rep: dict) -> str:
              f"KV policy {rep['kv_policy']['policy']}",
              "  KV per GPU        " + ", ".join(f"{k} {_gb(v)}" for k, v in rep["kv_residency_bytes"].items())
              + f"  ->  {rep['effective_time_per_output_token_s'] * 1e3:,.2f} ms per output token"]
+    if "disaggregated" in rep:  # disaggregated prefill and decode (#23)
+        d = rep["disaggregated"]
+        lines.append(f"  pools             prefill {d['prefill_pool']['gpus']} + decode {d['decode_pool']['gpus']} GPUs: "
+                     f"KV {_gb(d['kv_transfer_bytes'])} per request in {d['kv_transfer_s'] * 1e3:,.2f} ms over "
+                     f"{d['kv_transfer_link']}; {d['requests_per_s']:,.2f} requests/s ({d['binding']} binds), "
+                     f"aggregated {d['aggregated']['requests_per_s']:,.2f}"
+                     + "".join(f"; {p} pool DOES NOT FIT" for p in ("prefill", "decode") if not d[f"{p}_pool"]["fits"]))
     lines += speculative_text(rep)  # speculative decoding (#23)
     lines += _text_moe_serving(rep)
     return "\n".join(_text_techniques(rep) + lines + cost_text(rep) + [f"  note: {n}" for n in rep["notes"]])

@@ -28,6 +28,7 @@ from trinity_desktop.model.base.dtypes import (
 from trinity_desktop.model.base.ranges import INFERENCE_DEFAULTS
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.kv_policy import KV_POLICIES
+from trinity_desktop.model.inputs.disaggregation_layout import KV_TRANSFER_LINKS
 from trinity_desktop.model.inputs.scenario import (
     ACTIVATION_RECIPES,
     ATTENTION_KERNELS,
@@ -102,7 +103,8 @@ def add_calc_infer(calc) -> None:
     infer = calc.add_parser("infer", help="one inference request (prefill + decode)")
     _add_calc_common(infer, ", kv_residency_bytes {hbm, host, cxl, ssd}, "
                                    "effective_time_per_output_token_s, speculative {expected_tokens_per_step, "
-                                   "speedup, ...} with --draft-model or --mtp")
+                                   "speedup, ...} with --draft-model or --mtp; disaggregated {kv_transfer_s, pools, "
+                                   "aggregated, ...} with --prefill-gpus and --decode-gpus")
     add_scenario_option(infer, "gpus", INFERENCE_DEFAULTS["gpus"],
                        help="GPUs of one replica, TP x PP (tensor-parallel degree TP = gpus / pp; default 1)")
     add_scenario_option(infer, "pp",
@@ -145,3 +147,32 @@ def add_calc_infer(calc) -> None:
     cli_validate.add_calc_options(infer)
     # load and latency targets (#23)
     cli_load.add_load_options(infer)
+    add_disaggregation_options(infer)  # disaggregated prefill and decode (#23)
+
+
+# disaggregated prefill and decode (#23)
+DISAGGREGATION_FIELDS = ("prefill_gpus", "decode_gpus", "prefill_tp", "prefill_pp", "decode_tp", "decode_pp")
+
+
+def add_disaggregation_options(p: argparse.ArgumentParser) -> None:
+    """--prefill-gpus / --decode-gpus (pools; 0 = aggregated), each pool's --*-tp / --*-pp (0 = the replica's),
+    --kv-transfer-link and --kv-transfer-layerwise; `calc infer --json` then adds a `disaggregated` object."""
+    add_scenario_option(p, "prefill_gpus", metavar="N", help="disaggregated serving: GPUs of the prefill pool "
+                                                            "(DistServe, Splitwise; default 0, aggregated)")
+    add_scenario_option(p, "decode_gpus", metavar="N", help="GPUs of the decode pool (default 0, aggregated)")
+    for name in DISAGGREGATION_FIELDS[2:]:
+        pool, dim = name.split("_")
+        add_scenario_option(p, name, metavar="N", help=f"{dim.upper()} of each {pool} instance (default 0: the "
+                                                       f"replica's, from --gpus and --pp)")
+    p.add_argument("--kv-transfer-link", choices=KV_TRANSFER_LINKS, default=scenario_default("kv_transfer_link"),
+                   help="link the KV cache crosses from prefill to decode: scale-up (NVLink, a prefill and a "
+                        "decode instance in one node), scale-out (one NIC per GPU) or auto (default)")
+    p.add_argument("--kv-transfer-layerwise", action="store_true",
+                   default=scenario_default("kv_transfer_layerwise"),
+                   help="stream each layer's KV as it is computed, behind the prefill (Mooncake; default off)")
+
+
+def disaggregation_fields(args) -> dict:
+    """The Scenario fields of the disaggregation options (cli.infer_scenario passes them on)."""
+    return {**{name: getattr(args, name) for name in DISAGGREGATION_FIELDS},
+            "kv_transfer_link": args.kv_transfer_link, "kv_transfer_layerwise": args.kv_transfer_layerwise}

@@ -39,6 +39,7 @@ from trinity_desktop.cli_options import (
 from trinity_desktop.model.base.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
 from trinity_desktop.model.base.errors import shown
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS
+from trinity_desktop.model.search.disagg_planner import plan_disaggregated
 from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import OBJECTIVES, plan_training, training_space
 from trinity_desktop.model.search.serving_planner import plan_serving, serving_space
@@ -102,6 +103,10 @@ def add_plan_parser(sub, parser_class) -> None:
                        help="largest batch searched (powers of two up to this; default 1024)")
     # load and latency targets (#23): with --rate, the fewest GPUs serving it (replicas of TP x PP <= --gpus)
     cli_load.add_load_options(infer, slos=False)
+    # disaggregated prefill and decode (#23)
+    infer.add_argument("--compare-disaggregated", action="store_true",
+                       help="also search prefill and decode pools and compare them with aggregated serving at the "
+                            "same GPUs (JSON `disaggregated_comparison`; model/search/disagg_planner.py)")
 
 
 def plan_train_report(args, model, hardware) -> dict:
@@ -123,7 +128,13 @@ def plan_infer_report(args, model, hardware) -> dict:
                         gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default)
     return add_plan_cost({"model": model.name, "hardware": hardware.name, "gpus": args.gpus,
                           "prompt_len": args.prompt_len, "gen_len": args.gen_len, "ttft_slo_s": args.ttft_slo,
-                          "tpot_slo_s": args.tpot_slo, **plan.as_json()}, args.gpu_hour_price, hardware.tdp_w)
+                          "tpot_slo_s": args.tpot_slo, **plan.as_json(),
+                          # disaggregated prefill and decode (#23): only when asked
+                          **({"disaggregated_comparison": plan_disaggregated(
+                              model, hardware, args.gpus, args.prompt_len, args.gen_len, ttft_slo=args.ttft_slo,
+                              tpot_slo=args.tpot_slo, max_batch=args.max_batch,
+                              gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default).as_json()}
+                             if args.compare_disaggregated else {})}, args.gpu_hour_price, hardware.tdp_w)
 
 
 def text_plan_infer(rep: dict) -> str:
@@ -144,8 +155,23 @@ def text_plan_infer(rep: dict) -> str:
     lines += ["  best     " + row(rep["best"]),
               f"  Pareto front (throughput per GPU vs time per output token), {len(rep['pareto'])} layouts:"]
     lines += ["    " + row(c) for c in rep["pareto"]]
+    if "disaggregated_comparison" in rep:  # disaggregated prefill and decode (#23)
+        lines += text_disaggregated_comparison(rep["disaggregated_comparison"])
     return "\n".join(lines)
 
+
+def text_disaggregated_comparison(cmp: dict) -> list[str]:
+    """The aggregated and disaggregated best at equal GPUs, in requests/s per GPU within the targets."""
+    def row(name, c):
+        if c is None:
+            return f"  {name:<14} no deployment fits and meets the targets"
+        lay = ", ".join(f"{k} {v}" for k, v in c["layout"].items())
+        return (f"  {name:<14} {c['requests_per_s_per_gpu']:8.3f} req/s/GPU  TTFT {c['ttft_s'] * 1e3:8.1f} ms  "
+                f"TPOT {c['tpot_s'] * 1e3:7.2f} ms  ({lay})")
+    gain = cmp["disaggregated_over_aggregated"]
+    return [f"  prefill/decode pools against aggregated at {cmp['gpus']} GPUs"
+            + (f": disaggregated serves {gain:.2f}x the requests" if gain else ""),
+            row("aggregated", cmp["aggregated"]), row("disaggregated", cmp["disaggregated"])]
 
 def run_plan(args, model, hardware):
     """(report, text formatter) of `plan train` or `plan infer`."""

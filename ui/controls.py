@@ -70,7 +70,20 @@ _SPINS = {
                      "serving EP.", "infer"),
     "redundant_experts": ("Redundant experts", "Extra copies of heavy-load experts per GPU (DeepSeek-V3 prefill: "
                           "8 + 1 per GPU). Needs serving EP.", "infer"),
+    # disaggregated prefill and decode (#23)
+    "prefill_gpus": ("Prefill pool GPUs", "Disaggregated serving (DistServe, Splitwise): GPUs that only prefill; "
+                     "each request's KV cache then moves to the decode pool. Off = aggregated serving.", "infer"),
+    "decode_gpus": ("Decode pool GPUs", "GPUs that only decode, fed by the prefill pool. Off = aggregated.", "infer"),
+    "prefill_tp": ("Prefill instance TP", "Tensor parallelism of each prefill instance; as replica = GPUs / PP.",
+                   "infer"),
+    "prefill_pp": ("Prefill instance PP", "Pipeline stages of each prefill instance; as replica = PP.", "infer"),
+    "decode_tp": ("Decode instance TP", "Tensor parallelism of each decode instance; as replica = GPUs / PP.",
+                  "infer"),
+    "decode_pp": ("Decode instance PP", "Pipeline stages of each decode instance; as replica = PP.", "infer"),
 }
+# what a spin box whose 0 means "off" or "as the replica" shows at 0 (disaggregated serving, #23)
+_SPIN_ZERO_TEXT = {"prefill_gpus": "off", "decode_gpus": "off", "prefill_tp": "as replica",
+                   "prefill_pp": "as replica", "decode_tp": "as replica", "decode_pp": "as replica"}
 _COMBOS = {
     "zero": ("ZeRO stage", [(0, "0: replicate all"), (1, "1: shard optimizer"), (2, "2: + gradients"),
                             (3, "3: + weights (FSDP)")],
@@ -115,6 +128,11 @@ _COMBOS = {
                                       ("all", "every linear layer")],
                      "The matrices that get adapters: Wq and Wv (the LoRA paper), all four attention projections, or "
                      "every linear layer of the blocks (QLoRA).", "train"),
+    # disaggregated prefill and decode (#23)
+    "kv_transfer_link": ("KV transfer link", [("auto", "auto"), ("scale-up", "scale-up (NVLink)"),
+                                              ("scale-out", "scale-out (NIC)")],
+                         "The link each request's KV cache crosses from the prefill to the decode pool: NVLink when a "
+                         "prefill and a decode instance share a node (DistServe §4.2), else one NIC per GPU.", "infer"),
 }
 # Fractions and ratios: (label, minimum, maximum, step, decimals, tooltip, group)
 _DOUBLES = {
@@ -160,6 +178,9 @@ _CHECKS = {
     # LoRA / QLoRA fine-tuning (#23)
     "qlora": ("QLoRA (NF4 base)", "Stores the frozen base's linear weights in NF4 with double quantisation, 4.127 "
               "bits each (Dettmers et al. 2023); needs a LoRA rank. Off by default.", "train"),
+    # disaggregated prefill and decode (#23)
+    "kv_transfer_layerwise": ("Layer-wise KV transfer", "Streams each layer's KV to the decode pool as soon as it is "
+                              "computed, behind the rest of the prefill (Mooncake §5.2). Off by default.", "infer"),
 }
 
 
@@ -202,8 +223,9 @@ class ScenarioControls(QtWidgets.QWidget):
         forms["setup"].addRow("Workload", self.kind_combo)
         forms["setup"].addRow("Efficiency set", self._efficiency_combo())
         for field, (label, tip, group) in _SPINS.items():
-            lo, hi = LIMITS[field].lowest, LIMITS[field].highest
+            lo, hi = 0 if LIMITS[field].zero_ok else LIMITS[field].lowest, LIMITS[field].highest
             spin = self._spin(QtWidgets.QSpinBox(), field, label, lo, hi, tip, int)
+            spin.setSpecialValueText(_SPIN_ZERO_TEXT.get(field, ""))
             spin.setAccelerated(True)
             forms[group].addRow(label, spin)
         for field, (label, items, tip, group) in _COMBOS.items():
@@ -298,6 +320,7 @@ class ScenarioControls(QtWidgets.QWidget):
                 change = {**change, "gpus_per_node": hw.gpus_per_node_default}
             if "kind" in change:
                 change = {**change, **self._layout_for(change["kind"])}
+            change = with_companion_pool(change, self._shown)  # disaggregated serving (#23)
             self.edited.emit(change)
 
     def _layout_for(self, kind: str) -> dict:
@@ -393,6 +416,20 @@ def add_named(combo: QtWidgets.QComboBox, name: str, data) -> None:
     combo.addItem(named_combo.short_name(name), data)
     combo.setItemData(combo.count() - 1, name, named_combo.FULL_NAME_ROLE)
     combo.setItemData(combo.count() - 1, name, QtCore.Qt.ItemDataRole.ToolTipRole)
+
+
+# disaggregated serving (#23)
+def with_companion_pool(change: dict, shown: Scenario | None) -> dict:
+    """Pools come in pairs: setting one pool's GPUs while the other is off gives the other as many; turning one
+    off turns both off (aggregated serving), so one edit never leaves a half-set layout the scenario refuses."""
+    pair = {"prefill_gpus": "decode_gpus", "decode_gpus": "prefill_gpus"}
+    field = next((f for f in pair if f in change), None)
+    if field is None or shown is None or pair[field] in change:
+        return change
+    value, other = change[field], getattr(shown, pair[field])
+    if value == 0 or other == 0:
+        return {**change, pair[field]: value}
+    return change
 
 
 def fit_to_items(combo: QtWidgets.QComboBox) -> None:

@@ -228,6 +228,12 @@ class FlowPanel(QtWidgets.QWidget):
                      f"{fmt_seconds(results.infer.get('prefill_s', 0.0))} + {sc.gen_len:,} decode steps")
             if any(st.kind == "memory-transfer" for st in self._stages):
                 title += " · KV cache spills beyond HBM"
+            if results.disaggregated is not None:  # disaggregated serving (#23): the pools' request
+                d = results.disaggregated
+                title = (f"Disaggregated request: {fmt_seconds(self._total)} · prefill "
+                         f"{fmt_seconds(float(d.served.ttft_s))} on pool 1, KV "
+                         f"{float(d.served.kv_transfer_bytes) / 1e9:,.2f} GB in {fmt_seconds(float(d.served.kv_transfer_s))}"
+                         f" over {d.layout.link}, {sc.gen_len:,} decode steps on pool 2")
         self.headline.setText(title)
         present = list(dict.fromkeys(roles))
         squares = [f"<span style='color:{ROLE_COLORS[r]}'>■</span>&nbsp;{ROLE_LABELS[r]}" for r in present

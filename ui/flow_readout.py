@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from trinity_desktop.model.views.phases import Phase
+from trinity_desktop.model.views.request_stages import POOL_LANES
 from trinity_desktop.model.views.stages import Stage
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
@@ -33,7 +34,8 @@ ROLE_COLORS = {
     "draft": theme.ACCENT_COLORS["pink"],  # speculative decoding (#23): the draft's steps (inference only)
 }
 ROLE_LABELS = LEGEND_TEXT
-PER_GPU_LANES = ("stage 0", "GPU (TP group)", "DP network", "host link", "host CPU")  # one GPU's view
+PER_GPU_LANES = ("stage 0", "GPU (TP group)", "DP network", "host link", "host CPU",  # one GPU's view
+                 *POOL_LANES)  # disaggregated serving (#23): one GPU of each pool
 
 
 def role_of(stage: Stage, kind: str) -> str:

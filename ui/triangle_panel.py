@@ -24,6 +24,7 @@ from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.technique_list import TechniqueList
 from trinity_desktop.ui.triangle_labels import CORNERS, SQRT3_2, TriangleLabels
+from trinity_desktop.ui.triangle_pools import PoolEdge
 from trinity_desktop.ui.units import fmt_seconds
 
 FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour
@@ -121,6 +122,7 @@ class TrianglePanel(QtWidgets.QWidget):
         self.split_marker.setZValue(39)
         self.split_marker.setVisible(False)
         self.plot.addItem(self.split_marker)
+        self.pools = PoolEdge(self.plot)  # disaggregated serving (#23): the pools and the KV transfer edge
         self.arrow_lines: list[pg.PlotCurveItem] = []
         self.arrow_heads: list[pg.ArrowItem] = []
         self.preview_line = pg.PlotCurveItem(pen=pg.mkPen(FOCUS_COLOR, width=3, style=QtCore.Qt.PenStyle.DashLine))
@@ -190,6 +192,8 @@ class TrianglePanel(QtWidgets.QWidget):
         self._current = (x, y)
         self.current_marker.setData([x], [y])
         self._update_title()
+        self.pools.update(results)  # disaggregated serving (#23)
+        self._update_caption()
         self._place_labels()
         self._refresh_list()
         self._recompute_path()
@@ -238,7 +242,9 @@ class TrianglePanel(QtWidgets.QWidget):
         if self.split_marker.isVisible():
             xs, ys = self.split_marker.getData()
             split = (float(xs[0]), float(ys[0]))
-        self.text.place(self._positions, radii, self._current if self._results is not None else None, split)
+        edge, edge_radii = self.pools.obstacles()  # disaggregated serving (#23): labels keep off the pools' edge
+        self.text.place({**self._positions, **edge}, {**radii, **edge_radii},
+                        self._current if self._results is not None else None, split)
 
     def hidden_labels(self) -> set[str]:
         """Marker keys (and "current", "split") whose label had no room and shows only in the hover."""
@@ -355,6 +361,7 @@ class TrianglePanel(QtWidgets.QWidget):
         if self._skipped:
             names = ", ".join(tq.load_techniques()[k].name for k in self._skipped)
             text += f" Not applied here: {names}."
+        text += self.pools.caption()  # disaggregated serving (#23)
         self.caption.setText(text)
 
     # ------------------------------------------------------------------ focus, hover, click
@@ -395,7 +402,7 @@ class TrianglePanel(QtWidgets.QWidget):
         scale = max(px[0], 1e-9)
         best, best_d = "", HOVER_RADIUS_PX
         candidates = [("current", self._current)] if self._results is not None else []
-        candidates += list(self._positions.items())
+        candidates += list(self._positions.items()) + list(self.pools.hover_points().items())  # pools (#23)
         for key, (mx, my) in candidates:
             d = math.hypot(mx - x, my - y) / scale
             if d < best_d:
@@ -410,7 +417,7 @@ class TrianglePanel(QtWidgets.QWidget):
 
     def _hover_moved(self, x: float, y: float) -> None:
         key = self._nearest(x, y)
-        key = "" if key == "current" else key
+        key = "" if key == "current" or key.startswith("pool:") else key
         if key != self._hovered:
             self._hovered = key
             self.focusRequested.emit("workload" if key else "", key)
@@ -434,6 +441,8 @@ class TrianglePanel(QtWidgets.QWidget):
             self.workloadActivated.emit(key)
 
     def _hover_lines(self, key: str) -> list[tuple[str, bool]]:
+        if key.startswith("pool:"):  # disaggregated serving (#23)
+            return self.pools.hover_lines(key)
         if key == "current":
             res, name = self._results, "Current scenario"
             if self._segments:

@@ -164,6 +164,16 @@ SCENARIO_LIMITS: Mapping[str, Limit] = {
                             wording="0 (no price) or dollars per GPU-hour from 0 to 10000"),
     "lora_rank": Limit(1, 1 << 16, True, 0, zero_ok=True,
                        wording="0 (off: every weight trained) or an adapter rank from 1 to 65536"),
+    # disaggregated prefill and decode (#23): pool GPUs (0 = aggregated serving, off) and each pool's instance
+    # layout (0 = the scenario's replica layout, TP = gpus / pp and pp)
+    "prefill_gpus": Limit(1, 1 << 20, True, 0, zero_ok=True,
+                          wording="0 (aggregated serving) or a GPU count from 1 to 1048576"),
+    "decode_gpus": Limit(1, 1 << 20, True, 0, zero_ok=True,
+                         wording="0 (aggregated serving) or a GPU count from 1 to 1048576"),
+    "prefill_tp": Limit(1, 1024, True, 0, zero_ok=True, wording="0 (the replica's TP) or a degree from 1 to 1024"),
+    "prefill_pp": Limit(1, 1024, True, 0, zero_ok=True, wording="0 (the replica's PP) or a degree from 1 to 1024"),
+    "decode_tp": Limit(1, 1024, True, 0, zero_ok=True, wording="0 (the replica's TP) or a degree from 1 to 1024"),
+    "decode_pp": Limit(1, 1024, True, 0, zero_ok=True, wording="0 (the replica's PP) or a degree from 1 to 1024"),
 }
 # Inference starts on one device (one replica, TP1) where training starts on SCENARIO_LIMITS' 8 GPUs.
 INFERENCE_DEFAULTS: Mapping[str, float] = {"gpus": 1}

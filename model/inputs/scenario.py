@@ -20,6 +20,7 @@ from trinity_desktop.model.base.dtypes import (
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.base.ranges import EFFICIENCY_LIMITS, SCENARIO_LIMITS, check_limit
 from trinity_desktop.model.inputs.architecture import Architecture
+from trinity_desktop.model.inputs.disaggregation_layout import KV_TRANSFER_LINKS, check_disaggregation
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.kv_policies import KV_POLICIES
 from trinity_desktop.model.inputs.layout_rules import all_hold, inference_rules, links_ok, training_rules
@@ -163,6 +164,16 @@ class Scenario:
     lora_rank: int = _default("lora_rank")
     lora_targets: str = "qv"
     qlora: bool = False
+    # disaggregated prefill and decode (#23), off by default: pool GPUs (0 = aggregated), each pool's instance
+    # TP and PP (0 = the replica's), the KV link (auto, scale-up, scale-out), layer-wise KV streaming (Mooncake)
+    prefill_gpus: int = _default("prefill_gpus")
+    decode_gpus: int = _default("decode_gpus")
+    prefill_tp: int = _default("prefill_tp")
+    prefill_pp: int = _default("prefill_pp")
+    decode_tp: int = _default("decode_tp")
+    decode_pp: int = _default("decode_pp")
+    kv_transfer_link: str = "auto"
+    kv_transfer_layerwise: bool = False
 
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
@@ -188,6 +199,9 @@ class Scenario:
         check_needed_links(self)  # options that move bytes over a link the hardware lacks (inputs/needed_links)
         check_choice("attention_kernel", self.attention_kernel, ATTENTION_KERNELS)  # attention kernel (#22)
         self._check_lora()  # LoRA / QLoRA (#23)
+        # disaggregated prefill and decode (#23)
+        check_choice("kv_transfer_link", self.kv_transfer_link, KV_TRANSFER_LINKS)
+        check_disaggregation(self)
 
     # --- derived ------------------------------------------------------------------------------
     @property

@@ -24,7 +24,9 @@ from trinity_desktop.model.formulas.pressure import (
     utilisation_pressures,
 )
 from trinity_desktop.model.formulas.speculative import SpeculativeDecode
+from trinity_desktop.model.inputs.disaggregation_layout import is_disaggregated
 from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.step.disaggregated import DisaggregatedServing, disaggregated_serving
 from trinity_desktop.model.step.inference import InferStep, inference_step
 from trinity_desktop.model.step.layout import infer_inputs, infer_valid, train_inputs, train_valid
 from trinity_desktop.model.step.request import decode_plan
@@ -56,6 +58,8 @@ class Results:
     notes: tuple[str, ...] = ()
     # speculative decoding (#23): draft and verify steps, tokens per target step, speed-up (None when off)
     speculative: SpeculativeDecode | None = None
+    # disaggregated prefill and decode (#23): the pools, the KV transfer, against aggregated (None = aggregated)
+    disaggregated: DisaggregatedServing | None = None
 
     def __post_init__(self):
         for name in ("memory", "time", "bytes_by_link", "train", "infer"):
@@ -168,6 +172,8 @@ def evaluate(scenario: Scenario) -> Results:
         notes.append(f"Does not fit: needs {mem_total / 1e9:.1f} GB per device, {hw.name} has "
                      f"{capacity / 1e9:.0f} GB.")
     notes += context_notes(sc)
+    disaggregated = disaggregated_serving(sc) if is_disaggregated(sc) else None  # disaggregated serving (#23)
+    notes += disaggregated.notes() if disaggregated is not None else []
     host_held = train.get("host_bytes", 0.0) + infer.get("kv_host_bytes", 0.0)
     if hw.host_dram_bytes > 0 and host_held > hw.host_dram_bytes:
         notes.append(f"Host memory short: offload keeps {host_held / 1e9:.1f} GB per device in host DRAM, "
@@ -195,7 +201,8 @@ def evaluate(scenario: Scenario) -> Results:
                    params_active=float(arch.params_active()), memory=memory, memory_total=mem_total,
                    capacity=capacity, fits=fits, time=time, time_total=t_total, flops=flops,
                    bytes_by_link=links, pressure=pressure, bottleneck=binding_resource(*pressure.as_tuple()),
-                   train=train, infer=infer, notes=tuple(notes), speculative=speculative)
+                   train=train, infer=infer, notes=tuple(notes), speculative=speculative,
+                   disaggregated=disaggregated)  # disaggregated prefill and decode (#23)
 
 
 def context_notes(sc: Scenario) -> list[str]:

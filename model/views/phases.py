@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from trinity_desktop.model.views.stages import Stage
 
 TRAIN_PHASES = ("data load", "forward", "backward", "gradient sync", "optimizer")
-INFER_PHASES = ("prefill", "KV offload", "decode", "KV onload")
+INFER_PHASES = ("prefill", "KV offload", "KV transfer", "decode", "KV onload")  # KV transfer: disaggregated (#23)
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,8 @@ TRAIN_PHASE_OF_ROLE = {
     "param_gather": ("optimizer",), "nvme_exposed": ("optimizer",), "bubble": (), "waiting": ()}
 INFER_PHASE_OF_ROLE = {"prefill": ("prefill",), "kv_offload": ("KV offload",), "kv_onload": ("KV onload",),
                        "decode": ("decode",), "bubble": (), "waiting": (),
-                       "prefill_ep": ("prefill",), "decode_ep": ("decode",)}  # MoE serving (#23): EP all-to-all
+                       "prefill_ep": ("prefill",), "decode_ep": ("decode",),  # MoE serving (#23): EP all-to-all
+                       "kv_transfer": ("KV transfer",)}  # disaggregated serving (#23)
 
 
 def train_phase_of(st: Stage) -> tuple[str, ...]:

@@ -31,6 +31,8 @@ evicted bytes leave the live memory.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from trinity_desktop.model.inputs.scenario import Scenario
@@ -111,4 +113,38 @@ def request_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> lis
                          float(steps[i] * flops[i]), {k: float(steps[i] * v[i]) for k, v in link_arr.items()}, lm,
                          binding, -1, role="decode"))
         t += dur
+    if r.disaggregated is not None:  # disaggregated serving (#23): the pools' own stages
+        return pooled_stages(sc, r, kv_placement)
     return with_ep_all_to_all(out, full, steps)  # MoE serving (#23): the EP all-to-all bars, where EP is on
+
+
+# disaggregated serving (#23): the request on the prefill pool, its KV cache over the link, then the decode pool;
+# lane names that `stages.lane_order` sorts in the request's order (pool 1, the link 1→2, pool 2), each one GPU's
+POOL_LANES = ("pool 1: prefill", "pool 1→2: KV link", "pool 2: decode")
+def pooled_stages(sc: Scenario, r: Results, kv_placement: str) -> list[Stage]:
+    """A disaggregated request's stages: the prefill instance's prefill of one prompt (lane "prefill pool"), the
+    KV transfer over the pools' link (its exposed part delays the decode; layer-wise it starts inside the
+    prefill), then the decode instance's decode groups (lane "decode pool"), each instance's own stages
+    (`step.disaggregated.pool_scenarios`), per GPU of that pool."""
+    from trinity_desktop.model.step.disaggregated import pool_scenarios  # step -> views, imported when drawn
+    from trinity_desktop.model.step.evaluation import evaluate
+
+    d, lay = r.disaggregated, r.disaggregated.layout
+    p_sc, d_sc = pool_scenarios(sc)
+    prefill = next(st for st in request_stages(p_sc, evaluate(p_sc), kv_placement) if st.role == "prefill")
+    decode = [st for st in request_stages(d_sc, evaluate(d_sc), kv_placement) if st.role != "prefill"]
+    ttft, t = float(d.served.ttft_s), float(d.served.kv_transfer_s)
+    exposed = float(d.served.kv_transfer_exposed_s)
+    p_lane, link_lane, d_lane = POOL_LANES
+    shard = float(d.served.kv_transfer_bytes) / lay.prefill.instance_gpus  # the bytes one prefill GPU sends
+    out = [dataclasses.replace(prefill, lane=p_lane, start_s=0.0, end_s=ttft,
+                               name=f"{prefill.name} on TP{lay.prefill.tp} PP{lay.prefill.pp}"),
+           Stage(f"KV transfer ({float(d.served.kv_transfer_bytes) / 1e9:,.2f} GB over {lay.link})", "communication",
+                 link_lane, ttft + exposed - t, ttft + exposed, 0.0, {lay.link: shard},
+                 prefill.live_memory_by_tier, "bandwidth", -1, role="kv_transfer")]
+    shift = ttft + exposed - decode[0].start_s
+    out += [dataclasses.replace(st, lane=d_lane if st.lane == GPU_LANE else st.lane, start_s=st.start_s + shift,
+                                end_s=st.end_s + shift, name=f"{st.name} on TP{lay.decode.tp} PP{lay.decode.pp}")
+            for st in decode]
+    return out
+

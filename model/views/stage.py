@@ -27,7 +27,8 @@ ROLES = ("forward", "forward_comm", "backward_comm", "forward_tp_comm", "backwar
          "optimizer_host", "params_from_host", "nvme_exposed", "param_gather", "activation_swap_exposed",
          "data_load", "bubble", "waiting", "prefill", "kv_offload", "kv_onload", "decode",
          "speculative_draft", "speculative_verify",  # speculative decoding (#23): draft steps, verify step
-         "prefill_ep", "decode_ep")  # MoE serving (#23): the EP dispatch + combine of a prefill or decode bar
+         "prefill_ep", "decode_ep",  # MoE serving (#23): the EP dispatch + combine of a prefill or decode bar
+         "kv_transfer")  # disaggregated serving (#23): the KV cache from the prefill pool to the decode pool
 LINKS = ("hbm", "scale-up", "scale-out", "host")
 TIERS = ("hbm", "host")
 EXTRA_TIERS = ("cxl", "ssd")   # live-memory keys present only on the stages of a request whose KV uses them
