@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.numeric import safe_div
-from trinity_desktop.model.formulas.comms import allreduce_time, link_for_group, p2p_time
+from trinity_desktop.model.formulas.comms import link_for_group, p2p_time, tp_allreduce_time
 from trinity_desktop.model.formulas.decode_costs import fixed_time, kv_read_bandwidth, runtime_for
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
 from trinity_desktop.model.formulas.kernel_efficiency import (
@@ -232,7 +232,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     pg_b = pg_b + L / pp * tokens * elementwise_bytes_per_token(
         arch, tp, act_bytes=act_bytes, fp8=runs_fp8(peak, hw)) / bw_eff  # norms, activation, FP8 casts
     pg = pg_c + pg_b
-    p_tp = L / pp * 2.0 * allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
+    p_tp = L / pp * 2.0 * tp_allreduce_time(tp, tokens * h * act_bytes, bw_tp, al_tp)
     # KV offload: the new tokens' offloaded share goes out over the host link behind the prefill's compute.
     p_host_bytes = f_off * kv_write
     p_off = xp.maximum(0.0, safe_div(p_host_bytes, host_bw) - (pg + pa))
@@ -276,7 +276,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     dd, dd_c, dd_b = _roofline(d_gemm_f - expert_f, dense_read, peak_eff, bw_eff)
     de, de_c, de_b = _roofline(expert_f, expert_read, peak_eff, bw_eff)
     dg, dg_c, dg_b = dd + de, dd_c + de_c, dd_b + de_b
-    d_tp = L / pp * 2.0 * allreduce_time(tp, b_mb * h * act_bytes, bw_tp, al_tp)
+    d_tp = L / pp * 2.0 * tp_allreduce_time(tp, b_mb * h * act_bytes, bw_tp, al_tp)
     d_pp = p2p_time(b_mb * h * act_bytes, bw_pp, al_pp, piped)  # the micro-batch to the next stage
     tpot = pp * (dg + da + d_tp + d_off + d_pp + slot_fixed)  # a token passes all pp stages, one slot each
     # The request's g decode steps attend to contexts s ... s + g: their attention time is linear in the tokens
