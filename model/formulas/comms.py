@@ -3,8 +3,9 @@
 Sources: MPICH collective cost comments (ring all-gather (p-1)a + n(p-1)/p b; reduce-scatter likewise;
 all-reduce = reduce-scatter + all-gather); NCCL bus-bandwidth factors (nccl-tests doc/PERFORMANCE.md:
 all-reduce 2(n-1)/n, all-gather / reduce-scatter / all-to-all (n-1)/n, in-network all-reduce (n-1)/(n+1)).
-`nbytes` is always the full buffer size (the all-reduced tensor, the gathered result). Every function
-broadcasts over arrays.
+Inference TP all-reduces add the per-call latency of a small NCCL all-reduce as measured (Triton-distributed
+issue #57), `tp_allreduce_time`. `nbytes` is always the full buffer size (the all-reduced tensor, the gathered
+result). Every function broadcasts over arrays.
 """
 
 from __future__ import annotations
@@ -146,3 +147,28 @@ def moe_all_to_all(tokens, hidden, top_k, bytes_per_element, ep, ranks_per_node,
     alpha = (n - 1.0) * xp.where(c_out > 0, al_o, al_i)
     t = xp.where(n > 1.0, alpha + xp.maximum(safe_div(b_out, bw_o), safe_div(b_in, bw_i)), 0.0)
     return t, b_out, b_in
+
+
+# --- inference TP all-reduce: the per-call cost of a small NCCL all-reduce (#22) -----------------------------
+# Triton-distributed issue #57 (8 x H100, one node, torch.distributed / NCCL all-reduce, eager): 19.19 us at 128 B,
+# 19.50 us at 1 KB, 20.71 us at 16 KB, 25.24 us at 512 KB. A decode step's TP all-reduces carry b x h activations
+# (12 KB for GPT-20B at batch 1), so they pay this latency, not bytes over the link.
+NCCL_SMALL_ALLREDUCE_S = 19.19e-6
+NCCL_SMALL_ALLREDUCE_RANKS = 8
+NCCL_SMALL_ALLREDUCE_SOURCE = "nccl-small-allreduce-h100"
+
+
+def allreduce_call_overhead(alpha):
+    """Seconds one NCCL all-reduce call costs beyond the ring's 2(n-1)a: the measured small-message latency at 8
+    ranks minus the model's 2 x 7 x a there (launch, the ranks' arrival, the LL protocol's flag waits); 0 where a
+    link's own alpha already exceeds it (scale-out). Broadcasts over arrays."""
+    ring_part = 2.0 * (NCCL_SMALL_ALLREDUCE_RANKS - 1.0) * xp.asarray(alpha, dtype=float)
+    return xp.maximum(0.0, NCCL_SMALL_ALLREDUCE_S - ring_part)
+
+
+def tp_allreduce_time(n, nbytes, bw, alpha):
+    """One tensor-parallel all-reduce of inference (prefill and decode): the ring's alpha-beta time plus the
+    per-call overhead (`allreduce_call_overhead`) where n > 1, so 8 ranks with a = 1 us and a tiny buffer take the
+    measured 19.19 us (Triton-distributed #57)."""
+    n = xp.asarray(n, dtype=float)
+    return allreduce_time(n, nbytes, bw, alpha) + xp.where(n > 1.0, allreduce_call_overhead(alpha), 0.0)
