@@ -380,3 +380,12 @@ def test_tensor_parallel_inference_splits_weights_and_kv():
     # 16-way TP on 8 KV heads replicates each KV head on two ranks: the per-GPU cache stops shrinking
     from trinity_desktop.model.step.inference import kv_share_per_gpu
     np.testing.assert_allclose(kv_share_per_gpu(arch, np.array([1, 8, 16, 64])), [1, 1 / 8, 1 / 8, 1 / 8])
+
+
+def test_mfu_ceiling_without_a_measured_family_counts_the_causal_half():
+    """Hypothesis found it: with no MAMF row (TPU v5e) attention runs at the reference share on the causal half of
+    the s² FLOPs that MFU counts, so a 4,096-token step's MFU passes 0.5 and stays under twice it."""
+    sc = Scenario(hardware=HARDWARE["tpu-v5e"], model=MODELS["llama-3-8b"], kind="train", gpus=8, tp=1, pp=1,
+                  micro_batch=1, global_batch=64, seq_len=4096, precision="fp32")
+    mfu = evaluate(sc).train["mfu_format_peak"]
+    assert REFERENCE_COMPUTE_EFFICIENCY < mfu <= model_flop_share_ceiling("tpu-v5e")
