@@ -42,12 +42,13 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/trinity-desktop
 
+# On every core (pytest-xdist); the bundle and installer tests build once, in one worker (xdist_group "bundle").
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadgroup
 
 # Everything except the slow wheel/bundle builds.
 test-fast: $(STAMP)
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest -n auto --dist loadgroup -m "not slow"
 
 screenshot: $(STAMP)
 	mkdir -p docs
