@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-INTERNAL = re.compile(r"seeds?/|seed notes|the seed'?s?\b|project's (own )?notes|\bissue ?#?\d", re.IGNORECASE)
+INTERNAL = re.compile(r"(?<![-\w])seeds?/|seed notes|the seed'?s?\b|project's (own )?notes|\bissue ?#?\d", re.IGNORECASE)
 
 
 def _user_strings(path: Path) -> list[tuple[int, str]]:
