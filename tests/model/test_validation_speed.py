@@ -1,6 +1,7 @@
 """`validate` batches its work (issue 26, "validate speed"): every fit's evaluations share evaluate_grid calls,
-runs that differ only in layout axes share one call, and one Sobol sample serves every run. Same figures as
-fitting one at a time; about a tenth of the calls (22-30 s became under 5 s on a loaded machine)."""
+runs that differ only in layout axes share one call, a row asked again is answered from the kept predictions,
+and one Sobol sample bands every run of one set of assumptions. Same figures as fitting and banding one at a time
+(tests/benchmarks/test_validate_benchmark.py times it)."""
 
 from __future__ import annotations
 
@@ -27,12 +28,13 @@ def test_grouped_predictions_equal_run_by_run():
     assert len(validation_fit._run_groups(runs)) < len(runs)
 
 
-def test_validate_makes_about_a_tenth_of_the_calls(monkeypatch):
+def test_validate_makes_one_call_per_group_of_runs_per_round(monkeypatch):
     calls = []
     real = validation_fit.evaluate_grid
     monkeypatch.setattr(validation_fit, "evaluate_grid", lambda *a, **k: calls.append(1) or real(*a, **k))
     rep = validation.validate(samples=64)
-    assert len(calls) < 1500, len(calls)  # one call per run per least-squares step per fit: 14,585
+    # one call per run per least-squares step per fit: 14,585; one per group of runs per round of steps: 14 x 51
+    assert len(calls) < 800, len(calls)
     # the report: default-assumption error first, then the held-out errors of the calibration
     keys = list(rep)
     assert keys.index("median_abs_rel_error") < keys.index("leave_one_out_median_abs_rel_error")
@@ -43,6 +45,28 @@ def test_validate_makes_about_a_tenth_of_the_calls(monkeypatch):
     assert set(chosen["leave_one_family_out_median_abs_rel_error_by_family"]) == {r["family"] for r in rep["runs"]}
     assert set(chosen["leave_one_source_out_median_abs_rel_error_by_source"]) == {r["source"] for r in rep["runs"]}
     assert rep["leave_one_family_out_median_abs_rel_error"] == chosen["leave_one_family_out_median_abs_rel_error"]
+
+
+def test_batched_bands_equal_propagate_run_by_run():
+    runs = validation.published_runs()
+    rows = validation.run_rows(samples=64, runs=runs)
+    eff = validation.efficiency_of("default")
+    for run, row in zip(runs, rows, strict=True):
+        u = uncertainty.propagate(run.scenario.replace(efficiency=eff), samples=64, sensitivity=False)
+        band = u.bands[{"step_time_s": "time_per_step_s"}.get(run.quantity, run.quantity)]
+        np.testing.assert_allclose([row["predicted"], row["p05"], row["p95"]], [band.point, band.p05, band.p95],
+                                   rtol=1e-12, err_msg=run.name)
+
+
+def test_rows_asked_again_cost_no_call(monkeypatch):
+    runs = validation.published_runs()[:6]
+    shared = validation_fit.SharedEvaluator(runs)
+    first = shared.predictions([[0.5, 0.8, 0.8], [0.4, 0.8, 0.8]])
+    np.testing.assert_array_equal(first, validation_fit.predicted_times(runs, [[0.5, 0.8, 0.8], [0.4, 0.8, 0.8]]))
+    calls = []
+    monkeypatch.setattr(validation_fit, "evaluate_grid", lambda *a, **k: calls.append(1))
+    again = shared.predictions([[0.4, 0.8, 0.8], [0.5, 0.8, 0.8], [0.4, 0.8, 0.8]])
+    assert calls == [] and np.array_equal(again, first[:, [1, 0, 1]])
 
 
 def test_one_sobol_sample_is_shared():
