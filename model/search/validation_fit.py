@@ -147,7 +147,10 @@ class SharedEvaluator:
                 self._asked[fit_id] = (members, rows, answered)
                 self._cond.notify()
             answered.wait()
-            return self._answers.pop(fit_id)
+            answer = self._answers.pop(fit_id)
+            if isinstance(answer, BaseException):
+                raise answer
+            return answer
         return predict
 
     def start(self, fit_id: int) -> None:
@@ -167,9 +170,13 @@ class SharedEvaluator:
                 if not self._live:
                     return
                 asked, self._asked = self._asked, {}
-            self.predictions(np.vstack([rows for _members, rows, _event in asked.values()]))
+            try:
+                self.predictions(np.vstack([rows for _members, rows, _event in asked.values()]))
+                failed = None
+            except Exception as exc:  # noqa: BLE001 - handed to every fit that asked; fit_together re-raises it
+                failed = exc
             for fit_id, (members, rows, answered) in asked.items():
-                self._answers[fit_id] = self.predictions(rows)[members]
+                self._answers[fit_id] = failed if failed is not None else self.predictions(rows)[members]
                 answered.set()
 
 

@@ -6,6 +6,7 @@ and one Sobol sample bands every run of one set of assumptions. Same figures as 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from trinity_desktop.model.search import uncertainty, validation, validation_fit
 
@@ -72,3 +73,15 @@ def test_rows_asked_again_cost_no_call(monkeypatch):
 def test_one_sobol_sample_is_shared():
     a = uncertainty.sobol_sample(6, 64, 0)
     assert uncertainty.sobol_sample(6, 64, 0) is a and not a.flags.writeable
+
+
+def test_a_failed_evaluation_reaches_the_caller_and_frees_every_fit(monkeypatch):
+    runs = validation.published_runs()[:4]
+
+    def broken(*_a, **_k):
+        raise ValueError("no grid today")
+
+    monkeypatch.setattr(validation_fit, "evaluate_grid", broken)
+    x0 = (0.5, 0.8, 0.8)
+    with pytest.raises(ValueError, match="no grid today"):
+        validation_fit.fit_together([(runs, x0, (True, True, False)), (runs[1:], x0, (True, True, True))], runs)
