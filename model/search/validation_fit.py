@@ -12,7 +12,7 @@ group. Three global efficiencies are fitted, never a factor per run. The calibra
 compute efficiency's low/high = fit x exp(5th/95th percentile of the leave-one-out log residuals) (time ~
 1 / compute efficiency on the compute-bound runs); network and (when fitted) HBM efficiency's ranges scaled with
 their fit; HBM's kept when not fitted.
-scipy is imported lazily, only here and in model/search/uncertainty.py.
+scipy.optimize is imported lazily, only here (scipy.stats only for the Sobol indices of model/search/uncertainty.py).
 """
 
 from __future__ import annotations
@@ -109,8 +109,7 @@ class SharedEvaluator:
     """Many fits at once, each least_squares in its own thread: a fit asking for predictions waits until every
     fit still running has asked, then ONE evaluate_grid call per group of runs answers them all (the rows of every
     fit stacked on the efficiency axes, each distinct row once). Every row's predictions of every run are kept, so
-    a row asked again (a held-out fit's start, which is its full fit's last point; the predictions at the fits'
-    results) costs no call. Each fit runs scipy's algorithm unchanged, so its result is the one it would reach
+    a row asked again (the predictions at the fits' results, which each fit evaluated last) costs no call. Each fit runs scipy's algorithm unchanged, so its result is the one it would reach
     alone; only the evaluations are batched (`validate`: 14,585 calls became about 700)."""
 
     def __init__(self, runs: Sequence[PublishedRun]):
