@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtWidgets
 from trinity_desktop.model.formulas.layer_profiles import profile, profile_keys
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
+from trinity_desktop.model.inputs.scenario import Efficiency
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.split import (
     DEFAULT_CLOUD,
@@ -324,10 +325,12 @@ class SplitPanel(QtWidgets.QWidget):
             f"All device: {fmt_seconds(dev_all)}, {t['energy_j'][-1] * 1e3:.3g} mJ · all cloud: "
             f"{fmt_seconds(cloud_all)}, {t['energy_j'][0] * 1e3:.3g} mJ.")
         hw = dev.hardware
-        e_flop = dev.power_w / (hw.peak("bf16") * 0.5 * self.device_speed())
+        eff = Efficiency()  # split_table's efficiencies (the panel passes none)
+        e_flop = dev.power_w / (hw.peak("bf16") * eff.compute * self.device_speed())
         self.caption_label.setText("How these numbers are computed: hover here.")
         self.caption_label.setToolTip(
-            f"Model: device time = Σ roofline of its layers (16-bit peak × 50%, memory B/s × 80%, × speed); "
+            f"Model: device time = Σ roofline of its layers (16-bit peak × {eff.compute:.0%}, memory B/s × "
+            f"{eff.hbm:.0%}, × speed); "
             f"transfer = RTT {fmt_seconds(net.rtt_s)} + bytes ÷ uplink (fp16 activations; result download "
             f"ignored); cloud = {self._cloud.name}. Energy (device only, as Neurosurgeon): "
             f"{dev.power_w:g} W × device time ({e_flop * 1e12:.3g} pJ/FLOP at the achieved peak) + "

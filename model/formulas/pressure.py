@@ -2,12 +2,15 @@
 status bar, the slide captions and the CLI (`pressure` in `calc --json`).
 
 A pressure is the share of one resource's limit that the scenario uses; 1.0 means that resource is at its
-limit. Rates are the achievable ones the model times every step with: the datasheet peak times the
-scenario's efficiency (model/inputs/scenario.py `Efficiency`: 50% of peak FLOP/s, 80% of HBM and of link bandwidth
-by default), so a resource that sets the step time reads 1.0:
+limit. Rates are the achievable ones the model times every step with (`achievable_compute`, `achievable_rates`):
+compute as the kernel curves time it (model/formulas/kernel_efficiency.py: a training or prefill GEMM at its
+family's best shape reaches peak x MAMF share x compute efficiency / its likely value; decode GEMMs and hardware
+without a measured family run at peak x compute efficiency), HBM and links at their bandwidth times the scenario's
+efficiency (model/inputs/scenario.py `Efficiency`: 80% by default), so a resource that sets the step time reads
+about 1.0:
 
-  compute   = FLOPs / (step time x devices x peak FLOP/s x compute efficiency)
-              1.0: the tensor cores are busy for the whole step
+  compute   = FLOPs / (step time x devices x achievable FLOP/s)
+              1.0: the tensor cores are busy for the whole step at the best rate the kernels reach
   bandwidth = max over links of bytes / (step time x link bandwidth x its efficiency)
               1.0: the busiest of HBM, scale-up, scale-out and host link (and NVMe, at its own rate)
               moves data for the whole step
@@ -16,8 +19,8 @@ by default), so a resource that sets the step time reads 1.0:
 
 Compute and bandwidth are capped at 1 (a resource cannot be busier than always); memory is not, so a
 scenario that does not fit reads above 1. A decode step that streams the weights through HBM for its whole
-duration has bandwidth pressure 1.0; a training step at 38% MFU with 50% compute efficiency has compute
-pressure ~0.76.
+duration has bandwidth pressure 1.0; a training step at 38% MFU on hardware without a measured family, at 50%
+compute efficiency, has compute pressure ~0.76 (on an H100, whose best GEMMs reach 80% of peak, ~0.47).
 
 Hot = constrained: the binding resource (bottleneck) is the one with the highest pressure, i.e. the one
 nearest its limit, so in every heatmap row the hottest cell is the outlined one. Ties go to memory, then
@@ -35,6 +38,7 @@ import functools
 from dataclasses import dataclass
 
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars: one formula, grid and scalar
+from trinity_desktop.model.formulas import kernel_efficiency as ke
 
 RESOURCES = ("compute", "bandwidth", "memory")
 
@@ -63,13 +67,27 @@ def binding_resource(compute, bandwidth, memory) -> str:
     return max(TIE_ORDER, key=lambda name: values[name])
 
 
-def achievable_rates(peak, link_bandwidth, efficiency):
-    """(peak FLOP/s, {link: B/s}) at the rates the model times steps with: peak x `efficiency.compute`, HBM x
+def achievable_compute(hardware, peak, eff_compute, kind: str = "train"):
+    """The most FLOP/s the model times a workload's FLOPs at, one home for the roofline and the pressures:
+    training and prefill run on the kernel curves, whose best GEMM shape (no tile or wave quantisation) reaches
+    peak x the family's MAMF share for the format (FP8 where `peak` is the FP8 one) x eff_compute /
+    REFERENCE_COMPUTE_EFFICIENCY (kernel_efficiency, mamf-table); decode GEMMs (model/step/inference.py) and
+    hardware without a measured family run at peak x eff_compute. Broadcasts over `peak` and `eff_compute`."""
+    family = ke.family_of(hardware.key)
+    if kind == "decode" or family is None:
+        return peak * eff_compute
+    share = family.gemm_share(ke.runs_fp8(peak, hardware))
+    return peak * share * xp.asarray(eff_compute, dtype=float) / ke.REFERENCE_COMPUTE_EFFICIENCY
+
+
+def achievable_rates(peak, link_bandwidth, efficiency, hardware, kind: str = "train"):
+    """(FLOP/s, {link: B/s}) at the rates the model times steps with: compute by `achievable_compute`, HBM x
     `efficiency.hbm`, scale-up, scale-out and host link x `efficiency.network`; other links (NVMe) as given
     (the achievable ceilings of the roofline, Williams et al. 2009; the efficiencies of resources/assumptions.toml)."""
     scale = {"hbm": efficiency.hbm, "scale-up": efficiency.network, "scale-out": efficiency.network,
              "host": efficiency.network}
-    return peak * efficiency.compute, {k: bw * scale.get(k, 1.0) for k, bw in link_bandwidth.items()}
+    return (achievable_compute(hardware, peak, efficiency.compute, kind),
+            {k: bw * scale.get(k, 1.0) for k, bw in link_bandwidth.items()})
 
 
 def utilisation_pressures(flops, time_total, devices, peak, bytes_by_link, link_bandwidth, memory_total,

@@ -1,7 +1,8 @@
 """Uncertainty bands and "what matters most": the assumption ranges pushed through the model in one call.
 
 Method (Saltelli et al. 2010, "Variance based sensitivity analysis of model output"; scipy.stats.qmc):
-  1. Draw N scrambled Sobol points in [0, 1)^(2d) (scipy.stats.qmc.Sobol) for the d assumptions that apply to
+  1. Draw N scrambled Sobol points in [0, 1)^(2d) (scipy.stats.qmc.Sobol's points, drawn in numpy by
+     model/search/sobol.py so that bands need not import scipy.stats) for the d assumptions that apply to
      the workload; the first d columns are matrix A, the last d matrix B.
   2. Map each column to its assumption through the inverse CDF of the triangular distribution (low, likely,
      high): x = a + sqrt(u (b - a)(m - a)) for u < (m - a)/(b - a), else b - sqrt((1 - u)(b - a)(b - m)).
@@ -12,7 +13,8 @@ Method (Saltelli et al. 2010, "Variance based sensitivity analysis of model outp
      Sobol indices of the headline output (step time; time per output token) from f(A), f(B), f(AB_i) with
      scipy.stats.sobol_indices (Saltelli 2010 first-order, Jansen total-order estimators).
 
-scipy is imported here, lazily, and nowhere else in the model core but model/search/validation.py.
+scipy.stats is imported here, lazily, only for the Sobol indices (`sensitivity`); scipy.optimize only in
+model/search/validation_fit.py.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from trinity_desktop.model.base.dtypes import compute_dtype_for_weights
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.assumptions import EFFICIENCY_FIELD, Assumption, assumptions
 from trinity_desktop.model.inputs.scenario import Efficiency, Scenario
+from trinity_desktop.model.search.sobol import sobol_points
 from trinity_desktop.model.step.evaluation import INFER_AXES, TRAIN_AXES, evaluate_grid
 from trinity_desktop.model.step.layout import infer_inputs, train_inputs
 
@@ -141,11 +144,9 @@ def _outputs(scenario: Scenario, raw: dict) -> dict[str, np.ndarray]:
 
 @lru_cache(maxsize=16)
 def sobol_sample(dims: int, samples: int, seed: int) -> np.ndarray:
-    """N scrambled Sobol points in [0, 1)^dims (scipy.stats.qmc.Sobol), drawn once per (dims, N, seed) and shared
-    (read-only) by every scenario that asks: `validate` propagates 45 runs over two such samples."""
-    from scipy.stats import qmc
-
-    u = qmc.Sobol(d=dims, scramble=True, seed=seed).random(samples)
+    """N scrambled Sobol points in [0, 1)^dims (scipy.stats.qmc.Sobol's, model/search/sobol.py), drawn once per
+    (dims, N, seed) and shared (read-only) by every scenario that asks: `validate` bands every run over a few."""
+    u = sobol_points(dims, samples, seed)
     u.setflags(write=False)
     return u
 
@@ -212,10 +213,12 @@ def efficiency_extremes(scenario: Scenario, set_name: str = "default") -> tuple[
 
 
 def time_bands(scenarios: Sequence[Scenario], samples: int = FRONT_SAMPLES, set_name: str = "default",
-               seed: int = 0, ranges: Mapping[str, Assumption] | None = None) -> list[Band]:
-    """The headline time's band (step time for training, time per output token for inference) of each scenario,
-    e.g. every point of a planner's Pareto front: p05/p50/p95 over the rows A and B of `propagate`'s Sobol sample
-    (no sensitivity rows) and the point estimate at the likely values.
+               seed: int = 0, ranges: Mapping[str, Assumption] | None = None,
+               outputs: Sequence[str] | None = None) -> list[Band]:
+    """The headline time's band (step time for training, time per output token for inference; or, given
+    `outputs`, the named evaluate_grid output of each scenario) of each scenario, e.g. every point of a planner's
+    Pareto front: p05/p50/p95 over the rows A and B of `propagate`'s Sobol sample (no sensitivity rows) and the
+    point estimate at the likely values.
 
     Every scenario sees the same sample (common random numbers: the bars of two layouts compare like for like),
     drawn over the assumptions that apply to any of them; for one scenario this is exactly `propagate`'s sample,
@@ -236,7 +239,9 @@ def time_bands(scenarios: Sequence[Scenario], samples: int = FRONT_SAMPLES, set_
     u = sobol_sample(2 * d, samples, seed)
     rows = np.vstack([u[:, :d], u[:, d:], np.zeros((1, d))])
     train = kinds == {"train"}
-    grid_axes, output = (TRAIN_AXES, "time_total") if train else (INFER_AXES, "time_per_output_token_s")
+    grid_axes = TRAIN_AXES if train else INFER_AXES
+    outputs = list(outputs) if outputs is not None else [
+        "time_total" if train else "time_per_output_token_s"] * len(scenarios)
     inputs = [(train_inputs if train else infer_inputs)(s).as_dict() for s in scenarios]
     bands: list[Band | None] = [None] * len(scenarios)
     for members in grid_groups(scenarios, inputs, grid_axes):
@@ -244,8 +249,9 @@ def time_bands(scenarios: Sequence[Scenario], samples: int = FRONT_SAMPLES, set_
         layouts = {k: np.array([inputs[i][k] for i in members])[:, None] for k in grid_axes
                    if k in inputs[members[0]] and len({inputs[i][k] for i in members}) > 1}
         sampled = {k: v[None, :] for k, v in _axes_with_likely_row(base, active, rows).items()}
-        t = np.broadcast_to(np.asarray(evaluate_grid(base, **layouts, **sampled)[output], dtype=float),
-                            (len(members), len(rows)))
+        raw = evaluate_grid(base, **layouts, **sampled)
+        t = np.stack([np.broadcast_to(np.asarray(raw[outputs[i]], dtype=float), (len(members), len(rows)))[j]
+                      for j, i in enumerate(members)])
         p05, p50, p95 = np.quantile(t[:, :2 * samples], QUANTILES, axis=1)
         for j, i in enumerate(members):
             bands[i] = Band(float(p05[j]), float(p50[j]), float(p95[j]), float(t[j, -1]))

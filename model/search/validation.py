@@ -3,7 +3,8 @@ assumptions first, then how well a calibration would carry to runs it has not se
 
 Error: rel_error = predicted / measured - 1 of each run's quantity (training step time; inference request,
 first-token or per-token time; peak memory per GPU, reported apart as `memory_runs`). Predicted: the model's
-point value at the set's efficiencies, with the p05-p95 band of its assumption ranges (model/search/uncertainty.py).
+point value at the set's efficiencies, with the p05-p95 band of its assumption ranges (model/search/uncertainty.py,
+the runs of one set of applicable assumptions banded together over one Sobol sample).
 Calibration (model/search/validation_fit.py): the three efficiencies fitted to the timed runs, two ways (HBM kept,
 HBM fitted), each judged held out: leave one run out, leave one hardware family out (fit on the other families,
 predict this one), and leave one source out. `validate` calibrates with the fit of lower leave-one-out error and
@@ -29,7 +30,7 @@ from trinity_desktop.model.search.published_runs import (
     published_memory_runs,
     published_runs,
 )
-from trinity_desktop.model.search.uncertainty import propagate
+from trinity_desktop.model.search.uncertainty import Band, applicable, time_bands, workload_of
 from trinity_desktop.model.search.validation_fit import (
     EFFICIENCIES,
     FITS,
@@ -71,13 +72,16 @@ def run_rows(set_name: str = "default", samples: int = 256, runs: Sequence[Publi
     runs = published_runs() if runs is None else runs
     eff = efficiency_of(set_name)
     ranges = assumptions(set_name)
-    rows = []
-    for run in runs:
-        u = propagate(run.scenario.replace(efficiency=eff), samples=samples, set_name=set_name, sensitivity=False,
-                      ranges=ranges)
-        band = u.bands[QUANTITY_OUTPUT[run.quantity][1]]
-        rows.append(_row(run, band.point, band.p05, band.p95))
-    return rows
+    scenarios = [run.scenario.replace(efficiency=eff) for run in runs]
+    bands: list[Band | None] = [None] * len(runs)
+    # `propagate`'s bands (sensitivity off), a batch per set of applicable assumptions: one sample, one
+    # evaluate_grid call per group of runs that differ only in grid axes
+    for members in groups_by([(workload_of(s), tuple(a.name for a in applicable(s, ranges))) for s in scenarios]):
+        done = time_bands([scenarios[i] for i in members], samples, set_name, ranges=ranges,
+                          outputs=[QUANTITY_OUTPUT[runs[i].quantity] for i in members])
+        for i, band in zip(members, done, strict=True):
+            bands[i] = band
+    return [_row(run, b.point, b.p05, b.p95) for run, b in zip(runs, bands, strict=True)]
 
 
 def memory_rows(runs: Sequence[PublishedRun] | None = None) -> list[dict]:

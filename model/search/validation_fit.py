@@ -12,7 +12,7 @@ group. Three global efficiencies are fitted, never a factor per run. The calibra
 compute efficiency's low/high = fit x exp(5th/95th percentile of the leave-one-out log residuals) (time ~
 1 / compute efficiency on the compute-bound runs); network and (when fitted) HBM efficiency's ranges scaled with
 their fit; HBM's kept when not fitted.
-scipy is imported lazily, only here and in model/search/uncertainty.py.
+scipy.optimize is imported lazily, only here (scipy.stats only for the Sobol indices of model/search/uncertainty.py).
 """
 
 from __future__ import annotations
@@ -30,11 +30,9 @@ from trinity_desktop.model.search.uncertainty import grid_groups
 from trinity_desktop.model.step.evaluation import INFER_AXES, TRAIN_AXES, evaluate_grid
 from trinity_desktop.model.step.layout import infer_inputs, train_inputs
 
-# quantity -> (evaluate_grid output, uncertainty band; None: no band, the quantity does not depend on assumptions)
-QUANTITY_OUTPUT = {"step_time_s": ("time_total", "time_per_step_s"), "request_s": ("request_s", "request_s"),
-                   "ttft_s": ("prefill_s", "ttft_s"),
-                   "time_per_output_token_s": ("time_per_output_token_s", "time_per_output_token_s"),
-                   "memory_bytes": ("memory_total", None)}
+# quantity -> its evaluate_grid output
+QUANTITY_OUTPUT = {"step_time_s": "time_total", "request_s": "request_s", "ttft_s": "prefill_s",
+                   "time_per_output_token_s": "time_per_output_token_s", "memory_bytes": "memory_total"}
 EFFICIENCIES = ("compute_efficiency", "network_efficiency", "hbm_efficiency")
 FITS = {"compute+network": (True, True, False), "compute+network+hbm": (True, True, True)}
 _STEP = 1e-4
@@ -60,26 +58,31 @@ def predicted_times(runs: Sequence[PublishedRun], eff: np.ndarray) -> np.ndarray
     """Each run's quantity (rows) at each efficiency triple (columns of `eff`, shape (k, 3), in the order of
     EFFICIENCIES): one evaluate_grid call per group of runs that differ only in layout axes (`_run_groups`),
     the layouts as axes of shape (members, 1) against the efficiencies as axes of shape (1, k)."""
+    return _predicted(runs, _run_groups(runs), eff)
+
+
+def _predicted(runs: Sequence[PublishedRun], groups, eff: np.ndarray) -> np.ndarray:
+    """`predicted_times` with the groups of `_run_groups(runs)` given (worked out once per batch of fits)."""
     eff = np.atleast_2d(np.asarray(eff, dtype=float))
     out = np.empty((len(runs), len(eff)))
-    for members, base, layouts in _run_groups(runs):
+    for members, base, layouts in groups:
         g = evaluate_grid(base, **layouts, **{n: eff[None, :, j] for j, n in enumerate(EFFICIENCIES)})
         for row, i in enumerate(members):
-            values = np.broadcast_to(g[QUANTITY_OUTPUT[runs[i].quantity][0]], (len(members), len(eff)))
-            out[i] = values[row]
+            out[i] = np.broadcast_to(g[QUANTITY_OUTPUT[runs[i].quantity]], (len(members), len(eff)))[row]
     return out
 
 
 def fit_efficiencies(runs: Sequence[PublishedRun], x0: Sequence[float], free: Sequence[bool] = (True, True, False),
-                     predict=predicted_times):
+                     predict=predicted_times, measured: Sequence[float] | None = None):
     """The efficiencies (order of EFFICIENCIES; the `free` ones fitted, the others kept at x0) minimising the sum
     of log(predicted / measured)^2; scipy least_squares. `predict(runs, rows)` is `predicted_times`, or the
-    shared evaluator of `fit_together`."""
+    shared evaluator of `fit_together`; `measured`, the runs' measured values when known (a run's
+    `measured_value` may evaluate the model)."""
     from scipy.optimize import least_squares
 
     x0 = np.asarray(x0, dtype=float)
     idx = np.flatnonzero(free)
-    measured = np.array([r.measured_value for r in runs])
+    measured = np.array([r.measured_value for r in runs] if measured is None else measured, dtype=float)
     memo: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
     def full(p):
@@ -102,27 +105,51 @@ def fit_efficiencies(runs: Sequence[PublishedRun], x0: Sequence[float], free: Se
     return full(result.x)
 
 
-class _SharedEvaluator:
+class SharedEvaluator:
     """Many fits at once, each least_squares in its own thread: a fit asking for predictions waits until every
-    fit still running has asked, then ONE evaluate_grid call per run answers them all (the rows of every fit
-    stacked on the efficiency axes). Each fit runs scipy's algorithm unchanged, so its result is the one it
-    would reach alone; only the evaluations are batched (`validate`: 14,585 calls became about 1,000)."""
+    fit still running has asked, then ONE evaluate_grid call per group of runs answers them all (the rows of every
+    fit stacked on the efficiency axes, each distinct row once). Every row's predictions of every run are kept, so
+    a row asked again (the predictions at the fits' results, which each fit evaluated last) costs no call. Each fit runs scipy's algorithm unchanged, so its result is the one it would reach
+    alone; only the evaluations are batched (`validate`: 14,585 calls became about 700)."""
 
     def __init__(self, runs: Sequence[PublishedRun]):
         self.runs = list(runs)
         self._index = {id(r): i for i, r in enumerate(self.runs)}
-        self._cond = threading.Condition()
+        self._groups = _run_groups(self.runs)
+        self.measured = np.array([r.measured_value for r in self.runs])
+        self._known: dict[tuple, np.ndarray] = {}  # efficiency triple -> every run's prediction
+        self._cond = threading.Condition()  # only `serve` waits on it; each fit waits on its own event
         self._live: set[int] = set()
-        self._asked: dict[int, tuple[list[int], np.ndarray]] = {}
+        self._asked: dict[int, tuple[list[int], np.ndarray, threading.Event]] = {}
         self._answers: dict[int, np.ndarray] = {}
+
+    def predictions(self, rows) -> np.ndarray:
+        """Every run (rows of the result) at every efficiency triple of `rows` (columns), from the kept
+        predictions, evaluating the triples not yet seen."""
+        rows = np.atleast_2d(np.asarray(rows, dtype=float))
+        missing = list(dict.fromkeys(tuple(r) for r in rows if tuple(r) not in self._known))
+        if missing:
+            t = _predicted(self.runs, self._groups, np.array(missing))
+            self._known.update({key: t[:, k] for k, key in enumerate(missing)})
+        return np.column_stack([self._known[tuple(r)] for r in rows])
+
+    def members(self, runs: Sequence[PublishedRun]) -> list[int]:
+        return [self._index[id(r)] for r in runs]
 
     def predictor(self, fit_id: int):
         def predict(runs, rows):
+            members, rows = self.members(runs), np.atleast_2d(rows)
+            if all(tuple(r) in self._known for r in rows):
+                return self.predictions(rows)[members]
+            answered = threading.Event()
             with self._cond:
-                self._asked[fit_id] = ([self._index[id(r)] for r in runs], np.atleast_2d(rows))
-                self._cond.notify_all()
-                self._cond.wait_for(lambda: fit_id in self._answers)
-                return self._answers.pop(fit_id)
+                self._asked[fit_id] = (members, rows, answered)
+                self._cond.notify()
+            answered.wait()
+            answer = self._answers.pop(fit_id)
+            if isinstance(answer, BaseException):
+                raise answer
+            return answer
         return predict
 
     def start(self, fit_id: int) -> None:
@@ -132,7 +159,7 @@ class _SharedEvaluator:
     def finish(self, fit_id: int) -> None:
         with self._cond:
             self._live.discard(fit_id)
-            self._cond.notify_all()
+            self._cond.notify()
 
     def serve(self) -> None:
         """Answer rounds of requests until every fit has finished (run in the calling thread)."""
@@ -142,32 +169,28 @@ class _SharedEvaluator:
                 if not self._live:
                     return
                 asked, self._asked = self._asked, {}
-            answers = self._evaluate(asked)
-            with self._cond:
-                self._answers.update(answers)
-                self._cond.notify_all()
-
-    def _evaluate(self, asked: dict[int, tuple[list[int], np.ndarray]]) -> dict[int, np.ndarray]:
-        """Every run at every asked row (one `predicted_times`), then each fit's runs and rows cut out."""
-        stacked = np.vstack([rows for _members, rows in asked.values()])
-        t = predicted_times(self.runs, stacked)
-        out, start = {}, 0
-        for fit_id, (members, rows) in asked.items():
-            out[fit_id] = t[members, start:start + len(rows)]
-            start += len(rows)
-        return out
+            try:
+                self.predictions(np.vstack([rows for _members, rows, _event in asked.values()]))
+                failed = None
+            except Exception as exc:  # noqa: BLE001 - handed to every fit that asked; fit_together re-raises it
+                failed = exc
+            for fit_id, (members, rows, answered) in asked.items():
+                self._answers[fit_id] = failed if failed is not None else self.predictions(rows)[members]
+                answered.set()
 
 
 def fit_together(problems: Sequence[tuple[Sequence[PublishedRun], Sequence[float], Sequence[bool]]],
-                 runs: Sequence[PublishedRun]) -> list[np.ndarray]:
-    """`fit_efficiencies(*problem)` for every problem (runs drawn from `runs`), all at once (`_SharedEvaluator`)."""
-    shared = _SharedEvaluator(runs)
+                 runs: Sequence[PublishedRun], shared: SharedEvaluator | None = None) -> list[np.ndarray]:
+    """`fit_efficiencies(*problem)` for every problem (runs drawn from `runs`), all at once (`SharedEvaluator`;
+    pass one to share its predictions between batches)."""
+    shared = SharedEvaluator(runs) if shared is None else shared
     results: list[np.ndarray | None] = [None] * len(problems)
     errors: list[BaseException] = []
 
     def solve(k: int, problem) -> None:
         try:
-            results[k] = fit_efficiencies(*problem, predict=shared.predictor(k))
+            results[k] = fit_efficiencies(*problem, predict=shared.predictor(k),
+                                          measured=shared.measured[shared.members(problem[0])])
         except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread below
             errors.append(exc)
         finally:
@@ -209,13 +232,14 @@ def fit_and_hold_out(runs: Sequence[PublishedRun], x0: Sequence[float], frees: S
                      partitions: Mapping[str, Sequence[Sequence[int]]]) -> HeldOutFits:
     """Every variant fitted to all runs (from x0, one batch), then to the runs outside each group of each partition
     (singletons: leave-one-out; warm-started from the variant's full fit, one batch), then every run at every
-    fit in one `predicted_times`."""
-    fits = dict(zip(frees, fit_together([(runs, x0, free) for free in frees], runs), strict=True))
+    fit; one SharedEvaluator for all three, so the last two cost no call of their own."""
+    shared = SharedEvaluator(runs)
+    fits = dict(zip(frees, fit_together([(runs, x0, free) for free in frees], runs, shared), strict=True))
     cells = [(free, what, list(g)) for free in frees for what, groups in partitions.items() for g in groups]
     problems = [([r for j, r in enumerate(runs) if j not in set(g)], fits[free], free) for free, _, g in cells]
-    xs = np.array([*fits.values(), *fit_together(problems, runs)])
-    t = predicted_times(runs, xs)
-    measured = np.array([r.measured_value for r in runs])
+    xs = np.array([*fits.values(), *fit_together(problems, runs, shared)])
+    t = shared.predictions(xs)
+    measured = shared.measured
     in_sample = {free: t[:, k] / measured - 1.0 for k, free in enumerate(frees)}
     held: dict[tuple, dict[str, np.ndarray]] = {free: {what: np.empty(len(runs)) for what in partitions}
                                                 for free in frees}

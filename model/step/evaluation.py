@@ -183,7 +183,7 @@ def evaluate(scenario: Scenario) -> Results:
     loads, link_bw = dict(links), link_bandwidths(hw)
     if train.get("nvme_traffic_bytes", 0.0) > 0:
         loads["nvme"], link_bw["nvme"] = train["nvme_traffic_bytes"], hw.nvme_bw
-    peak, link_bw = achievable_rates(peak, link_bw, sc.efficiency)  # 1.0 = busy all step (model/formulas/pressure.py)
+    peak, link_bw = achievable_rates(peak, link_bw, sc.efficiency, hw, sc.kind)  # 1.0 = busy all step (pressure.py)
     pressure = Pressure(*(float(x) for x in utilisation_pressures(
         flops, t_total, devices, peak, loads, link_bw, mem_total, capacity)))
     values = [*memory.values(), *time.values(), *links.values(), mem_total, t_total, flops,

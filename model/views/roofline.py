@@ -287,7 +287,8 @@ def _finite(x: float) -> float:
 RIDGE_DEFINITIONS = {
     "ridge_flop_per_byte": "datasheet ridge: peak FLOP/s / HBM bandwidth (Williams et al. 2009); each point's "
                            "bound_by compares it with the datasheet ceilings",
-    "ridge_achievable_flop_per_byte": "achievable ridge: (peak x compute_efficiency) / (HBM bandwidth x "
+    "ridge_achievable_flop_per_byte": "achievable ridge: achievable FLOP/s (the kernel curves' best GEMM share "
+                                      "of peak, or compute_efficiency; pressure.achievable_compute) / (HBM bandwidth x "
                                       "hbm_efficiency); where the model's kernel times turn from bandwidth- to "
                                       "compute-bound; each point's bound_by_achievable uses these ceilings",
     "bottleneck": "the whole step's binding resource (model/formulas/pressure.py): memory at >= 90% of HBM, else the "

@@ -14,6 +14,7 @@ import numpy as np
 from trinity_desktop.model.base.dtypes import (
     compute_dtype_for_weights,
 )
+from trinity_desktop.model.formulas.pressure import achievable_compute
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.scenario import Scenario
 
@@ -183,16 +184,23 @@ def link_efficiency(sc: Scenario, link: str) -> float:
     return eff.network if link in ("scale-up", "scale-out", "host", "nvme") else 1.0
 
 
+def achievable_compute_share(sc: Scenario, peak: float) -> float:
+    """The share of a compute ceiling `peak` the model's kernels reach for this workload
+    (pressure.achievable_compute: the kernel curves' best GEMM shape, or compute_efficiency)."""
+    return float(achievable_compute(sc.hardware, peak, sc.efficiency.compute, sc.kind)) / peak
+
+
 def achievable_ridge(sc: Scenario, dtype: str | None = None) -> float:
-    """FLOP per HBM byte where the model's roofline time max(F / (P·η_c), B / (BW·η_hbm)) turns."""
+    """FLOP per HBM byte where the model's roofline time max(F / P_achievable, B / (BW·η_hbm)) turns."""
     hw = sc.hardware
-    return hw.peak(dtype or scenario_dtype(sc)) * sc.efficiency.compute / (hw.hbm_bw * sc.efficiency.hbm)
+    peak = hw.peak(dtype or scenario_dtype(sc))
+    return peak * achievable_compute_share(sc, peak) / (hw.hbm_bw * sc.efficiency.hbm)
 
 
 def bound_by_achievable(sc: Scenario, p: OperatingPoint, ceils: tuple[Ceiling, ...]) -> str:
-    """The ceiling that binds the point once every ceiling is derated by the efficiency the model uses."""
+    """The ceiling that binds the point once every ceiling is derated to the rate the model times it at."""
     comp, roof = compute_ceiling(ceils, p.dtype), link_ceiling(ceils, p.link)
-    t_c = p.flops / (comp.value * sc.efficiency.compute)
+    t_c = p.flops / (comp.value * achievable_compute_share(sc, comp.value))
     t_b = p.bytes / (roof.value * link_efficiency(sc, p.link))
     return comp.name if t_c >= t_b else roof.name
 

@@ -14,6 +14,7 @@ from trinity_desktop.model.formulas.kernel_efficiency import (
     REFERENCE_COMPUTE_EFFICIENCY,
     model_flop_share_ceiling,
 )
+from trinity_desktop.model.formulas.pressure import achievable_compute
 from trinity_desktop.model.inputs import presets
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -82,12 +83,15 @@ def test_training_results_are_consistent(sc):
     assert r.train["mfu"] >= r.train["mfu_format_peak"]  # the BF16 peak is at most the GEMM format's
     assert r.train["tokens_per_s"] == pytest.approx(sc.global_batch * sc.seq_len / r.time_total, rel=1e-12)
     # pressures are shares of the achievable rates (model/formulas/pressure.py): compute = hardware FLOPs / (time x GPUs
-    # x peak x compute efficiency) = MFU x HFU/MFU / efficiency, bandwidth = the busiest link's share of its
-    # achievable bandwidth, memory = bytes / capacity
+    # x achievable FLOP/s) = MFU x HFU/MFU / (achievable share of peak: the kernel curves' best GEMM share x
+    # efficiency / 0.5, or the efficiency), bandwidth = the busiest link's share of its achievable bandwidth,
+    # memory = bytes / capacity
     c, b, m = r.pressure.as_tuple()
     assert 0 <= c <= 1 + 1e-9 and 0 <= b <= 1
+    peak = sc.hardware.peak(sc.precision)
+    share = achievable_compute(sc.hardware, peak, sc.efficiency.compute) / peak
     assert c == pytest.approx(min(1.0, r.train["mfu_format_peak"] * r.train["hardware_flops"] / r.train["model_flops"]
-                                  / sc.efficiency.compute), rel=1e-9)
+                                  / share), rel=1e-9)
     hw, eff = sc.hardware, sc.efficiency
     loads = [r.bytes_by_link[k] / (r.time_total * bw) for k, bw in
              (("hbm", hw.hbm_bw * eff.hbm), ("scale-up", hw.scaleup_bw * eff.network),

@@ -309,9 +309,10 @@ def test_variants_and_binding_labels(outcomes):
     base = outcomes.variants()[0]
     assert texts[0] == (f"{fmt_seconds(base.time_total)} ✗ {base.memory_total / 1e9:.0f} GB > "
                         f"{base.capacity / 1e9:.0f}")   # baseline does not fit: memory binds
-    # selective recompute fits at 66 GB (memory pressure 0.83 binds); FlashAttention's 64 GB leaves compute binding
+    # selective recompute fits at 66 GB (memory pressure 0.83 binds); so does FlashAttention at 64 GB (0.79): its
+    # compute pressure is 0.73 of the rate the H100's best GEMMs reach (pressure.achievable_compute)
     shown = [v.name for v in outcomes.variants() if v.results is not None]
-    assert labels["+ FlashAttention"] == "compute" and texts[shown.index("+ FlashAttention")].endswith("· Compute")
+    assert labels["+ FlashAttention"] == "memory" and texts[shown.index("+ FlashAttention")].endswith("· Memory")
     assert "+ KV quantisation (no KV cache in a training step)" in outcomes.na_label.text()
 
 
@@ -331,9 +332,10 @@ def test_drawn_values_are_the_models(outcomes):
         assert drawn["idle"] == pytest.approx(v.time_by_stage.get("pipeline_bubble", 0.0), rel=1e-9)
         assert drawn["compute"] == pytest.approx(v.time_by_stage["compute"], rel=1e-9)
     outlined = outcomes.outlined()
-    assert "baseline" not in outlined                     # memory binds it: no time part is outlined
-    start, width = outlined["+ FlashAttention"]            # compute binds: the compute part, from 0
-    assert start == 0.0 and width == pytest.approx(rows["+ FlashAttention"].time_by_stage["compute"])
+    assert "baseline" not in outlined and "+ FlashAttention" not in outlined  # memory binds: no time part outlined
+    for name, (start, width) in outlined.items():          # compute binds: the compute part, from 0
+        assert rows[name].binding == "compute"
+        assert start == 0.0 and width == pytest.approx(rows[name].time_by_stage["compute"])
     with pytest.raises(ValueError):
         outcomes.part_values("+ KV quantisation")          # not drawn
 
