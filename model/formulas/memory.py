@@ -19,7 +19,8 @@ def model_state_bytes(params, dp, zero, weight_bytes=2.0, grad_bytes=2.0, optimi
     ZeRO (Rajbhandari et al. 2020, §5, Table 1), with K = `optimizer_bytes` (12 for mixed-precision
     Adam: fp32 master, momentum, variance):
       stage 0: 2Ψ + 2Ψ + KΨ;  stage 1 (P_os): optimizer / Nd;  stage 2 (P_os+g): + gradients / Nd;
-      stage 3 (P_os+g+p): + weights / Nd.  Nd is the data-parallel degree, not the GPU count.
+      stage 3 (P_os+g+p): + weights / Nd.  Nd is the sharding degree, not the GPU count: DP x CP, since CP ranks
+      hold the same weights (reference "torchtitan-fsdp-cp"; train_memory passes it).
     """
     params = xp.asarray(params, dtype=float)
     dp = xp.asarray(dp, dtype=float)
@@ -238,6 +239,32 @@ def zero3_gather_buffer_bytes(layer_params, zero, weight_bytes=2.0, dp=2, layers
     return xp.where(on, live * per_layer * weight_bytes, 0.0)
 
 
+# FSDP2 accumulates the unsharded gradients of micro-batches whose reduce-scatter it skips in its reduce dtype
+# (PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_param.py `to_accumulated_grad_if_needed`:
+# `unsharded_grad.to(self.reduce_dtype)`); torchtitan's default `mixed_precision_reduce` is float32 (reference
+# "torchtitan-fsdp-pp").
+FSDP_REDUCE_BYTES = 4.0
+
+
+def zero3_pipeline_resident_bytes(stage_params, zero, pp, dp, micro_batches, weight_bytes=2.0,
+                                  reduce_bytes=FSDP_REDUCE_BYTES):
+    """(weights, gradients) bytes ZeRO-3 / FSDP keeps unsharded on a pipeline stage for the whole step, beyond its
+    shards: the weights gathered whole (stage_params x weight_bytes, less the 1/DP shard already counted) and the
+    accumulated gradients. Under pipeline parallelism torchtitan does not reshard after the forward ("For PP, by default do not
+    reshard after forward to avoid per-microbatch all-gathers": `reshard_after_forward = not pp_enabled`), so the
+    stage's gathered weights stay (stage_params x weight_bytes); PyTorch's pipeline schedules skip the gradient
+    reduce-scatter on every backward but the last (`set_requires_gradient_sync(last_backward)`: "accumulate
+    gradients on previous steps and reduce them on the last step"), so the stage's unsharded gradients accumulate
+    in FSDP's reduce dtype (stage_params x reduce_bytes) when there is more than one micro-batch (reference
+    "torchtitan-fsdp-pp"). Zero below stage 3, at p = 1 and at DP = 1 (nothing sharded)."""
+    dp = xp.asarray(dp, dtype=float)
+    on = (xp.asarray(zero) >= 3) & (xp.asarray(pp, dtype=float) > 1.0) & (dp > 1.0)
+    psi = xp.asarray(stage_params, dtype=float)
+    grads_on = on & (xp.asarray(micro_batches, dtype=float) > 1.0)
+    gathered = psi * weight_bytes * (1.0 - 1.0 / xp.maximum(dp, 1.0))  # the whole stage, less the shard counted
+    return xp.where(on, gathered, 0.0), xp.where(grads_on, psi * reduce_bytes, 0.0)
+
+
 def nccl_buffer_bytes(tp, cp, dp, pp, ep, buffsize=NCCL_BUFFSIZE, channels=NCCL_RING_CHANNELS):
     """Device bytes of NCCL's channel buffers per GPU, one communicator per parallel group of more than one rank:
     ring collectives (TP, CP, DP and, with EP > 1, the expert-data-parallel group) channels x 2 connections x
@@ -286,7 +313,9 @@ def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, reco
     first_total = stored_peak + working
     last_total = stored_last + xp.maximum(logits, working)
     last_wins = (xp.asarray(pp, dtype=float) <= 1) | (last_total > first_total)
-    gather = zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, dp, layers)
+    # under pipeline parallelism the stage's weights stay gathered (zero3_pipeline_resident_bytes): no per-layer buffer
+    gather = xp.where(xp.asarray(pp, dtype=float) > 1.0, 0.0,
+                      zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, dp, layers))
     return PeakExtras(activations=xp.where(last_wins, stored_last, stored_peak),
                       transient=xp.where(last_wins, xp.maximum(logits, working), working) + gather,
                       network_buffers=nccl_buffer_bytes(tp, cp, dp, pp, ep), first_stage_transient=working + gather,
