@@ -19,7 +19,8 @@ def model_state_bytes(params, dp, zero, weight_bytes=2.0, grad_bytes=2.0, optimi
     ZeRO (Rajbhandari et al. 2020, §5, Table 1), with K = `optimizer_bytes` (12 for mixed-precision
     Adam: fp32 master, momentum, variance):
       stage 0: 2Ψ + 2Ψ + KΨ;  stage 1 (P_os): optimizer / Nd;  stage 2 (P_os+g): + gradients / Nd;
-      stage 3 (P_os+g+p): + weights / Nd.  Nd is the data-parallel degree, not the GPU count.
+      stage 3 (P_os+g+p): + weights / Nd.  Nd is the sharding degree, not the GPU count: DP x CP, since CP ranks
+      hold the same weights (reference "torchtitan-fsdp-cp"; train_memory passes it).
     """
     params = xp.asarray(params, dtype=float)
     dp = xp.asarray(dp, dtype=float)
@@ -184,11 +185,17 @@ def stored_layer_loads(layers, pp, micro_batches, virtual_stages=1, first=0, las
 
 
 # --- the rest of the peak: transient buffers and reserves (one GPU of the peak stage) ------------------------
-# The loss's peak holds, per logit of the micro-batch (b x s x V/t, the output layer is vocabulary-parallel): the
-# 16-bit logits the head's GEMM writes (2 B), their fp32 upcast (4 B) and the fp32 log-softmax kept for the
-# backward (4 B): torchtitan's `cross_entropy(pred.float(), labels)`; Wijmans et al. 2024 (reference "cce"):
-# the logit matrix dominates the training memory of large-vocabulary models. Derived (D), not measured here.
-LOSS_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0
+# The loss's peak holds, per logit of the micro-batch (b x s x V/t, the output layer is vocabulary-parallel), the
+# larger of its forward and its backward (torchtitan's `cross_entropy(pred.flatten(0, 1).float(), labels)`, with
+# `del pred` "to avoid peaking memory" before the backward; reference "torchtitan-fsdp-pp" for the loop):
+#   forward: the 16-bit logits the head's GEMM writes (2 B), their fp32 upcast (4 B), the fp32 log-softmax (4 B): 10;
+#   backward: log-softmax saves its result (PyTorch derivatives.yaml: `_log_softmax_backward_data(grad, result,
+#   ...)`, 4 B), nll_loss's backward hands it a dense fp32 gradient of the logits' shape (4 B) and it writes its own
+#   fp32 output (4 B): 12, the peak. Wijmans et al. 2024 (reference "cce"): the logit matrix dominates the training
+#   memory of large-vocabulary models. Derived (D) from the ops, not measured here.
+LOSS_FORWARD_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0
+LOSS_BACKWARD_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
+LOSS_BYTES_PER_LOGIT = max(LOSS_FORWARD_BYTES_PER_LOGIT, LOSS_BACKWARD_BYTES_PER_LOGIT)
 # NCCL: each connection of each channel holds one Simple-protocol buffer of NCCL_BUFFSIZE, 4 MiB by default
 # (reference "nccl-buffsize": NCCL src/init.cc `DEFAULT_BUFFSIZE (1 << 22)`); the ring search builds at most MAXCHANNELS / 2 = 16 channels
 # (src/include/devcomm.h `MAXCHANNELS 32`; init.cc `ringGraph.maxChannels = MAXCHANNELS/2`), each ring
@@ -209,8 +216,8 @@ ALLOCATOR_RESERVE_FRACTION = 0.05
 
 def logits_buffer_bytes(micro_batch, seq_len, vocab, tp=1, bytes_per_logit=LOSS_BYTES_PER_LOGIT):
     """Bytes the output layer and the loss hold at their peak on the last stage: b·s·(V/t)·bytes_per_logit
-    (LOSS_BYTES_PER_LOGIT = 10: 16-bit logits, their fp32 copy and the fp32 log-softmax). At b = 1, s = 8192,
-    V = 128256, t = 1: 10.5 GB; the fp32 logits alone are 4.2 GB."""
+    (LOSS_BYTES_PER_LOGIT = 12: in the loss's backward the saved fp32 log-softmax, the fp32 gradient nll_loss hands
+    it and the one it writes). At b = 1, s = 8192, V = 128256, t = 1: 12.6 GB; the fp32 logits alone are 4.2 GB."""
     return (xp.asarray(micro_batch, dtype=float) * xp.asarray(seq_len, dtype=float) * float(vocab)
             / xp.asarray(tp, dtype=float) * bytes_per_logit)
 
@@ -236,6 +243,32 @@ def zero3_gather_buffer_bytes(layer_params, zero, weight_bytes=2.0, dp=2, layers
     live = xp.minimum(2.0, xp.asarray(layers, dtype=float))
     on = (xp.asarray(zero) >= 3) & (xp.asarray(dp, dtype=float) > 1.0)
     return xp.where(on, live * per_layer * weight_bytes, 0.0)
+
+
+# FSDP2 accumulates the unsharded gradients of micro-batches whose reduce-scatter it skips in its reduce dtype
+# (PyTorch torch/distributed/fsdp/_fully_shard/_fsdp_param.py `to_accumulated_grad_if_needed`:
+# `unsharded_grad.to(self.reduce_dtype)`); torchtitan's default `mixed_precision_reduce` is float32 (reference
+# "torchtitan-fsdp-pp").
+FSDP_REDUCE_BYTES = 4.0
+
+
+def zero3_pipeline_resident_bytes(stage_params, zero, pp, dp, micro_batches, weight_bytes=2.0,
+                                  reduce_bytes=FSDP_REDUCE_BYTES):
+    """(weights, gradients) bytes ZeRO-3 / FSDP keeps unsharded on a pipeline stage for the whole step, beyond its
+    shards: the weights gathered whole (stage_params x weight_bytes, less the 1/DP shard already counted) and the
+    accumulated gradients. Under pipeline parallelism torchtitan does not reshard after the forward ("For PP, by default do not
+    reshard after forward to avoid per-microbatch all-gathers": `reshard_after_forward = not pp_enabled`), so the
+    stage's gathered weights stay (stage_params x weight_bytes); PyTorch's pipeline schedules skip the gradient
+    reduce-scatter on every backward but the last (`set_requires_gradient_sync(last_backward)`: "accumulate
+    gradients on previous steps and reduce them on the last step"), so the stage's unsharded gradients accumulate
+    in FSDP's reduce dtype (stage_params x reduce_bytes) when there is more than one micro-batch (reference
+    "torchtitan-fsdp-pp"). Zero below stage 3, at p = 1 and at DP = 1 (nothing sharded)."""
+    dp = xp.asarray(dp, dtype=float)
+    on = (xp.asarray(zero) >= 3) & (xp.asarray(pp, dtype=float) > 1.0) & (dp > 1.0)
+    psi = xp.asarray(stage_params, dtype=float)
+    grads_on = on & (xp.asarray(micro_batches, dtype=float) > 1.0)
+    gathered = psi * weight_bytes * (1.0 - 1.0 / xp.maximum(dp, 1.0))  # the whole stage, less the shard counted
+    return xp.where(on, gathered, 0.0), xp.where(grads_on, psi * reduce_bytes, 0.0)
 
 
 def nccl_buffer_bytes(tp, cp, dp, pp, ep, buffsize=NCCL_BUFFSIZE, channels=NCCL_RING_CHANNELS):
@@ -286,7 +319,9 @@ def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, reco
     first_total = stored_peak + working
     last_total = stored_last + xp.maximum(logits, working)
     last_wins = (xp.asarray(pp, dtype=float) <= 1) | (last_total > first_total)
-    gather = zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, dp, layers)
+    # under pipeline parallelism the stage's weights stay gathered (zero3_pipeline_resident_bytes): no per-layer buffer
+    gather = xp.where(xp.asarray(pp, dtype=float) > 1.0, 0.0,
+                      zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, dp, layers))
     return PeakExtras(activations=xp.where(last_wins, stored_last, stored_peak),
                       transient=xp.where(last_wins, xp.maximum(logits, working), working) + gather,
                       network_buffers=nccl_buffer_bytes(tp, cp, dp, pp, ep), first_stage_transient=working + gather,
@@ -296,7 +331,7 @@ def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, reco
 # What each memory part beyond the model states holds, and its source: the breakdown's hover text.
 MEMORY_PART_NOTES = {
     "activations": "stored activations of the micro-batches in flight, plus at the peak the logits and loss "
-                   "(b·s·V/t x 10 B, last stage) or the layer being recomputed, and ZeRO-3 gathers "
+                   "(b·s·V/t x 12 B, last stage) or the layer being recomputed, and ZeRO-3 gathers "
                    "(korthikanti2022, cce, pytorch-fsdp2-prefetch)",
     "network_buffers": "NCCL channel buffers: 16 channels x 2 connections x NCCL_BUFFSIZE 4 MiB per ring group, "
                        "4 MiB per pipeline / all-to-all peer (nccl-buffsize)",

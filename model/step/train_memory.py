@@ -1,7 +1,7 @@
 """Memory of one GPU of the training step's peak pipeline stage, before offload moves any of it off the GPU.
 
-Model states: the stage's dense and expert parameters (`stage_params`), ZeRO-sharded over DP (experts over
-DP / EP) with memory.model_state_bytes (ZeRO §5). Activations: stored bytes per layer by the recompute mode
+Model states: the stage's dense and expert parameters (`stage_params`), ZeRO-sharded over DP x CP (experts over
+DP x CP / EP) with memory.model_state_bytes (ZeRO §5); ZeRO-3 under PP adds memory.zero3_pipeline_resident_bytes. Activations: stored bytes per layer by the recompute mode
 and the activation recipe (Korthikanti et al. 2022 §4; DeepSeek-V3's recipe; torchtitan's op-level selective
 checkpointing; Transformer Engine's FP8 copies), times the layer loads the 1F1B schedule keeps on the stage,
 plus the transient buffers, NCCL buffers and runtime of memory.peak_memory_extras.
@@ -21,6 +21,7 @@ from trinity_desktop.model.formulas.memory import (
     peak_memory_extras,
     stored_layer_loads,
     te_fp8_activation_bytes_per_layer,
+    zero3_pipeline_resident_bytes,
 )
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.step.layout import TrainInputs
@@ -80,13 +81,18 @@ def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero
     frozen_dense = frozen_weight_bytes(arch, xp.where(lora_on, psi_dense, 0.0), weight_bytes, x.qlora)
     frozen_expert = frozen_weight_bytes(arch, xp.where(lora_on, psi_expert, 0.0), weight_bytes, x.qlora)
     z3 = xp.asarray(zero) == 3
-    frozen_bytes = frozen_dense / xp.where(z3, dp, 1.0) + frozen_expert / xp.where(z3, dp / ep, 1.0)
+    frozen_bytes = frozen_dense / xp.where(z3, dp * cp, 1.0) + frozen_expert / xp.where(z3, dp * cp / ep, 1.0)  # as below
     adapters, stage_share = adapter_params(arch, x.lora_rank, x.lora_targets), layers_per_stage(L, pp) / L
     psi_dense = xp.where(lora_on, adapters.dense * stage_share / tp, psi_dense)
     psi_expert = xp.where(lora_on, adapters.expert * stage_share / (tp * ep), psi_expert)
     k_bytes = xp.asarray(x.master_bytes, dtype=float) + x.opt_state_bytes
-    w_d, g_d, o_d = model_state_bytes(psi_dense, dp, zero, weight_bytes, grad_bytes, k_bytes)
-    w_e, g_e, o_e = model_state_bytes(psi_expert, dp / ep, zero, weight_bytes, grad_bytes, k_bytes)
+    # ZeRO shards over DP x CP: CP ranks hold the same weights and reduce gradients together (torchtitan's FSDP mesh
+    # dp_shard_cp; Megatron's distributed optimizer over the data-parallel group with context parallel)
+    shard = dp * cp
+    w_d, g_d, o_d = model_state_bytes(psi_dense, shard, zero, weight_bytes, grad_bytes, k_bytes)
+    w_e, g_e, o_e = model_state_bytes(psi_expert, shard / ep, zero, weight_bytes, grad_bytes, k_bytes)
+    # ZeRO-3 under pipeline parallelism keeps the stage's weights gathered and its gradients accumulated unsharded
+    w_pp, g_pp = zero3_pipeline_resident_bytes(psi_dense + psi_expert, zero, pp, shard, m, weight_bytes)
     n_moe = arch.moe_layers
     moe_ffn = (arch.moe_ffn_hidden or arch.ffn_hidden) * (arch.experts_per_token + arch.shared_experts)
     ffn_avg = ((L - n_moe) * arch.ffn_hidden + n_moe * moe_ffn) / L
@@ -115,12 +121,12 @@ def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero
         s_local, micro_batch, h, a, tp, sp, 0, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
         ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
     extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
-                                micro_batch=micro_batch, seq_len=s_local, vocab=arch.vocab, tp=tp, cp=cp, dp=dp,
+                                micro_batch=micro_batch, seq_len=s_local, vocab=arch.vocab, tp=tp, cp=cp, dp=shard,
                                 ep=ep, zero=zero,
                                 layer_params=(psi_dense + psi_expert + (frozen_dense + frozen_expert) / weight_bytes) / lps,
                                 weight_bytes=weight_bytes, layers=lps, keep=act_keep)
     return StageMemory(psi_dense=psi_dense, psi_expert=psi_expert, k_bytes=k_bytes, act_layer_bytes=per_layer_act,
                        extras=extras, activations=extras.activations / act_keep,  # before activation offload
-                       weights=w_d + w_e + frozen_bytes, gradients=g_d + g_e, optimizer=o_d + o_e,
+                       weights=w_d + w_e + w_pp + frozen_bytes, gradients=g_d + g_e + g_pp, optimizer=o_d + o_e,
                        frozen_params=frozen_params, frozen_dense_bytes=frozen_dense,
                        frozen_expert_bytes=frozen_expert)

@@ -359,7 +359,10 @@ def test_zero3_adds_all_gather_time(default_variants):
     assert sum(s.duration_s for s in gathers) > sum(s.duration_s for s in base_gathers) > 0
     # two gathers per micro-batch (ZeRO §7: 1.5x the baseline's traffic, here as 2m parameter gathers)
     assert len([s for s in gathers if "prefetched" in s.name]) == 2 * int(z3.results.train["micro_batches"])
-    assert z3.memory["weights"] < b.memory["weights"]
+    if z3.scenario.pp == 1:
+        assert z3.memory["weights"] < b.memory["weights"]
+    else:  # under PP the stage's weights stay gathered (memory.zero3_pipeline_resident_bytes)
+        assert z3.memory["weights"] == pytest.approx(b.memory["weights"], rel=1e-12)
 
 
 def test_gradient_compression_lowers_communication_time():
