@@ -295,12 +295,16 @@ def test_long_context_moves_decode_toward_the_memory_corner(decode_128k):
 
 
 def test_training_leans_on_the_scale_out_network_when_experts_talk():
-    """Dense pretraining is compute-bound at ~38% MFU. MoE pretraining's expert all-to-all (EP8 over four nodes)
-    puts more bytes on the scale-out network and raises the bandwidth pressure, but with each GPU dispatching only
-    its tokens / TP under sequence parallelism, top-2 copies (issue #22: the all-to-all was overstated before),
-    compute still binds."""
+    """Dense pretraining is compute-bound. MoE pretraining's expert all-to-all (EP8 over four nodes) puts more bytes
+    on the scale-out network, at several times the dense step's rate, but with each GPU dispatching only its
+    tokens / TP under sequence parallelism, top-2 copies (the all-to-all was overstated before), compute still
+    binds. (The busiest link, which the bandwidth pressure reads, is the dense step's TP traffic over NVLink, so
+    the two pressures compare different links.)"""
     rows = {r.key: r for r in evaluate_library(H100)}
     dense, moe = rows["dense-pretrain"].results, rows["moe-pretrain"].results
     assert dense.bottleneck == "compute" and moe.bottleneck == "compute"
     assert moe.bytes_by_link["scale-out"] > 2 * dense.bytes_by_link["scale-out"]
-    assert moe.pressure.bandwidth > dense.pressure.bandwidth
+    def scale_out_rate(r):
+        return r.bytes_by_link["scale-out"] / r.time_total
+
+    assert scale_out_rate(moe) > 3 * scale_out_rate(dense)
