@@ -151,9 +151,23 @@ def cut_tabs(bars) -> list[str]:
                 out.append(f"tab {text!r} is shortened")
             elif rect.width() + 1 < bar.tabSizeHint(i).width():
                 out.append(f"tab {text!r} needs {bar.tabSizeHint(i).width()} px, has {rect.width()}")
-            elif rect.intersects(shown) and not shown.contains(rect):
+            elif rect.intersects(shown) and not shown.contains(rect) and _inked(bar, rect.intersected(shown)):
                 out.append(f"tab {text!r} is shown in part (the bar scrolls)")
     return out
+
+
+def _inked(bar, rect) -> bool:
+    """True when the part `rect` of the bar shows text: more than 0.5% of its pixels read at 3:1 or more
+    against the part's median colour (an undrawn tab shows the bar's bare background)."""
+    import numpy as np
+
+    from trinity_desktop.audit_contrast import _luminance, _pixels, _ratio
+
+    pixels = _pixels(bar.grab(rect).toImage()).reshape(-1, 3)
+    if not len(pixels):
+        return False
+    lum = _luminance(pixels)
+    return float(np.mean(_ratio(lum, float(np.median(lum))) >= 3.0)) > 0.005
 
 
 def cut_form_values(root) -> list[str]:
@@ -211,3 +225,36 @@ def _name(widget) -> str:
             name = parent.accessibleName() or parent.toolTip()
         parent = parent.parentWidget()
     return plain(name)[:40] or type(widget).__name__
+
+
+CELL_PAD_PX = 6   # a cell's text margins, both sides together
+
+
+def cut_table_cells(root) -> list[str]:
+    """Tables under `root` a person cannot read whole: one whose columns run past its width (it scrolls
+    sideways), and cells whose text (a wrapped cell: its longest word) is wider than the column."""
+    from PySide6 import QtCore, QtGui, QtWidgets
+
+    out = []
+    for view in root.findChildren(QtWidgets.QTableView):
+        if not view.isVisible() or view.model() is None:
+            continue
+        name = _name(view)
+        if view.horizontalScrollBar().maximum() > 0:
+            out.append(f"table {name}: its columns run past its width (it scrolls sideways)")
+        model = view.model()
+        for col in range(model.columnCount()):
+            if view.isColumnHidden(col):
+                continue
+            room = view.columnWidth(col) - CELL_PAD_PX
+            for row in range(model.rowCount()):
+                index = model.index(row, col)
+                text = str(model.data(index) or "")
+                font = model.data(index, QtCore.Qt.ItemDataRole.FontRole)
+                metrics = QtGui.QFontMetrics(font if isinstance(font, QtGui.QFont) else view.font())
+                parts = text.split() if view.wordWrap() else text.splitlines()
+                widest = max(parts, key=metrics.horizontalAdvance, default="")
+                if metrics.horizontalAdvance(widest) > room:
+                    out.append(f"table {name}: {widest[:40]!r} is wider than its column ({room} px)")
+                    break
+    return out
