@@ -84,7 +84,7 @@ def view_contrast(view) -> list[TextContrast]:
     h, w = shown.shape[:2]
     out = []
     for t in texts:
-        box = view.mapFromScene(t.polygon).boundingRect()
+        box = t.polygon.boundingRect().toAlignedRect()
         x0, y0 = max(box.left(), 0), max(box.top(), 0)
         x1, y1 = min(box.right() + 1, w), min(box.bottom() + 1, h)
         if x1 - x0 < 2 or y1 - y0 < 2:

@@ -3,7 +3,8 @@
 From the window's current layout, `edit_sequence` applies a model that does not fit, a switch to decode and
 every hardware preset, then undoes them all. After each edit no visible chart dock may have lost more than
 `MAX_LOSS` of its width or height (a long message wraps inside its panel instead of widening its dock and
-crushing its neighbour), and after the undo every dock is back within `UNDO_TOLERANCE` of where it started.
+crushing its neighbour), and after the undo the layout is exactly where it started: every dock's geometry (the
+Scenario form's too) and every splitter's sizes (`layout_geometry`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 MAX_LOSS = 0.30
-UNDO_TOLERANCE = 0.05
 
 
 @dataclass
@@ -25,6 +25,19 @@ def chart_dock_sizes(window) -> dict[str, tuple[int, int]]:
     """The size of every chart dock a person sees now (shown and in front of its tab group)."""
     return {name: (dock.width(), dock.height()) for name, dock in window.docks.items()
             if name not in window.EDITING_DOCKS and dock.isVisible() and not dock.visibleRegion().isEmpty()}
+
+
+def layout_geometry(window) -> dict[str, tuple[int, ...]]:
+    """Where everything a person arranged sits now: each shown dock's (x, y, width, height) and each shown
+    splitter's sizes."""
+    from PySide6 import QtWidgets
+
+    out = {f"dock {name}": dock.geometry().getRect() for name, dock in window.docks.items() if dock.isVisible()}
+    for i, splitter in enumerate(window.findChildren(QtWidgets.QSplitter)):
+        if splitter.isVisible():
+            out[f"splitter {i} ({splitter.objectName() or type(splitter.parentWidget()).__name__})"] = \
+                tuple(splitter.sizes())
+    return out
 
 
 def not_fitting_model(window):
@@ -53,14 +66,14 @@ def _edits(window) -> list[tuple[str, Callable[[], object]]]:
     return steps
 
 
-def _compare(before: dict, after: dict, limit: float, when: str, lost_only: bool) -> list[str]:
+def _lost(before: dict, after: dict, limit: float, when: str) -> list[str]:
     problems = []
     for name, (w0, h0) in before.items():
         if name not in after:
             problems.append(f"{when}: {name} is no longer shown")
             continue
         for axis, old, new in (("width", w0, after[name][0]), ("height", h0, after[name][1])):
-            change = (old - new) / old if lost_only else abs(new - old) / old
+            change = (old - new) / old
             if old > 0 and change > limit:
                 problems.append(f"{when}: {name} {axis} {old} -> {new} px")
     return problems
@@ -69,15 +82,17 @@ def _compare(before: dict, after: dict, limit: float, when: str, lost_only: bool
 def edit_sequence(window, settle: Callable[[], None]) -> EditReport:
     """Apply the edits one by one, then undo them all; report every dock that lost or kept a changed size."""
     report = EditReport()
-    start_sizes = chart_dock_sizes(window)
+    start_sizes, start_layout = chart_dock_sizes(window), layout_geometry(window)
     start_index = window.store.undo_stack.index()
     for step, apply in _edits(window):
         apply()
         settle()
         report.steps.append(step)
-        report.problems += _compare(start_sizes, chart_dock_sizes(window), MAX_LOSS, f"after {step}", True)
+        report.problems += _lost(start_sizes, chart_dock_sizes(window), MAX_LOSS, f"after {step}")
     window.store.undo_stack.setIndex(start_index)
     settle()
     report.steps.append("undo")
-    report.problems += _compare(start_sizes, chart_dock_sizes(window), UNDO_TOLERANCE, "after undo", False)
+    after = layout_geometry(window)
+    report.problems += [f"after undo: {name} {where} -> {after.get(name, 'not shown')}"
+                        for name, where in start_layout.items() if after.get(name) != where]
     return report

@@ -1,10 +1,12 @@
 """Panels on slides: every slide of a deck, as presented, gives each of its panels at least the panel's
-declared minimum size (`docks.DockSpec.min_size`) and shows no colliding, clipped or shortened plot text."""
+declared minimum size (`docks.DockSpec.min_size`) and shows no colliding, clipped, shortened or faint plot text
+(under `audit_contrast.FLOOR_RATIO` against the pixels behind it, in the theme shown)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from trinity_desktop.audit_contrast import faint, view_contrast
 from trinity_desktop.audit_text import scene_report
 
 
@@ -14,7 +16,7 @@ class SlideReport:
     index: int            # 0-based
     title: str
     crushed: list[str] = field(default_factory=list)   # "flow 612 x 20 px < 360 x 220"
-    texts: list[str] = field(default_factory=list)     # overlapping, clipped or shortened plot texts
+    texts: list[str] = field(default_factory=list)     # overlapping, clipped, shortened or faint plot texts
 
     @property
     def ok(self) -> bool:
@@ -41,7 +43,7 @@ def crushed_panels(window) -> list[str]:
 
 
 def slide_texts(window) -> list[str]:
-    """Overlapping, clipped or shortened plot texts of the visible chart panels."""
+    """Overlapping, clipped, shortened or faint plot texts of the visible chart panels."""
     import pyqtgraph as pg
 
     out = []
@@ -55,6 +57,7 @@ def slide_texts(window) -> list[str]:
             out += [f"{name}: {a!r} overlaps {b!r}" for a, b in overlaps]
             out += [f"{name}: {t!r} is clipped" for t in clipped]
             out += [f"{name}: {t!r} is shortened" for t in shortened]
+            out += [f"{name}: faint {m.describe()}" for m in faint(view_contrast(view))]
     return out
 
 

@@ -4,7 +4,9 @@ Plot texts are every visible, non-empty QGraphicsTextItem of a view (on-plot lab
 axis labels) and every axis's tick labels (drawn by the axis itself, `AxisItem.generateDrawSpecs`). Two texts
 *overlap* when their glyph boxes (the text without the document margin, rotated as drawn) share more than
 `TOLERANCE_PX` in both directions; a text is *clipped* when it reaches outside the area that shows it (its
-ViewBox, which clips its children, or the visible part of its view).
+ViewBox, which clips its children, or the visible part of its view). Boxes are in the view's viewport pixels,
+mapped by each item's device transform: a legend ignores the view's scale (a slide scales its views), so its
+scene box is not where it is drawn.
 
 Shortening is not fitting: a text that holds "…" or ends in "...", a tab narrower than its title, a label
 narrower than its one-line text and a form value wider than its box all count as *cut*.
@@ -23,8 +25,8 @@ _ENTITIES = {"&nbsp;": " ", "&amp;": "&", "&lt;": "<", "&gt;": ">", "&#8230;": "
 @dataclass(frozen=True)
 class SceneText:
     label: str        # the text as shown (one line, at most 60 characters)
-    polygon: object   # its glyph box in scene pixels (QPolygonF)
-    clip: object      # the scene rect that shows it (QRectF)
+    polygon: object   # its glyph box in viewport pixels (QPolygonF)
+    clip: object      # the viewport rect that shows it (QRectF)
     item: object      # the QGraphicsTextItem, or the AxisItem for a tick label
 
 
@@ -45,10 +47,11 @@ def is_shortened(text: str) -> bool:
 def scene_texts(view) -> list[SceneText]:
     """Every visible text of one GraphicsView, tick labels included."""
     import pyqtgraph as pg
-    from PySide6 import QtWidgets
+    from PySide6 import QtCore, QtWidgets
 
     scene = view.scene()
-    visible = view.mapToScene(view.viewport().rect()).boundingRect()
+    to_view = view.viewportTransform()
+    visible = QtCore.QRectF(view.viewport().rect())
     out = []
     for item in scene.items():
         if not isinstance(item, QtWidgets.QGraphicsTextItem) or not item.isVisible():
@@ -62,14 +65,14 @@ def scene_texts(view) -> list[SceneText]:
         parent = item.parentItem()
         while parent is not None:
             if isinstance(parent, pg.ViewBox):
-                clip = clip.intersected(parent.sceneBoundingRect())
+                clip = clip.intersected(parent.deviceTransform(to_view).mapRect(parent.boundingRect()))
                 break
             parent = parent.parentItem()
-        out.append(SceneText(text.replace("\n", " / ")[:60], item.mapToScene(rect), clip, item))
-    return out + tick_texts(scene, visible)
+        out.append(SceneText(text.replace("\n", " / ")[:60], item.deviceTransform(to_view).map(rect), clip, item))
+    return out + tick_texts(scene, visible, to_view)
 
 
-def tick_texts(scene, visible) -> list[SceneText]:
+def tick_texts(scene, visible, to_view) -> list[SceneText]:
     """The tick labels every visible axis draws."""
     import pyqtgraph as pg
     from PySide6 import QtGui
@@ -86,7 +89,8 @@ def tick_texts(scene, visible) -> list[SceneText]:
                 continue
             for rect, _flags, text in specs[2]:
                 if text.strip():
-                    out.append(SceneText(f"tick {text.strip()[:40]}", item.mapToScene(rect), visible, item))
+                    out.append(SceneText(f"tick {text.strip()[:40]}", item.deviceTransform(to_view).map(rect), visible,
+                                         item))
     finally:
         painter.end()
     return out
@@ -151,9 +155,23 @@ def cut_tabs(bars) -> list[str]:
                 out.append(f"tab {text!r} is shortened")
             elif rect.width() + 1 < bar.tabSizeHint(i).width():
                 out.append(f"tab {text!r} needs {bar.tabSizeHint(i).width()} px, has {rect.width()}")
-            elif rect.intersects(shown) and not shown.contains(rect):
+            elif rect.intersects(shown) and not shown.contains(rect) and _inked(bar, rect.intersected(shown)):
                 out.append(f"tab {text!r} is shown in part (the bar scrolls)")
     return out
+
+
+def _inked(bar, rect) -> bool:
+    """True when the part `rect` of the bar shows text: more than 0.5% of its pixels read at 3:1 or more
+    against the part's median colour (an undrawn tab shows the bar's bare background)."""
+    import numpy as np
+
+    from trinity_desktop.audit_contrast import _luminance, _pixels, _ratio
+
+    pixels = _pixels(bar.grab(rect).toImage()).reshape(-1, 3)
+    if not len(pixels):
+        return False
+    lum = _luminance(pixels)
+    return float(np.mean(_ratio(lum, float(np.median(lum))) >= 3.0)) > 0.005
 
 
 def cut_form_values(root) -> list[str]:
@@ -211,3 +229,36 @@ def _name(widget) -> str:
             name = parent.accessibleName() or parent.toolTip()
         parent = parent.parentWidget()
     return plain(name)[:40] or type(widget).__name__
+
+
+CELL_PAD_PX = 6   # a cell's text margins, both sides together
+
+
+def cut_table_cells(root) -> list[str]:
+    """Tables under `root` a person cannot read whole: one whose columns run past its width (it scrolls
+    sideways), and cells whose text (a wrapped cell: its longest word) is wider than the column."""
+    from PySide6 import QtCore, QtGui, QtWidgets
+
+    out = []
+    for view in root.findChildren(QtWidgets.QTableView):
+        if not view.isVisible() or view.model() is None:
+            continue
+        name = _name(view)
+        if view.horizontalScrollBar().maximum() > 0:
+            out.append(f"table {name}: its columns run past its width (it scrolls sideways)")
+        model = view.model()
+        for col in range(model.columnCount()):
+            if view.isColumnHidden(col):
+                continue
+            room = view.columnWidth(col) - CELL_PAD_PX
+            for row in range(model.rowCount()):
+                index = model.index(row, col)
+                text = str(model.data(index) or "")
+                font = model.data(index, QtCore.Qt.ItemDataRole.FontRole)
+                metrics = QtGui.QFontMetrics(font if isinstance(font, QtGui.QFont) else view.font())
+                parts = text.split() if view.wordWrap() else text.splitlines()
+                widest = max(parts, key=metrics.horizontalAdvance, default="")
+                if metrics.horizontalAdvance(widest) > room:
+                    out.append(f"table {name}: {widest[:40]!r} is wider than its column ({room} px)")
+                    break
+    return out

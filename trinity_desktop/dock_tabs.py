@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
+from trinity_desktop.ui.whole_tabs import use_whole_tabs
+
 
 class DockScroll(QtWidgets.QScrollArea):
     """A panel in a frameless scroll area: a narrow dock scrolls instead of widening the window. The left
@@ -51,13 +53,10 @@ class DockHolder(QtWidgets.QWidget):
         self._layout.addWidget(panel)
 
 
-TAB_STYLE = "QTabBar::tab { padding: 3px 5px; }"   # narrow tabs: a laptop's tab group shows all its names
-
-
 def whole_tabs(bar: QtWidgets.QTabBar, full_titles: dict[str, str]) -> None:
-    """Tabs with their whole names (scroll buttons when they do not fit) and the full title as tooltip."""
-    if bar.styleSheet() != TAB_STYLE:
-        bar.setStyleSheet(TAB_STYLE)
+    """Tabs with their whole names (scroll buttons when they do not fit; a tab shown in part is not drawn)
+    and the full title as tooltip."""
+    use_whole_tabs(bar)
     if bar.elideMode() != QtCore.Qt.TextElideMode.ElideNone:
         bar.setElideMode(QtCore.Qt.TextElideMode.ElideNone)
     if not bar.usesScrollButtons():

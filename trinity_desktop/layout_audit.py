@@ -21,7 +21,13 @@ import sys
 from dataclasses import dataclass, field
 
 from trinity_desktop.audit_contrast import FLOOR_RATIO, GOAL_RATIO, view_contrast
-from trinity_desktop.audit_text import cut_form_values, cut_tabs, cut_widget_texts, scene_report
+from trinity_desktop.audit_text import (
+    cut_form_values,
+    cut_table_cells,
+    cut_tabs,
+    cut_widget_texts,
+    scene_report,
+)
 from trinity_desktop.layout_plan import FORM_DOCKS, offscreen_platform
 
 THEMES = ("light", "dark", "high-contrast")
@@ -104,6 +110,7 @@ def audit_dock(window, name: str, app, contrast: bool = True) -> DockReport:
     report = DockReport(name, size=(dock.width(), dock.height()))
     if name not in FORM_DOCKS:
         report.scrolls = dock_scrolls(dock, panel)
+        _add(report.cut, cut_table_cells(panel))   # a chart dock's table reads whole (a long list may scroll)
     for _ in _each_tab(panel, app):   # a panel's own tabs (e.g. residency: curve, hierarchy) in turn
         _add(report.cut, cut_widget_texts(panel) + cut_tabs(panel.findChildren(QtWidgets.QTabBar)))
         for view in panel.findChildren(pg.GraphicsView):
@@ -200,8 +207,8 @@ def run(width: int, height: int, theme: str, edits: bool, slides: bool) -> dict:
     if edits:   # first, from the default layout as it opens
         result["edits"] = vars(edit_sequence(window, lambda: settle(app)))
     result["docks"] = [r.as_dict() for r in audit(window)]
-    after = window_problems(window)   # every dock was brought to the front: none may have squeezed the form
-    for section in ("form", "status bar"):
+    after = window_problems(window)   # every dock came to the front: no tab bar shows a cut tab, no form squeezed
+    for section in ("tabs", "form", "status bar"):
         _add(result["window_problems"][section],
              [f"after every dock came to the front: {line}" for line in after[section]])
     if slides:

@@ -13,7 +13,7 @@ from trinity_desktop.ui import theme
 
 COLUMNS = ("Verdict", "Seed", "Claim", "Claimed", "Computed", "Unit")
 VERDICT_TEXT = {"agrees": "✓ agrees", "disagrees": "✗ disagrees", "not-computable": "– not\ncomputable"}
-NARROW_PX = 820   # below this width the seed moves into the claim cell and the seed column hides
+NARROW_PX = 820   # below this width the seed and the unit move into the claim cell and their columns hide
 SEED_TEXT = {"trinity": "Trinity", "synthesis": "Synthesis"}
 FONT_PT = 12
 
@@ -104,13 +104,14 @@ class ClaimsPanel(QtWidgets.QWidget):
 
     def _fit_columns(self) -> None:
         """Fixed columns sized to their text; the unit column a third of the rest, the claim the remainder. A
-        narrow panel moves the seed's name into the claim cell."""
+        narrow panel moves the seed's name and the unit into the claim cell (a word never wider than its cell)."""
         narrow = self.width() < NARROW_PX
         if narrow != self._narrow:
             self._narrow = narrow
             self.table.setColumnHidden(1, narrow)
+            self.table.setColumnHidden(5, narrow)
             for row, c in enumerate(self.claims):
-                self.table.item(row, 2).setText(f"{SEED_TEXT[c.seed]}: {c.text}" if narrow else c.text)
+                self.table.item(row, 2).setText(f"{SEED_TEXT[c.seed]}: {c.text}\nUnit: {c.unit}" if narrow else c.text)
         metrics = QtGui.QFontMetrics(self.table.font())
         pad = 18
         fixed = {0: max(metrics.horizontalAdvance(t) for v in VERDICT_TEXT.values() for t in v.split("\n")),
@@ -119,9 +120,10 @@ class ClaimsPanel(QtWidgets.QWidget):
         for col, width in fixed.items():
             self.table.setColumnWidth(col, width + pad)
         used = sum(w + pad for col, w in fixed.items() if not (narrow and col == 1))
-        rest = max(self.table.width() - self.table.verticalScrollBar().sizeHint().width() - 4 - used, 240)
-        self.table.setColumnWidth(5, int(rest * 0.42))
-        self.table.setColumnWidth(2, rest - int(rest * 0.42))
+        rest = max(self.table.width() - self.table.verticalScrollBar().sizeHint().width() - 4 - used, 120)
+        unit = 0 if narrow else int(rest * 0.42)
+        self.table.setColumnWidth(5, unit)
+        self.table.setColumnWidth(2, rest - unit)
         QtCore.QTimer.singleShot(0, self.table.resizeRowsToContents)
 
     def _selected(self) -> None:

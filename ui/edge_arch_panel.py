@@ -193,8 +193,8 @@ class EdgeArchPanel(QtWidgets.QWidget):
                            "does not.")
         attention = c.by_role("attention").name
         self.caption.setText(
-            f"{device}, {c.weight_dtype} weights, batch-1 decode, roofline time per token (model/formulas/"
-            f"edge_blocks.py). Attention: {attention}; {c.by_role('hybrid').name}: 10 gated short-conv + 6 GQA "
+            f"{device}, {c.weight_dtype} weights, batch-1 decode, roofline time per token of each "
+            f"block's weights, state and KV reads. Attention: {attention}; {c.by_role('hybrid').name}: 10 gated short-conv + 6 GQA "
             "blocks (Transformers LFM2 docs); all short-conv: hypothetical. Dashed: Liquid AI's 2x (context not stated) and the "
             "synthesis' claimed 2.5x.")
 

@@ -251,7 +251,7 @@ class PlannerPanel(QtWidgets.QWidget):
                 return plan_serving(sc.model, sc.hardware, budget, sc.prompt_len, sc.gen_len, **fixed, **kw)
         self.progress.setValue(0)
         self.cancel_button.setEnabled(True)
-        self.status.setText("Searching every layout …")
+        self.status.setText("Searching every layout")
         self.pool.start(Search(fn, self._generation, self.signals, self._stop))
 
     def cancel(self) -> None:

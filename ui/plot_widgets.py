@@ -12,6 +12,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.axes import LogSIAxis, WrappedLabelAxis, si_decade, wrapped_label_axes  # noqa: F401 (pw.*)
 
 TITLE_SIZE = "14pt"
 TITLE_LINES = 3       # a finding's sentence wraps onto at most three lines
@@ -27,7 +28,8 @@ def font(point_size: int | None = None, bold: bool = False) -> QtGui.QFont:
 
 def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str = "") -> None:
     """Projector-legible fonts (>= 11 pt) on the ticks, axis labels and title; no SI auto-prefixing. The title
-    and the axis labels fit the plot's size (`fit_plot_text`)."""
+    and the axis labels fit the plot's size (`fit_plot_text`); the side axes make room for a wrapped label."""
+    wrapped_label_axes(plot)
     for name in ("left", "bottom"):
         axis = plot.getAxis(name)
         axis.setStyle(tickFont=font(), tickTextOffset=6)
@@ -243,31 +245,10 @@ def fit_plot_text(plot: pg.PlotItem) -> None:
             axis._shown_label = (shown, style.get("color"))
             # a label without its own colour keeps the axis' text colour (the theme's, set by setTextPen):
             # pyqtgraph's setLabel would otherwise replace the style and drop it
-            if side in ("left", "right"):
-                _room_for_wrapped_label(axis)
             plot.setLabel(side, shown, **({"color": axis.textPen().color().name()} | style))
             axis.resizeEvent()   # pyqtgraph centres the label on its axis only on a resize: re-centre the new text
             axis.setToolTip(text if cut else "")
     _fit_scene_to_view(plot)
-
-
-def _room_for_wrapped_label(axis: pg.AxisItem) -> None:
-    """pyqtgraph's AxisItem._updateWidth counts 0.8 of a side label's height (room for one rotated line); a
-    label wrapped onto several lines then runs over the tick labels. Keep pyqtgraph's width and add the rest of
-    the label's height whenever the label holds more than one line (installed once per axis)."""
-    if getattr(axis, "_wrapped_label_room", False):
-        return
-    own = axis._updateWidth
-
-    def update_width() -> None:
-        own()
-        if axis.fixedWidth is None and axis.label.isVisible() and "<br>" in (axis.labelText or ""):
-            width = axis.maximumWidth() + 0.2 * axis.label.boundingRect().height() + 2.0
-            axis.setMaximumWidth(width)
-            axis.setMinimumWidth(width)
-
-    axis._updateWidth = update_width
-    axis._wrapped_label_room = True
 
 
 def fit_legend(plot: pg.PlotItem, legend: pg.LegendItem, margin: float = 2.0) -> None:
@@ -461,39 +442,3 @@ def hover_html(lines: Sequence[tuple[str, bool]], width: int = 60) -> str:
         wrapped = "<br>".join(html_escape(line) for line in textwrap.wrap(text, width))
         parts.append(f"<b>{wrapped}</b>" if strong else wrapped)
     return "<div style='font-size:11pt'>" + "<br>".join(parts) + "</div>"
-
-
-def si_decade(value: float) -> str:
-    """1e12 -> '1 T', 1e13 -> '10 T', 0.1 -> '0.1', 1e3 -> '1 k' (decimal prefixes)."""
-    for factor, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if value >= factor:
-            return f"{value / factor:g} {prefix}"
-    return f"{value:g}"
-
-
-class LogSIAxis(pg.AxisItem):
-    """A log axis labelled at whole decades with decimal prefixes ("1 T", "10 T"); minor ticks unlabelled."""
-
-    def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802, N803 (pyqtgraph names)
-        """pyqtgraph's levels, less the minor ticks that repeat a coarser level's (its minor level starts each
-        decade at 1 x 10^n, which the decade level already has: the label would be drawn twice)."""
-        levels, seen = [], set()
-        for spacing, values in super().logTickValues(minVal, maxVal, size, stdTicks):
-            kept = [v for v in values if round(float(v), 9) not in seen]
-            seen.update(round(float(v), 9) for v in kept)
-            levels.append((spacing, kept))
-        return levels
-
-    def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
-        """Whole decades by their prefix; a decade past float64 (a view zoomed or panned out that far) as 1e<n>,
-        never an OverflowError out of the paint."""
-        out = []
-        for v in values:
-            r = round(v)
-            if abs(v - r) >= 1e-6:
-                out.append("")
-            elif abs(r) > 300:
-                out.append(f"1e{r}")
-            else:
-                out.append(si_decade(10.0 ** r * scale))
-        return out

@@ -249,7 +249,7 @@ class QuantisationPanel(QtWidgets.QWidget):
             item.setText(f"{tps[i]:.3g} {mark}")
         self.target_line.setPos(target_rate)
         cap = f"device memory {cap_gb:.0f} GB" if show_cap else f"device memory {cap_gb:.0f} GB (above the chart)"
-        self.lines_label.setText(f"Dashed lines: left, {cap}; right, the target {target_rate:.3g} tokens/s "
+        self.lines_label.setText(f"Dashed lines: on the weights chart, {cap}; on the speed chart, the target {target_rate:.3g} tokens/s "
                                  f"({self.target_spin.value()} ms per token). ✓ meets it, ✗ misses it.")
         pw.set_title(self.storage_plot, pw.html_escape(findings.storage_title(BITS, gb, cap_gb)), size="13pt")
         pw.set_title(self.rate_plot, pw.html_escape(findings.speed_title(BITS, tps, t["meets_target"],

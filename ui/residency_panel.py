@@ -153,7 +153,8 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.vb2.addItem(self.step_curve)
         self.marker = pg.InfiniteLine(angle=90, movable=False,
                                       pen=pg.mkPen(MARKER_COLOR, width=2, style=QtCore.Qt.PenStyle.DotLine),
-                                      label="current", labelOpts={"position": 0.6, "color": marker_text()})
+                                      label="current", labelOpts={"position": 0.6, "color": marker_text(),
+                                                                  "fill": pg.mkBrush(legend_fill())})   # reads on a fill
         self.marker.label.setFont(pw.font(bold=True))
         self.plot.addItem(self.marker, ignoreBounds=True)
         self.legend = self.plot.addLegend(offset=(110, 8), labelTextSize="11pt", brush=pg.mkBrush(legend_fill()))
@@ -194,6 +195,8 @@ class ResidencyPanel(QtWidgets.QWidget):
         if pw.is_theme_change(event) and self._results is not None:
             self.graphics.setBackground(pw.plot_background())
             self.legend.setBrush(pg.mkBrush(legend_fill()))
+            self.marker.label.fill = pg.mkBrush(legend_fill())
+            self.marker.label.setColor(marker_text())
             self.plot.getAxis("right").setTextPen(pg.mkPen(step_color()))
             for item in (self.step_curve, self.step_swatch):
                 item.setPen(pg.mkPen(step_color(), width=3))

@@ -105,6 +105,7 @@ def captioned(caption: str, widget: QtWidgets.QWidget, font=None, stretch: bool 
     if font is not None:
         label.setFont(font)
     label.setBuddy(widget)
+    label.setProperty("editingControl", True)   # it titles its control: off the slides with it (slide_controls)
     row.addWidget(label)
     row.addWidget(widget, 1)
     if stretch:

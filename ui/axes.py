@@ -1,0 +1,71 @@
+"""Axis items of the charts: side axes that make room for a wrapped label, and log axes labelled with SI
+prefixes."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+
+
+class WrappedLabelAxis(pg.AxisItem):
+    """A side axis whose width counts its label's whole height: pyqtgraph's `AxisItem._updateWidth` counts
+    0.8 of it (room for one rotated line), so a label wrapped onto several lines would run over the tick
+    labels."""
+
+    def _updateWidth(self) -> None:  # noqa: N802 (pyqtgraph name)
+        super()._updateWidth()
+        if (self.orientation in ("left", "right") and self.fixedWidth is None and self.isVisible()
+                and self.label.isVisible() and "<br>" in (self.labelText or "")):
+            width = self.maximumWidth() + 0.2 * self.label.boundingRect().height() + 2.0
+            self.setMaximumWidth(width)
+            self.setMinimumWidth(width)
+
+
+def wrapped_label_axes(plot: pg.PlotItem) -> None:
+    """Give the plot WrappedLabelAxis side axes (a plain AxisItem is replaced, keeping its visibility, grid and
+    log mode; a panel's own subclass, e.g. LogSIAxis, already is one)."""
+    for side in ("left", "right"):
+        old = plot.getAxis(side)
+        if isinstance(old, WrappedLabelAxis):
+            continue
+        new = WrappedLabelAxis(side)
+        new.setGrid(old.grid)
+        new.logMode = old.logMode
+        shown = old.isVisible()
+        plot.setAxisItems({side: new})
+        plot.showAxis(side, shown)
+
+
+def si_decade(value: float) -> str:
+    """1e12 -> '1 T', 1e13 -> '10 T', 0.1 -> '0.1', 1e3 -> '1 k' (decimal prefixes)."""
+    for factor, prefix in ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= factor:
+            return f"{value / factor:g} {prefix}"
+    return f"{value:g}"
+
+
+class LogSIAxis(WrappedLabelAxis):
+    """A log axis labelled at whole decades with decimal prefixes ("1 T", "10 T"); minor ticks unlabelled."""
+
+    def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802, N803 (pyqtgraph names)
+        """pyqtgraph's levels, less the minor ticks that repeat a coarser level's (its minor level starts each
+        decade at 1 x 10^n, which the decade level already has: the label would be drawn twice)."""
+        levels, seen = [], set()
+        for spacing, values in super().logTickValues(minVal, maxVal, size, stdTicks):
+            kept = [v for v in values if round(float(v), 9) not in seen]
+            seen.update(round(float(v), 9) for v in kept)
+            levels.append((spacing, kept))
+        return levels
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
+        """Whole decades by their prefix; a decade past float64 (a view zoomed or panned out that far) as 1e<n>,
+        never an OverflowError out of the paint."""
+        out = []
+        for v in values:
+            r = round(v)
+            if abs(v - r) >= 1e-6:
+                out.append("")
+            elif abs(r) > 300:
+                out.append(f"1e{r}")
+            else:
+                out.append(si_decade(10.0 ** r * scale))
+        return out
