@@ -15,7 +15,8 @@ WHAT = {"train": "trained", "prefill": "generated", "decode": "generated"}
 
 
 def cost_sentence(cost: TokenCost, kind: str, hardware_name: str) -> str:
-    """The read-out's words: dollars when a price is set, kWh when a TDP is published, else what is missing."""
+    """The read-out's words: dollars when a price is set, kWh when the hardware entry has a TDP, else what is
+    missing."""
     tokens = f"per million tokens {WHAT[kind]}"
     parts = []
     if cost.usd_per_million_tokens is not None:
@@ -24,7 +25,7 @@ def cost_sentence(cost: TokenCost, kind: str, hardware_name: str) -> str:
         parts.append(f"{cost.kwh_per_million_tokens:,.3g} kWh {tokens if not parts else 'per million'} at the "
                      f"{cost.power_w:,.0f} W TDP ({cost.kw:,.3g} kW for {cost.gpus:,} GPUs, an upper bound)")
     else:
-        parts.append(f"no TDP published for {hardware_name}, so no energy figure")
+        parts.append(f"no TDP in the entry for {hardware_name}, so no energy figure")
     if cost.usd_per_million_tokens is None:
         parts.append("set a GPU price (Cluster) for dollars")
     return "; ".join(parts) + "."
@@ -45,7 +46,9 @@ class CostReadout(QtWidgets.QLabel):
                         "serving the tokens generated at the decode rate.")
 
     def update_results(self, results: Results) -> None:
+        """Shown only once a GPU price is set (Cluster): without one the panels carry no cost line at all."""
         sc = results.scenario
+        self.setVisible(sc.gpu_hour_price > 0)
         self.setText(cost_sentence(scenario_cost(results), results.kind, sc.hardware.name))
 
     def update_best(self, tokens_per_s_per_gpu: float, scenario: Scenario) -> None:

@@ -92,7 +92,9 @@ def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero
     w_d, g_d, o_d = model_state_bytes(psi_dense, shard, zero, weight_bytes, grad_bytes, k_bytes)
     w_e, g_e, o_e = model_state_bytes(psi_expert, shard / ep, zero, weight_bytes, grad_bytes, k_bytes)
     # ZeRO-3 under pipeline parallelism keeps the stage's weights gathered and its gradients accumulated unsharded
-    w_pp, g_pp = zero3_pipeline_resident_bytes(psi_dense + psi_expert, zero, pp, shard, m, weight_bytes)
+    w_pp_d, g_pp_d = zero3_pipeline_resident_bytes(psi_dense, zero, pp, shard, m, weight_bytes)
+    w_pp_e, g_pp_e = zero3_pipeline_resident_bytes(psi_expert, zero, pp, shard / ep, m, weight_bytes)  # as sharded
+    w_pp, g_pp = w_pp_d + w_pp_e, g_pp_d + g_pp_e
     n_moe = arch.moe_layers
     moe_ffn = (arch.moe_ffn_hidden or arch.ffn_hidden) * (arch.experts_per_token + arch.shared_experts)
     ffn_avg = ((L - n_moe) * arch.ffn_hidden + n_moe * moe_ffn) / L

@@ -33,7 +33,7 @@ def test_sentence_states_dollars_and_kwh_from_the_model(priced):
 def test_sentence_says_what_is_missing():
     sc = Scenario(hardware=H["tpu-v5e"], model=M["llama-3.2-1b"], kind="decode", gpus=1, batch=4)
     text = cost_sentence(scenario_cost(evaluate(sc)), "decode", "Google TPU v5e")
-    assert text == "no TDP published for Google TPU v5e, so no energy figure; set a GPU price (Cluster) for dollars."
+    assert text == "no TDP in the entry for Google TPU v5e, so no energy figure; set a GPU price (Cluster) for dollars."
 
 
 def test_outcomes_panel_shows_the_readout(qtbot, priced):
@@ -42,6 +42,9 @@ def test_outcomes_panel_shows_the_readout(qtbot, priced):
     panel.update_results(priced)
     assert panel.cost_readout.text() == cost_sentence(scenario_cost(priced), "train", priced.scenario.hardware.name)
     assert isinstance(panel.cost_readout, CostReadout) and panel.cost_readout.wordWrap()
+    assert not panel.cost_readout.isHidden()
+    panel.update_results(evaluate(priced.scenario.replace(gpu_hour_price=0.0)))
+    assert panel.cost_readout.isHidden()   # no price set: no cost line on the panel
 
 
 def test_form_fields_edit_the_new_scenario_fields(qtbot):
