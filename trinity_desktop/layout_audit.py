@@ -103,9 +103,15 @@ def audit_dock(window, name: str, app, contrast: bool = True) -> DockReport:
     import pyqtgraph as pg
     from PySide6 import QtWidgets
 
+    from trinity_desktop.presentation import settle_background_work
+
     dock, panel = window.docks[name], window.panels[name]
     dock.show()
     dock.raise_()
+    settle(app)
+    # a panel that computes in a worker (the planner's search, then its error bars) is measured once it has
+    # drawn its result: measured mid-search, its axes were still being laid out (a flaky overlap on a loaded machine)
+    settle_background_work(window)
     settle(app)
     report = DockReport(name, size=(dock.width(), dock.height()))
     if name not in FORM_DOCKS:
