@@ -209,14 +209,10 @@ class SplitPanel(QtWidgets.QWidget):
 
     def _set_legend(self, where: str) -> None:
         """One key entry per part; each marker and its words are joined by non-breaking spaces."""
-        def entry(color: str, marker: str, text: str) -> str:
-            words = pw.html_escape(text).replace(" ", "&nbsp;")
-            return f"<span style='color:{color}'>{marker}</span>&nbsp;{words}"
-
-        parts = [entry(PART_COLORS[k], "■", PART_LABELS[k]) for k in ("device", "transfer", "cloud")]
-        parts += [entry(ENERGY_COLOR, "■", "device energy"),
-                  entry(OPTIMUM_COLOR, "▼", f"optimum: {where}" if where else "optimum")]
-        self.legend_label.setText(" &nbsp; ".join(parts))
+        parts = [pw.key_entry("■", PART_LABELS[k], PART_COLORS[k]) for k in ("device", "transfer", "cloud")]
+        parts += [pw.key_entry("■", "device energy", ENERGY_COLOR),
+                  pw.key_entry("▼", f"optimum: {where}" if where else "optimum", OPTIMUM_COLOR)]
+        self.legend_label.setText(pw.key_line(parts))
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)

@@ -36,7 +36,7 @@ def test_both_charts_keep_a_readable_plot_area(shown_panel, qtbot, screen):
 
 def test_every_legend_entry_is_one_unbreakable_run():
     panel = SplitPanel()
-    entries = panel.legend_label.text().split(" &nbsp; ")
+    entries = panel.legend_label.text().split("&nbsp;&nbsp; ")
     assert len(entries) == 5
     assert all(" " not in entry.replace("<span style=", "") for entry in entries)
 
