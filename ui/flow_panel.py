@@ -95,6 +95,7 @@ class FlowPanel(QtWidgets.QWidget):
         self.detail_check.toggled.connect(self._detail_toggled)
         self.position_label = QtWidgets.QLabel("no stages")
         self.position_label.setFont(pw.font(12))
+        self.position_label.setWordWrap(True)   # a long stage name wraps on its own line, never cut
         self.position_label.setAccessibleName("Stage position")
         self.position_label.setToolTip("Which stage is highlighted, in order of start time")
         self.timer = QtCore.QTimer(self)
@@ -157,11 +158,11 @@ class FlowPanel(QtWidgets.QWidget):
         self.legend_label.setToolTip("Bar colours by role; idle time (the pipeline bubble) is hatched grey")
 
         # The stepper wraps onto a second line in a narrow dock: its texts change with the results (the
-        # detail switch, "Phase 3 of 9: ..."), and a fixed row would make the dock wider than the layout
-        # planned when the panel is first built (lazily, perhaps while presenting).
+        # detail switch), and a fixed row would make the dock wider than the layout planned when the panel is
+        # first built (lazily, perhaps while presenting). The position ("Bar 2 of 33: decode steps ...") has
+        # a line of its own under it, where it wraps at any width.
         buttons = WrapLayout(spacing=8)
-        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check, self.detail_check,
-                  self.position_label):
+        for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check, self.detail_check):
             buttons.addWidget(w)
         middle = QtWidgets.QHBoxLayout()
         middle.addWidget(self.gantt_widget, 1)
@@ -169,6 +170,7 @@ class FlowPanel(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(buttons)
+        layout.addWidget(self.position_label)
         layout.addWidget(self.headline)
         layout.addLayout(middle, 1)
         layout.addWidget(self.legend_label)
@@ -236,11 +238,10 @@ class FlowPanel(QtWidgets.QWidget):
                          f" over {d.layout.link}, {sc.gen_len:,} decode steps on pool 2")
         self.headline.setText(title)
         present = list(dict.fromkeys(roles))
-        squares = [f"<span style='color:{ROLE_COLORS[r]}'>■</span>&nbsp;{ROLE_LABELS[r]}" for r in present
-                   if r != "idle"]
+        squares = [pw.key_entry("■", ROLE_LABELS[r], ROLE_COLORS[r]) for r in present if r != "idle"]
         if "idle" in present:
-            squares.append(f"<span style='color:{theme.MUTED_COLOR}'>▨</span>&nbsp;idle (pipeline bubble / waiting)")
-        self.legend_label.setText(" &nbsp; ".join(squares) + f"<br><span style='color:{pw.secondary_text()}'>"
+            squares.append(pw.key_entry("▨", "idle (pipeline bubble / waiting)", theme.MUTED_COLOR))
+        self.legend_label.setText(pw.key_line(squares) + f"<br><span style='color:{pw.secondary_text()}'>"
                                   + pw.html_escape(" ".join(notes(sc)[:2])) + "</span>")
         self.detail_check.setText("1F1B detail" if kind == "train" else "every decode group")
         # keep the same stage (or phase) highlighted when it still exists

@@ -157,11 +157,11 @@ class PlannerPanel(QtWidgets.QWidget):
         self.status.setAccessibleName("Planner summary")
         self.status.setToolTip("What the search covered: layouts searched, how many fit, the most common reason "
                                "the others do not, and the fastest layout")
-        legend = " ".join(f"<span style='color:{theme.RESOURCE_COLORS[r]}'>●</span>&nbsp;{theme.RESOURCE_LABELS[r]}"
+        legend = " ".join(pw.key_entry("●", theme.RESOURCE_LABELS[r], theme.RESOURCE_COLORS[r])
                           for r in theme.RESOURCE_COLORS)
-        self.legend = QtWidgets.QLabel(f"{legend} (binding resource) &nbsp; ◯ best &nbsp; "
-                                       f"<span style='color:{CURRENT_COLOR}'>◆</span> scenario in force &nbsp; "
-                                       f"<span style='color:{HATCH_COLOR}'>▨</span> nothing fits")
+        self.legend = QtWidgets.QLabel(pw.key_line((
+            f"{legend} (binding&nbsp;resource)", pw.key_entry("◯", "best"),
+            pw.key_entry("◆", "scenario in force", CURRENT_COLOR), pw.key_entry("▨", "nothing fits", HATCH_COLOR))))
         self.legend.setFont(pw.font())
         self.legend.setWordWrap(True)
         self.legend.setAccessibleName("Planner legend")

@@ -423,6 +423,19 @@ def html_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def key_entry(marker: str, text: str, color: str | None = None) -> str:
+    """One legend entry as rich text: a (coloured) marker and its words joined by non-breaking spaces, so a
+    wrapping key never leaves a marker at a line's end and its label on the next."""
+    mark = f"<span style='color:{color}'>{marker}</span>" if color else marker
+    return mark + "&nbsp;" + html_escape(text).replace(" ", "&nbsp;")
+
+
+def key_line(entries) -> str:
+    """Legend entries side by side, two spaces apart; a wrapped line starts at an entry's marker (the break
+    falls after the gap, never leaves a blank at the next line's start)."""
+    return "&nbsp;&nbsp; ".join(entries)
+
+
 def clicked_view_point(plot: pg.PlotItem, event, left_only: bool = True) -> QtCore.QPointF | None:
     """Data coordinates of a scene mouse click inside the plot's view box, or None (outside, other button)."""
     if left_only and event.button() != QtCore.Qt.MouseButton.LeftButton:

@@ -42,7 +42,19 @@ OPTIMUM_COLOR = theme.FOCUS_COLOR                 # the one marked split
 UPLINK_RANGE_MBPS = (0.1, 1000.0)   # slider ends, log scale
 SPEED_RANGE = (0.01, 10.0)          # device speed multiplier, log scale
 SLIDER_STEPS_PER_DECADE = 100
-MIN_CHART_PX, MIN_ENERGY_PX = 170, 150   # the charts never shrink below these; the text under them wraps
+MIN_CHART_PX, MIN_ENERGY_PX = 190, 170   # the charts never shrink below these; the text under them wraps
+SIDE_BY_SIDE_ASPECT = 1.3   # a panel this much wider than tall puts the two charts side by side
+END_LABEL_OVERHANG_PX = 30  # "0 cloud" and "11 device" may reach this far past the axis ends
+TICK_LABEL_PX = 80          # horizontal room one split-point name needs on the x axis
+
+
+def _round_ticks(peak: float) -> list[tuple[float, str]]:
+    """0 and at least three round 1-2-5 steps up to the peak, inside the 1.25 x peak range (none on its edge)."""
+    if peak <= 0:
+        return [(0.0, "0")]
+    decade = 10.0 ** math.floor(math.log10(peak / 3))   # peak // decade >= 3, so one step always qualifies
+    step = max(m * d for d in (decade / 10, decade) for m in (1, 2, 5) if peak // (m * d) >= 3)
+    return [(i * step, f"{i * step:g}") for i in range(int(peak // step) + 1)]
 
 
 def _profile_label(key: str) -> str:
@@ -121,6 +133,8 @@ class SplitPanel(QtWidgets.QWidget):
         pw.style_plot(self.energy_plot, left="mJ",
                       bottom="split point: layers run on the device (0 = all cloud)")
         self.energy_plot.setXLink(self.time_plot)
+        for plot in (self.time_plot, self.energy_plot):   # the end names may reach into the axis' margins
+            plot.getAxis("bottom").setStyle(hideOverlappingLabels=END_LABEL_OVERHANG_PX)
 
         self.bar_items = {}
         for name in ("device", "transfer", "cloud"):
@@ -133,19 +147,17 @@ class SplitPanel(QtWidgets.QWidget):
         self.optimum_marker = pg.ScatterPlotItem(symbol="t", size=18, brush=pg.mkBrush(OPTIMUM_COLOR),
                                                  pen=pg.mkPen(None))
         self.time_plot.addItem(self.optimum_marker)
-        self.optimum_text = pw.label_item("", anchor=(0.5, 1), bold=True)
-        self.time_plot.addItem(self.optimum_text)
         self.energy_marker = pg.ScatterPlotItem(symbol="t", size=14, brush=pg.mkBrush(OPTIMUM_COLOR),
                                                 pen=pg.mkPen(None))
         self.energy_plot.addItem(self.energy_marker)
-        # the key sits under the charts, outside the data
+        # the key (with the optimum's name) sits under the charts, outside the data
         self.legend_label = QtWidgets.QLabel("")
         self.legend_label.setObjectName("SplitLegend")
         self.legend_label.setFont(pw.font())
         self.legend_label.setWordWrap(True)
         self.legend_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
         self.legend_label.setAccessibleName("Split computing legend")
-        self._set_legend()
+        self._set_legend("")
 
         self.time_hover = pw.HoverReadout(self.time_plot, lambda x, y: self.hover_text_at(x, y))
         self.energy_hover = pw.HoverReadout(self.energy_plot, lambda x, y: self.hover_text_at(x, y, energy=True))
@@ -169,8 +181,10 @@ class SplitPanel(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(grid)
-        layout.addWidget(self.time_widget, 5)
-        layout.addWidget(self.energy_widget, 2)
+        self.charts = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.TopToBottom)
+        self.charts.addWidget(self.time_widget, 1)
+        self.charts.addWidget(self.energy_widget, 1)
+        layout.addLayout(self.charts, 1)
         layout.addWidget(self.legend_label)
         layout.addWidget(self.summary_label)
         layout.addWidget(self.caption_label)
@@ -193,22 +207,38 @@ class SplitPanel(QtWidgets.QWidget):
     def _combo(self, name: str, tip: str, items) -> QtWidgets.QComboBox:
         return named_combo.labelled_combo(name, tip, items, 12)
 
-    def _set_legend(self) -> None:
-        def sq(color: str, text: str) -> str:
-            return f"<span style='color:{color}'>■</span>&nbsp;{pw.html_escape(text)}"
-
-        parts = [sq(PART_COLORS[k], PART_LABELS[k]) for k in ("device", "transfer", "cloud")]
-        parts += [sq(ENERGY_COLOR, "device energy (lower chart)"),
-                  f"<span style='color:{OPTIMUM_COLOR}'>▼</span>&nbsp;optimum"]
-        self.legend_label.setText(" &nbsp; ".join(parts))
+    def _set_legend(self, where: str) -> None:
+        """One key entry per part; each marker and its words are joined by non-breaking spaces."""
+        parts = [pw.key_entry("■", PART_LABELS[k], PART_COLORS[k]) for k in ("device", "transfer", "cloud")]
+        parts += [pw.key_entry("■", "device energy", ENERGY_COLOR),
+                  pw.key_entry("▼", f"optimum: {where}" if where else "optimum", OPTIMUM_COLOR)]
+        self.legend_label.setText(pw.key_line(parts))
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
         if pw.is_theme_change(event) and self._table is not None:
             for widget in (self.time_widget, self.energy_widget):
                 widget.setBackground(pw.plot_background())
-            self.optimum_text.setColor(theme.readable(OPTIMUM_COLOR, pw.plot_background()))
-        self.optimum_text.fill = pg.mkBrush(pw.plot_background())   # legible where it crosses a bar
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        super().resizeEvent(event)
+        self._arrange_charts()
+
+    def side_by_side(self) -> bool:
+        return self.charts.direction() == QtWidgets.QBoxLayout.Direction.LeftToRight
+
+    def _arrange_charts(self) -> None:
+        """Wide and short (a 1920 dock): charts side by side, each with its own split-point axis; otherwise
+        stacked, the upper chart's names left to the shared axis below, so both keep a readable height."""
+        wide = self.width() >= SIDE_BY_SIDE_ASPECT * self.height()
+        direction = QtWidgets.QBoxLayout.Direction
+        self.charts.setDirection(direction.LeftToRight if wide else direction.TopToBottom)
+        self.time_plot.getAxis("bottom").setStyle(showValues=wide)
+        pw.set_axis_label(self.time_plot, "bottom", "split point (0 = all cloud)" if wide else "")
+        pw.set_axis_label(self.energy_plot, "bottom", "split point (0 = all cloud)" if wide else
+                          "split point: layers run on the device (0 = all cloud)")
+        if self._profile is not None:
+            self._set_ticks(self._profile)
 
     def _slider(self, name: str, tip: str, maximum: int) -> QtWidgets.QSlider:
         slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
@@ -285,33 +315,25 @@ class SplitPanel(QtWidgets.QWidget):
             bottom = bottom + h
         y_max = float(bottom.max()) * 1.25 if bottom.max() > 0 else 1.0
         self.time_plot.setYRange(0, y_max, padding=0)
-        self.time_plot.setXRange(-0.7, n + 0.7, padding=0)
+        self.time_plot.setXRange(-1.0, n + 1.6, padding=0)   # room for the end names "0 cloud", "n device"
         pw.set_axis_label(self.time_plot, "left", self._time_unit)   # the title says it is latency
         k = self._optimum
         top = bottom[k]
         self.optimum_marker.setData([float(k)], [top + 0.05 * y_max])
         where = "all cloud" if k == 0 else "all device" if k == n else f"after {prof.layer_names[k - 1]}"
-        self.optimum_text.setText(f"optimum: {where}")
-        self.optimum_text.setAnchor((0.0 if k < n / 3 else 1.0 if k > 2 * n / 3 else 0.5, 1))
-        self.optimum_text.setPos(float(k), top + 0.09 * y_max)
-        self.optimum_text.setColor(theme.readable(OPTIMUM_COLOR, pw.plot_background()))
-        self.optimum_text.fill = pg.mkBrush(pw.plot_background())   # legible where it crosses a bar
+        self._set_legend(where)
         energy_mj = t["energy_j"] * 1e3
         self.energy_bars.setOpts(x=x, height=energy_mj, width=0.7)
         e_max = float(energy_mj.max()) * 1.25 if energy_mj.max() > 0 else 1.0
         self.energy_plot.setYRange(0, e_max, padding=0)
-        step = 10.0 ** math.floor(math.log10(e_max))   # a low strip: 0, a round middle and a round top
-        top = step * math.floor(e_max / step)
-        self.energy_plot.getAxis("left").setTicks([[(0.0, "0"), (top / 2, f"{top / 2:g}"), (top, f"{top:g}")], []])
+        self.energy_plot.getAxis("left").setTicks([_round_ticks(float(energy_mj.max())), []])
         e = int(np.argmin(t["energy_j"]))
         least = "all cloud" if e == 0 else "all device" if e == n else f"split after {prof.layer_names[e - 1]}"
         pw.set_title(self.energy_plot, pw.html_escape(findings.split_title(
             least, "energy", float(t["energy_j"][e]), float(t["energy_j"][-1]), float(t["energy_j"][0]))),
             size="11pt")
         self.energy_marker.setData([float(k)], [energy_mj[k] + 0.08 * e_max])
-        ticks = self._ticks(prof)
-        self.time_plot.getAxis("bottom").setTicks([ticks, []])
-        self.energy_plot.getAxis("bottom").setTicks([ticks, []])
+        self._set_ticks(prof)
         total, dev_all, cloud_all = t["total_s"][k], t["total_s"][-1], t["total_s"][0]
         col = t["total_s"] if objective == "latency" else t["energy_j"]
         best = where if k in (0, n) else f"split {where}"
@@ -337,13 +359,19 @@ class SplitPanel(QtWidgets.QWidget):
             f"{net.radio_power_w:g} W radio × upload time; radio tail, idle and download energy not counted. "
             f"Powers are stated assumptions (edge.toml).")
 
+    def _set_ticks(self, prof) -> None:
+        chart_px = self.width() // 2 - 60 if self.side_by_side() else self.width() - 60
+        ticks = self._ticks(prof, max(3, min(7, chart_px // TICK_LABEL_PX)))
+        self.time_plot.getAxis("bottom").setTicks([ticks, []])
+        self.energy_plot.getAxis("bottom").setTicks([ticks, []])
+
     @staticmethod
-    def _ticks(prof) -> list[tuple[float, str]]:
+    def _ticks(prof, labels: int = 7) -> list[tuple[float, str]]:
         n = prof.layers
-        step = max(1, math.ceil(n / 7))
+        step = max(1, math.ceil(n / labels))
         ticks = [(0.0, "0 cloud")]
         for k in range(step, n, step):
-            if n - k >= step / 2:
+            if n - k >= step:   # never crowding the last name
                 ticks.append((float(k), prof.layer_names[k - 1]))
         ticks.append((float(n), f"{n} device"))
         return ticks
