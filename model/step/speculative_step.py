@@ -70,8 +70,10 @@ def draft_scenario(sc: Scenario) -> tuple[Scenario, str, float]:
             raise ValidationError("draft_model", sc.draft_model, f"a draft with the target's vocabulary of "
                                   f"{arch.vocab:,} tokens ({draft.name} has {draft.vocab:,})")
         shared, tp, name = 0, math.gcd(sc.inference_tp, draft.heads), draft.name
+    # the draft runs on one attention group's TP GPUs, without the target's serving EP, DP-attention or pools
     dsc = sc.replace(model=draft, gpus=tp, pp=1, draft_model="", mtp_depth=0, kv_offload_fraction=0.0,
-                     first_stage_layers=0, last_stage_layers=0)
+                     first_stage_layers=0, last_stage_layers=0, inference_ep=1, attention_dp=1, redundant_experts=0,
+                     prefill_gpus=0, decode_gpus=0, prefill_tp=0, prefill_pp=0, decode_tp=0, decode_pp=0)
     return dsc, name, _draft_memory(draft, dsc, shared)
 
 

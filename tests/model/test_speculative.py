@@ -184,3 +184,12 @@ def test_cli_speculative_json(capsys):
     assert spec["expected_tokens_per_step"] == pytest.approx(2.7731, abs=5e-5)
     assert spec["method"] == "draft" and spec["verify_bound"] == "memory" and spec["speedup"] > 1.0
     assert all(k == k.lower() and " " not in k for k in spec)
+
+
+def test_mtp_drafts_beside_serving_expert_parallelism():
+    """MTP on DeepSeek-V3 served with EP 16 and DP-attention 16: the draft runs on one attention group's GPUs
+    without the target's EP (it was refused with a traceback: its scenario kept EP 16 on one GPU)."""
+    sc = Scenario(hardware=hardware_presets()["h200-sxm"], model=model_presets()["deepseek-v3"], kind="decode",
+                  gpus=16, inference_ep=16, attention_dp=16, weight_dtype="fp8", mtp_depth=1, acceptance=0.85)
+    spec = evaluate(sc).speculative
+    assert spec is not None and 1.0 < spec.expected_tokens_per_step < 2.0
