@@ -205,3 +205,20 @@ def test_the_derived_storage_and_batch_ratios_are_hand_checked():
     values = caption_values(evaluate(slide.scenario))
     assert values["batch_law_tokens_deepseek_v3"] == "62.9M" and values["batch_law_tokens_llama_65b"] == "4M"
     assert values["batch_law_growth"] == f"{15360 * 4096 / 4e6:.1f}x" == "15.7x"
+
+
+def test_the_serving_slides_quote_leviathans_tokens_per_step_and_the_load_readout():
+    """Leviathan et al. 2023 eq. 1: E[tokens per step] = (1 - α^(γ+1)) / (1 - α); α = 0.7, γ = 4 -> 2.77. The load
+    slide quotes the System outcomes' load sentence's own p95s and highest rate within its targets."""
+    from trinity_desktop.ui.load_readout import load_sentence
+
+    slide = next(s for name, _, s, _ in SLIDES if "{serving_tokens_per_step}" in s.caption)
+    sc = slide.scenario
+    values = caption_values(evaluate(sc))
+    assert (sc.acceptance, sc.draft_tokens) == (0.7, 4)
+    assert values["serving_tokens_per_step"] == f"{(1 - 0.7 ** 5) / (1 - 0.7):.2f}" == "2.77"
+    slide = next(s for name, _, s, _ in SLIDES if "{serving_max_rate}" in s.caption)
+    r = evaluate(slide.scenario)
+    values, sentence = caption_values(r), load_sentence(r)
+    for name in ("serving_ttft_p95", "serving_tpot_p95", "serving_max_rate", "serving_ttft_slo", "serving_tpot_slo"):
+        assert values[name] in sentence, name

@@ -16,6 +16,7 @@ from functools import cache
 
 import numpy as np
 
+from trinity_desktop.caption_serving import serving_values  # serving slides (#23)
 from trinity_desktop.model import Results
 from trinity_desktop.model.base.dtypes import WEIGHT_FORMATS_STORED
 from trinity_desktop.model.claims.catalogue import all_claims
@@ -210,7 +211,8 @@ def _test_time(r: Results) -> dict[str, str]:
 VIEWS: dict[str, Callable[[Results], dict[str, str]]] = {
     "claims": lambda _r: _claims(), "quant": lambda _r: _quant(), "edge_arch": _edge_arch,
     "edge_matrix": lambda _r: _edge_matrix(), "routing": _routing, "retrieval": _retrieval,
-    "memory_wall": lambda _r: _memory_wall(), "batch_law": _batch_law, "test_time": _test_time}
+    "memory_wall": lambda _r: _memory_wall(), "batch_law": _batch_law, "test_time": _test_time,
+    "serving": serving_values}  # serving slides (#23)
 
 
 def view_of(name: str) -> str | None:
