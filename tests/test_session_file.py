@@ -299,7 +299,7 @@ def test_deck_helpers_return_new_decks(scenario):
 def test_shipped_decks_open_and_evaluate():
     files = sorted(DECK_DIR.glob("*.json"))
     assert example_decks() == files
-    assert 2 <= len(files) <= 6  # the four first decks, "The edge and the synthesis" (#24), "Scale over time" (#25)
+    assert 2 <= len(files) <= 7  # the four first decks, "The edge and the synthesis", "Scale over time", "Serving at scale"
     titles = set()
     for path in files:
         scenario, deck = sf.load(path)
