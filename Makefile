@@ -42,13 +42,18 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(BIN)/trinity-desktop
 
-# On every core (pytest-xdist); the bundle and installer tests build once, in one worker (xdist_group "bundle").
+# On every core (pytest-xdist). A test whose worker process dies (a crash in Qt, not a failed assertion) is run
+# once more on a fresh worker and reported as a rerun: `--only-rerun '(?!)'` is a pattern that matches no error
+# message, so pytest-rerunfailures never reruns an ordinary failure. Rescheduling a crashed test needs a scheduler
+# that can put it back (`--dist load`); the packaging tests share one bundle build across workers under a lock.
+PYTEST_PARALLEL := -n auto --dist load --reruns 1 --only-rerun '(?!)'
+
 test: $(STAMP)
-	$(PY) -m pytest -n auto --dist loadgroup
+	$(PY) -m pytest $(PYTEST_PARALLEL)
 
 # Everything except the slow wheel/bundle builds.
 test-fast: $(STAMP)
-	$(PY) -m pytest -n auto --dist loadgroup -m "not slow"
+	$(PY) -m pytest $(PYTEST_PARALLEL) -m "not slow"
 
 screenshot: $(STAMP)
 	mkdir -p docs

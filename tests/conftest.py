@@ -11,3 +11,9 @@ if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen" and importlib.u
     from trinity_desktop.layout_plan import offscreen_platform
 
     os.environ["QT_QPA_PLATFORM"] = offscreen_platform(1920, 1080)
+
+
+def pytest_collection_modifyitems(items):
+    """The packaging tests (marker `bundle`) first, in their order: under `--dist load` the first worker's first
+    batch then holds them all, so one worker builds the bundle while the others run the rest."""
+    items.sort(key=lambda item: item.get_closest_marker("bundle") is None)

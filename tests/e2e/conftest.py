@@ -1,8 +1,15 @@
 """Shared builds for the slow packaging tests: the one-folder bundle and the Linux installers are built once per
-test session and used by tests/e2e/test_bundle.py and tests/e2e/test_installer.py."""
+test session and used by tests/e2e/test_bundle.py and tests/e2e/test_installer.py.
+
+`make test` runs on every core with `--dist load` (so that a test whose worker crashes can be rerun), which may
+give packaging tests to several workers: the first worker to take a file lock builds, the others wait for it and
+use its build (`_built_once`). tests/conftest.py puts the packaging tests first, so the first worker's first
+batch holds them all and nobody waits in practice."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -29,6 +36,43 @@ def _ensure_pyinstaller() -> None:
         subprocess.run([sys.executable, "-m", "pip", "install", _pyinstaller_requirement()], check=True, timeout=600)
 
 
+@contextlib.contextmanager
+def _exclusive(lock_path: Path):
+    """Hold an exclusive lock on `lock_path` across processes (flock; elsewhere nothing: no xdist builds there)."""
+    try:
+        import fcntl
+    except ImportError:   # Windows: no flock
+        yield
+        return
+    with open(lock_path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _built_once(tmp_path_factory, name: str, build) -> dict[str, str]:
+    """`build(folder) -> {key: path}`, run once per test session even across xdist workers.
+
+    Workers share the parent of their base temporary folders (pytest-xdist's documented pattern for a session
+    fixture computed once); the first one to hold the lock builds there and records the result in a JSON file,
+    the others read it. A failed build records nothing, so its error is raised again where it is needed."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return build(tmp_path_factory.mktemp(name))
+    shared = tmp_path_factory.getbasetemp().parent
+    record = shared / f"{name}.json"
+    with _exclusive(shared / f"{name}.lock"):
+        if record.is_file():
+            return json.loads(record.read_text())
+        folder = shared / name
+        shutil.rmtree(folder, ignore_errors=True)   # a build a crashed worker left half done
+        folder.mkdir()
+        built = build(folder)
+        record.write_text(json.dumps(built))
+        return built
+
+
 @pytest.fixture(scope="session")
 def frozen_bundle(tmp_path_factory) -> Path:
     """dist/trinity-desktop built by packaging/build_bundle.sh from this environment, once per session.
@@ -41,7 +85,10 @@ def frozen_bundle(tmp_path_factory) -> Path:
         assert (bundle / NAME).is_file(), f"TRINITY_BUNDLE={given}: no {NAME} executable there"
         return bundle
     _ensure_pyinstaller()
-    base = tmp_path_factory.mktemp("bundle")
+    return Path(_built_once(tmp_path_factory, "bundle", _build_bundle)["bundle"])
+
+
+def _build_bundle(base: Path) -> dict[str, str]:
     dist, work = base / "dist", base / "work"
     start = time.monotonic()
     build = subprocess.run(
@@ -52,7 +99,7 @@ def frozen_bundle(tmp_path_factory) -> Path:
     assert build.returncode == 0, f"bundle build failed\n{build.stdout[-6000:]}\n{build.stderr[-6000:]}"
     print(f"\n[bundle] built in {time.monotonic() - start:.0f} s")
     shutil.rmtree(work, ignore_errors=True)  # PyInstaller's work dir: ~100 MB not needed after the build
-    return dist / NAME
+    return {"bundle": str(dist / NAME)}
 
 
 @pytest.fixture(scope="session")
@@ -72,14 +119,17 @@ def linux_installers(request, tmp_path_factory) -> dict[str, Path]:
     if missing:
         pytest.skip(f"{', '.join(missing)} not installed (Debian: apt-get install dpkg-dev xz-utils)")
     frozen_bundle = request.getfixturevalue("frozen_bundle")
-    out = tmp_path_factory.mktemp("installers")
-    run = subprocess.run(
-        [sys.executable, str(ROOT / "packaging" / "linux_installers.py"), "--bundle", str(frozen_bundle),
-         "--out", str(out)],
-        capture_output=True, text=True, timeout=1800,
-    )
-    assert run.returncode == 0, f"installer build failed\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}"
-    return {"deb": next(out.glob("*.deb")), "tar": next(out.glob("*.tar.xz"))}
+
+    def build(out: Path) -> dict[str, str]:
+        run = subprocess.run(
+            [sys.executable, str(ROOT / "packaging" / "linux_installers.py"), "--bundle", str(frozen_bundle),
+             "--out", str(out)],
+            capture_output=True, text=True, timeout=1800,
+        )
+        assert run.returncode == 0, f"installer build failed\n{run.stdout[-4000:]}\n{run.stderr[-4000:]}"
+        return {"deb": str(next(out.glob("*.deb"))), "tar": str(next(out.glob("*.tar.xz")))}
+
+    return {kind: Path(path) for kind, path in _built_once(tmp_path_factory, "installers", build).items()}
 
 
 def _skip_or_fail(reason: str) -> None:

@@ -18,7 +18,7 @@ from trinity_desktop.about import LICENCE_DIR_NAME
 
 from .test_real_window import MIN_COLOURS, MIN_HEIGHT, MIN_WIDTH, x11_env
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.xdist_group("bundle")]  # one worker builds the bundle once
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.bundle]  # one bundle build for all workers (tests/e2e/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 # Issue 13's budget for the one-folder bundle, 220 MB, was set on a build without scipy. scipy.stats and

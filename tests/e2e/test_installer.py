@@ -22,7 +22,7 @@ from trinity_desktop.app import APPLICATION, ORGANIZATION
 
 from .test_real_window import MIN_COLOURS, MIN_HEIGHT, MIN_WIDTH
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.xdist_group("bundle")]  # one worker builds the bundle once
+pytestmark = [pytest.mark.slow, pytest.mark.e2e, pytest.mark.bundle]  # one bundle build for all workers (tests/e2e/conftest.py)
 
 BUDGET_MB = 70  # issue 13: each compressed installer
 PACKAGE = "trinity-desktop"
