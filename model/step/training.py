@@ -46,6 +46,7 @@ from trinity_desktop.model.formulas.comms import (
     link_for_group,
     moe_all_to_all,
     moe_dispatch_bytes,
+    moe_scaleup_bandwidths,
     p2p_time,
 )
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token, training_flops
@@ -310,10 +311,13 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     ep_per_node = xp.minimum(ep, xp.maximum(1.0, xp.floor(gpus_per_node / (tp * cp))))
     has_up = hw.scaleup_bw > 0
     out_link = (hw.scaleout_bw * eff_network, hw.scaleout_latency_s)
-    in_link = (xp.where(has_up, hw.scaleup_bw, hw.scaleout_bw) * eff_network,
-               xp.where(has_up, hw.scaleup_latency_s, hw.scaleout_latency_s))
+    in_bw = xp.where(has_up, hw.scaleup_bw, hw.scaleout_bw) * eff_network
+    in_alpha = xp.where(has_up, hw.scaleup_latency_s, hw.scaleout_latency_s)
+    # dispatch-kernel and combine-kernel passes, at NVL72's measured rates (comms.moe_scaleup_bandwidths)
+    in_bws = moe_scaleup_bandwidths(hw.key, in_bw)
     a2a = [moe_all_to_all(ep_tokens, h, arch.experts_per_token, width, ep, ep_per_node, x.moe_node_limit,
-                          out_link, in_link) for width in (moe_dispatch_bytes(act_bytes, x.moe_fp8_dispatch), act_bytes)]
+                          out_link, (bw_in, in_alpha))
+           for width, bw_in in zip((moe_dispatch_bytes(act_bytes, x.moe_fp8_dispatch), act_bytes), in_bws, strict=True)]
     t_ep = moe_lps * 2.0 * (a2a[0][0] + a2a[1][0])
     b_ep_out = moe_lps * 2.0 * (a2a[0][1] + a2a[1][1])
     b_ep_in = moe_lps * 2.0 * (a2a[0][2] + a2a[1][2])
