@@ -154,7 +154,7 @@ def moe_all_to_all(tokens, hidden, top_k, bytes_per_element, ep, ranks_per_node,
 # direction (megatron-dsv3-gb200 §2.2.1). The expert all-to-all inside an NVL72 rack runs at these measured rates
 # where they are below the link x network efficiency; GB300 NVL72 (the same NVLink 5 switch system at 900 GB/s per
 # GPU) is given GB200's rates, a stated transfer. Inside an 8-GPU HGX B200 node DeepEP V2 measured 726 GB/s
-# dispatch and 740 GB/s combine at EP 8 ("deepep" README, Performance table, SM100 rows), the link x efficiency
+# dispatch and 740 GB/s combine at EP 8 ("deepep-v2": README Performance table, SM100 rows), the link x efficiency
 # (720 GB/s) already: HGX B200/B300 and other fabrics keep the link's rate.
 NVLINK5_A2A_DISPATCH_BW = 400e9
 NVLINK5_A2A_COMBINE_BW = 190e9
