@@ -83,6 +83,7 @@ _HOPPER = dict(mamf_bf16=794.5 / 989.0, mamf_fp8=1402.6 / 1979.0, attn_fwd=FA3_H
 FAMILIES: dict[str, KernelFamily] = {
     "a100-80gb-sxm": KernelFamily("ampere", A100_MAMF_BF16, 0.0, 108, FA2_A100_FWD, FA2_A100_BWD),
     "h100-sxm": KernelFamily("hopper", sms=132, **_HOPPER),
+    "h100-96gb-500w": KernelFamily("hopper", sms=132, **_HOPPER),  # the same GH100 part at 500 W (torchtitan's)
     "h800-sxm": KernelFamily("hopper", **_HOPPER),            # the H100's GH100 die; SM count not read
     "h200-sxm": KernelFamily("hopper", **{**_HOPPER, "mamf_fp8": 1453.4 / 1979.0}, sms=132),
     "h20": KernelFamily("hopper", **_HOPPER),                 # SM count not read

@@ -1,6 +1,7 @@
-"""MoE all-to-all inside an NVL72 rack at NVIDIA's measured DeepEP rates (megatron-dsv3-gb200 §2.2.1: EP 32 over
-GB200's multi-node NVLink with 24 SMs, "about 400 GB/s" dispatch and "about 190 GB/s" combine algorithm bandwidth,
-against the link's 900 GB/s per direction)."""
+"""Published training runs as they ran (#22): the MoE all-to-all inside an NVL72 rack at NVIDIA's measured DeepEP
+rates (megatron-dsv3-gb200 §2.2.1: EP 32 over GB200's multi-node NVLink with 24 SMs, "about 400 GB/s" dispatch and
+"about 190 GB/s" combine algorithm bandwidth, against the link's 900 GB/s per direction), and torchtitan's H100 as
+the 96 GB HBM2e, 500 W part its benchmarks state."""
 
 from __future__ import annotations
 
@@ -39,3 +40,15 @@ def test_the_link_rate_would_predict_them_too_fast(nvl72_deepseek_rows, monkeypa
     monkeypatch.setattr(comms, "NVLINK5_A2A_HARDWARE", ())
     errors = [evaluate(r.scenario).time_total / r.measured_value - 1.0 for r in nvl72_deepseek_rows]
     assert max(errors) < -0.15
+
+
+def test_torchtitans_h100_is_the_96_gb_hbm2e_part_and_its_published_layouts_fit():
+    """torchtitan benchmarks/llama3_h100_202412_torchtitan.md, "Hardware": 96 GB HBM2e at 2.4 TB/s, a 500 W limit;
+    its Tables 1-2 peaks (82.4-84.5 GiB allocator peak) ran on that part, so they fit its 96 GB (not an 80 GB one)."""
+    runs = [r for r in published_runs() if r.source == "torchtitan-h100-2024-12"]
+    assert len(runs) == 14
+    hw = runs[0].scenario.hardware
+    assert (hw.key, hw.hbm_bytes, hw.hbm_bw, hw.tdp_w) == ("h100-96gb-500w", 96e9, 2.4e12, 500)
+    assert all(r.scenario.hardware.key == hw.key for r in runs)
+    small = [r for r in runs if r.scenario.model.key == "llama-3-8b"]
+    assert small and all(evaluate(r.scenario).fits for r in small)
