@@ -285,7 +285,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         / (tp * pp * cp), attn_extra=attn_extra, tokens_mb=micro_batch * s_local, micro_batch=micro_batch,
         seq_len=seq_len, s_keys=s_keys, cp=cp, tp=tp, ep=ep, sp=sp, pp=pp, lps=lps, recompute=recompute,
         flash=flash, peak=peak, eff_compute=eff_compute, eff_hbm=eff_hbm, act_bytes=act_bytes,
-        fp8=fp8, attention_kernel=x.attention_kernel)
+        fp8=fp8, attention_kernel=x.attention_kernel, fp8_blockwise=xp.asarray(x.fp8_recipe) == 1)
     t_c = kernels.total_s + qlora_dequant_s(arch, mem.frozen_params, x.qlora, recompute, hw.hbm_bw * eff_hbm)
     # DualPipe pairs a forward and a backward chunk of two micro-batches; its comm kernels hold some SMs
     dual_active = (m >= 2.0) & ((ep > 1.0) | (pp > 1.0))
