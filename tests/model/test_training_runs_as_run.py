@@ -63,3 +63,11 @@ def test_megatron_bridge_fp8_layouts_on_80_gb_h100_fit_with_transformer_engines_
     assert len(runs) == 9
     assert all(r.scenario.activation_recipe == "te-fp8" for r in runs)
     assert all(evaluate(r.scenario).fits for r in runs), [r.name for r in runs if not evaluate(r.scenario).fits]
+
+
+def test_torchtitans_selective_op_checkpointing_rows_use_its_op_policy_and_fit():
+    """torchtitan's performance page, Llama 2 70B on 64 A100 80 GB, batch 1, "selective op" AC: with torchtitan's
+    op-level policy (every second matmul output saved) it fits; Megatron's tensor set would need 144 GB."""
+    runs = [r for r in published_runs() if r.source == "torchtitan-performance" and "selective op" in r.name]
+    assert len(runs) == 3 and all(r.scenario.activation_recipe == "torchtitan-op-sac" for r in runs)
+    assert all(evaluate(r.scenario).fits for r in runs)
