@@ -14,6 +14,7 @@ import sys
 from trinity_desktop.model import Scenario, ValidationError
 from trinity_desktop.model.base.errors import shown
 from trinity_desktop.model.base.ranges import INT64_MAX, SCENARIO_LIMITS, in_range, parse_number
+from trinity_desktop.model.inputs.scenario import FP8_RECIPES  # FP8 scaling recipe (#22)
 
 PROG = "trinity-desktop"
 BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
@@ -87,7 +88,8 @@ def scenario_default(name: str):
 
 
 # the training Scenario's overlap and MoE communication fields, one definition for `calc train` and `plan train`
-COMM_OVERLAP_FIELDS = ("tp_comm_overlap", "ep_comm_overlap", "moe_fp8_dispatch", "moe_node_limit")
+COMM_OVERLAP_FIELDS = ("tp_comm_overlap", "ep_comm_overlap", "moe_fp8_dispatch", "moe_node_limit",
+                       "fp8_recipe")  # + the FP8 scaling recipe (#22)
 
 
 def add_comm_overlap_options(p: argparse.ArgumentParser) -> None:
@@ -100,6 +102,10 @@ def add_comm_overlap_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--moe-fp8-dispatch", action="store_true", default=scenario_default("moe_fp8_dispatch"),
                    help="dispatch MoE tokens in FP8, combine in the activation format (DeepSeek-V3; default off)")
     add_scenario_option(p, "moe_node_limit", metavar="M", help="nodes each token may be routed to (0 = no limit; DeepSeek-V3: 4)")
+    # FP8 scaling recipe (#22)
+    p.add_argument("--fp8-recipe", choices=FP8_RECIPES, default=scenario_default("fp8_recipe"),
+                   help="FP8 GEMM scales: tensorwise (Transformer Engine, torchao; default) or blockwise "
+                        "(DeepSeek-V3's 1x128 / 128x128 scales, timed at DeepSeek's profiled rate on Hopper)")
 
 
 def comm_overlap_fields(args) -> dict:

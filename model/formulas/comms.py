@@ -149,6 +149,27 @@ def moe_all_to_all(tokens, hidden, top_k, bytes_per_element, ep, ranks_per_node,
     return t, b_out, b_in
 
 
+# MoE all-to-all over NVLink 5 (#22): DeepEP at EP 32 over GB200 NVL72's multi-node NVLink with 24 SMs reaches
+# "about 400 GB/s" dispatch and "about 190 GB/s" combine algorithm bandwidth, against the link's 900 GB/s per
+# direction (megatron-dsv3-gb200 §2.2.1). The expert all-to-all inside an NVL72 rack runs at these measured rates
+# where they are below the link x network efficiency; GB300 NVL72 (the same NVLink 5 switch system at 900 GB/s per
+# GPU) is given GB200's rates, a stated transfer. Inside an 8-GPU HGX B200 node DeepEP V2 measured 726 GB/s
+# dispatch and 740 GB/s combine at EP 8 ("deepep-v2": README Performance table, SM100 rows), the link x efficiency
+# (720 GB/s) already: HGX B200/B300 and other fabrics keep the link's rate.
+NVLINK5_A2A_DISPATCH_BW = 400e9
+NVLINK5_A2A_COMBINE_BW = 190e9
+NVLINK5_A2A_HARDWARE = ("gb200-nvl72", "gb300-nvl72")
+
+
+def moe_scaleup_bandwidths(hardware_key, link_bw):
+    """(dispatch, combine) bandwidth of the MoE all-to-all's scale-up part: the measured NVL72 DeepEP rates capping
+    `link_bw` (bandwidth x efficiency) on NVLINK5_A2A_HARDWARE, else `link_bw` for both. The dispatch kernel runs
+    the forward dispatch and the backward combine-gradient, the combine kernel the other two passes."""
+    if hardware_key not in NVLINK5_A2A_HARDWARE:
+        return link_bw, link_bw
+    return xp.minimum(link_bw, NVLINK5_A2A_DISPATCH_BW), xp.minimum(link_bw, NVLINK5_A2A_COMBINE_BW)
+
+
 # --- inference TP all-reduce: the per-call cost of a small NCCL all-reduce (#22) -----------------------------
 # Triton-distributed issue #57 (8 x H100, one node, torch.distributed / NCCL all-reduce, eager): 19.19 us at 128 B,
 # 19.50 us at 1 KB, 20.71 us at 16 KB, 25.24 us at 512 KB. A decode step's TP all-reduces carry b x h activations

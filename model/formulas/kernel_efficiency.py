@@ -18,6 +18,16 @@ the one kernel: small-M GEMMs stream their weights).
   (K = 7,168, N = 2,048; key "megatron-dsv3-gb200", §1 item 3, "basically equivalent to a highly optimized Grouped
   GEMM"), against the dense best shape's 3,615.6 (mamf-table GB200 FP8): GROUPED_GEMM_SHARE = 0.739 of the dense
   curve. Other families take the same ratio (a stated transfer, not a measurement of theirs).
+- blockwise FP8 (Scenario.fp8_recipe "blockwise", DeepSeek-V3 §3.3.2: 1x128 activation tiles and 128x128 weight
+  blocks, each 128-element partial sum promoted to CUDA cores): no MAMF row measures it, but DeepSeek's released
+  training profile does (key "deepseek-profile-data", train.json: one DualPipe pair of a forward and a backward
+  chunk of 4 MoE layers, EP64, TP1, 4K tokens, H800). Its FP8 GEMM kernels (dpsk grouped_gemm fp8_ptp128c,
+  fp8_dptp128c_acc, m_grouped_fp8_ptp128c) run 22.93 + 21.40 + 18.84 + 11.36 = 74.53 ms, over the pair's GEMM FLOPs
+  by hand, 3 x 2 x (187.1M MLA + 9 x 3 x 7168 x 2048 expert) parameters x 4,096 tokens x 4 layers = 57.36 TFLOP,
+  plus the recomputed MLA up-projections 2 x (1536 x 24576 + 512 x 32768) x 4,096 x 4 = 1.79 TFLOP: 794 TFLOP/s
+  while DeepEP holds 20 of 132 SMs, i.e. BLOCKWISE_FP8_HOPPER = 794 / (112/132) / 1,979 = 0.473 of the FP8 peak on
+  the SMs left (overlap.COMM_SM_SHARE is applied by the step). It is the aggregate over the layer's dense and
+  grouped GEMMs, so no grouped share is applied on top. Hopper only; elsewhere blockwise runs as tensorwise.
 - scale: the `compute_efficiency` assumption over its likely value (`REFERENCE_COMPUTE_EFFICIENCY`): 1 at the
   default, so the assumption's range (resources/assumptions.toml) moves every curve together.
 
@@ -49,6 +59,8 @@ FA3_H100_FWD = 740.0 / 989.0                 # FlashAttention-3 abstract: 740 TF
 FA2_H100_FWD = 0.35                          # FlashAttention-3 abstract: FlashAttention-2 at 35% of H100
 A100_MAMF_BF16 = 271.2 / 312.0
 GROUPED_GEMM_SHARE = 2672.0 / 3615.6  # megatron-dsv3-gb200 §1: MXFP8 grouped GEMM / GB200's dense FP8 MAMF
+# deepseek-profile-data train.json (module docstring): DeepSeek-V3's blockwise FP8 GEMMs, share of the FP8 peak
+BLOCKWISE_FP8_HOPPER = (57.357e12 + 1.787e12) / 74.53e-3 / (1.0 - 20.0 / 132.0) / 1978.9e12
 FP8_CAST_BYTES = 3.0  # Transformer Engine / TensorRT-LLM cast a 16-bit GEMM input to FP8: read 2 B, write 1 B
 
 
@@ -63,6 +75,7 @@ class KernelFamily:
     sms: int = 0
     attn_fwd: float = 0.0
     attn_bwd: float = 0.0
+    fp8_blockwise: float = 0.0  # share of the FP8 peak of blockwise-scaled FP8 GEMMs, 0 = not measured
 
     def gemm_share(self, fp8) -> object:
         """MAMF / peak for the GEMM format (fp8: bool or array)."""
@@ -78,11 +91,13 @@ class KernelFamily:
 
 # FlashAttention-3's backward was not read: its forward share times FlashAttention-2's backward/forward ratio.
 _FA3_BWD = FA3_H100_FWD * FA2_A100_BWD / FA2_A100_FWD
-_HOPPER = dict(mamf_bf16=794.5 / 989.0, mamf_fp8=1402.6 / 1979.0, attn_fwd=FA3_H100_FWD, attn_bwd=_FA3_BWD)
+_HOPPER = dict(mamf_bf16=794.5 / 989.0, mamf_fp8=1402.6 / 1979.0, attn_fwd=FA3_H100_FWD, attn_bwd=_FA3_BWD,
+               fp8_blockwise=BLOCKWISE_FP8_HOPPER)
 # SM counts: A100 108 (nvidia-matmul-guide §3.2), H100 SXM 132, B200 148 (18,944 CUDA cores / 128 per SM).
 FAMILIES: dict[str, KernelFamily] = {
     "a100-80gb-sxm": KernelFamily("ampere", A100_MAMF_BF16, 0.0, 108, FA2_A100_FWD, FA2_A100_BWD),
     "h100-sxm": KernelFamily("hopper", sms=132, **_HOPPER),
+    "h100-96gb-500w": KernelFamily("hopper", sms=132, **_HOPPER),  # the same GH100 part at 500 W (torchtitan's)
     "h800-sxm": KernelFamily("hopper", **_HOPPER),            # the H100's GH100 die; SM count not read
     "h200-sxm": KernelFamily("hopper", **{**_HOPPER, "mamf_fp8": 1453.4 / 1979.0}, sms=132),
     "h20": KernelFamily("hopper", **_HOPPER),                 # SM count not read
@@ -134,23 +149,27 @@ class Gemm:
 
 
 def gemm_seconds(g: Gemm, family: KernelFamily | None, peak, hbm_bw, eff_hbm, scale, fp8=False, in_bytes=2.0,
-                 out_bytes=2.0):
+                 out_bytes=2.0, blockwise=False):
     """Seconds of one GEMM shape: max(FLOPs / rate, bytes / HBM) (module docstring). `peak` is the GEMM
-    format's dense peak; without a family every FLOP runs at REFERENCE_COMPUTE_EFFICIENCY × scale of it."""
+    format's dense peak; without a family every FLOP runs at REFERENCE_COMPUTE_EFFICIENCY × scale of it.
+    `blockwise` (with fp8): the family's measured blockwise-FP8 share where it has one."""
     if family is None:
         share = REFERENCE_COMPUTE_EFFICIENCY
     else:
         share = family.gemm_share(fp8) * quantisation_share(g.M, g.N, family.sms)
         if g.grouped:
             share = share * GROUPED_GEMM_SHARE
+        if family.fp8_blockwise > 0:
+            on = xp.asarray(blockwise, dtype=bool) & xp.asarray(fp8, dtype=bool)
+            share = xp.where(on, family.fp8_blockwise * quantisation_share(g.M, g.N, family.sms), share)
     t_math = g.flops / (peak * share * scale)
     nbytes = ((g.M * g.K + g.K * g.N) * in_bytes + g.M * g.N * out_bytes) * g.count
     return xp.maximum(t_math, nbytes / (hbm_bw * eff_hbm))
 
 
-def seconds_per_flop(gemms, family, peak, hbm_bw, eff_hbm, scale, fp8=False, in_bytes=2.0):
+def seconds_per_flop(gemms, family, peak, hbm_bw, eff_hbm, scale, fp8=False, in_bytes=2.0, blockwise=False):
     """FLOP-weighted seconds per FLOP over a list of GEMM shapes (Σ t / Σ FLOPs)."""
-    t = sum(gemm_seconds(g, family, peak, hbm_bw, eff_hbm, scale, fp8, in_bytes) for g in gemms)
+    t = sum(gemm_seconds(g, family, peak, hbm_bw, eff_hbm, scale, fp8, in_bytes, blockwise=blockwise) for g in gemms)
     return t / sum(g.flops for g in gemms)
 
 

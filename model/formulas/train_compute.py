@@ -47,18 +47,19 @@ class TrainCompute:
 
 def train_compute(arch, hw, *, flops_mb, attn_flops_mb, attn_extra, tokens_mb, micro_batch, seq_len, s_keys, cp,
                   tp, ep, sp, pp, lps, recompute, flash, peak, eff_compute, eff_hbm, act_bytes,
-                  fp8, attention_kernel=0) -> TrainCompute:
+                  fp8, attention_kernel=0, fp8_blockwise=False) -> TrainCompute:
     """One micro-batch's compute time (module docstring). `flops_mb` are its hardware FLOPs per GPU (recompute
     included), `attn_flops_mb` their attention-core part (model convention: full s²), `attn_extra` 1 where the
     attention forward is recomputed (selective, full or FlashAttention's backward), `tokens_mb` = b·s/cp,
-    `attention_kernel` the code of scenario.ATTENTION_KERNELS (0 the family's flash kernel, 1 FlashAttention-2)."""
+    `attention_kernel` the code of scenario.ATTENTION_KERNELS (0 the family's flash kernel, 1 FlashAttention-2),
+    `fp8_blockwise` whether FP8 GEMMs use DeepSeek-V3's blockwise scales (kernel_efficiency.BLOCKWISE_FP8_HOPPER)."""
     family = ke.family_of(hw.key)
     scale = xp.asarray(eff_compute, dtype=float) / ke.REFERENCE_COMPUTE_EFFICIENCY
     hbm = hw.hbm_bw * eff_hbm
     tp, cp, pp = (xp.asarray(v, dtype=float) for v in (tp, cp, pp))
     gemms = ke.with_backward(ke.layer_gemms(arch, tokens_mb, tp, ep) + [ke.logits_gemm(arch, tokens_mb, tp)])
     in_bytes = xp.where(fp8, 1.0, 2.0)
-    tau = ke.seconds_per_flop(gemms, family, peak, hw.hbm_bw, eff_hbm, scale, fp8, in_bytes)
+    tau = ke.seconds_per_flop(gemms, family, peak, hw.hbm_bw, eff_hbm, scale, fp8, in_bytes, blockwise=fp8_blockwise)
     gemm_s = (flops_mb - attn_flops_mb) * tau
 
     # attention: fwd (+ recomputed fwd) and bwd parts of the model-convention FLOPs

@@ -41,6 +41,7 @@ RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 # stream through host memory for the CPU's optimizer step.
 OFFLOAD_MODES = ("none", "optimizer", "activations", "nvme")
 ATTENTION_KERNELS = ("auto", "flash-attention-2")  # attention kernel (#22): Scenario.attention_kernel
+FP8_RECIPES = ("tensorwise", "blockwise")  # FP8 GEMM scaling recipe (#22): Scenario.fp8_recipe
 OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 # Where offloaded KV cache lives: host DRAM over the host link (FlexGen), or a CXL memory pool (Pond).
 KV_OFFLOAD_TIERS = ("host", "cxl")
@@ -174,6 +175,10 @@ class Scenario:
     decode_pp: int = _default("decode_pp")
     kv_transfer_link: str = "auto"
     kv_transfer_layerwise: bool = False
+    # FP8 GEMM scaling recipe (#22), off by default: "tensorwise" = one scale per tensor (Transformer Engine,
+    # torchao; cuBLAS FP8 GEMMs); "blockwise" = DeepSeek-V3's fine-grained scales (§3.3.2: 1x128 activation tiles,
+    # 128x128 weight blocks, partial sums promoted to CUDA cores), timed at its measured rate (kernel_efficiency.py)
+    fp8_recipe: str = "tensorwise"
 
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
@@ -198,6 +203,7 @@ class Scenario:
             self._check_inference_layout()
         check_needed_links(self)  # options that move bytes over a link the hardware lacks (inputs/needed_links)
         check_choice("attention_kernel", self.attention_kernel, ATTENTION_KERNELS)  # attention kernel (#22)
+        check_choice("fp8_recipe", self.fp8_recipe, FP8_RECIPES)  # FP8 scaling recipe (#22)
         self._check_lora()  # LoRA / QLoRA (#23)
         # disaggregated prefill and decode (#23)
         check_choice("kv_transfer_link", self.kv_transfer_link, KV_TRANSFER_LINKS)

@@ -40,7 +40,7 @@ INFER_METRICS = {"request_latency_s": "request_s", "output_tokens_per_s": "reque
                  "time_per_output_token_s": "time_per_output_token_s",
                  "decode_tokens_per_s": "time_per_output_token_s"}
 # hardware preset -> family: the GPU generation (NVIDIA, AMD), the TPU generation, or the SoC line
-HARDWARE_FAMILY = {"a100-80gb-sxm": "Ampere", "h100-sxm": "Hopper", "h200-sxm": "Hopper", "h800-sxm": "Hopper",
+HARDWARE_FAMILY = {"a100-80gb-sxm": "Ampere", "h100-sxm": "Hopper", "h100-96gb-500w": "Hopper", "h200-sxm": "Hopper", "h800-sxm": "Hopper",
                    "h20": "Hopper", "b200": "Blackwell", "b300": "Blackwell", "gb200-nvl72": "Blackwell",
                    "gb300-nvl72": "Blackwell", "rtx-4090": "Ada Lovelace", "mi300x": "CDNA 3", "mi325x": "CDNA 3",
                    "tpu-v5e": "TPU v5", "tpu-v5p": "TPU v5", "tpu-v6e": "TPU v6", "m4-max": "Apple silicon",

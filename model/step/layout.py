@@ -32,6 +32,7 @@ from trinity_desktop.model.inputs.layout_rules import (
 from trinity_desktop.model.inputs.scenario import (
     ACTIVATION_RECIPES,
     ATTENTION_KERNELS,
+    FP8_RECIPES,
     LORA_TARGETS,
     OFFLOAD_CODE,
     RECOMPUTE_CODE,
@@ -101,6 +102,7 @@ class TrainInputs(_Inputs):
     first_stage_layers: object = 0  # uneven pipeline: layers on the first / last stage (0 = the even split)
     last_stage_layers: object = 0
     attention_kernel: object = 0  # index into scenario.ATTENTION_KERNELS: 0 the family's, 1 FlashAttention-2 (#22)
+    fp8_recipe: object = 0  # index into scenario.FP8_RECIPES: 0 tensorwise, 1 blockwise (DeepSeek-V3 §3.3.2) (#22)
     # LoRA / QLoRA (#23, formulas/lora.py): adapter rank (0 = off), target code (lora.LORA_TARGET_CODE), NF4 base
     lora_rank: object = 0
     lora_targets: object = 0
@@ -163,6 +165,7 @@ def train_inputs(sc: Scenario) -> TrainInputs:
         tp_overlap=sc.tp_comm_overlap, ep_overlap=sc.ep_comm_overlap, moe_fp8_dispatch=sc.moe_fp8_dispatch,
         moe_node_limit=sc.moe_node_limit,
         attention_kernel=ATTENTION_KERNELS.index(sc.attention_kernel),  # attention kernel (#22)
+        fp8_recipe=FP8_RECIPES.index(sc.fp8_recipe),  # FP8 scaling recipe (#22)
         lora_rank=sc.lora_rank, lora_targets=LORA_TARGETS.index(sc.lora_targets),
         qlora=sc.qlora)
 

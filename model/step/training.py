@@ -46,6 +46,7 @@ from trinity_desktop.model.formulas.comms import (
     link_for_group,
     moe_all_to_all,
     moe_dispatch_bytes,
+    moe_scaleup_bandwidths,
     p2p_time,
 )
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token, training_flops
@@ -284,7 +285,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         / (tp * pp * cp), attn_extra=attn_extra, tokens_mb=micro_batch * s_local, micro_batch=micro_batch,
         seq_len=seq_len, s_keys=s_keys, cp=cp, tp=tp, ep=ep, sp=sp, pp=pp, lps=lps, recompute=recompute,
         flash=flash, peak=peak, eff_compute=eff_compute, eff_hbm=eff_hbm, act_bytes=act_bytes,
-        fp8=fp8, attention_kernel=x.attention_kernel)
+        fp8=fp8, attention_kernel=x.attention_kernel, fp8_blockwise=xp.asarray(x.fp8_recipe) == 1)
     t_c = kernels.total_s + qlora_dequant_s(arch, mem.frozen_params, x.qlora, recompute, hw.hbm_bw * eff_hbm)
     # DualPipe pairs a forward and a backward chunk of two micro-batches; its comm kernels hold some SMs
     dual_active = (m >= 2.0) & ((ep > 1.0) | (pp > 1.0))
@@ -310,10 +311,13 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     ep_per_node = xp.minimum(ep, xp.maximum(1.0, xp.floor(gpus_per_node / (tp * cp))))
     has_up = hw.scaleup_bw > 0
     out_link = (hw.scaleout_bw * eff_network, hw.scaleout_latency_s)
-    in_link = (xp.where(has_up, hw.scaleup_bw, hw.scaleout_bw) * eff_network,
-               xp.where(has_up, hw.scaleup_latency_s, hw.scaleout_latency_s))
+    in_bw = xp.where(has_up, hw.scaleup_bw, hw.scaleout_bw) * eff_network
+    in_alpha = xp.where(has_up, hw.scaleup_latency_s, hw.scaleout_latency_s)
+    # dispatch-kernel and combine-kernel passes, at NVL72's measured rates (comms.moe_scaleup_bandwidths)
+    in_bws = moe_scaleup_bandwidths(hw.key, in_bw)
     a2a = [moe_all_to_all(ep_tokens, h, arch.experts_per_token, width, ep, ep_per_node, x.moe_node_limit,
-                          out_link, in_link) for width in (moe_dispatch_bytes(act_bytes, x.moe_fp8_dispatch), act_bytes)]
+                          out_link, (bw_in, in_alpha))
+           for width, bw_in in zip((moe_dispatch_bytes(act_bytes, x.moe_fp8_dispatch), act_bytes), in_bws, strict=True)]
     t_ep = moe_lps * 2.0 * (a2a[0][0] + a2a[1][0])
     b_ep_out = moe_lps * 2.0 * (a2a[0][1] + a2a[1][1])
     b_ep_in = moe_lps * 2.0 * (a2a[0][2] + a2a[1][2])

@@ -186,10 +186,11 @@ measured = 13.75
 def test_runs_take_the_hardwares_scale_up_domain_and_an_nvl72_ep64_all_to_all_stays_on_nvlink():
     """A run that states no gpus_per_node shares the hardware's own NVLink domain: 72 GPUs on a GB200/GB300
     NVL72 rack, 8 on HGX boards. DeepSeek-V3's EP 64 on GB200 then stays inside one NVLink 5 domain, and its
-    exposed communication is far below the 8-GPU reading's (where 7/8 of each all-to-all crossed the NIC)."""
+    exposed communication is far below the 8-GPU reading's (where 7/8 of each all-to-all crossed the NIC): about a
+    third of it, with the rack's all-to-all at DeepEP's measured 400 / 190 GB/s (comms.moe_scaleup_bandwidths)."""
     runs = {r.name: r for r in published_runs()}
     gb200 = runs["Megatron-Bridge 26.02 DeepSeekV3 on 256 GB200, MXFP8"].scenario
     assert gb200.gpus_per_node == 72
     assert runs["Megatron-Bridge 26.02 DeepSeekV3 on 256 B200, MXFP8"].scenario.gpus_per_node == 8
     on_rack, on_boards = evaluate(gb200), evaluate(gb200.replace(gpus_per_node=8))
-    assert on_rack.time["communication_exposed"] < 0.2 * on_boards.time["communication_exposed"]
+    assert on_rack.time["communication_exposed"] < 0.4 * on_boards.time["communication_exposed"]
