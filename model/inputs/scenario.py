@@ -41,6 +41,8 @@ RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 # stream through host memory for the CPU's optimizer step.
 OFFLOAD_MODES = ("none", "optimizer", "activations", "nvme")
 ATTENTION_KERNELS = ("auto", "flash-attention-2")  # attention kernel (#22): Scenario.attention_kernel
+# decode attention kernel (#22): Scenario.decode_attention_kernel (formulas/decode_kernels.py)
+DECODE_ATTENTION_KERNELS = ("auto", "masked-mha")
 OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 # Where offloaded KV cache lives: host DRAM over the host link (FlexGen), or a CXL memory pool (Pond).
 KV_OFFLOAD_TIERS = ("host", "cxl")
@@ -174,6 +176,9 @@ class Scenario:
     decode_pp: int = _default("decode_pp")
     kv_transfer_link: str = "auto"
     kv_transfer_layerwise: bool = False
+    # decode attention kernel (#22): "auto" = the engine's grouped paged kernel; "masked-mha" = FasterTransformer's
+    # and TensorRT-LLM's (before XQA, v0.8) masked MHA: KV read once per query head (formulas/decode_kernels.py)
+    decode_attention_kernel: str = "auto"
 
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
@@ -202,6 +207,7 @@ class Scenario:
         # disaggregated prefill and decode (#23)
         check_choice("kv_transfer_link", self.kv_transfer_link, KV_TRANSFER_LINKS)
         check_disaggregation(self)
+        check_choice("decode_attention_kernel", self.decode_attention_kernel, DECODE_ATTENTION_KERNELS)  # (#22)
 
     # --- derived ------------------------------------------------------------------------------
     @property
