@@ -108,3 +108,13 @@ def test_vllm_h200_latency_rows(prefix, measured_s):
     run = _run(prefix)
     assert run.measured_value == measured_s and run.scenario.decode_attention_kernel == "auto"
     assert predicted_times([run], DEFAULTS)[0, 0] == pytest.approx(measured_s, rel=0.15)
+
+
+def test_calc_infer_states_the_kernel():
+    """`calc infer --decode-attention-kernel masked-mha` reaches the Scenario; the default is auto."""
+    from trinity_desktop.cli import build_parser, infer_scenario
+
+    argv = ["calc", "infer", "--model", "llama-2-70b", "--hardware", "h100-sxm", "--gpus", "2"]
+    assert infer_scenario(build_parser().parse_args(argv)).decode_attention_kernel == "auto"
+    args = build_parser().parse_args([*argv, "--decode-attention-kernel", "masked-mha"])
+    assert infer_scenario(args).decode_attention_kernel == "masked-mha"
