@@ -25,7 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trinity_desktop.model.base import xp
-from trinity_desktop.model.formulas.decode_costs import H100_DATASHEET_GBPS, WEIGHT_STREAM_LIKELY
+from trinity_desktop.model.formulas.decode_costs import (
+    H100_DATASHEET_GBPS,
+    WEIGHT_STREAM_LIKELY,
+    kv_read_bandwidth,
+    runtime_for,
+)
 
 MIB = 1024.0 ** 2
 # onnxruntime PR #21414, "FA2 - paged batch decode", H100 SXM, llama3 70B (GQA8) page_size=256, 64 sequences:
@@ -83,3 +88,10 @@ def kv_read_ratio(runtime_ratio, kernel_code=0):
     engine's (`runtime_ratio`, decode_costs.DecodeRuntime.kv_read_ratio)."""
     own = _pick([k.kv_read_ratio or 0.0 for k in KERNELS], kernel_code)
     return xp.where(own > 0.0, own, runtime_ratio)
+
+
+def kv_bandwidth(hw, eff_hbm, kernel_code=0):
+    """Achieved KV-read bandwidth of a decode step on `hw`: its engine's (decode_costs.runtime_for) at the kernel's
+    KV-read ratio; the one home for the inference step and the speculative verify step."""
+    runtime = runtime_for(hw.kind)
+    return kv_read_bandwidth(hw.hbm_bw, eff_hbm, runtime, kv_read_ratio(runtime.kv_read_ratio, kernel_code))

@@ -56,8 +56,8 @@ from __future__ import annotations
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.comms import link_for_group, p2p_time, tp_allreduce_time
-from trinity_desktop.model.formulas.decode_costs import fixed_time, kv_read_bandwidth, runtime_for
-from trinity_desktop.model.formulas.decode_kernels import kv_read_multiplier, kv_read_ratio
+from trinity_desktop.model.formulas.decode_costs import fixed_time, runtime_for
+from trinity_desktop.model.formulas.decode_kernels import kv_bandwidth, kv_read_multiplier
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
 from trinity_desktop.model.formulas.kernel_efficiency import (
     elementwise_bytes_per_token,
@@ -197,8 +197,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     bw_eff = hw.hbm_bw * eff_hbm
     runtime = runtime_for(hw.kind)  # fixed costs and KV-read efficiency as measured (formulas/decode_costs.py)
     # decode attention kernel (#22, formulas/decode_kernels.py): its KV-read rate, and reads per KV head
-    bw_kv = kv_read_bandwidth(hw.hbm_bw, eff_hbm, runtime, kv_read_ratio(runtime.kv_read_ratio,
-                                                                         x.decode_attention_kernel))
+    bw_kv = kv_bandwidth(hw, eff_hbm, x.decode_attention_kernel)
     kv_reads = kv_read_multiplier(arch, x.decode_attention_kernel)
     slot_fixed = fixed_time(runtime, L, pp) * xp.ones_like(b)  # one forward pass of a stage's L/pp layers
 

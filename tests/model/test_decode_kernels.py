@@ -118,3 +118,16 @@ def test_calc_infer_states_the_kernel():
     assert infer_scenario(build_parser().parse_args(argv)).decode_attention_kernel == "auto"
     args = build_parser().parse_args([*argv, "--decode-attention-kernel", "masked-mha"])
     assert infer_scenario(args).decode_attention_kernel == "masked-mha"
+
+
+def test_speculative_verify_reads_at_the_kernels_rate():
+    """gamma = 0: the verify step of one token is exactly the plain decode step, with the masked-MHA kernel too
+    (the verify step times its KV reads at the same kernel's rate: decode_kernels.kv_bandwidth)."""
+    from trinity_desktop.model import evaluate_grid
+    from trinity_desktop.model.step.speculative_step import speculative_grid
+
+    sc = _llama70b("masked-mha", draft_model="llama-3.2-1b", draft_tokens=4, acceptance=0.7).replace(
+        model=MODELS["llama-3-70b"], gpus=8, weight_dtype="bf16", kv_dtype="bf16", batch=16, prompt_len=4096,
+        gen_len=256)
+    out = speculative_grid(sc, evaluate_grid, draft_tokens=0)
+    assert float(out["verify_step_s"]) == pytest.approx(float(out["decode_step_s"]), rel=1e-12)
