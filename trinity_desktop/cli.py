@@ -229,7 +229,8 @@ def infer_scenario(args) -> Scenario:
                   redundant_experts=args.redundant_experts, moe_fp8_dispatch=args.moe_fp8_dispatch,
                   moe_node_limit=args.moe_node_limit,
                   gpu_hour_price=args.gpu_hour_price,
-                  **disaggregation_fields(args))  # disaggregated prefill and decode (#23)
+                  **disaggregation_fields(args),  # disaggregated prefill and decode (#23)
+                  decode_attention_kernel=args.decode_attention_kernel)  # decode attention kernel (#22)
     return apply_techniques(sc, args.technique)
 
 

@@ -32,6 +32,7 @@ from trinity_desktop.model.inputs.disaggregation_layout import KV_TRANSFER_LINKS
 from trinity_desktop.model.inputs.scenario import (
     ACTIVATION_RECIPES,
     ATTENTION_KERNELS,
+    DECODE_ATTENTION_KERNELS,
     LORA_TARGETS,
     OFFLOAD_MODES,
     RECOMPUTE,
@@ -148,6 +149,11 @@ def add_calc_infer(calc) -> None:
     # load and latency targets (#23)
     cli_load.add_load_options(infer)
     add_disaggregation_options(infer)  # disaggregated prefill and decode (#23)
+    # decode attention kernel (#22)
+    infer.add_argument("--decode-attention-kernel", choices=DECODE_ATTENTION_KERNELS,
+                       default=scenario_default("decode_attention_kernel"),
+                       help="decode attention kernel: auto (grouped paged kernel, a GQA group's KV read once) or "
+                            "masked-mha (FasterTransformer, TensorRT-LLM before 0.8: KV read once per query head)")
 
 
 # disaggregated prefill and decode (#23)

@@ -128,6 +128,7 @@ def fixed_time(runtime: DecodeRuntime, layers, pp=1.0):
     return (xp.asarray(layers, dtype=float) / pp + 1.0 / pp) * runtime.fixed_per_group_s
 
 
-def kv_read_bandwidth(hbm_bw, eff_hbm, runtime: DecodeRuntime):
-    """Achieved bandwidth of decode attention over the KV cache: hbm_bw · η_hbm · ratio (module docstring)."""
-    return hbm_bw * eff_hbm * runtime.kv_read_ratio
+def kv_read_bandwidth(hbm_bw, eff_hbm, runtime: DecodeRuntime, ratio=None):
+    """Achieved bandwidth of decode attention over the KV cache: hbm_bw · η_hbm · ratio (module docstring); `ratio`
+    the decode attention kernel's own where it states one (decode_kernels.kv_read_ratio), else the runtime's."""
+    return hbm_bw * eff_hbm * (runtime.kv_read_ratio if ratio is None else ratio)

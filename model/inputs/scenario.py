@@ -42,6 +42,8 @@ RECOMPUTE_CODE = {name: i for i, name in enumerate(RECOMPUTE)}
 OFFLOAD_MODES = ("none", "optimizer", "activations", "nvme")
 ATTENTION_KERNELS = ("auto", "flash-attention-2")  # attention kernel (#22): Scenario.attention_kernel
 FP8_RECIPES = ("tensorwise", "blockwise")  # FP8 GEMM scaling recipe (#22): Scenario.fp8_recipe
+# decode attention kernel (#22): Scenario.decode_attention_kernel (formulas/decode_kernels.py)
+DECODE_ATTENTION_KERNELS = ("auto", "masked-mha")
 OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 # Where offloaded KV cache lives: host DRAM over the host link (FlexGen), or a CXL memory pool (Pond).
 KV_OFFLOAD_TIERS = ("host", "cxl")
@@ -179,6 +181,9 @@ class Scenario:
     # torchao; cuBLAS FP8 GEMMs); "blockwise" = DeepSeek-V3's fine-grained scales (§3.3.2: 1x128 activation tiles,
     # 128x128 weight blocks, partial sums promoted to CUDA cores), timed at its measured rate (kernel_efficiency.py)
     fp8_recipe: str = "tensorwise"
+    # decode attention kernel (#22): "auto" = the engine's grouped paged kernel; "masked-mha" = FasterTransformer's
+    # and TensorRT-LLM's (before XQA, v0.8) masked MHA: KV read once per query head (formulas/decode_kernels.py)
+    decode_attention_kernel: str = "auto"
 
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
@@ -208,6 +213,7 @@ class Scenario:
         # disaggregated prefill and decode (#23)
         check_choice("kv_transfer_link", self.kv_transfer_link, KV_TRANSFER_LINKS)
         check_disaggregation(self)
+        check_choice("decode_attention_kernel", self.decode_attention_kernel, DECODE_ATTENTION_KERNELS)  # (#22)
 
     # --- derived ------------------------------------------------------------------------------
     @property

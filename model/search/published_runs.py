@@ -49,6 +49,7 @@ _LAYOUT = ("gpus", "tp", "pp", "cp", "ep", "virtual_stages", "zero", "recompute"
            "global_batch", "seq_len", "precision", "flash_attention", "activation_recipe", "moe_node_limit",
            "attention_kernel")
 _INFER_LAYOUT = ("gpus", "batch", "prompt_len", "gen_len", "weight_dtype", "kv_dtype")
+_INFER_OPTIONAL = ("decode_attention_kernel",)  # the kernel the published engine version runs (#22)
 _MODEL_SHAPE = ("name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab")
 GIB = 2 ** 30
 
@@ -124,7 +125,8 @@ def _scenario_of(entry: Mapping, kind: str, hw, model) -> Scenario:
         if metric not in INFER_METRICS:
             raise ValueError(f"metric one of {tuple(INFER_METRICS)}")
         return Scenario(hardware=hw, model=model, kind="decode", gpus_per_node=_node_size(entry, hw),
-                        **{k: entry[k] for k in _INFER_LAYOUT})
+                        **{k: entry[k] for k in _INFER_LAYOUT},
+                        **{k: entry[k] for k in _INFER_OPTIONAL if k in entry})
     allowed = METRICS if kind == "training" else MEMORY_METRICS
     if metric not in allowed or str(entry.get("flop_count", "model")) not in FLOP_COUNTS:
         raise ValueError(f"metric one of {allowed}, flop_count one of {FLOP_COUNTS}")

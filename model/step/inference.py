@@ -56,7 +56,8 @@ from __future__ import annotations
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.numeric import safe_div
 from trinity_desktop.model.formulas.comms import link_for_group, p2p_time, tp_allreduce_time
-from trinity_desktop.model.formulas.decode_costs import fixed_time, kv_read_bandwidth, runtime_for
+from trinity_desktop.model.formulas.decode_costs import fixed_time, runtime_for
+from trinity_desktop.model.formulas.decode_kernels import kv_bandwidth, kv_read_multiplier
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
 from trinity_desktop.model.formulas.kernel_efficiency import (
     elementwise_bytes_per_token,
@@ -195,7 +196,9 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     peak_eff = peak * eff_compute
     bw_eff = hw.hbm_bw * eff_hbm
     runtime = runtime_for(hw.kind)  # fixed costs and KV-read efficiency as measured (formulas/decode_costs.py)
-    bw_kv = kv_read_bandwidth(hw.hbm_bw, eff_hbm, runtime)
+    # decode attention kernel (#22, formulas/decode_kernels.py): its KV-read rate, and reads per KV head
+    bw_kv = kv_bandwidth(hw, eff_hbm, x.decode_attention_kernel)
+    kv_reads = kv_read_multiplier(arch, x.decode_attention_kernel)
     slot_fixed = fixed_time(runtime, L, pp) * xp.ones_like(b)  # one forward pass of a stage's L/pp layers
 
     weights_total = arch.params_total() * xp.asarray(weight_bytes, dtype=float)
@@ -292,8 +295,9 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     def attention(kept):
         """(time, compute part, bandwidth part, host fetch time, KV bytes read, host bytes, FLOPs) of one decode
         step's attention with `kept` tokens per sequence: every term is proportional to `kept`."""
-        kv_read = b_mb * kept * kv_tok_gpu
-        d_host_bytes = f_off * kv_read  # the offloaded share, fetched each step
+        kv_once = b_mb * kept * kv_tok_gpu
+        kv_read = kv_once * kv_reads  # a per-query-head kernel reads each KV head g times (#22)
+        d_host_bytes = f_off * kv_once  # the offloaded share, fetched each step
         d_off = safe_div(d_host_bytes, host_bw)
         # KV formats narrower than 16 bits are converted back before the attention GEMMs: ~2 FLOPs (scale,
         # shift) per element read.

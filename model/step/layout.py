@@ -32,6 +32,7 @@ from trinity_desktop.model.inputs.layout_rules import (
 from trinity_desktop.model.inputs.scenario import (
     ACTIVATION_RECIPES,
     ATTENTION_KERNELS,
+    DECODE_ATTENTION_KERNELS,
     FP8_RECIPES,
     LORA_TARGETS,
     OFFLOAD_CODE,
@@ -145,6 +146,7 @@ class InferInputs(_Inputs):
     redundant_experts: object = 0
     moe_fp8_dispatch: object = False
     moe_node_limit: object = 0
+    decode_attention_kernel: object = 0  # index into scenario.DECODE_ATTENTION_KERNELS (#22, decode_kernels.py)
 
 
 def train_inputs(sc: Scenario) -> TrainInputs:
@@ -185,7 +187,8 @@ def infer_inputs(sc: Scenario) -> InferInputs:
         kv_offload_bw=kv_offload_bandwidth(sc),
         # MoE serving (#23)
         ep=sc.inference_ep, attention_dp=sc.attention_dp, redundant_experts=sc.redundant_experts,
-        moe_fp8_dispatch=sc.moe_fp8_dispatch, moe_node_limit=sc.moe_node_limit)
+        moe_fp8_dispatch=sc.moe_fp8_dispatch, moe_node_limit=sc.moe_node_limit,
+        decode_attention_kernel=DECODE_ATTENTION_KERNELS.index(sc.decode_attention_kernel))  # (#22)
 
 
 def kv_offload_bandwidth(sc: Scenario) -> float:

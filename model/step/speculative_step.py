@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from trinity_desktop.model.base.errors import ValidationError
-from trinity_desktop.model.formulas.decode_costs import kv_read_bandwidth, runtime_for
+from trinity_desktop.model.formulas.decode_kernels import kv_bandwidth  # decode attention kernel (#22)
 from trinity_desktop.model.formulas.speculative import (
     SpeculativeDecode,
     expected_tokens_per_step,
@@ -105,7 +105,7 @@ def speculative_grid(sc: Scenario, grid, batch=None, draft_tokens=None, acceptan
     n_mb = np.minimum(b, pp)
     flops_slot = plain["decode_attention_flops"] / (n_mb * tp * pp)  # per GPU, one micro-batch's attention
     kv_slot = plain["decode_kv_read_bytes"] / n_mb
-    bw_kv = kv_read_bandwidth(hw.hbm_bw, x.eff_hbm, runtime_for(hw.kind))
+    bw_kv = kv_bandwidth(hw, x.eff_hbm, x.decode_attention_kernel)  # the decode attention kernel's rate (#22)
     attention = pp * np.maximum(q * flops_slot / (x.peak * x.eff_compute), kv_slot / bw_kv)
     verify = (wide["time_per_output_token_s"] - wide["decode_time"][ATTENTION] - wide["decode_time"].get(KV_FETCH, 0.0)
               + attention + plain["decode_time"].get(KV_FETCH, 0.0))
