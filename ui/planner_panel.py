@@ -31,7 +31,7 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.batch_readout import BatchReadout
 from trinity_desktop.ui.cost_readout import CostReadout
 from trinity_desktop.ui.pareto_bars import ParetoBars
-from trinity_desktop.ui.planner_panel_capacity import CapacityMode, capacity_edit, capacity_summary
+from trinity_desktop.ui.planner_panel_capacity import CapacityMode, capacity_edit
 from trinity_desktop.ui.planner_search import (
     AXIS_CHOICES,
     AXIS_LABELS,
@@ -42,7 +42,6 @@ from trinity_desktop.ui.planner_search import (
     hatch_segments,
     label_spots,
     map_best,
-    plan_summary,
     serving_search,
     short_layout,
     training_search,
@@ -366,7 +365,9 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         if results.kind == "train":
             x, y = results.memory_total / 1e9, results.time_total
         else:
-            x, y = results.infer["time_per_output_token_s"] * 1e3, results.infer["tokens_per_s"] / results.scenario.gpus
+            spec = results.speculative  # speculative decoding (#23): the scenario's own TPOT and throughput
+            x, y = ((spec.time_per_output_token_s * 1e3, spec.tokens_per_s / results.scenario.gpus) if spec else
+                    (results.infer["time_per_output_token_s"] * 1e3, results.infer["tokens_per_s"] / results.scenario.gpus))
         fits = results.fits and math.isfinite(x) and math.isfinite(y) and y > 0 and not self.capacity_mode(
             results.scenario)  # capacity mode's axes are rates and GPUs: no diamond
         self._current_xy = (x, y) if fits else None
@@ -493,7 +494,3 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         if p is not None:
             self.click_point(self.point_at(p.x(), p.y()))
 
-    def summary_text(self) -> str:
-        if isinstance(self.plan, CapacityPlan):
-            return capacity_summary(self.plan)
-        return plan_summary(self.plan) if self.plan is not None else ""

@@ -17,6 +17,7 @@ from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.search.capacity_planner import CapacityOption, CapacityPlan, plan_capacity
 from trinity_desktop.ui import named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.planner_search import plan_summary
 from trinity_desktop.ui.units import fmt_seconds
 
 MODES = (("Layouts (best within the GPUs)", "layouts"), ("Capacity (fewest GPUs for the request rate)", "capacity"))
@@ -140,6 +141,12 @@ class CapacityMode:
                                          pw.key_entry("◯", "fewest GPUs"))))
         self.status.setText(capacity_summary(plan))
         pw.set_title(self.front_plot, pw.html_escape(capacity_title(plan, budget)), size="13pt")
+
+    def summary_text(self) -> str:
+        """The status line of the plan shown: the capacity search's, or the layout search's."""
+        if isinstance(self.plan, CapacityPlan):
+            return capacity_summary(self.plan)
+        return plan_summary(self.plan) if self.plan is not None else ""
 
     def _capacity_hover(self, i: int) -> str:
         o = self._points[i]
