@@ -11,7 +11,7 @@ from trinity_desktop.model.search.capacity_planner import plan_capacity
 
 def test_options_are_ranked_by_gpus_and_hand_derived():
     model, hw = model_presets()["llama-3-8b"], hardware_presets()["h100-sxm"]
-    plan = plan_capacity(model, hw, 30.0, 1024, 256, ttft_slo_s=1.0, tpot_slo_s=0.03, max_replica_gpus=4,
+    plan = plan_capacity(model, hw, 30.0, 1024, 256, ttft_slo_s=1.0, tpot_slo_s=0.03, max_replica_gpus=2,
                          gpus_per_node=8)
     assert plan.options and plan.options[0].layout == plan.layout and plan.options[0].gpus == plan.gpus
     assert len(plan.options) == plan.layouts_meeting_targets

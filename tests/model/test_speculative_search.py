@@ -79,8 +79,8 @@ def test_large_batch_throughput_best_does_not_speculate(plan):
 
 
 def test_cli_plan_infer_with_mtp(capsys):
-    assert main(["plan", "infer", "--model", "deepseek-v3", "--hardware", "h200-sxm", "--gpus", "16", "--prompt-len",
-          "1024", "--gen-len", "256", "--tpot-slo", "0.05", "--max-batch", "64", "--mtp", "1", "--acceptance",
+    assert main(["plan", "infer", "--model", "deepseek-v3", "--hardware", "h200-sxm", "--gpus", "8", "--prompt-len",
+          "1024", "--gen-len", "256", "--tpot-slo", "0.05", "--max-batch", "8", "--mtp", "1", "--acceptance",
           "0.85", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["best"]["layout"]["mtp_depth"] in (0, 1) and "draft_tokens" in rep["best"]["layout"]

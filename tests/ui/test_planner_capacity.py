@@ -19,18 +19,19 @@ SERVE = default_scenario().replace(kind="decode", gpus=8, prompt_len=1024, gen_l
                                    ttft_slo_s=2.0, tpot_slo_s=0.05)
 
 
-@pytest.fixture
-def capacity_panel(shown_panel, qtbot):
-    p = shown_panel(PlannerPanel, evaluate(SERVE), size=(1000, 650))
-    qtbot.waitUntil(lambda: p.plan is not None and not p.cancel_button.isEnabled(), timeout=60000)
-    assert p.mode_combo.isVisibleTo(p) and not p.x_combo.isVisibleTo(p)  # serving: the question, not map axes
+def _capacity_panel(shown_panel, qtbot, sc):
+    """A panel switched to capacity before its first scenario: one search, the capacity one (if a rate is set)."""
+    p = shown_panel(PlannerPanel, None, size=(1000, 650))
     p.mode_combo.setCurrentIndex(p.mode_combo.findData("capacity"))
-    qtbot.waitUntil(lambda: isinstance(p.plan, CapacityPlan) and not p.cancel_button.isEnabled(), timeout=60000)
+    p.update_results(evaluate(sc))
+    if sc.request_rate > 0:
+        qtbot.waitUntil(lambda: isinstance(p.plan, CapacityPlan) and not p.cancel_button.isEnabled(), timeout=60000)
+    assert p.mode_combo.isVisibleTo(p) and not p.x_combo.isVisibleTo(p)  # serving: the question, not map axes
     return p
 
 
-def test_capacity_mode_shows_the_fewest_gpus(capacity_panel):
-    p, sc = capacity_panel, SERVE
+def test_capacity_mode_shows_the_fewest_gpus_and_loads_a_replica(shown_panel, qtbot):
+    p, sc = _capacity_panel(shown_panel, qtbot, SERVE), SERVE
     ref = plan_capacity(sc.model, sc.hardware, 4.0, 1024, 256, ttft_slo_s=2.0, tpot_slo_s=0.05, max_replica_gpus=8,
                         chunk_tokens=sc.prefill_chunk_tokens, gpus_per_node=sc.gpus_per_node,
                         efficiency=sc.efficiency, kv_policy=sc.kv_policy, kv_window=sc.kv_window,
@@ -46,25 +47,20 @@ def test_capacity_mode_shows_the_fewest_gpus(capacity_panel):
                                                f"TP{lay['tp']} PP{lay['pp']} x {lay['replicas']} replica")
     assert "meet the targets" in p.status.text() and "nan" not in p.status.text().lower()
     assert p.current.getData()[0].size == 0 and not p.map_plot.isVisible()
-
-
-def test_hover_and_click_load_one_replica(capacity_panel, qtbot):
-    p = capacity_panel
+    # hover and click: one replica of the layout, loaded without a new search (the budget stays)
     x, y = p._view_xy()[0]
     assert "GPUs for 4 req/s" in p.hover_text_at(float(x), float(y))
     with qtbot.waitSignal(p.editRequested) as sig:
         p.click_point(0)
     assert sig.args[0] == capacity_edit(p.plan.options[0])
     assert sig.args[0]["gpus"] == p.plan.layout["tp"] * p.plan.layout["pp"]
-    # loading the replica keeps the budget: no new search
     generation = p._generation
     p.update_results(evaluate(SERVE.replace(**sig.args[0])))
     assert p._generation == generation
 
 
-def test_without_a_rate_the_mode_asks_for_one(capacity_panel, qtbot):
-    p = capacity_panel
-    p.update_results(evaluate(SERVE.replace(request_rate=0.0)))
+def test_without_a_rate_the_mode_asks_for_one(shown_panel, qtbot):
+    p = _capacity_panel(shown_panel, qtbot, SERVE.replace(request_rate=0.0))
     assert p.plan is None and p.status.text() == NO_RATE
     assert title_text(p.front_plot) == "Set a request rate to find the fewest GPUs"
     p.mode_combo.setCurrentIndex(p.mode_combo.findData("layouts"))
