@@ -15,6 +15,10 @@ replicas x batch / TPOT / N, so GPUs a layout leaves idle (TP2 x PP6 on 16) coun
 `dtypes.compute_dtype_for_weights`) one open-grid `evaluate_grid` call times every other combination with the
 core's inference formulas.
 
+Speculative decoding (#23, model/search/speculative_search.py): given a draft model or MTP modules and an acceptance
+rate in the fixed fields, γ (draft tokens per round, 0 = plain decode) is one more axis, each layout's TPOT the
+speculative one and its memory the draft's added.
+
 A layout is feasible when it fits in HBM (weights + KV + the runtime reserve) and meets the targets: TTFT =
 prefill of the prompt (stage by stage through the pipeline), TPOT = decode time per output token at the mean
 context. The best is the highest tokens/s per GPU; the Pareto front is throughput per GPU against TPOT. The
