@@ -41,7 +41,7 @@ from trinity_desktop.cli_speculative import (  # speculative decoding (#23)
     speculative_fields,
 )
 from trinity_desktop.model.base.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
-from trinity_desktop.model.base.errors import shown
+from trinity_desktop.model.base.errors import ValidationError, shown
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS
 from trinity_desktop.model.search.disagg_planner import plan_disaggregated
 from trinity_desktop.model.search.layouts import layout_text
@@ -184,6 +184,9 @@ def run_plan(args, model, hardware):
     if args.plan == "train":
         return plan_train_report(args, model, hardware), text_plan_train
     if args.rate > 0:  # load and latency targets (#23)
+        if args.draft_model or args.mtp_depth:  # speculative decoding (#23) is searched by the layout planner only
+            raise ValidationError("rate", args.rate, "0 (off) with --draft-model or --mtp: the capacity planner "
+                                  "does not search speculative decoding")
         return cli_load.capacity_report(args, model, hardware), cli_load.capacity_text
     return plan_infer_report(args, model, hardware), text_plan_infer
 

@@ -86,3 +86,11 @@ def test_cli_plan_infer_with_mtp(capsys):
     assert rep["best"]["layout"]["mtp_depth"] in (0, 1) and "draft_tokens" in rep["best"]["layout"]
     sped = [c for c in rep["pareto"] if c["layout"]["draft_tokens"] == 1]
     assert sped and all(c["speculative_speedup"] > 1 for c in sped if c["layout"]["batch"] == 1)
+
+
+def test_cli_rate_with_a_draft_is_refused_in_one_line(capsys):
+    argv = ["plan", "infer", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "8", "--prompt-len",
+            "1024", "--gen-len", "256", "--rate", "2", "--draft-model", "llama-3.2-1b"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "does not search speculative decoding" in err and "Traceback" not in err and len(err.splitlines()) == 1
