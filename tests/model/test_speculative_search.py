@@ -94,3 +94,32 @@ def test_cli_rate_with_a_draft_is_refused_in_one_line(capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "does not search speculative decoding" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(("model", "hw", "layout", "setting"), [
+    ("llama-3-70b", "h100-sxm", dict(tp=4, pp=2, attention_dp=1, ep=1, batch=4), dict(draft_model="llama-3.2-1b",
+                                                                                      acceptance=0.7)),
+    ("deepseek-v3", "h200-sxm", dict(tp=1, pp=1, attention_dp=8, ep=8, batch=64), dict(mtp_depth=1, acceptance=0.85)),
+])
+def test_grid_speculative_tpot_is_evaluates(model, hw, layout, setting):
+    """The planner's grid TPOT of one layout at each γ equals `evaluate`'s speculative TPOT of that layout (the
+    scalar path): the search ranks layouts by the numbers `calc infer` prints."""
+    import numpy as np
+
+    from trinity_desktop.model.base.dtypes import BYTES_PER_ELEMENT
+    from trinity_desktop.model.inputs.scenario import Scenario
+    from trinity_desktop.model.search.speculative_search import split_setting, speculative_layouts
+    from trinity_desktop.model.step.evaluation import evaluate_grid
+
+    m, h = model_presets()[model], hardware_presets()[hw]
+    spec, _ = split_setting(setting)
+    base = Scenario(hardware=h, model=m, kind="decode", gpus=layout["tp"], batch=1, prompt_len=1024, gen_len=256,
+                    weight_dtype="fp8", gpus_per_node=8)
+    axes = {k: np.asarray([[v]]) for k, v in layout.items()} | {"kv_bytes": np.asarray([[BYTES_PER_ELEMENT["fp8"]]])}
+    out = evaluate_grid(base, **axes)
+    grid = speculative_layouts(base, axes, out, spec, evaluate_grid)["tpot_s"].reshape(-1)
+    for g in spec.draft_tokens[1:]:
+        lay = {**layout, "replicas": 1, "weight_dtype": "fp8", "kv_dtype": "fp8", "kv_offload": 0.0,
+               "draft_tokens": g, **spec.fields(g)}
+        r = evaluate(scenario_for(m, h, 1024, 256, lay, gpus_per_node=8, acceptance=spec.acceptance))
+        assert grid[g] == pytest.approx(r.speculative.time_per_output_token_s, rel=1e-9)
