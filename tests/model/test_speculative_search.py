@@ -108,7 +108,7 @@ def test_grid_speculative_tpot_is_evaluates(model, hw, layout, setting):
 
     from trinity_desktop.model.base.dtypes import BYTES_PER_ELEMENT
     from trinity_desktop.model.inputs.scenario import Scenario
-    from trinity_desktop.model.search.speculative_search import split_setting, speculative_layouts
+    from trinity_desktop.model.search.speculative_search import speculative_layouts, split_setting
     from trinity_desktop.model.step.evaluation import evaluate_grid
 
     m, h = model_presets()[model], hardware_presets()[hw]
