@@ -36,8 +36,12 @@ from trinity_desktop.cli_options import (
     scenario_number,
     whole_number,
 )
+from trinity_desktop.cli_speculative import (  # speculative decoding (#23)
+    add_speculative_options,
+    speculative_fields,
+)
 from trinity_desktop.model.base.dtypes import OPTIMIZER_STATE_BYTES, TRAIN_PRECISIONS
-from trinity_desktop.model.base.errors import shown
+from trinity_desktop.model.base.errors import ValidationError, shown
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS
 from trinity_desktop.model.search.disagg_planner import plan_disaggregated
 from trinity_desktop.model.search.layouts import layout_text
@@ -103,6 +107,8 @@ def add_plan_parser(sub, parser_class) -> None:
                        help="largest batch searched (powers of two up to this; default 1024)")
     # load and latency targets (#23): with --rate, the fewest GPUs serving it (replicas of TP x PP <= --gpus)
     cli_load.add_load_options(infer, slos=False)
+    # speculative decoding (#23): with --draft-model or --mtp, gamma is searched beside the layout
+    add_speculative_options(infer, searched=True)
     # disaggregated prefill and decode (#23)
     infer.add_argument("--compare-disaggregated", action="store_true",
                        help="also search prefill and decode pools and compare them with aggregated serving at the "
@@ -124,7 +130,7 @@ def plan_train_report(args, model, hardware) -> dict:
 def plan_infer_report(args, model, hardware) -> dict:
     space = serving_space(model, hardware, args.gpus, args.max_batch)
     plan = plan_serving(model, hardware, args.gpus, args.prompt_len, args.gen_len, ttft_slo=args.ttft_slo,
-                        tpot_slo=args.tpot_slo, space=space,
+                        tpot_slo=args.tpot_slo, space=space, **speculative_fields(args),
                         gpus_per_node=args.gpus_per_node or hardware.gpus_per_node_default)
     return add_plan_cost({"model": model.name, "hardware": hardware.name, "gpus": args.gpus,
                           "prompt_len": args.prompt_len, "gen_len": args.gen_len, "ttft_slo_s": args.ttft_slo,
@@ -178,6 +184,9 @@ def run_plan(args, model, hardware):
     if args.plan == "train":
         return plan_train_report(args, model, hardware), text_plan_train
     if args.rate > 0:  # load and latency targets (#23)
+        if args.draft_model or args.mtp_depth:  # speculative decoding (#23) is searched by the layout planner only
+            raise ValidationError("rate", args.rate, "0 (off) with --draft-model or --mtp: the capacity planner "
+                                  "does not search speculative decoding")
         return cli_load.capacity_report(args, model, hardware), cli_load.capacity_text
     return plan_infer_report(args, model, hardware), text_plan_infer
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from trinity_desktop.model import Results
+from trinity_desktop.ui.step_time_labels import (
+    static_batch_note,  # load (#23): static batch vs p95 under load
+)
 from trinity_desktop.ui.units import fmt_seconds
 
 SEPARATOR = " · "
@@ -32,11 +35,17 @@ def summary_parts(r: Results) -> list[str]:
     parts = [f"Binding: {r.bottleneck} (pressure {pressures[r.bottleneck]:.2f}; 1.00 = at its limit)"]
     parts += [f"⚠ {note.rstrip('.')}" for note in sorted(r.notes, key=_severity)]
     parts.append("pressures " + ", ".join(f"{name} {value:.2f}" for name, value in pressures.items()))
-    parts.append(f"{_WHAT[r.kind]} {fmt_seconds(r.time_total)}")
+    parts.append(step_part(r))
     parts.append(f"{r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device"
                  + ("" if r.fits else ", does not fit"))
     parts.append(f"{sc.model.name} on {sc.gpus} × {sc.hardware.name}")
     return parts
+
+
+def step_part(r: Results) -> str:
+    """The step time; with a request rate (#23) it says it is one static batch's, not the p95 under load that
+    System outcomes shows beside it."""
+    return f"{_WHAT[r.kind]} {fmt_seconds(r.time_total)}{static_batch_note(r)}"
 
 
 def fitted(parts: list[str], width: int, advance) -> str:

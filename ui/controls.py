@@ -25,6 +25,7 @@ from trinity_desktop.model.inputs.assumptions import SETS, efficiency_of
 from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.inputs.scenario import MAX_CONTEXT_TOKENS, RECOMPUTE
 from trinity_desktop.ui import named_combo, theme
+from trinity_desktop.ui.serving_section import SERVING_FIELDS, ServingSection  # the Serving section (#23)
 
 KINDS = (("train", "Training step"), ("prefill", "Inference: prefill"), ("decode", "Inference: decode"))
 
@@ -218,6 +219,8 @@ class ScenarioControls(QtWidgets.QWidget):
             form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
             # a field too wide beside its label goes under it: no value is ever cut to fit the column
             form.setRowWrapPolicy(QtWidgets.QFormLayout.RowWrapPolicy.WrapLongRows)
+        self.serving = ServingSection()  # collapsible serving fields inside the Inference group (#23)
+        forms["serve"] = self.serving  # keeps the rows, then lays them out in its own order (`place`)
         forms["setup"].addRow("Hardware", self.hardware_combo)
         forms["setup"].addRow("Model", self.model_combo)
         forms["setup"].addRow("Workload", self.kind_combo)
@@ -227,26 +230,28 @@ class ScenarioControls(QtWidgets.QWidget):
             spin = self._spin(QtWidgets.QSpinBox(), field, label, lo, hi, tip, int)
             spin.setSpecialValueText(_SPIN_ZERO_TEXT.get(field, ""))
             spin.setAccelerated(True)
-            forms[group].addRow(label, spin)
+            forms[_form_of(field, group)].addRow(label, spin)
         for field, (label, items, tip, group) in _COMBOS.items():
             combo = self._combo(field, label, tip)
             for value, text in items:
                 add_named(combo, text, value)
             fit_to_items(combo)
-            forms[group].addRow(label, combo)
+            forms[_form_of(field, group)].addRow(label, combo)
         for field, (label, step, decimals, tip, group) in _DOUBLES.items():
             lo, hi = LIMITS[field].lowest, LIMITS[field].highest
             spin = QtWidgets.QDoubleSpinBox()
             spin.setDecimals(decimals)
             spin.setSingleStep(step)
-            forms[group].addRow(label, self._spin(spin, field, label, lo, hi, tip, float))
+            forms[_form_of(field, group)].addRow(label, self._spin(spin, field, label, lo, hi, tip, float))
         for field, (label, tip, group) in _CHECKS.items():
             check = QtWidgets.QCheckBox(label)
             check.setToolTip(tip)
             check.setAccessibleName(label)
             check.toggled.connect(lambda on, f=field: self._emit({f: bool(on)}))
             self.widgets[field] = check
-            forms[group].addRow(check)   # the whole row: the box's text is never squeezed into the field column
+            forms[_form_of(field, group)].addRow(check)   # the whole row: the box's text is never squeezed into the field column
+        self.serving.place(self.widgets)
+        forms["infer"].addRow(self.serving)  # last in the Inference group (#23)
         self.groups = groups
 
         # no scroll area of its own: the dock scrolls the form (one scroll bar, not two)
@@ -398,6 +403,7 @@ class ScenarioControls(QtWidgets.QWidget):
             # speculative decoding (#23): γ is the draft model's (MTP proposes one per module); α needs a drafter
             self.widgets["draft_tokens"].setEnabled(bool(sc.draft_model))
             self.widgets["acceptance"].setEnabled(bool(sc.draft_model) or sc.mtp_depth > 0)
+            self.serving.show_scenario(sc)  # the Serving section opens when the scenario sets a serving field
         finally:
             self._updating = False
 
@@ -445,3 +451,9 @@ def fit_to_items(combo: QtWidgets.QComboBox) -> None:
 def _group(kind: str) -> str:
     """Training has its own layout; prefill and decode share the inference one (TP x PP over all GPUs)."""
     return "train" if kind == "train" else "infer"
+
+
+# the collapsible Serving section (#23, ui/serving_section.py): its fields are placed there, not in their group
+def _form_of(field: str, group: str) -> str:
+    """The form a field's row goes in: "serve" for the serving fields, else its table group."""
+    return "serve" if field in SERVING_FIELDS else group

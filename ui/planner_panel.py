@@ -24,13 +24,14 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model import Results, Scenario
-from trinity_desktop.model.search.planner import AXES, plan_training
-from trinity_desktop.model.search.serving_planner import plan_serving
+from trinity_desktop.model.search.capacity_planner import CapacityPlan
+from trinity_desktop.model.search.planner import AXES
 from trinity_desktop.ui import findings, label_layout, named_combo, planner_readout, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.batch_readout import BatchReadout
 from trinity_desktop.ui.cost_readout import CostReadout
 from trinity_desktop.ui.pareto_bars import ParetoBars
+from trinity_desktop.ui.planner_panel_capacity import CapacityMode, capacity_edit
 from trinity_desktop.ui.planner_search import (
     AXIS_CHOICES,
     AXIS_LABELS,
@@ -41,8 +42,9 @@ from trinity_desktop.ui.planner_search import (
     hatch_segments,
     label_spots,
     map_best,
-    plan_summary,
+    serving_search,
     short_layout,
+    training_search,
     value_text,
 )
 from trinity_desktop.ui.units import fmt_seconds
@@ -52,7 +54,7 @@ HATCH_COLOR, CURRENT_COLOR = theme.MUTED_COLOR, theme.FOCUS_COLOR
 DOT_PX, HOVER_PX = 13.0, 16.0
 
 
-class PlannerPanel(QtWidgets.QWidget):
+class PlannerPanel(CapacityMode, QtWidgets.QWidget):
     editRequested = QtCore.Signal(dict)
     planReady = QtCore.Signal(object)
 
@@ -95,8 +97,12 @@ class PlannerPanel(QtWidgets.QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.cancel_button.setEnabled(False)
         # a row that wraps in a narrow dock: its width never squeezes the Scenario form (it did at 1366)
-        top = control_row([("Map:", self.x_combo), ("×", self.y_combo), self.progress, self.cancel_button], pw.font())
-        for widget in (self.x_combo.parentWidget(), self.y_combo.parentWidget(), self.progress):
+        self.mode_combo = self._mode_combo()  # serving: best layouts, or capacity (#23, ui/planner_panel_capacity.py)
+        top = control_row([("Map:", self.x_combo), ("×", self.y_combo), ("Question:", self.mode_combo), self.progress,
+                           self.cancel_button], pw.font())
+        self._show_question(False)
+        for widget in (self.x_combo.parentWidget(), self.y_combo.parentWidget(), self.progress,
+                       self.mode_combo.parentWidget()):
             widget.setProperty("editingControl", True)   # off the slides, captions too (trinity_desktop/slide_controls)
 
         self.graphics = pg.GraphicsLayoutWidget()
@@ -159,9 +165,10 @@ class PlannerPanel(QtWidgets.QWidget):
                                "the others do not, and the fastest layout")
         legend = " ".join(pw.key_entry("●", theme.RESOURCE_LABELS[r], theme.RESOURCE_COLORS[r])
                           for r in theme.RESOURCE_COLORS)
-        self.legend = QtWidgets.QLabel(pw.key_line((
+        self._legend_html = pw.key_line((
             f"{legend} (binding&nbsp;resource)", pw.key_entry("◯", "best"),
-            pw.key_entry("◆", "scenario in force", CURRENT_COLOR), pw.key_entry("▨", "nothing fits", HATCH_COLOR))))
+            pw.key_entry("◆", "scenario in force", CURRENT_COLOR), pw.key_entry("▨", "nothing fits", HATCH_COLOR)))
+        self.legend = QtWidgets.QLabel(self._legend_html)
         self.legend.setFont(pw.font())
         self.legend.setWordWrap(True)
         self.legend.setAccessibleName("Planner legend")
@@ -213,7 +220,7 @@ class PlannerPanel(QtWidgets.QWidget):
         budget = sc.gpus
         if sc.kind != "train" and self._job_key is not None and sc.gpus == self._loaded_tp:
             budget = self._job_key[1]
-        return tuple(getattr(sc, f) for f in JOB_FIELDS), budget, self.map_axes()
+        return tuple(getattr(sc, f) for f in JOB_FIELDS), budget, self.map_axes(), self._mode_key(sc)
 
     def map_axes(self) -> tuple[str, str]:
         return self.x_combo.currentData(), self.y_combo.currentData()
@@ -232,23 +239,18 @@ class PlannerPanel(QtWidgets.QWidget):
         self._generation += 1
         axes = self.map_axes()
         budget = self._job_key[1] if self._job_key is not None else sc.gpus
-        if sc.kind == "train":
+        self._show_question(sc.kind != "train")
+        if self.capacity_mode(sc):  # capacity (#23): the fewest GPUs for the request rate
+            fn = self._start_capacity(sc, budget)
+            if fn is None:
+                return
+        elif sc.kind == "train":
             if axes[0] == axes[1]:
                 self.status.setText("Choose two different map axes.")
                 return
-            fixed = dict(gpus_per_node=sc.gpus_per_node, precision=sc.precision, optimizer=sc.optimizer,
-                         sequence_parallel=sc.sequence_parallel, flash_attention=sc.flash_attention,
-                         efficiency=sc.efficiency)
-
-            def fn(**kw):
-                return plan_training(sc.model, sc.hardware, budget, sc.global_batch, sc.seq_len, map_axes=axes,
-                                     **fixed, **kw)
+            fn = training_search(sc, budget, axes)
         else:
-            fixed = dict(gpus_per_node=sc.gpus_per_node, efficiency=sc.efficiency, kv_policy=sc.kv_policy,
-                         kv_window=sc.kv_window, kv_sinks=sc.kv_sinks)
-
-            def fn(**kw):
-                return plan_serving(sc.model, sc.hardware, budget, sc.prompt_len, sc.gen_len, **fixed, **kw)
+            fn = serving_search(sc, budget)
         self.progress.setValue(0)
         self.cancel_button.setEnabled(True)
         self.status.setText("Searching every layout")
@@ -287,6 +289,10 @@ class PlannerPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ drawing
     def _draw(self, plan) -> None:
+        if isinstance(plan, CapacityPlan):
+            self._draw_capacity(plan)
+            return
+        self.legend.setText(self._legend_html)
         training = hasattr(plan, "not_fitting_reasons")
         self._points = list(plan.pareto)
         if training:
@@ -359,8 +365,11 @@ class PlannerPanel(QtWidgets.QWidget):
         if results.kind == "train":
             x, y = results.memory_total / 1e9, results.time_total
         else:
-            x, y = results.infer["time_per_output_token_s"] * 1e3, results.infer["tokens_per_s"] / results.scenario.gpus
-        fits = results.fits and math.isfinite(x) and math.isfinite(y) and y > 0
+            spec = results.speculative  # speculative decoding (#23): the scenario's own TPOT and throughput
+            x, y = ((spec.time_per_output_token_s * 1e3, spec.tokens_per_s / results.scenario.gpus) if spec else
+                    (results.infer["time_per_output_token_s"] * 1e3, results.infer["tokens_per_s"] / results.scenario.gpus))
+        fits = results.fits and math.isfinite(x) and math.isfinite(y) and y > 0 and not self.capacity_mode(
+            results.scenario)  # capacity mode's axes are rates and GPUs: no diamond
         self._current_xy = (x, y) if fits else None
         self._place_current()
 
@@ -452,6 +461,8 @@ class PlannerPanel(QtWidgets.QWidget):
     def hover_text_at(self, x: float, y: float) -> str:
         """The Pareto dot's read-out under data point (x, y) (ui/planner_readout.py), or ""."""
         i = self.point_at(x, y)
+        if i >= 0 and isinstance(self.plan, CapacityPlan):
+            return self._capacity_hover(i)
         return planner_readout.point_text(self._points[i], self.bars.text(i)) if i >= 0 else ""
 
     # ------------------------------------------------------------------ error bars (ui/pareto_bars.py)
@@ -470,7 +481,10 @@ class PlannerPanel(QtWidgets.QWidget):
 
     def click_point(self, i: int) -> None:
         """Load Pareto point i as the scenario (one undoable edit)."""
-        if 0 <= i < len(self._points):
+        if 0 <= i < len(self._points) and isinstance(self.plan, CapacityPlan):
+            self._loaded_tp = self._points[i].layout["tp"] * self._points[i].layout["pp"]
+            self.editRequested.emit(capacity_edit(self._points[i]))
+        elif 0 <= i < len(self._points):
             layout = dict(self._points[i].layout)
             self._loaded_tp = layout["tp"] * layout["pp"] if "replicas" in layout else None  # the replica's GPUs
             self.editRequested.emit(edit_for(layout))
@@ -480,5 +494,3 @@ class PlannerPanel(QtWidgets.QWidget):
         if p is not None:
             self.click_point(self.point_at(p.x(), p.y()))
 
-    def summary_text(self) -> str:
-        return plan_summary(self.plan) if self.plan is not None else ""

@@ -9,6 +9,8 @@ import numpy as np
 from PySide6 import QtCore
 
 from trinity_desktop.model.search.layouts import layout_text
+from trinity_desktop.model.search.planner import plan_training
+from trinity_desktop.model.search.serving_planner import plan_serving
 
 AXIS_LABELS = {"tp": "TP", "pp": "PP", "cp": "CP", "ep": "EP", "zero": "ZeRO stage", "recompute": "Recompute",
                "micro_batch": "Micro-batch", "virtual_stages": "Virtual stages", "offload": "Optimizer offload"}
@@ -16,7 +18,8 @@ AXIS_CHOICES = {**AXIS_LABELS, "offload": "Offload (optimizer states to the host
 VALUE_TEXT = {"recompute": ("none", "selective", "full"), "offload": ("off", "on")}
 JOB_FIELDS = ("model", "hardware", "kind", "gpus_per_node", "global_batch", "seq_len", "precision",
               "optimizer", "sequence_parallel", "flash_attention", "efficiency", "prompt_len", "gen_len",
-              "kv_policy", "kv_window", "kv_sinks")
+              "kv_policy", "kv_window", "kv_sinks",
+              "draft_model", "mtp_depth", "acceptance")  # speculative decoding (#23): γ is searched
 
 
 def value_text(axis: str, value) -> str:
@@ -56,9 +59,17 @@ def edit_for(layout: dict) -> dict:
         return {"gpus": layout["tp"] * dp * layout["pp"], "pp": layout["pp"], "batch": layout["batch"],
                 "weight_dtype": layout["weight_dtype"],
                 "kv_dtype": layout["kv_dtype"], "kv_offload_fraction": layout["kv_offload"],
-                "attention_dp": dp, "inference_ep": layout.get("ep", 1)}
+                "attention_dp": dp, "inference_ep": layout.get("ep", 1), **_speculative_edit(layout)}
     return {k: layout[k] for k in ("tp", "pp", "cp", "ep", "zero", "recompute", "micro_batch", "virtual_stages",
                                    "offload")}
+
+
+def _speculative_edit(layout: dict) -> dict:
+    """Speculative decoding (#23): the γ a serving layout runs (none for plain decode: the draft stays as set)."""
+    gamma = layout.get("draft_tokens", 0)
+    if not gamma:
+        return {}
+    return {"mtp_depth": gamma} if layout.get("mtp_depth") else {"draft_tokens": gamma}
 
 
 def hatch_segments(cells) -> tuple[np.ndarray, np.ndarray]:
@@ -69,6 +80,28 @@ def hatch_segments(cells) -> tuple[np.ndarray, np.ndarray]:
             xs += [i, i + a * 2] if a <= 0.5 else [i + (a - 0.5) * 2, i + 1]
             ys += [j + a * 2, j] if a <= 0.5 else [j + 1, j + (a - 0.5) * 2]
     return np.asarray(xs, float), np.asarray(ys, float)
+
+
+def training_search(sc, budget: int, axes: tuple[str, str]):
+    """The training search of `sc` on `budget` GPUs with map `axes`, as a function of the worker's callbacks."""
+    fixed = dict(gpus_per_node=sc.gpus_per_node, precision=sc.precision, optimizer=sc.optimizer,
+                 sequence_parallel=sc.sequence_parallel, flash_attention=sc.flash_attention, efficiency=sc.efficiency)
+
+    def fn(**kw):
+        return plan_training(sc.model, sc.hardware, budget, sc.global_batch, sc.seq_len, map_axes=axes, **fixed, **kw)
+    return fn
+
+
+def serving_search(sc, budget: int):
+    """The serving search of `sc` within `budget` GPUs (γ searched too when the scenario has a draft or MTP,
+    #23), as a function of the worker's progress and cancelled callbacks."""
+    fixed = dict(gpus_per_node=sc.gpus_per_node, efficiency=sc.efficiency, kv_policy=sc.kv_policy,
+                 kv_window=sc.kv_window, kv_sinks=sc.kv_sinks, draft_model=sc.draft_model, mtp_depth=sc.mtp_depth,
+                 acceptance=sc.acceptance)
+
+    def fn(**kw):
+        return plan_serving(sc.model, sc.hardware, budget, sc.prompt_len, sc.gen_len, **fixed, **kw)
+    return fn
 
 
 class SearchSignals(QtCore.QObject):

@@ -52,6 +52,7 @@ from trinity_desktop.ui.roofline_style import (
     short_name,
 )
 from trinity_desktop.ui.roofline_sweep import RooflineSweep
+from trinity_desktop.ui.step_time_labels import roofline_footer_note  # the footer against the title (#23)
 from trinity_desktop.ui.units import fmt_flops_rate, fmt_rate, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
@@ -444,7 +445,8 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
             f"{fmt_count(ctx)} context: {with_kv}.",
             f"KV cache fits up to batch {s['kv_fit_limit_batch']:,.0f} at this context, up to "
             f"{fmt_count(s['kv_fit_limit_context'])} tokens at batch {sc.batch}.",
-            f"At the slider: {fmt_seconds(float(s['time_per_token_s'][i]))} per token step (roofline, one GPU)"
+            f"At the slider: {fmt_seconds(float(s['time_per_token_s'][i]))} per token step, the ideal roofline bound "
+            f"on one GPU at datasheet peaks{roofline_footer_note(r)}"  # not the title's time (#23)
             + ("" if s["fits"][i] else " — <span style='color:" + theme.BAD_COLOR + "'>does not fit in HBM</span>") + ".",
         ]
         errors = [f"{pw.html_escape(self._hardware[k].name)}: n/a ({pw.html_escape(e)})" for k, roof, e in self._compare_roofs

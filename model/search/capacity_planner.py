@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +40,16 @@ from trinity_desktop.model.step.evaluation import evaluate_grid
 
 
 @dataclass(frozen=True)
+class CapacityOption:
+    """One replica layout that meets the targets at some rate: its highest rate within them, r_max, and the GPUs
+    it needs for the plan's rate, ceil(R / r_max) x TP x PP."""
+
+    layout: Mapping[str, object]
+    max_rate_per_replica: float
+    gpus: int
+
+
+@dataclass(frozen=True)
 class CapacityPlan:
     """The fewest GPUs serving `rate` within the targets: the layout (None when no layout meets them), replicas,
     GPUs, each replica's highest rate within the targets and its load read-out at rate / replicas."""
@@ -55,6 +65,8 @@ class CapacityPlan:
     max_rate_per_replica: float | None
     replica_load: LoadReport | None
     scenario: Scenario | None
+    options: tuple[CapacityOption, ...] = ()  # every layout meeting the targets, fewest GPUs first
+    cancelled: bool = False
 
     def as_json(self) -> dict:
         return {"rate_per_s": self.rate_per_s, "ttft_slo_s": self.ttft_slo_s, "tpot_slo_s": self.tpot_slo_s,
@@ -67,9 +79,12 @@ class CapacityPlan:
 
 def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, gen_len: int, *,
                   ttft_slo_s: float = 0.0, tpot_slo_s: float = 0.0, max_replica_gpus: int = 8,
-                  chunk_tokens: int = SCENARIO_LIMITS["prefill_chunk_tokens"].default, **fixed) -> CapacityPlan:
+                  chunk_tokens: int = SCENARIO_LIMITS["prefill_chunk_tokens"].default,
+                  progress: Callable[[float], None] | None = None, cancelled: Callable[[], bool] | None = None,
+                  **fixed) -> CapacityPlan:
     """Search every replica layout up to `max_replica_gpus` GPUs (module docstring); `fixed` holds other Scenario
-    fields (gpus_per_node, efficiency, the KV policy ...). Targets in seconds, 0 = none."""
+    fields (gpus_per_node, efficiency, the KV policy ...). Targets in seconds, 0 = none. `progress` gets the share
+    of weight formats timed; `cancelled` stops the search between them (the plan then has no layout)."""
     if not 0 < rate <= SCENARIO_LIMITS["request_rate"].highest:
         raise ValidationError("rate", rate, SCENARIO_LIMITS["request_rate"].describe())
     t0 = time.perf_counter()
@@ -79,7 +94,12 @@ def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, g
     grid = batch_grid(chunk_tokens)
     fits_budget = (tp[:, None] * pp[None, :] <= max_replica_gpus)[:, :, None]
     tables, valids = [], []
-    for wd in space.weight_dtype:
+    for n, wd in enumerate(space.weight_dtype):
+        if cancelled is not None and cancelled():
+            return CapacityPlan(rate_per_s=rate, ttft_slo_s=ttft_slo_s or None, tpot_slo_s=tpot_slo_s or None,
+                                layouts_searched=0, layouts_meeting_targets=0, search_seconds=time.perf_counter() - t0,
+                                layout=None, gpus=None, max_rate_per_replica=None, replica_load=None, scenario=None,
+                                cancelled=True)
         base = Scenario(hardware=hardware, model=model, kind="decode", gpus=int(tp[0]), batch=1,
                         prompt_len=prompt_len, gen_len=gen_len, weight_dtype=wd, prefill_chunk_tokens=chunk_tokens,
                         **fixed)
@@ -90,21 +110,25 @@ def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, g
         tables.append(step_costs_from_grid(out, grid, gen_len, chunk_tokens, hardware.hbm_bytes))
         shape = tables[-1].max_running.shape
         valids.append(fits_budget & np.broadcast_to(out["valid"], shape + grid.shape)[..., 0])
+        if progress is not None:
+            progress((n + 1) / (len(space.weight_dtype) + 1))
     costs = stack_costs(tables)  # (weight format, TP, PP, KV format): one bisection for every layout
     valid = np.stack(valids)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         r_max = np.where(valid, max_rate_within_slo(costs, ttft_slo_s, tpot_slo_s, saturation_rate(costs)), 0.0)
     searched = int(np.count_nonzero(np.broadcast_to(fits_budget, valid.shape)))
     ok = valid & (r_max > 0)
-    best = None  # (gpus, -headroom, layout, r_max)
+    best, ranked = None, []  # (gpus, -headroom, layout, r_max)
     for w, i, j, k in zip(*np.nonzero(ok), strict=True):  # the layouts that meet the targets, in Python: a few hundred
         replicas = math.ceil(rate / float(r_max[w, i, j, k]) - 1e-12)
         gpus = replicas * int(tp[i]) * int(pp[j])
         key = (gpus, -replicas * float(r_max[w, i, j, k]) / rate)
+        layout = {"tp": int(tp[i]), "pp": int(pp[j]), "replicas": replicas,
+                  "weight_dtype": space.weight_dtype[w], "kv_dtype": space.kv_dtype[k]}
+        ranked.append((key, CapacityOption(layout=layout, max_rate_per_replica=float(r_max[w, i, j, k]), gpus=gpus)))
         if best is None or key < best[:2]:
-            layout = {"tp": int(tp[i]), "pp": int(pp[j]), "replicas": replicas,
-                      "weight_dtype": space.weight_dtype[w], "kv_dtype": space.kv_dtype[k]}
             best = (*key, layout, float(r_max[w, i, j, k]))
+    options = tuple(o for _, o in sorted(ranked, key=lambda r: r[0]))
     meeting = int(np.count_nonzero(ok))
     elapsed = time.perf_counter() - t0
     if best is None:
@@ -119,7 +143,7 @@ def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, g
     return CapacityPlan(rate_per_s=rate, ttft_slo_s=ttft_slo_s or None, tpot_slo_s=tpot_slo_s or None,
                         layouts_searched=searched, layouts_meeting_targets=meeting, search_seconds=elapsed,
                         layout=layout, gpus=gpus, max_rate_per_replica=r_max_best, replica_load=load_report(sc),
-                        scenario=sc)
+                        scenario=sc, options=options)
 
 
 def stack_costs(tables: list[StepCosts]) -> StepCosts:

@@ -15,6 +15,10 @@ replicas x batch / TPOT / N, so GPUs a layout leaves idle (TP2 x PP6 on 16) coun
 `dtypes.compute_dtype_for_weights`) one open-grid `evaluate_grid` call times every other combination with the
 core's inference formulas.
 
+Speculative decoding (#23, model/search/speculative_search.py): given a draft model or MTP modules and an acceptance
+rate in the fixed fields, γ (draft tokens per round, 0 = plain decode) is one more axis, each layout's TPOT the
+speculative one and its memory the draft's added.
+
 A layout is feasible when it fits in HBM (weights + KV + the runtime reserve) and meets the targets: TTFT =
 prefill of the prompt (stage by stage through the pipeline), TPOT = decode time per output token at the mean
 context. The best is the highest tokens/s per GPU; the Pareto front is throughput per GPU against TPOT. The
@@ -24,6 +28,7 @@ reported layouts are re-evaluated with the scalar `evaluate`, so `calc infer --g
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections import Counter
@@ -42,6 +47,7 @@ from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.inputs.serving_rules import serving_rules_hold
+from trinity_desktop.model.search.speculative_search import speculative_layouts, split_setting
 from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
 
 KV_OFFLOAD_SHARES = (0.0, 0.5, 1.0)
@@ -58,6 +64,7 @@ class ServingSpace:
     pp: tuple[int, ...] = (1,)
     attention_dp: tuple[int, ...] = (1,)        # MoE serving (#23): attention data-parallel groups per stage
     expert_parallel: tuple[bool, ...] = (False,)  # EP over the stage's TP x DP GPUs, off / on
+    draft_tokens: tuple[int, ...] = (0,)  # speculative decoding (#23): γ per round, 0 = plain decode
 
     @property
     def stage_layouts(self) -> int:
@@ -67,7 +74,7 @@ class ServingSpace:
     @property
     def size(self) -> int:
         return (self.stage_layouts * len(self.pp) * len(self.batch) * len(self.weight_dtype) * len(self.kv_dtype)
-                * len(self.kv_offload))
+                * len(self.kv_offload) * len(self.draft_tokens))
 
 
 def serving_space(model: Architecture, hardware, gpus: int, max_batch: int = 1024) -> ServingSpace:
@@ -108,20 +115,33 @@ class ServingCandidate:
     budget: int  # the GPUs the search had, N
 
     @property
+    def speedup(self) -> float:
+        """Speculative decoding's speed-up over plain decode (1 without it)."""
+        spec = self.results.speculative
+        return spec.speedup if spec is not None else 1.0
+
+    @property
     def tokens_per_s_per_gpu(self) -> float:
         """Tokens/s of every replica the budget holds, per GPU of the budget (idle GPUs included)."""
-        return self.results.infer["tokens_per_s"] * self.layout["replicas"] / self.budget
+        return self.results.infer["tokens_per_s"] * self.speedup * self.layout["replicas"] / self.budget
 
     @property
     def tpot_s(self) -> float:
-        return self.results.infer["time_per_output_token_s"]
+        return self.results.infer["time_per_output_token_s"] / self.speedup
+
+    @property
+    def memory_per_gpu_bytes(self) -> float:
+        """The target's memory per GPU plus a speculative draft's."""
+        spec = self.results.speculative
+        return self.results.memory_total + (spec.draft_memory_bytes if spec is not None else 0.0)
 
     def as_json(self) -> dict:
         i = self.results.infer
         return {"layout": dict(self.layout), "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
-                "tokens_per_s": i["tokens_per_s"] * self.layout["replicas"], "ttft_s": i["prefill_s"],
-                "tpot_s": i["time_per_output_token_s"], "memory_per_gpu_bytes": self.results.memory_total,
-                "bottleneck": self.results.bottleneck}
+                "tokens_per_s": i["tokens_per_s"] * self.speedup * self.layout["replicas"], "ttft_s": i["prefill_s"],
+                "tpot_s": self.tpot_s, "memory_per_gpu_bytes": self.memory_per_gpu_bytes,
+                "bottleneck": self.results.bottleneck,
+                **({"speculative_speedup": self.speedup} if self.results.speculative is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -162,11 +182,14 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
                  progress: Callable[[float], None] | None = None, cancelled: Callable[[], bool] | None = None,
                  **fixed) -> ServingPlan:
     """Search `space` (default `serving_space`); `fixed` holds other Scenario fields (gpus_per_node, efficiency,
-    the KV policy ...). Targets in seconds; None = no target."""
+    the KV policy ...; a draft_model or mtp_depth with an acceptance adds the speculative γ axis,
+    model/search/speculative_search.py). Targets in seconds; None = no target."""
     for name, slo in (("ttft_slo", ttft_slo), ("tpot_slo", tpot_slo)):
         if slo is not None and not 0 < slo < 1e6:
             raise ValidationError(name, slo, "a positive number of seconds")
     space = space or serving_space(model, hardware, gpus)
+    setting, fixed = split_setting(fixed)  # speculative decoding (#23): γ searched when a draft or MTP is given
+    space = dataclasses.replace(space, draft_tokens=setting.draft_tokens)
     t0 = time.perf_counter()
     totals, reasons = Counter(), Counter()
     found: list[tuple[float, float, dict]] = []   # (tokens/s per GPU, TPOT, layout values)
@@ -176,6 +199,7 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
     tp, dp, ep = tp[keep], dp[keep], ep[keep]
     pp = np.asarray([p for p in space.pp if p <= gpus and model.layers % p == 0], dtype=np.int64)
     per_layout = space.size // (space.stage_layouts * len(space.pp))
+    n_gamma = len(space.draft_tokens)
     # a (stage, PP) pair is a layout when its rules hold and one replica, TP x DP x PP GPUs, fits the budget (and
     # the links it needs exist: evaluate_grid's `valid`)
     stage = tp * dp
@@ -197,16 +221,19 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
                 "batch": np.asarray(space.batch)[None, None, :, None, None],
                 "kv_bytes": np.asarray([BYTES_PER_ELEMENT[d] for d in space.kv_dtype])[None, None, None, :, None],
                 "kv_offload_fraction": np.asarray(space.kv_offload)[None, None, None, None, :]}
-        shape = (tp.size, pp.size, len(space.batch), len(space.kv_dtype), len(space.kv_offload))
+        shape = (tp.size, pp.size, len(space.batch), len(space.kv_dtype), len(space.kv_offload), n_gamma)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = evaluate_grid(base, **axes)
-        valid = pairs_ok[:, :, None, None, None] & np.broadcast_to(out["valid"], shape)
+            spec = (speculative_layouts(base, axes, out, setting, evaluate_grid) if setting.on else
+                    {"tpot_s": np.asarray(out["time_per_output_token_s"])[..., None], "speedup": 1.0,
+                     "extra_memory": 0.0})
+        valid = pairs_ok[:, :, None, None, None, None] & np.broadcast_to(np.asarray(out["valid"])[..., None], shape)
         totals["invalid"] += int(np.count_nonzero(~valid))
-        mem = np.broadcast_to(out["memory_total"], shape)
-        ttft = np.broadcast_to(out["prefill_s"], shape)
-        tpot = np.broadcast_to(out["time_per_output_token_s"], shape)
+        mem = np.broadcast_to(np.asarray(out["memory_total"])[..., None] + spec["extra_memory"], shape)
+        ttft = np.broadcast_to(np.asarray(out["prefill_s"])[..., None], shape)
+        tpot = np.broadcast_to(spec["tpot_s"], shape)
         replicas = gpus // (stage[:, None, None, None, None] * axes["pp"])  # 0 where TP x DP x PP > N: invalid
-        per_gpu = np.broadcast_to(out["tokens_per_s"] * replicas, shape) / gpus
+        per_gpu = np.broadcast_to(np.asarray(out["tokens_per_s"] * replicas)[..., None] * spec["speedup"], shape) / gpus
         fits = valid & (mem <= hardware.hbm_bytes)
         ok_ttft = np.ones(shape, bool) if ttft_slo is None else ttft <= ttft_slo
         ok_tpot = np.ones(shape, bool) if tpot_slo is None else tpot <= tpot_slo
@@ -228,7 +255,8 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
                     "tp": t, "pp": p, "attention_dp": d, "ep": int(ep[coords[0][j]]), "replicas": gpus // (t * d * p),
                     "batch": int(space.batch[coords[2][j]]),
                     "weight_dtype": wd, "kv_dtype": space.kv_dtype[coords[3][j]],
-                    "kv_offload": float(space.kv_offload[coords[4][j]])}))
+                    "kv_offload": float(space.kv_offload[coords[4][j]]),
+                    **(_speculative_layout(setting, int(space.draft_tokens[coords[5][j]])) if setting.on else {})}))
         if progress is not None:
             progress((k + 1) / len(space.weight_dtype))
     elapsed = time.perf_counter() - t0
@@ -251,10 +279,19 @@ def scenario_for(model: Architecture, hardware, prompt_len: int, gen_len: int, l
     """One replica of a serving layout as a decode scenario (`calc infer --gpus tp x dp x pp --pp pp --ep ...
     --attention-dp dp --batch ... `)."""
     dp, ep = layout.get("attention_dp", 1), layout.get("ep", 1)
-    return Scenario(hardware=hardware, model=model, kind="decode", gpus=layout["tp"] * dp * layout["pp"],
+    spec = {k: layout[k] for k in ("draft_model", "mtp_depth") if k in layout}  # speculative decoding (#23)
+    if layout.get("draft_model") and layout.get("draft_tokens", 0) > 0:
+        spec["draft_tokens"] = layout["draft_tokens"]
+    return Scenario(hardware=hardware, model=model, kind="decode", gpus=layout["tp"] * dp * layout["pp"], **spec,
                     pp=layout["pp"], batch=layout["batch"], attention_dp=dp, inference_ep=ep,
                     prompt_len=prompt_len, gen_len=gen_len, weight_dtype=layout["weight_dtype"],
                     kv_dtype=layout["kv_dtype"], kv_offload_fraction=layout["kv_offload"], **fixed)
+
+
+def _speculative_layout(setting, gamma: int) -> dict:
+    """The layout keys of one γ: draft_tokens (0 = plain decode), and the draft model or MTP depth run."""
+    f = setting.fields(gamma)
+    return {"draft_tokens": gamma, "draft_model": f["draft_model"], "mtp_depth": f["mtp_depth"]}
 
 
 def _candidate(model, hardware, prompt_len, gen_len, layout: Mapping, fixed: Mapping, budget: int) -> ServingCandidate:

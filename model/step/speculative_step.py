@@ -100,15 +100,9 @@ def speculative_grid(sc: Scenario, grid, batch=None, draft_tokens=None, acceptan
     dsc, _, _ = draft_scenario(sc)
     drafted = grid(dsc, batch=b, **contexts)
     draft_step = np.asarray(drafted["time_per_output_token_s"], dtype=float)
-    x, hw = infer_inputs(sc), sc.hardware
+    x = infer_inputs(sc)
     tp, pp = float(x.tp), float(x.pp)
-    n_mb = np.minimum(b, pp)
-    flops_slot = plain["decode_attention_flops"] / (n_mb * tp * pp)  # per GPU, one micro-batch's attention
-    kv_slot = plain["decode_kv_read_bytes"] / n_mb
-    bw_kv = kv_bandwidth(hw, x.eff_hbm, x.decode_attention_kernel)  # the decode attention kernel's rate (#22)
-    attention = pp * np.maximum(q * flops_slot / (x.peak * x.eff_compute), kv_slot / bw_kv)
-    verify = (wide["time_per_output_token_s"] - wide["decode_time"][ATTENTION] - wide["decode_time"].get(KV_FETCH, 0.0)
-              + attention + plain["decode_time"].get(KV_FETCH, 0.0))
+    verify = verify_step_time(sc, plain, wide, b, q, tp, pp)
     f_off = sc.kv_offload_fraction
     verify_hbm = wide["decode_bytes"]["hbm"] - (wide["decode_kv_read_bytes"] - plain["decode_kv_read_bytes"]) * (1 + f_off)
     verify_flops = wide["decode_flops"] / (tp * pp)
@@ -122,6 +116,20 @@ def speculative_grid(sc: Scenario, grid, batch=None, draft_tokens=None, acceptan
                 decode_flops=plain["decode_flops"] / (tp * pp), decode_hbm_bytes=plain["decode_bytes"]["hbm"],
                 draft_flops=np.asarray(drafted["decode_flops"], dtype=float) / dsc.gpus,
                 draft_hbm_bytes=np.asarray(drafted["decode_bytes"]["hbm"], dtype=float))
+
+
+def verify_step_time(sc: Scenario, plain: dict, wide: dict, batch, q, tp, pp):
+    """Seconds of the verify step: the decode step at batch x q tokens (`wide`, grid outputs) with its attention
+    replaced by each sequence's KV read once for all q queries, max(q · F / (peak · η), KV / B_kv) per slot, F and
+    KV the plain step's (`plain`) per micro-batch slot; broadcasts over arrays of batch, q, tp and pp."""
+    x, hw = infer_inputs(sc), sc.hardware
+    n_mb = np.minimum(batch, pp)
+    flops_slot = plain["decode_attention_flops"] / (n_mb * tp * pp)  # per GPU, one micro-batch's attention
+    kv_slot = plain["decode_kv_read_bytes"] / n_mb
+    bw_kv = kv_bandwidth(hw, x.eff_hbm, x.decode_attention_kernel)  # the decode attention kernel's rate (#22)
+    attention = pp * np.maximum(q * flops_slot / (x.peak * x.eff_compute), kv_slot / bw_kv)
+    return (wide["time_per_output_token_s"] - wide["decode_time"][ATTENTION] - wide["decode_time"].get(KV_FETCH, 0.0)
+            + attention + plain["decode_time"].get(KV_FETCH, 0.0))
 
 
 def _at(out: dict, i: int) -> dict:

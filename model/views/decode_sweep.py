@@ -33,8 +33,9 @@ def decode_terms(sc: Scenario, batch=None, prompt_len=None, gen_len=None) -> dic
     ctx = s + g / 2.0
     # the core's KV reads and attention FLOPs: the tokens its KV policy and the model's sliding window keep
     kv_read = np.asarray(r.decode_kv_read_bytes, dtype=float)
-    attn_f = np.asarray(r.decode_attention_flops, dtype=float) / (tp * pp)
-    total_f = np.asarray(r.decode_flops, dtype=float) / (tp * pp)
+    gpus = tp * served.attention_dp * pp  # the whole batch's FLOPs over every GPU (DP-attention groups too, #23)
+    attn_f = np.asarray(r.decode_attention_flops, dtype=float) / gpus
+    total_f = np.asarray(r.decode_flops, dtype=float) / gpus
     weights_read = np.asarray(r.decode_weights_read_bytes, dtype=float)
     # Weights streamed when every expert is touched (the large-batch limit; = weights_read for dense models).
     streamed = r.weights_streamed_bytes

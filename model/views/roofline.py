@@ -71,6 +71,7 @@ from trinity_desktop.model.views.roofline_ceilings import (
     ridge_flop_per_byte,
     scenario_dtype,
 )
+from trinity_desktop.model.views.roofline_moe import ep_decode_points  # MoE serving with EP (#23)
 from trinity_desktop.model.views.roofline_speculative import verify_points
 from trinity_desktop.model.views.roofline_stages import (
     STAGE_POINT,
@@ -240,7 +241,9 @@ def _decode_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     dtype = scenario_dtype(sc)
     t = decode_terms(sc)
     scope = "per output token step (all layers), one GPU"
-    pts = [_point("decode GEMMs (weights)", t["gemm_flops"], t["weights_read"], "hbm", dtype, ceils, scope,
+    # MoE serving with EP (#23, roofline_moe.py): dense and expert GEMMs at their own token counts
+    pts = ep_decode_points(sc, t, ceils, dtype, scope) or [
+        _point("decode GEMMs (weights)", t["gemm_flops"], t["weights_read"], "hbm", dtype, ceils, scope,
                   f"batch {sc.batch}, {sc.weight_dtype} weights streamed once per step", role="decode_gemms"),
            _point("decode KV-cache reads", t["attn_flops"], t["kv_read"], "hbm", dtype, ceils, scope,
                   f"attention over the average context {float(t['context']):,.0f} tokens "
