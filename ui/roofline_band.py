@@ -69,6 +69,14 @@ class RooflineBand:
     def visible(self) -> bool:
         return self._ends is not None
 
+    def flat_edges(self) -> list[tuple[float, float]]:
+        """(attainable FLOP/s, intensity where it starts) of the band's two flat edges right of their knees,
+        peak x compute_efficiency at each range end: lines the compute roofs' labels keep off; [] when hidden."""
+        if self._ends is None:
+            return []
+        peak, bw = self._frame.peak, self._frame.hardware.hbm_bw
+        return [(peak * e.compute, peak * e.compute / (bw * e.hbm)) for e in self._ends]
+
     def values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(intensity FLOP/B, low, high attainable FLOP/s) as drawn, in data units; None when hidden."""
         if self._ends is None:

@@ -6,8 +6,9 @@ diagonal), the points (around their marker; a leader line when moved away), then
 notes. A text with no free place inside the plot is hidden; the hover over its line or marker, and the
 summary under the plot, still say it. Positions keep the log10 convention of the view (pyqtgraph does not
 transform TextItems): a compute label sits at y = log10(peak), a bandwidth label on y = x + log10(bw).
-A compute label never crosses another compute roof's line; the scenario format's label, when it has no
-place between its neighbours (roofs a factor 2 apart), stays on its line with the plot's background behind it.
+A compute label never has another roof's line, or the uncertainty band's flat edge, through its glyphs; the
+scenario format's label, when it has no place between its neighbours (roofs a factor 2 apart), and a label with a
+place only over the band's edge, sit on the plot's background (a knock-out) instead.
 The placement is cached: an unchanged view, roofline and sweep step costs nothing. The legend is a
 wrapped line of coloured glyphs under the plot, rebuilt only when its entries change.
 
@@ -163,16 +164,17 @@ class RooflineLabels:
         return [text for _, _, text in self._legend_entries]
 
     # ------------------------------------------------------------------ placement
-    def layout(self, frame: RooflineFrame, marks: list[tuple[float, float]], notes: SweepNotes) -> None:
-        """Place every text item (see the module docstring) around `marks` (markers in data units); nothing is
-        recomputed when nothing changed."""
+    def layout(self, frame: RooflineFrame, marks: list[tuple[float, float]], notes: SweepNotes,
+               band_levels: list[tuple[float, float]] = ()) -> None:
+        """Place every text item (see the module docstring) around `marks` (markers in data units) and off the
+        band's flat edges (`band_levels`); nothing is recomputed when nothing changed."""
         vb = self._plot.getViewBox()
         texts = [self.ridge_text, notes.crossing, notes.kv, *self.point_labels, *self.ceiling_labels.values()]
         roof = frame.roof
         key = (round(vb.width()), round(vb.height()), frame.x_range, frame.y_range,
                tuple(t.toPlainText() for t in texts), tuple(c.name for c in roof.ceilings), tuple(marks),
                tuple((p.name, p.intensity, p.attainable_flops_per_s) for p in roof.points),
-               notes.show_crossing, notes.show_kv, notes.kv_pos)
+               notes.show_crossing, notes.show_kv, notes.kv_pos, tuple(band_levels))
         if key == self._key:
             return
         self._key = key
@@ -182,7 +184,7 @@ class RooflineLabels:
         for x, y in marks:
             sx, sy = ll.scene_point(vb, math.log10(max(x, 1e-12)), math.log10(max(y, 1.0)))
             index.add((sx - MARK_PX, sy - MARK_PX, sx + MARK_PX, sy + MARK_PX))
-        self._place_compute_labels(frame, index, bounds, vb)
+        self._place_compute_labels(frame, index, bounds, vb, band_levels)
         self._place_bandwidth_labels(frame, index, bounds, vb)
         self._place_point_labels(frame, index, bounds, vb)
         self._place_notes(frame, notes, index, bounds, vb)
@@ -194,55 +196,59 @@ class RooflineLabels:
             return True
         return False
 
-    def _place_compute_labels(self, frame: RooflineFrame, index, bounds, vb) -> None:
-        """Right end of each compute roof, above its line (below for lower roofs), then further left; never across
-        another compute roof's line (through its glyphs; a box's margin may touch one). The scenario format's label with no such place keeps its first place, on the
-        plot's background (the line under it hidden there), rather than being hidden."""
+    def _place_compute_labels(self, frame: RooflineFrame, index, bounds, vb, band_levels) -> None:
+        """Right end of each compute roof, above its line (below for lower roofs), then further left; never with
+        another roof's line or the band's flat edge (`band_levels`: (FLOP/s, FLOP/B where it starts)) through its
+        glyphs (a box's margin may touch one). A label that has a place only over the band's edge takes it on a
+        knock-out; the scenario format's label with no place at all keeps its first one, on a knock-out."""
         hw, main_peak = frame.hardware, frame.peak
         roofs = sorted((c for c in frame.roof.ceilings if c.kind == "compute"),
                        key=lambda c: (c.value != main_peak, -c.value))
-        # each roof's line in scene pixels: (name, y, left end)
-        lines = [(c.name, ll.scene_point(vb, 0.0, math.log10(c.value))[1],
-                  ll.scene_point(vb, math.log10(max(c.value / hw.hbm_bw, frame.x_range[0])), 0.0)[0]) for c in roofs]
 
-        def crosses(box: ll.Box, own: str) -> bool:
-            return any(name != own and box[1] + ll.PAD < y < box[3] - ll.PAD and box[2] > x0 for name, y, x0 in lines)
+        def line(name: str, value: float, x0: float) -> tuple[str, float, float]:   # (name, y, left end) in pixels
+            return (name, ll.scene_point(vb, 0.0, math.log10(value))[1],
+                    ll.scene_point(vb, math.log10(max(x0, frame.x_range[0])), 0.0)[0])
+
+        roof_lines = [line(c.name, c.value, c.value / hw.hbm_bw) for c in roofs]
+        band_lines = [line("", value, x0) for value, x0 in band_levels]
+
+        def free(box: ll.Box, own: str, lines) -> bool:
+            return not any(name != own and box[1] + ll.PAD < y < box[3] - ll.PAD and box[2] > x0
+                           for name, y, x0 in lines)
 
         for c in roofs:
             label = self.ceiling_labels[c.name]
             label.setAngle(0)
             label.rotateAxis = None
-            label.knockout = False
-            label.setZValue(0)
             w, h = ll.text_size(label)
             ly = math.log10(c.value)
-            start_x = next(x0 for name, _, x0 in lines if name == c.name)
+            start_x = next(x0 for name, _, x0 in roof_lines if name == c.name)
             sy = ll.scene_point(vb, 0.0, ly)[1]
             sides = ("above", "below") if c.value >= main_peak else ("below", "above")
-            chosen = None
+            candidates = []   # ((left, side), box), right end first
             for k in range(4):
                 left = bounds[2] - 4 - w - k * 0.6 * w
                 if left < start_x - 2:
                     break
-                for side in sides:
-                    top = sy - h if side == "above" else sy
-                    box = (left, top, left + w, top + h)
-                    if not crosses(box, c.name) and self._take(index, bounds, [box]):
-                        chosen = (left, side)
-                        break
-                if chosen:
+                candidates += [((left, side), (left, sy - h if side == "above" else sy, left + w,
+                                               sy if side == "above" else sy + h)) for side in sides]
+            chosen, knockout = None, False
+            for lines, knock in ((roof_lines + band_lines, False), (roof_lines, True)):
+                chosen = next((cand for cand, box in candidates if free(box, c.name, lines)
+                               and self._take(index, bounds, [box])), None)
+                if chosen is not None or not band_lines:
+                    knockout = knock and chosen is not None
                     break
             if chosen is None and c.value == main_peak:   # the scenario's roof is always named, on a knock-out
-                left = bounds[2] - 4 - w
-                index.add((left, sy - h - KNOCKOUT_LIFT_PX, left + w, sy))
-                chosen = (left, "above")
-                label.knockout = True
-                label.setZValue(KNOCKOUT_Z)
+                chosen, knockout = (bounds[2] - 4 - w, "above"), True
+                index.add((chosen[0], sy - h, chosen[0] + w, sy))
             if chosen is None:   # no room: hidden, still anchored on its line (the hover names the roof)
                 self.hidden_labels.add(c.name)
+            label.knockout = knockout
+            label.setZValue(KNOCKOUT_Z if knockout else 0)
             left = chosen[0] if chosen else bounds[2] - 4 - w
-            lift = KNOCKOUT_LIFT_PX / h if label.knockout else 0.0   # the knock-out keeps off its own (thick) line
-            label.setAnchor((0, 1 + lift) if chosen is None or chosen[1] == "above" else (0, 0))
+            lift = KNOCKOUT_LIFT_PX / h if knockout else 0.0   # a knock-out keeps off its own (thick) line
+            label.setAnchor((0, 1 + lift) if chosen is None or chosen[1] == "above" else (0, -lift))
             label.setPos(vb.mapSceneToView(QtCore.QPointF(left, sy)).x(), ly)
             label.setVisible(chosen is not None)
             label.update()

@@ -160,6 +160,7 @@ class RooflinePanel(QtWidgets.QWidget):
         self.band_layer.draw(self.frame())
         if self._roof is not None:
             self._update_legend()  # its entry comes and goes with the band (unchanged entries cost nothing)
+            self._layout_labels()  # the compute labels keep off its edges
 
     def set_sweep(self, mode: str, value: float) -> None:
         """Switch the sweep to "batch" or "context" and move the slider to the stop nearest `value`."""
@@ -326,7 +327,7 @@ class RooflinePanel(QtWidgets.QWidget):
         if frame is None:
             return
         ridge = (frame.roof.ridge_flop_per_byte, frame.peak)   # where the ridge marker is
-        self.text_layer.layout(frame, [*self._marks(), ridge], self.sweep_layer.notes())
+        self.text_layer.layout(frame, [*self._marks(), ridge], self.sweep_layer.notes(), self.band_layer.flat_edges())
         self._layout_stage_label()
 
     def _layout_stage_label(self) -> None:

@@ -14,6 +14,7 @@ from trinity_desktop.defaults import default_scenario  # noqa: E402
 from trinity_desktop.model import Scenario, evaluate  # noqa: E402
 from trinity_desktop.model.formulas import flash_io
 from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.search.uncertainty import propagate
 from trinity_desktop.model.views.roofline import decode_sweep, roofline  # noqa: E402
 from trinity_desktop.ui.plot_widgets import si_decade, title_text  # noqa: E402
 from trinity_desktop.ui.roofline_panel import SWEEP_GEMM, RooflinePanel  # noqa: E402
@@ -237,28 +238,45 @@ def test_tiled_io_decode_states_the_decode_step(qtbot, default_results):
     assert "per layer of prefill" in title_text(p.plots["bytes"])
 
 
+@pytest.fixture(scope="module")
+def decode_bands(decode_results):
+    return propagate(decode_results.scenario, samples=64, sensitivity=False)
+
+
+@pytest.mark.parametrize("bands", [False, True], ids=["no-band", "band"])
 @pytest.mark.parametrize("size", [(517, 687), (784, 503)], ids=["1366-dock", "1920-dock"])
-def test_no_compute_label_crosses_another_roof(panel, qtbot, default_results, size):
-    """H100's roofs are a factor 2 apart (FP8 1979, BF16 989, TF32 495 TFLOP/s): no label's glyphs sit on another
-    roof's line drawn through them; the scenario format's label stays shown, on the plot's background (over the
-    line, which it hides there) when it has no gap."""
+def test_no_compute_label_has_a_line_through_it(panel, qtbot, default_results, decode_results, decode_bands, size,
+                                                 bands):
+    """H100's roofs are a factor 2 apart (FP8 1979, BF16 989, TF32 495 TFLOP/s) and the band's flat edges (peak x
+    compute_efficiency at its range's ends) run between them: no label's glyphs sit on another roof's line or a
+    band edge drawn through them; a label that must sit over one (the scenario format's always has a place) is on
+    the plot's background, over the line, which it hides there."""
     panel.resize(*size)
     panel.show()
     qtbot.waitExposed(panel)
-    panel.update_results(default_results)
+    results = decode_results if bands else default_results
+    panel.update_results(results)
+    levels = []
+    if bands:
+        panel.set_bands(decode_bands)
+        levels = [v for v, _ in panel.band_layer.flat_edges()]
+        assert len(levels) == 2
     vb = panel.plot.getViewBox()
     roofs = [c for c in panel.roofline_result().ceilings if c.kind == "compute"]
-    lines = {c.name: vb.mapViewToScene(pg.Point(0.0, math.log10(c.value))).y() for c in roofs}
+    lines = {c.name: (vb.mapViewToScene(pg.Point(0.0, math.log10(c.value))).y(), panel.ceiling_curves[c.name])
+             for c in roofs}
+    lines |= {f"band edge {i}": (vb.mapViewToScene(pg.Point(0.0, math.log10(v))).y(), panel.band_layer.fill.low)
+              for i, v in enumerate(levels)}
     for c in roofs:
         label = panel.ceiling_label(c.name)
         if not label.isVisible():
             continue
         box = label.mapRectToScene(label.boundingRect())
         glyphs = box.adjusted(0, 4, 0, -4)   # a TextItem's box has a 4 px margin round its glyphs
-        crossed = [n for n, y in lines.items() if n != c.name and glyphs.top() < y < glyphs.bottom()]
+        crossed = [n for n, (y, _) in lines.items() if n != c.name and glyphs.top() < y < glyphs.bottom()]
         if crossed:
             assert label.knockout and label.fill.color().name() == panel.plot_widget.backgroundBrush().color().name(), \
-                f"{c.name}'s label sits on the {crossed} roof"
-            assert all(label.zValue() > panel.ceiling_curves[n].zValue() for n in crossed)
+                f"{c.name}'s label sits on the {crossed} line"
+            assert all(label.zValue() > lines[n][1].zValue() for n in crossed)
     main = panel.ceiling_label("BF16/FP16")
     assert main.isVisible() and "BF16" in main.toPlainText() and "BF16/FP16" not in panel.hidden_labels
