@@ -139,8 +139,7 @@ class RooflinePanel(QtWidgets.QWidget):
         self._update_points()
         self.sweep_layer.evaluate(results.scenario)
         self.compare_layer.evaluate(results.scenario)
-        self._update_legend()
-        self._set_ranges()
+        self._set_ranges()   # and the legend
         self._layout_labels()
         self._update_info()
         self._update_title()
@@ -199,8 +198,7 @@ class RooflinePanel(QtWidgets.QWidget):
         if self._results is None:
             return
         self.compare_layer.evaluate(self._results.scenario)
-        self._update_legend()
-        self._set_ranges()
+        self._set_ranges()   # and the legend
         self._layout_labels()
         self._update_info()
 
