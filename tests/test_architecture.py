@@ -170,3 +170,34 @@ def test_ruff_check_passes():
         pytest.fail("ruff is not installed (pip install -e '.[test]')")
     result = _run([ruff, "check", "--no-cache", str(ROOT)], timeout=300, cwd=ROOT)
     assert result.returncode == 0, _describe(result)
+
+
+def test_a_panels_own_modules_serve_only_that_panel():
+    """ui/<stem>_<part>.py beside ui/<stem>_panel.py is that panel's own layer (the roofline's sweep, the triangle's
+    pools): no other panel imports it, directly or through one of its own layers. Code two panels share lives
+    in a shared module (docs/architecture.md, "Shared UI modules"); the independence contract covers the panels."""
+    import ast
+
+    ui = ROOT / "ui"
+    stems = sorted((p.name[: -len("_panel.py")] for p in ui.glob("*_panel.py")), key=len, reverse=True)
+
+    def owner(module: str) -> str:
+        """The panel stem a ui module belongs to ("" for a shared module)."""
+        return next((s for s in stems if module == f"{s}_panel" or module.startswith(f"{s}_")), "")
+
+    wrong = []
+    for path in sorted(ui.glob("*.py")):
+        mine = owner(path.stem)
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module == "trinity_desktop.ui":
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("trinity_desktop.ui."):
+                names = [node.module.split(".")[2]]
+            elif isinstance(node, ast.Import):
+                names = [a.name.split(".")[2] for a in node.names if a.name.startswith("trinity_desktop.ui.")]
+            for name in names:
+                theirs = owner(name)
+                if theirs and not name.endswith("_panel") and theirs != mine:
+                    wrong.append(f"ui/{path.name} imports {name}, a layer of {theirs}_panel")
+    assert not wrong, "\n".join(wrong)

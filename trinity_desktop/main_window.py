@@ -393,9 +393,8 @@ class MainWindow(QtWidgets.QMainWindow):
         that no worker thread reaches into a window being destroyed (seen: a segfault at exit, now and then)."""
         self.bands.shutdown(wait=True)
         for panel in self.panels.built().values():
-            stop = getattr(panel, "stop_workers", None)
-            if stop is not None:
-                stop()
+            if isinstance(panel, pp.WorkerOwner):
+                panel.stop_workers()
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.save_layout()

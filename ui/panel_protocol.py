@@ -16,7 +16,7 @@ from trinity_desktop.model.step.evaluation import Results
 
 __all__ = [
     "BandsView", "CitationsView", "EditSource", "FocusSource", "FocusView", "HardwareChoicesView", "ResultsView",
-    "ScenarioSource", "SplitSource", "SplitView", "StageSource", "StageView", "WorkloadHoverSource",
+    "ScenarioSource", "SplitSource", "SplitView", "StageSource", "StageView", "WorkerOwner", "WorkloadHoverSource",
     "WorkloadSource",
 ]
 
@@ -119,3 +119,10 @@ class StageView(Protocol):
     """Highlights a stage chosen in the step-through flow."""
 
     def show_stage(self, name: str, numbers: dict) -> None: ...
+
+
+@runtime_checkable
+class WorkerOwner(Protocol):
+    """Runs worker threads (a planner search, validation rows): stops them before the app quits."""
+
+    def stop_workers(self) -> None: ...

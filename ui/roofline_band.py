@@ -7,10 +7,10 @@ efficiency_extremes, centred on the scenario's own efficiencies, so the point es
 It is the envelope of the ranges' ends, not a percentile band: attainable FLOP/s rises with each efficiency,
 so no sample of the ranges falls outside it.
 
-Mixed into RooflinePanel, whose state (`_results`, `_roof`, `_x_range`, `plot`) it reads. `set_bands(u)` is the
-View > Uncertainty bands hook (ui/bands.py): None, or bands of another scenario, hide the band. The band is
-translucent in the theme's plot foreground, under the ceilings, points and labels, and adds no text on the plot
-(its numbers are in the hover and one legend entry under the plot).
+A layer the panel owns: it draws on the plot from the `RooflineFrame` it is handed (ui/roofline_frame.py).
+`set_bands(u)` is the View > Uncertainty bands hook (ui/bands.py): None, or bands of another scenario, hide the
+band. The band is translucent in the theme's plot foreground, under the ceilings, points and labels, and adds no
+text on the plot (its numbers are in the hover and one legend entry under the plot).
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pyqtgraph as pg
 
 from trinity_desktop.model.search.uncertainty import Uncertainty, efficiency_extremes
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.bands import FillBand, attainable_range, matches
+from trinity_desktop.ui.roofline_frame import RooflineFrame
 from trinity_desktop.ui.units import fmt_flops_rate
 
 BAND_LEGEND = "attainable at the efficiency ranges' ends"
@@ -29,64 +31,70 @@ BAND_SWATCH = theme.MUTED_COLOR  # the legend's swatch: between the band's tint 
 
 
 class RooflineBand:
-    _bands: Uncertainty | None = None
-    _band: FillBand | None = None
-    _band_ends = None  # (low Efficiency, high Efficiency) of the band shown, or None when hidden
+    """The shaded attainable range on `plot`, for the frame drawn last."""
+
+    def __init__(self, plot: pg.PlotItem):
+        self.fill = FillBand(plot, theme.plot_foreground())
+        for item in (self.fill.low, self.fill.high):
+            item.setZValue(-4)  # under the roofs (0), the points and every label
+        self.fill.clear()
+        self._bands: Uncertainty | None = None
+        self._frame: RooflineFrame | None = None
+        self._ends = None  # (low Efficiency, high Efficiency) of the band shown, or None when hidden
 
     def set_bands(self, u: Uncertainty | None) -> None:
-        """Show the band for the bands `u` of the scenario shown; None (bands off or stale) hides it."""
+        """Keep the bands `u` of the scenario shown (None: bands off or stale); `draw` shows them."""
         self._bands = u
-        self._update_band()
 
-    def _band_geometry(self) -> tuple[float, float, str]:
-        hw = self._results.scenario.hardware
-        return hw.peak(self._roof.dtype), hw.hbm_bw, self._roof.dtype
-
-    def _update_band(self) -> None:
-        self._draw_band()
-        if self._roof is not None:
-            self._update_legend()  # its entry comes and goes with the band (unchanged entries cost nothing)
-
-    def _draw_band(self) -> None:
-        if self._band is None:
-            self._band = FillBand(self.plot, theme.plot_foreground())
-            for item in (self._band.low, self._band.high):
-                item.setZValue(-4)  # under the roofs (0), the points and every label
-        u, r = self._bands, self._results
-        if u is None or r is None or self._roof is None or not matches(u, r):
-            self._band_ends = None
-            self._band.clear()
+    def draw(self, frame: RooflineFrame | None) -> None:
+        """Shade the band across the frame's x range, or hide it (no frame, no bands, bands of another scenario)."""
+        self._frame = frame
+        u = self._bands
+        if u is None or frame is None or not matches(u, frame.results):
+            self._ends = None
+            self.fill.clear()
             return
-        low, high = efficiency_extremes(r.scenario, u.set_name)
-        peak, bw, _ = self._band_geometry()
-        x_lo, x_hi = self._x_range
-        knees = [peak * e.compute / (bw * e.hbm) for e in (low, high, r.scenario.efficiency)]
+        sc = frame.scenario
+        low, high = efficiency_extremes(sc, u.set_name)
+        peak, bw = frame.peak, frame.hardware.hbm_bw
+        x_lo, x_hi = frame.x_range
+        knees = [peak * e.compute / (bw * e.hbm) for e in (low, high, sc.efficiency)]
         xs = np.unique(np.clip([x_lo, x_hi, *knees], x_lo, x_hi))  # exact: each curve is two lines in log-log
         lo, hi = attainable_range(xs, peak, bw, low, high)
-        self._band.set_color(theme.plot_foreground())
-        self._band.set(np.log10(xs), np.log10(lo), np.log10(hi))
-        self._band_ends = (low, high)
+        self.fill.set_color(theme.plot_foreground())
+        self.fill.set(np.log10(xs), np.log10(lo), np.log10(hi))
+        self._ends = (low, high)
 
-    def band_visible(self) -> bool:
-        return self._band_ends is not None
+    @property
+    def visible(self) -> bool:
+        return self._ends is not None
 
-    def band_values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def flat_edges(self) -> list[tuple[float, float]]:
+        """(attainable FLOP/s, intensity where it starts) of the band's two flat edges right of their knees,
+        peak x compute_efficiency at each range end: lines the compute roofs' labels keep off; [] when hidden."""
+        if self._ends is None:
+            return []
+        peak, bw = self._frame.peak, self._frame.hardware.hbm_bw
+        return [(peak * e.compute, peak * e.compute / (bw * e.hbm)) for e in self._ends]
+
+    def values(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(intensity FLOP/B, low, high attainable FLOP/s) as drawn, in data units; None when hidden."""
-        if self._band_ends is None:
+        if self._ends is None:
             return None
-        return 10.0 ** self._band.low.xData, 10.0 ** self._band.low.yData, 10.0 ** self._band.high.yData
+        return 10.0 ** self.fill.low.xData, 10.0 ** self.fill.low.yData, 10.0 ** self.fill.high.yData
 
-    def band_text_at(self, lx: float, ly: float) -> str:
+    def text_at(self, lx: float, ly: float) -> str:
         """The band's range at the cursor's intensity when the cursor (log10 x, log10 y) is inside it, else ""."""
-        if self._band_ends is None:
+        if self._ends is None or self._frame is None:
             return ""
-        low, high = self._band_ends
+        low, high = self._ends
+        frame = self._frame
         x = 10.0 ** lx
-        peak, bw, dtype = self._band_geometry()
+        peak, bw, dtype = frame.peak, frame.hardware.hbm_bw, frame.roof.dtype
         lo, hi = (float(v[0]) for v in attainable_range([x], peak, bw, low, high))
         if not (math.log10(lo) - 1e-9 <= ly <= math.log10(hi) + 1e-9):
             return ""
-        eff = self._results.scenario.efficiency
+        eff = frame.scenario.efficiency
         likely = min(peak * eff.compute, bw * eff.hbm * x)
         return "\n".join([
             f"attainable {fmt_flops_rate(lo)} – {fmt_flops_rate(hi)} at {x:,.3g} FLOP/B",

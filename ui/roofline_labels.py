@@ -6,8 +6,14 @@ diagonal), the points (around their marker; a leader line when moved away), then
 notes. A text with no free place inside the plot is hidden; the hover over its line or marker, and the
 summary under the plot, still say it. Positions keep the log10 convention of the view (pyqtgraph does not
 transform TextItems): a compute label sits at y = log10(peak), a bandwidth label on y = x + log10(bw).
+A compute label never has another roof's line, or the uncertainty band's flat edge, through its glyphs; the
+scenario format's label, when it has no place between its neighbours (roofs a factor 2 apart), and a label with a
+place only over the band's edge, sit on the plot's background (a knock-out) instead.
 The placement is cached: an unchanged view, roofline and sweep step costs nothing. The legend is a
 wrapped line of coloured glyphs under the plot, rebuilt only when its entries change.
+
+A layer the panel owns: it holds the ceiling labels, the point labels with their leaders, the ridge note and the
+legend, and places them from the `RooflineFrame`, the markers and the sweep's notes it is handed (`layout`).
 """
 
 from __future__ import annotations
@@ -18,30 +24,113 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.model.views.roofline import Ceiling, Roofline
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
-from trinity_desktop.ui.roofline_band import BAND_LEGEND, BAND_SWATCH
+from trinity_desktop.ui.roofline_frame import RooflineFrame, compute_roof_name, px_per_decade
 from trinity_desktop.ui.roofline_style import (
     BANDWIDTH,
-    COMPARE_STYLES,
     COMPUTE,
     LINK_SYMBOLS,
     LINK_WORDS,
     NOFIT_COLOR,
+    short_name,
 )
+from trinity_desktop.ui.roofline_sweep import SweepNotes
+from trinity_desktop.ui.units import fmt_flops_rate, fmt_rate
 
 GLYPHS = {"o": "●", "t": "▼", "s": "■", "d": "◆", "h": "⬢"}
 MARK_PX = 8.0      # half the size of a point marker, as an obstacle
+NARROW_PX = 700.0  # a plot narrower than this names compute roofs by their first format ("BF16")
+KNOCKOUT_Z = 3     # a label on the plot's background: over the roofs (0), under the sweep's traces (5)
+KNOCKOUT_LIFT_PX = 2.0
+
+
+class CeilingLabel(pg.TextItem):
+    """A roof's label; `knockout` puts it on the current theme's plot background, hiding the lines under it
+    (read whenever it is painted or restyled, so it follows a theme switch)."""
+
+    knockout = False
+
+    @property
+    def fill(self) -> QtGui.QBrush:
+        return pg.mkBrush(pw.plot_background() if self.knockout else None)
+
+    @fill.setter
+    def fill(self, _brush) -> None:   # TextItem.__init__ sets its own; the knock-out decides
+        pass
 
 
 class RooflineLabels:
-    """Mixed into RooflinePanel: uses its items (ceiling_labels, point_labels, ridge_text, ...) and state."""
+    """Every on-plot text of the roofline on `plot`, and the legend under it."""
 
-    _label_key: tuple | None = None
-    _legend_entries: tuple = ()
-    hidden_labels: set[str]
+    def __init__(self, plot: pg.PlotItem):
+        self._plot = plot
+        self.ceiling_labels: dict[str, pg.TextItem] = {}
+        self.point_labels: list[pg.TextItem] = []
+        self.leaders = pg.PlotDataItem(pen=pg.mkPen(theme.MUTED_COLOR, width=1), connect="pairs")
+        plot.addItem(self.leaders)
+        self.ridge_text = pw.label_item("", anchor=(0, 0), bold=True)
+        plot.addItem(self.ridge_text, ignoreBounds=True)
+        self.legend_label = self._legend_widget()
+        self.hidden_labels: set[str] = set()
+        self._key: tuple | None = None
+        self._legend_entries: tuple = ()
 
+    # ------------------------------------------------------------------ texts
+    def ceiling_text(self, c: Ceiling) -> str:
+        """"BF16/FP16 989 TFLOP/s"; on a narrow plot a compute roof names its first format only."""
+        if c.kind != "compute":
+            return f"{c.name} {fmt_rate(c.value)}"
+        name = c.name if self._plot.getViewBox().width() >= NARROW_PX else c.name.split("/")[0]
+        return f"{name} {fmt_flops_rate(c.value)}"
+
+    def set_ceilings(self, roof: Roofline) -> None:
+        """One label per ceiling of `roof` (the scenario format's and HBM's bold, the others secondary)."""
+        main_dtype_roof = compute_roof_name(roof)
+        names = {c.name for c in roof.ceilings}
+        for c in roof.ceilings:
+            if c.name not in self.ceiling_labels:
+                label = CeilingLabel("", color=theme.plot_text_color(), anchor=(0, 0.5))
+                self._plot.addItem(label, ignoreBounds=True)
+                self.ceiling_labels[c.name] = label
+            main = c.name == main_dtype_roof or c.link == "hbm"
+            label = self.ceiling_labels[c.name]
+            label.setText(self.ceiling_text(c))
+            label.setColor(theme.plot_text_color() if main else pw.secondary_text(pw.plot_background()))
+            label.setFont(pw.font(11, bold=main))
+        for name, label in self.ceiling_labels.items():
+            label.setVisible(name in names)
+
+    def retext_ceilings(self, roof: Roofline) -> None:
+        """Name the roofs for the plot's width (after a resize)."""
+        for c in roof.ceilings:
+            self.ceiling_labels[c.name].setText(self.ceiling_text(c))
+
+    def compute_label_width(self, roof: Roofline) -> float:
+        """The widest compute roof label, in pixels."""
+        return max((ll.text_size(self.ceiling_labels[c.name])[0] for c in roof.ceilings if c.kind == "compute"),
+                   default=0.0)
+
+    def set_points(self, points) -> None:
+        """One label per operating point (its short name)."""
+        while len(self.point_labels) < len(points):
+            item = pw.label_item("", anchor=(0, 0))
+            item.setZValue(15)
+            self._plot.addItem(item, ignoreBounds=True)
+            self.point_labels.append(item)
+        for i, item in enumerate(self.point_labels):
+            if i < len(points):
+                item.setText(short_name(points[i].name))
+            item.setVisible(i < len(points))
+
+    def obstacle_texts(self, roof: Roofline) -> list[pg.TextItem]:
+        """The texts another label (the stage's) keeps off: point labels, compute roof labels, the ridge note."""
+        return [*self.point_labels, *(self.ceiling_labels[c.name] for c in roof.ceilings if c.kind == "compute"),
+                self.ridge_text]
+
+    # ------------------------------------------------------------------ legend
     def _legend_widget(self) -> QtWidgets.QLabel:
         label = QtWidgets.QLabel("")
         label.setObjectName("RooflineLegend")
@@ -53,18 +142,16 @@ class RooflineLabels:
                          "decode sweep at the slider's batch or context.")
         return label
 
-    def _update_legend(self) -> None:
+    def update_legend(self, roof: Roofline, extra: list[tuple[str, str, str]]) -> None:
+        """The legend: resources, the links the points cross, the sweep's lines, then `extra` (glyph, colour,
+        text) entries (compared devices, the band)."""
         entries = [("●", COMPUTE, "compute-bound"), ("●", BANDWIDTH, "bandwidth-bound")]
-        for link in sorted({p.link for p in self._roof.points} - {"hbm"}):
+        for link in sorted({p.link for p in roof.points} - {"hbm"}):
             entries.append((GLYPHS.get(LINK_SYMBOLS.get(link, "o"), "●"), theme.MUTED_COLOR,
                             f"over the {LINK_WORDS.get(link, link)}"))
         entries += [("━", theme.plot_text_color(), "decode GEMMs (sweep ★)"),
                     ("╍", theme.plot_text_color(), "decode step + KV reads (◆)"),
-                    ("┅", NOFIT_COLOR, "KV cache exceeds HBM")]
-        for slot, key in enumerate(self._compare_keys):
-            entries.append(("╌", COMPARE_STYLES[slot][0], self._hardware[key].name))
-        if self.band_visible():
-            entries.append(("▬", BAND_SWATCH, BAND_LEGEND))
+                    ("┅", NOFIT_COLOR, "KV cache exceeds HBM"), *extra]
         entries = tuple(entries)
         if entries == self._legend_entries:
             return
@@ -76,48 +163,31 @@ class RooflineLabels:
     def legend_texts(self) -> list[str]:
         return [text for _, _, text in self._legend_entries]
 
-    def _px_per_decade(self) -> tuple[float, float]:
-        vb = self.plot.getViewBox()
-        (x0, x1), (y0, y1) = vb.viewRange()
-        return max(vb.width(), 1.0) / max(x1 - x0, 1e-9), max(vb.height(), 1.0) / max(y1 - y0, 1e-9)
-
     # ------------------------------------------------------------------ placement
-    def _layout_labels(self, *_) -> None:
-        """Place every text item (see the module docstring); nothing is recomputed when nothing changed."""
-        if self._roof is None:
+    def layout(self, frame: RooflineFrame, marks: list[tuple[float, float]], notes: SweepNotes,
+               band_levels: list[tuple[float, float]] = ()) -> None:
+        """Place every text item (see the module docstring) around `marks` (markers in data units) and off the
+        band's flat edges (`band_levels`); nothing is recomputed when nothing changed."""
+        vb = self._plot.getViewBox()
+        texts = [self.ridge_text, notes.crossing, notes.kv, *self.point_labels, *self.ceiling_labels.values()]
+        roof = frame.roof
+        key = (round(vb.width()), round(vb.height()), frame.x_range, frame.y_range,
+               tuple(t.toPlainText() for t in texts), tuple(c.name for c in roof.ceilings), tuple(marks),
+               tuple((p.name, p.intensity, p.attainable_flops_per_s) for p in roof.points),
+               notes.show_crossing, notes.show_kv, notes.kv_pos, tuple(band_levels))
+        if key == self._key:
             return
-        vb = self.plot.getViewBox()
-        texts = [self.ridge_text, self.crossing_text, self.kv_text, *self.point_labels, *self.ceiling_labels.values()]
-        key = (round(vb.width()), round(vb.height()), self._x_range, self._y_range,
-               tuple(t.toPlainText() for t in texts), tuple(self._ceilings), self.kv_marker.isVisible(),
-               tuple((p.name, p.intensity, p.attainable_flops_per_s) for p in self._roof.points),
-               self.slider.value(), self._mode, tuple(self._compare_keys))
-        if key == self._label_key:
-            self._layout_stage_label()
-            return
-        self._label_key = key
+        self._key = key
         self.hidden_labels = set()
         bounds = ll.view_bounds(vb)
         index = ll.SpatialIndex(area=bounds)
-        self._marks(index, vb)
-        self._place_compute_labels(index, bounds, vb)
-        self._place_bandwidth_labels(index, bounds, vb)
-        self._place_point_labels(index, bounds, vb)
-        self._place_notes(index, bounds, vb)
-        for label in self.compare_labels:
-            label.setVisible(False)   # the legend names compared devices
-        self._layout_stage_label()
-
-    def _marks(self, index: ll.SpatialIndex, vb) -> None:
-        """Point markers, sweep markers and the ridge marker as obstacles."""
-        marks = [(p.intensity, p.attainable_flops_per_s) for p in self._roof.points]
-        for marker in (self.gemm_marker, self.step_marker, self.kv_marker, self.ridge_marker):
-            x, y = marker.getOriginalDataset()
-            if marker.isVisible() and x is not None and len(x):
-                marks.append((float(x[0]), float(y[0])))
         for x, y in marks:
             sx, sy = ll.scene_point(vb, math.log10(max(x, 1e-12)), math.log10(max(y, 1.0)))
             index.add((sx - MARK_PX, sy - MARK_PX, sx + MARK_PX, sy + MARK_PX))
+        self._place_compute_labels(frame, index, bounds, vb, band_levels)
+        self._place_bandwidth_labels(frame, index, bounds, vb)
+        self._place_point_labels(frame, index, bounds, vb)
+        self._place_notes(frame, notes, index, bounds, vb)
 
     def _take(self, index: ll.SpatialIndex, bounds: ll.Box, boxes: list[ll.Box]) -> bool:
         if all(ll.inside(b, bounds, 1.0) for b in boxes) and not any(index.hits(b, ll.PAD) for b in boxes):
@@ -126,51 +196,74 @@ class RooflineLabels:
             return True
         return False
 
-    def _place_compute_labels(self, index, bounds, vb) -> None:
-        """Right end of each compute roof, above its line (below for lower roofs), then further left."""
-        hw = self._results.scenario.hardware
-        main_peak = hw.peak(self._roof.dtype)
-        roofs = sorted((c for c in self._roof.ceilings if c.kind == "compute"),
+    def _place_compute_labels(self, frame: RooflineFrame, index, bounds, vb, band_levels) -> None:
+        """Right end of each compute roof, above its line (below for lower roofs), then further left; never with
+        another roof's line or the band's flat edge (`band_levels`: (FLOP/s, FLOP/B where it starts)) through its
+        glyphs (a box's margin may touch one). A label that has a place only over the band's edge takes it on a
+        knock-out; the scenario format's label with no place at all keeps its first one, on a knock-out."""
+        hw, main_peak = frame.hardware, frame.peak
+        roofs = sorted((c for c in frame.roof.ceilings if c.kind == "compute"),
                        key=lambda c: (c.value != main_peak, -c.value))
+
+        def line(name: str, value: float, x0: float) -> tuple[str, float, float]:   # (name, y, left end) in pixels
+            return (name, ll.scene_point(vb, 0.0, math.log10(value))[1],
+                    ll.scene_point(vb, math.log10(max(x0, frame.x_range[0])), 0.0)[0])
+
+        roof_lines = [line(c.name, c.value, c.value / hw.hbm_bw) for c in roofs]
+        band_lines = [line("", value, x0) for value, x0 in band_levels]
+
+        def free(box: ll.Box, own: str, lines) -> bool:
+            return not any(name != own and box[1] + ll.PAD < y < box[3] - ll.PAD and box[2] > x0
+                           for name, y, x0 in lines)
+
         for c in roofs:
             label = self.ceiling_labels[c.name]
             label.setAngle(0)
             label.rotateAxis = None
             w, h = ll.text_size(label)
             ly = math.log10(c.value)
-            start_x = ll.scene_point(vb, math.log10(max(c.value / hw.hbm_bw, self._x_range[0])), ly)[0]
+            start_x = next(x0 for name, _, x0 in roof_lines if name == c.name)
             sy = ll.scene_point(vb, 0.0, ly)[1]
             sides = ("above", "below") if c.value >= main_peak else ("below", "above")
-            chosen = None
+            candidates = []   # ((left, side), box), right end first
             for k in range(4):
                 left = bounds[2] - 4 - w - k * 0.6 * w
                 if left < start_x - 2:
                     break
-                for side in sides:
-                    top = sy - h if side == "above" else sy
-                    if self._take(index, bounds, [(left, top, left + w, top + h)]):
-                        chosen = (left, side)
-                        break
-                if chosen:
+                candidates += [((left, side), (left, sy - h if side == "above" else sy, left + w,
+                                               sy if side == "above" else sy + h)) for side in sides]
+            chosen, knockout = None, False
+            for lines, knock in ((roof_lines + band_lines, False), (roof_lines, True)):
+                chosen = next((cand for cand, box in candidates if free(box, c.name, lines)
+                               and self._take(index, bounds, [box])), None)
+                if chosen is not None or not band_lines:
+                    knockout = knock and chosen is not None
                     break
+            if chosen is None and c.value == main_peak:   # the scenario's roof is always named, on a knock-out
+                chosen, knockout = (bounds[2] - 4 - w, "above"), True
+                index.add((chosen[0], sy - h, chosen[0] + w, sy))
             if chosen is None:   # no room: hidden, still anchored on its line (the hover names the roof)
                 self.hidden_labels.add(c.name)
+            label.knockout = knockout
+            label.setZValue(KNOCKOUT_Z if knockout else 0)
             left = chosen[0] if chosen else bounds[2] - 4 - w
-            label.setAnchor((0, 1) if chosen is None or chosen[1] == "above" else (0, 0))
+            lift = KNOCKOUT_LIFT_PX / h if knockout else 0.0   # a knock-out keeps off its own (thick) line
+            label.setAnchor((0, 1 + lift) if chosen is None or chosen[1] == "above" else (0, -lift))
             label.setPos(vb.mapSceneToView(QtCore.QPointF(left, sy)).x(), ly)
             label.setVisible(chosen is not None)
+            label.update()
 
-    def _place_bandwidth_labels(self, index, bounds, vb) -> None:
+    def _place_bandwidth_labels(self, frame: RooflineFrame, index, bounds, vb) -> None:
         """Along each diagonal, above it, at the first free stretch from its left end."""
-        px_x, px_y = self._px_per_decade()
+        px_x, px_y = px_per_decade(self._plot)
         angle = math.degrees(math.atan2(px_y, px_x))
         a = math.radians(angle)
         along, up = (math.cos(a), -math.sin(a)), (-math.sin(a), -math.cos(a))
-        lx0, lx1 = (math.log10(v) for v in self._x_range)
-        ly0, ly1 = (math.log10(v) for v in self._y_range)
-        for c in sorted((c for c in self._roof.ceilings if c.kind == "bandwidth"), key=lambda c: -c.value):
+        lx0, lx1 = (math.log10(v) for v in frame.x_range)
+        ly0, ly1 = (math.log10(v) for v in frame.y_range)
+        for c in sorted((c for c in frame.roof.ceilings if c.kind == "bandwidth"), key=lambda c: -c.value):
             label = self.ceiling_labels[c.name]
-            xs, _ = self.ceiling_curves[c.name].getOriginalDataset()
+            xs, _ = frame.geometry(c)
             b = math.log10(c.value)
             x_start, x_end = max(lx0, ly0 - b), min(math.log10(float(xs[-1])), ly1 - b, lx1)
             w, h = ll.text_size(label)
@@ -198,9 +291,9 @@ class RooflineLabels:
             label.updateTransform(force=True)
             label.setVisible(chosen is not None)
 
-    def _place_point_labels(self, index, bounds, vb) -> None:
+    def _place_point_labels(self, frame: RooflineFrame, index, bounds, vb) -> None:
         """Around each marker (right first); a leader line when the label sits a step away; else hidden."""
-        pts = self._roof.points
+        pts = frame.roof.points
         order = sorted(range(len(pts)), key=lambda i: (-pts[i].attainable_flops_per_s, pts[i].intensity))
         leader_x: list[float] = []
         leader_y: list[float] = []
@@ -226,30 +319,28 @@ class RooflineLabels:
                     leader_y.append(10.0 ** p.y())
         self.leaders.setData(np.asarray(leader_x, dtype=float), np.asarray(leader_y, dtype=float))
 
-    def _place_notes(self, index, bounds, vb) -> None:
+    def _place_notes(self, frame: RooflineFrame, notes: SweepNotes, index, bounds, vb) -> None:
         """The ridge (at the foot of its dotted line), the GEMMs' crossing (at the knee) and the KV-fit limit."""
-        hw = self._results.scenario.hardware
-        ridge = self._roof.ridge_flop_per_byte
-        peak = hw.peak(self._roof.dtype)
-        self.ridge_text.setText(f"datasheet ridge {ridge:,.0f} FLOP/B\n({self._roof.dtype.upper()} peak / HBM)")
+        ridge, peak = frame.roof.ridge_flop_per_byte, frame.peak
+        self.ridge_text.setText(f"datasheet ridge {ridge:,.0f} FLOP/B\n({frame.roof.dtype.upper()} peak / HBM)")
         rx, peak_y = ll.scene_point(vb, math.log10(ridge), math.log10(peak))
         w, h = ll.text_size(self.ridge_text)
         spots = [((rx - 4 - w, bounds[3] - 2 - h - k * h / 2), (1, 1)) for k in range(5)]
         spots += [((rx + 4, bounds[3] - 2 - h - k * h / 2), (0, 1)) for k in range(5)]
         self._put_note(self.ridge_text, index, bounds, vb, w, h, spots, "ridge")
-        self.crossing_text.setVisible(False)
-        if self._mode == "batch":   # the knee, in batch terms
-            w, h = ll.text_size(self.crossing_text)
+        notes.crossing.setVisible(False)
+        if notes.show_crossing:   # the knee, in batch terms
+            w, h = ll.text_size(notes.crossing)
             spots = [((rx - 6 - w, peak_y - h - 2), (1, 1)), ((rx - 6 - w, peak_y + 4), (1, 0)),
                      ((rx - 6 - w, peak_y - 2 * h - 2), (1, 1)), ((bounds[0] + 4, peak_y - h - 2), (0, 1))]
-            self._put_note(self.crossing_text, index, bounds, vb, w, h, spots, "crossing")
-        if self.kv_text.toPlainText() and self.kv_marker.isVisible():
-            x, y = self._kv_pos
+            self._put_note(notes.crossing, index, bounds, vb, w, h, spots, "crossing")
+        if notes.show_kv:
+            x, y = notes.kv_pos
             kx, ky = ll.scene_point(vb, math.log10(x), math.log10(max(y, 1.0)))
-            w, h = ll.text_size(self.kv_text)
+            w, h = ll.text_size(notes.kv)
             spots = [((cx, cy), (0, 0)) for cx, cy in ll.around(kx, ky, w, h, 10.0, ll.SIDES + ("above-left",
                                                                                                  "below-left"))]
-            self._put_note(self.kv_text, index, bounds, vb, w, h, spots, "kv")
+            self._put_note(notes.kv, index, bounds, vb, w, h, spots, "kv")
 
     def _put_note(self, item: pg.TextItem, index, bounds, vb, w, h, spots, name: str) -> None:
         """The first free spot (top-left corner, anchor to keep) for a note, or hide it."""
@@ -262,16 +353,3 @@ class RooflineLabels:
                 return
         item.setVisible(False)
         self.hidden_labels.add(name)
-
-    @staticmethod
-    def _text_rect_px(item: pg.TextItem, px_x: float, px_y: float) -> QtCore.QRectF:
-        """An unrotated TextItem's box in the layout's pixel frame (x right, y down), from its log10 position
-        and anchor."""
-        metrics = QtGui.QFontMetrics(item.textItem.font())
-        lines = item.toPlainText().split("\n")
-        w = max(metrics.horizontalAdvance(line) for line in lines) + 4
-        h = metrics.lineSpacing() * len(lines) + 2
-        pos = item.pos()
-        ax, ay = item.anchor.x(), item.anchor.y()
-        x, y = pos.x() * px_x, -pos.y() * px_y
-        return QtCore.QRectF(x - ax * w, y - ay * h, w, h)

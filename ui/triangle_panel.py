@@ -25,14 +25,11 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.technique_list import TechniqueList
 from trinity_desktop.ui.triangle_labels import CORNERS, SQRT3_2, TriangleLabels
 from trinity_desktop.ui.triangle_pools import PoolEdge
-from trinity_desktop.ui.units import fmt_seconds
+from trinity_desktop.ui.triangle_readout import gpu_seconds, marker_size, pressure_lines
 
 FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour
 CURRENT_COLOR = theme.plot_text_color()
 NA_BRUSH = theme.MUTED_COLOR
-TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
-# Marker size: log-scaled GPU-seconds (10 px at 0.01 GPU·s, +4 px per decade, 8 to 44 px).
-SIZE_AT_REF, SIZE_REF_GPU_S, SIZE_PER_DECADE, SIZE_MIN, SIZE_MAX = 10.0, 0.01, 4.0, 8.0, 44.0
 HOVER_RADIUS_PX = 18.0
 
 
@@ -41,24 +38,6 @@ def triangle_point(compute, bandwidth, memory) -> np.ndarray:
     w = barycentric(compute, bandwidth, memory)
     corners = np.array([CORNERS[r] for r in ("compute", "bandwidth", "memory")])  # (3, 2)
     return np.tensordot(np.moveaxis(w, 0, -1), corners, axes=1)
-
-
-def gpu_seconds(results: Results) -> float:
-    """Absolute scale: GPU-seconds per training step (gpus × step time), or per inference request
-    (gpus × the batch's request or prefill time ÷ batch)."""
-    sc = results.scenario
-    if results.kind == "train":
-        return sc.gpus * results.time_total
-    seconds = results.infer.get("request_s", results.time_total) if results.kind == "decode" else \
-        results.infer.get("prefill_s", results.time_total)
-    return sc.gpus * seconds / max(sc.batch, 1)
-
-
-def marker_size(gpu_s: float) -> float:
-    if not (gpu_s > 0 and math.isfinite(gpu_s)):
-        return SIZE_MIN
-    size = SIZE_AT_REF + SIZE_PER_DECADE * (math.log10(gpu_s) - math.log10(SIZE_REF_GPU_S))
-    return float(min(max(size, SIZE_MIN), SIZE_MAX))
 
 
 def _short(name: str, width: int = 26) -> str:
@@ -452,22 +431,7 @@ class TrianglePanel(QtWidgets.QWidget):
             if row is None or row.results is None:
                 return []
             res, name = row.results, row.name
-        p = res.pressure
-        w = barycentric(*p.as_tuple())
-        time_name = TIME_NAMES.get(res.kind, "time")
-        fit = "fits" if res.fits else "✗ does not fit"
-        return [
-            (name, True),
-            (f"Compute pressure {p.compute:.2f}: {100 * p.compute:.0f}% of the {time_name} "
-             f"({fmt_seconds(res.time_total)}) is FLOP-bound", False),
-            (f"Bandwidth pressure {p.bandwidth:.2f}: {100 * p.bandwidth:.0f}% of it moves data", False),
-            (f"Memory pressure {p.memory:.2f}: {res.memory_total / 1e9:.1f} GB of {res.capacity / 1e9:.0f} GB "
-             f"HBM per device ({fit})", False),
-            (f"Binding resource: {theme.RESOURCE_LABELS.get(res.bottleneck, res.bottleneck)}", True),
-            (f"Placed at compute {w[0]:.2f} · bandwidth {w[1]:.2f} · memory {w[2]:.2f} (normalised)", False),
-            (f"Scale: {gpu_seconds(res):.3g} GPU·s per {'step' if res.kind == 'train' else 'request'} "
-             f"({res.scenario.gpus} GPU(s))", False),
-        ]
+        return pressure_lines(res, name)
 
     # ------------------------------------------------------------------ accessors for tests
     def marker_positions(self) -> dict[str, tuple[float, float]]:

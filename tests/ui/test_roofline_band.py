@@ -60,7 +60,7 @@ def test_band_hides_when_off_stale_or_of_another_scenario(panel):
     panel.set_bands(_bands(sc))
     assert panel.band_values() is not None
     panel.set_bands(None)  # View > Uncertainty bands off (or the service hides stale bands)
-    assert panel.band_values() is None and not panel._band.fill.isVisible()
+    assert panel.band_values() is None and not panel.band_layer.fill.fill.isVisible()
     assert BAND_LEGEND not in panel.legend_texts()
     panel.set_bands(_bands(sc.replace(batch=64)))  # bands of another scenario
     assert panel.band_values() is None
@@ -73,7 +73,7 @@ def test_band_hides_when_off_stale_or_of_another_scenario(panel):
 def test_band_sits_under_points_and_reads_in_the_hover(panel):
     sc = _decode()
     panel.set_bands(_bands(sc))
-    band = panel._band
+    band = panel.band_layer.fill
     assert band.fill.zValue() < 0 and band.low.zValue() < 0 and band.high.zValue() < 0
     assert band.fill.zValue() < panel.points_item.zValue() and band.low.zValue() < panel.ceiling_curves[
         next(iter(panel.ceiling_curves))].zValue()
@@ -93,14 +93,14 @@ def test_band_sits_under_points_and_reads_in_the_hover(panel):
 
 def test_band_follows_the_theme(panel):
     panel.set_bands(_bands(_decode()))
-    fill = panel._band.fill
+    fill = panel.band_layer.fill.fill
     light = theme.THEMES["light"]["plot_fg"].lower()
     assert fill.brush().color().name() == light and fill.brush().color().alpha() == BAND_ALPHA
     try:
         theme.apply_theme("dark", panel)
         dark = theme.THEMES["dark"]["plot_fg"].lower()
         assert fill.brush().color().name() == dark and fill.brush().color().alpha() == BAND_ALPHA
-        edge = panel._band.low.opts["pen"].color()
+        edge = panel.band_layer.fill.low.opts["pen"].color()
         assert edge.name() == dark and edge.alpha() == 2 * BAND_ALPHA  # restyling keeps it translucent
         panel.set_bands(_bands(_decode()))  # redrawn in the dark theme: the same colours
         assert fill.brush().color().name() == dark

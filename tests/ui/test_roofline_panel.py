@@ -7,12 +7,14 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402
+import pyqtgraph as pg  # noqa: E402
 import pytest  # noqa: E402
 
 from trinity_desktop.defaults import default_scenario  # noqa: E402
 from trinity_desktop.model import Scenario, evaluate  # noqa: E402
 from trinity_desktop.model.formulas import flash_io
 from trinity_desktop.model.inputs import presets
+from trinity_desktop.model.search.uncertainty import propagate
 from trinity_desktop.model.views.roofline import decode_sweep, roofline  # noqa: E402
 from trinity_desktop.ui.plot_widgets import si_decade, title_text  # noqa: E402
 from trinity_desktop.ui.roofline_panel import SWEEP_GEMM, RooflinePanel  # noqa: E402
@@ -141,11 +143,11 @@ def test_decode_sweep_moves_the_point(panel, decode_results):
     panel.set_sweep("batch", 4096)
     x, y = panel.decode_marker()
     assert x > 295 and y == pytest.approx(989.4e12)               # walked past the ridge: compute-bound
-    assert "compute-bound from batch ≈ 296" in panel.crossing_text.toPlainText()
+    assert "compute-bound from batch ≈ 296" in panel.sweep_layer.crossing_text.toPlainText()
     assert "compute" in panel.hover_text_for(SWEEP_GEMM)
     # The trace is the model's sweep.
-    s = decode_sweep(decode_results.scenario, batch=panel._values())
-    xs = np.concatenate([panel.gemm_trace.getOriginalDataset()[0], panel.gemm_trace_nofit.getOriginalDataset()[0]])
+    s = decode_sweep(decode_results.scenario, batch=panel.sweep_layer.values())
+    xs = np.concatenate([panel.sweep_layer.gemm_trace.getOriginalDataset()[0], panel.sweep_layer.gemm_trace_nofit.getOriginalDataset()[0]])
     assert set(np.round(xs, 6)) == set(np.round(s["intensity"], 6))
     # Context mode: the KV-fit limit is marked, and the step point moves left as the context grows.
     panel.set_sweep("context", 2048)
@@ -154,7 +156,7 @@ def test_decode_sweep_moves_the_point(panel, decode_results):
     sx_long, _ = panel.decode_step_marker()
     assert sx_long < sx_short
     limit = panel.sweep()["kv_fit_limit_context"]
-    assert panel.kv_marker.isVisible() and f"{limit / 1e3:.3g}k tokens" in panel.kv_text.toPlainText()
+    assert panel.sweep_layer.kv_marker.isVisible() and f"{limit / 1e3:.3g}k tokens" in panel.sweep_layer.kv_text.toPlainText()
     with pytest.raises(ValueError):
         panel.set_sweep("nope", 1)
 
@@ -178,12 +180,12 @@ def test_compare_hardware_overlays_up_to_three(panel, default_results):
     assert hbm[1][0] / hbm[0][0] == pytest.approx(2.039e12)
     pts = panel.compared_point_items("mi300x")
     assert set(pts) == {p.name for p in roofline(default_results.scenario.replace(hardware=HW["mi300x"])).points}
-    assert panel.compare_points[2].isVisible()
+    assert panel.compare_layer.points[2].isVisible()
     name = "optimizer step @ b200"
     assert "NVIDIA B200" in panel.hover_text_for(name)
-    assert not panel.compare_actions["h200-sxm"].isEnabled()       # the fourth choice is disabled
+    assert not panel.compare_layer.actions["h200-sxm"].isEnabled()       # the fourth choice is disabled
     panel.set_compared_hardware([])
-    assert panel.compared_hardware() == [] and not panel.compare_points[0].isVisible()
+    assert panel.compared_hardware() == [] and not panel.compare_layer.points[0].isVisible()
 
 
 def test_tiled_io_panel(qtbot, default_results):
@@ -234,3 +236,47 @@ def test_tiled_io_decode_states_the_decode_step(qtbot, default_results):
     assert p.decode_kv_read_bytes() == pytest.approx(kv) and kv > 0
     assert fmt_bytes(kv) + "</b> per output token" in p.totals_label.text()
     assert "per layer of prefill" in title_text(p.plots["bytes"])
+
+
+@pytest.fixture(scope="module")
+def decode_bands(decode_results):
+    return propagate(decode_results.scenario, samples=64, sensitivity=False)
+
+
+@pytest.mark.parametrize("bands", [False, True], ids=["no-band", "band"])
+@pytest.mark.parametrize("size", [(517, 687), (784, 503)], ids=["1366-dock", "1920-dock"])
+def test_no_compute_label_has_a_line_through_it(panel, qtbot, default_results, decode_results, decode_bands, size,
+                                                 bands):
+    """H100's roofs are a factor 2 apart (FP8 1979, BF16 989, TF32 495 TFLOP/s) and the band's flat edges (peak x
+    compute_efficiency at its range's ends) run between them: no label's glyphs sit on another roof's line or a
+    band edge drawn through them; a label that must sit over one (the scenario format's always has a place) is on
+    the plot's background, over the line, which it hides there."""
+    panel.resize(*size)
+    panel.show()
+    qtbot.waitExposed(panel)
+    results = decode_results if bands else default_results
+    panel.update_results(results)
+    levels = []
+    if bands:
+        panel.set_bands(decode_bands)
+        levels = [v for v, _ in panel.band_layer.flat_edges()]
+        assert len(levels) == 2
+    vb = panel.plot.getViewBox()
+    roofs = [c for c in panel.roofline_result().ceilings if c.kind == "compute"]
+    lines = {c.name: (vb.mapViewToScene(pg.Point(0.0, math.log10(c.value))).y(), panel.ceiling_curves[c.name])
+             for c in roofs}
+    lines |= {f"band edge {i}": (vb.mapViewToScene(pg.Point(0.0, math.log10(v))).y(), panel.band_layer.fill.low)
+              for i, v in enumerate(levels)}
+    for c in roofs:
+        label = panel.ceiling_label(c.name)
+        if not label.isVisible():
+            continue
+        box = label.mapRectToScene(label.boundingRect())
+        glyphs = box.adjusted(0, 4, 0, -4)   # a TextItem's box has a 4 px margin round its glyphs
+        crossed = [n for n, (y, _) in lines.items() if n != c.name and glyphs.top() < y < glyphs.bottom()]
+        if crossed:
+            assert label.knockout and label.fill.color().name() == panel.plot_widget.backgroundBrush().color().name(), \
+                f"{c.name}'s label sits on the {crossed} line"
+            assert all(label.zValue() > lines[n][1].zValue() for n in crossed)
+    main = panel.ceiling_label("BF16/FP16")
+    assert main.isVisible() and "BF16" in main.toPlainText() and "BF16/FP16" not in panel.hidden_labels

@@ -85,16 +85,16 @@ def test_forward_stage_is_drawn_as_one_kernel(roof, breakdown, train):
     hw = r.scenario.hardware
     assert y < hw.peak("bf16") and x > hw.ridge_point("bf16")
     # The ring is drawn where the accessor says, in data units (log axes transform PlotDataItems).
-    rx, ry = roof.stage_ring.getOriginalDataset()
+    rx, ry = roof.stage_layer.ring.getOriginalDataset()
     assert (float(rx[0]), float(ry[0])) == pytest.approx((x, y))
-    assert roof.stage_ring.isVisible() and roof.stage_marker.isVisible()
+    assert roof.stage_layer.ring.isVisible() and roof.stage_layer.marker.isVisible()
     # The layer's GEMMs and the selected attention are circled as the kernels the stage is made of.
     assert set(roof.related_point_names()) == {"QKV GEMM", "out-projection GEMM", "MLP up+gate GEMM",
                                                "MLP down GEMM", "attention (FlashAttention)"}
     assert roof.stage_label_text().startswith("stage: forward mb 3\n")
     # The label sits inside the view, in log10 coordinates.
     (vx0, vx1), (vy0, vy1) = roof.plot.getViewBox().viewRange()
-    pos = roof.stage_text.pos()
+    pos = roof.stage_layer.text.pos()
     assert vx0 <= pos.x() <= vx1 and vy0 <= pos.y() <= vy1
     hover = roof.hover_text_for(STAGE_POINT)
     assert "forward mb 3 (stage 0)" in hover and "3,560 FLOP/B" in hover
@@ -128,7 +128,7 @@ def test_tp_all_reduce_stage_highlights_the_tp_point(roof, breakdown, train):
     assert (x, y) == pytest.approx((point.intensity, point.attainable_flops_per_s))
     # Ring all-reduce: (n-1)/n adds per element over 2(n-1)/n bus bytes per byte → 1 / (2 · 2 B) in BF16.
     assert x == pytest.approx(0.25, rel=1e-12)
-    assert not roof.stage_marker.isVisible() and roof.related_point_names() == ()
+    assert not roof.stage_layer.marker.isVisible() and roof.related_point_names() == ()
     assert breakdown.live_memory_marker() == pytest.approx(st.live_memory_by_tier["hbm"] / 1e9)
     assert breakdown.highlighted_time_segments() == ["communication_exposed"]
 
@@ -183,7 +183,7 @@ def test_idle_stage_has_no_point_but_keeps_memory(roof, breakdown, train):
     st = _find(items, lambda s: s.name.startswith("bubble"))
     _show((roof, breakdown), st)
     assert roof.highlighted_stage() is None
-    assert not roof.stage_ring.isVisible()
+    assert not roof.stage_layer.ring.isVisible()
     assert roof.stage_label_text().startswith("stage: bubble") and "no point" in roof.stage_label_text()
     assert breakdown.live_memory_marker() == pytest.approx(st.live_memory_by_tier["hbm"] / 1e9)
     assert breakdown.highlighted_time_segments() == ["pipeline_bubble"]
@@ -198,8 +198,8 @@ def test_clear_and_update_afterwards(roof, breakdown, train, decode):
     for p in (roof, breakdown):
         p.show_stage("", {})
     assert roof.highlighted_stage() is None and roof.stage_label_text() == ""
-    assert not any(i.isVisible() for i in (roof.stage_ring, roof.stage_halo, roof.stage_marker,
-                                            roof.stage_related, roof.stage_text, roof.stage_leader))
+    assert not any(i.isVisible() for i in (roof.stage_layer.ring, roof.stage_layer.halo, roof.stage_layer.marker,
+                                            roof.stage_layer.related, roof.stage_layer.text, roof.stage_layer.leader))
     assert breakdown.live_memory_marker() is None and breakdown.highlighted_time_segments() == []
     assert not breakdown.live_line.isVisible() and not breakdown.time_outline.isVisible()
     assert breakdown.stage_text() == "" and not breakdown.stage_label.isVisible()
