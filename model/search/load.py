@@ -51,7 +51,7 @@ BATCH_GRID_POINTS = 96     # decode batches timed (geometric from 1 to the budge
 FIXED_POINT_STEPS = 32     # bisections of τ = TPOT(1 + λ τ (g − 1)) / (1 − λ s p): 2^-32 of its bracket
 RATE_BISECTIONS = 32       # halvings of the rate bracket: 2^-32 of the saturation rate
 QUANTILES = (0.5, 0.95)
-FIXED_PART = "kernel launch and sync"  # the prefill time part paid once per step (evaluation.PREFILL_TIME_NAMES)
+FIXED_PART = "fixed"  # the prefill time part paid once per step (its role id, evaluation.PREFILL_TIME_IDS)
 
 
 def batch_grid(chunk_tokens: int) -> np.ndarray:

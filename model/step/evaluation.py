@@ -75,19 +75,18 @@ def _floats(d: Mapping) -> dict:
     return {k: as_float(v) for k, v in d.items()}
 
 
-# Display names of the inference time parts (`Results.time` keys for prefill and decode).
-PREFILL_TIME_NAMES = {"gemms": "GEMMs (weights)", "attention": "attention", "tp_comm": "TP communication",
-                      "pp_comm": "PP communication", "kv_host": "KV offload (host link)",
-                      "fixed": "kernel launch and sync", "ep_comm": "EP all-to-all"}
-DECODE_TIME_NAMES = {"gemms": "GEMMs (weights)", "attention": "attention (KV reads)", "tp_comm": "TP communication",
-                     "pp_comm": "PP communication", "kv_host": "KV fetch (host link)",
-                     "fixed": "kernel launch and sync", "ep_comm": "EP all-to-all"}
+# Role ids of the inference time parts (`Results.time` keys for prefill and decode), by `PhaseTime` field; the
+# display text of each id lives in the UI (ui/stage_labels.INFER_TIME_PART_TEXT).
+PREFILL_TIME_IDS = {"gemms": "gemms", "attention": "attention", "tp_comm": "tp_comm", "pp_comm": "pp_comm",
+                    "kv_host": "kv_offload", "fixed": "fixed", "ep_comm": "ep_comm"}
+DECODE_TIME_IDS = {"gemms": "gemms", "attention": "attention_kv_reads", "tp_comm": "tp_comm", "pp_comm": "pp_comm",
+                   "kv_host": "kv_fetch", "fixed": "fixed", "ep_comm": "ep_comm"}
 
 
 def phase_time(r: InferStep, phase: str) -> dict:
-    """One phase's time parts by display name: the pipeline sends where pipelined, the host-link KV transfer
+    """One phase's time parts by role id: the pipeline sends where pipelined, the host-link KV transfer
     where offloading (`Results.time` of a prefill or decode scenario)."""
-    t, names = (r.prefill_time, PREFILL_TIME_NAMES) if phase == "prefill" else (r.decode_time, DECODE_TIME_NAMES)
+    t, names = (r.prefill_time, PREFILL_TIME_IDS) if phase == "prefill" else (r.decode_time, DECODE_TIME_IDS)
     parts = ["gemms", "attention", "tp_comm"] + ["pp_comm"] * r.piped + ["kv_host"] * r.offloading + ["fixed"]
     parts += ["ep_comm"] * r.expert_parallel  # MoE serving (#23): the EP all-to-all, where EP is on
     return {names[k]: getattr(t, k) for k in parts}

@@ -37,8 +37,8 @@ from trinity_desktop.model.step.layout import infer_inputs
 from trinity_desktop.model.step.request import DecodePlan, decode_plan
 from trinity_desktop.model.step.run import infer_step_of
 
-ATTENTION = "attention (KV reads)"   # evaluate_grid's decode_time names (evaluation.DECODE_TIME_NAMES)
-KV_FETCH = "KV fetch (host link)"
+ATTENTION = "attention_kv_reads"   # evaluate_grid's decode_time role ids (evaluation.DECODE_TIME_IDS)
+KV_FETCH = "kv_fetch"
 
 
 def speculative_on(sc: Scenario) -> bool:

@@ -136,13 +136,13 @@ def test_kv_offload_halves_hbm_kv_and_fetches_over_the_host_link(decode_128k):
     assert after.infer["kv_host_bytes"] == pytest.approx(0.5 * before.memory["kv_cache"], rel=1e-12)
     assert before.bytes_by_link["host"] == 0 and before.infer["kv_host_bytes"] == 0
     # Decode reads the whole cache; half of it first crosses the host link: bytes / (B_host · η_net).
-    kv_read_hbm = before.time["attention (KV reads)"] * kv_read_bandwidth(H100.hbm_bw, sc.efficiency.hbm,
+    kv_read_hbm = before.time["attention_kv_reads"] * kv_read_bandwidth(H100.hbm_bw, sc.efficiency.hbm,
                                                                           runtime_for(H100.kind))  # bandwidth-bound
     assert after.bytes_by_link["host"] == pytest.approx(0.5 * kv_read_hbm, rel=1e-9)
     fetch = after.bytes_by_link["host"] / (H100.host_link_bw * sc.efficiency.network)
-    assert after.time["KV fetch (host link)"] == pytest.approx(fetch, rel=1e-12)
+    assert after.time["kv_fetch"] == pytest.approx(fetch, rel=1e-12)
     assert after.time_total == pytest.approx(before.time_total + fetch, rel=1e-12)
-    assert "KV fetch (host link)" not in before.time
+    assert "kv_fetch" not in before.time
     e = tq.technique_effect(sc, "kv-offload")
     assert e.applicable and e.d_memory["hbm"] < 0 and e.d_memory["host"] > 0 and e.d_bytes["host"] > 0
     assert e.saved_pct > 0 and e.spent_pct > 0 and e.d_time > 0
@@ -298,7 +298,7 @@ def test_cxl_pool_holds_the_offloaded_kv_and_is_read_over_its_own_link():
     assert a.infer["kv_host_bytes"] == 0.0
     host = evaluate(base.replace(kv_offload_fraction=0.5))
     # the same bytes over the CXL pool's link instead of the host link: the fetch time scales with bandwidth
-    t_cxl, t_host = a.time["KV fetch (host link)"], host.time["KV fetch (host link)"]
+    t_cxl, t_host = a.time["kv_fetch"], host.time["kv_fetch"]
     hw = base.hardware
     assert t_cxl / t_host == pytest.approx(hw.host_link_bw / tier_map(hw)["cxl"].bandwidth, rel=1e-9)
     res = residency_at(cxl)
