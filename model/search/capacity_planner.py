@@ -89,7 +89,7 @@ def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, g
             out = evaluate_grid(base, **axes)
         tables.append(step_costs_from_grid(out, grid, gen_len, chunk_tokens, hardware.hbm_bytes))
         shape = tables[-1].max_running.shape
-        valids.append(fits_budget & np.broadcast_to(out["valid"], shape + grid.shape)[..., 0])
+        valids.append(fits_budget & np.broadcast_to(out.valid, shape + grid.shape)[..., 0])
     costs = stack_costs(tables)  # (weight format, TP, PP, KV format): one bisection for every layout
     valid = np.stack(valids)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -110,12 +110,12 @@ def plan_disaggregated(model: Architecture, hardware, gpus: int, prompt_len: int
         out = evaluate_grid(base, tp=tp[:, None, None], pp=pp[None, :, None], batch=batch[None, None, :])
     shape = (tp.size, pp.size, batch.size)
     inst = (tp[:, None] * pp[None, :]).reshape(-1)                               # GPUs per instance, layout l
-    usable = (inst <= gpus) & np.broadcast_to(out["valid"], shape)[:, :, 0].reshape(-1)
-    fits = (np.broadcast_to(out["memory_total"], shape) <= hardware.hbm_bytes).reshape(inst.size, batch.size)
+    usable = (inst <= gpus) & np.broadcast_to(out.valid, shape)[:, :, 0].reshape(-1)
+    fits = (np.broadcast_to(out.memory_total, shape) <= hardware.hbm_bytes).reshape(inst.size, batch.size)
     fits &= usable[:, None]
-    p1 = np.broadcast_to(out["prefill_s"], shape)[:, :, 0].reshape(-1)           # one prompt (batch 1)
-    tpot = np.broadcast_to(out["time_per_output_token_s"], shape).reshape(inst.size, batch.size)
-    decode_s = np.broadcast_to(out["decode_s"], shape).reshape(inst.size, batch.size)
+    p1 = np.broadcast_to(out.prefill_s, shape)[:, :, 0].reshape(-1)           # one prompt (batch 1)
+    tpot = np.broadcast_to(out.time_per_output_token_s, shape).reshape(inst.size, batch.size)
+    decode_s = np.broadcast_to(out.decode_s, shape).reshape(inst.size, batch.size)
     tp_l, pp_l = np.repeat(tp, pp.size), np.tile(pp, tp.size)
     evaluated = inst.size * batch.size
 

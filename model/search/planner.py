@@ -267,15 +267,15 @@ class _Search:
             return
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = evaluate_grid(base, **axes)
-        mem = np.broadcast_to(out["memory_total"], shape)
-        t = np.broadcast_to(out["time_total"], shape)
+        mem = np.broadcast_to(out.memory_total, shape)
+        t = np.broadcast_to(out.time_total, shape)
         fits = ok & (mem <= base.hardware.hbm_bytes) & np.isfinite(t)
         n_fit = int(np.count_nonzero(fits))
         self.totals["feasible"] += n_fit
         self.totals["not_fitting"] += n_valid - n_fit
         if n_valid > n_fit:
             over = ok & ~fits
-            parts = np.stack([np.broadcast_to(out["memory"][p], shape)[over] for p in MEMORY_PARTS])
+            parts = np.stack([np.broadcast_to(out.memory[p], shape)[over] for p in MEMORY_PARTS])
             for i, c in enumerate(np.bincount(np.argmax(parts, axis=0), minlength=len(MEMORY_PARTS))):
                 if c:
                     self.not_fitting_reasons[MEMORY_PARTS[i]] += int(c)
@@ -288,7 +288,7 @@ class _Search:
         if self.objective == "time":
             key = tf
         else:
-            key = -np.broadcast_to(out["tokens_per_s"], shape).reshape(-1)[flat] / gpus
+            key = -np.broadcast_to(out.tokens_per_s, shape).reshape(-1)[flat] / gpus
         order = np.lexsort((mf, key))[:self.top]
         on_front = np.flatnonzero(_pareto_mask(tf, mf))
         for picks, keys, dest in ((order, key, self.kept), (on_front, tf, self.front)):

@@ -200,13 +200,13 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
         shape = (tp.size, pp.size, len(space.batch), len(space.kv_dtype), len(space.kv_offload))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = evaluate_grid(base, **axes)
-        valid = pairs_ok[:, :, None, None, None] & np.broadcast_to(out["valid"], shape)
+        valid = pairs_ok[:, :, None, None, None] & np.broadcast_to(out.valid, shape)
         totals["invalid"] += int(np.count_nonzero(~valid))
-        mem = np.broadcast_to(out["memory_total"], shape)
-        ttft = np.broadcast_to(out["prefill_s"], shape)
-        tpot = np.broadcast_to(out["time_per_output_token_s"], shape)
+        mem = np.broadcast_to(out.memory_total, shape)
+        ttft = np.broadcast_to(out.prefill_s, shape)
+        tpot = np.broadcast_to(out.time_per_output_token_s, shape)
         replicas = gpus // (stage[:, None, None, None, None] * axes["pp"])  # 0 where TP x DP x PP > N: invalid
-        per_gpu = np.broadcast_to(out["tokens_per_s"] * replicas, shape) / gpus
+        per_gpu = np.broadcast_to(out.tokens_per_s * replicas, shape) / gpus
         fits = valid & (mem <= hardware.hbm_bytes)
         ok_ttft = np.ones(shape, bool) if ttft_slo is None else ttft <= ttft_slo
         ok_tpot = np.ones(shape, bool) if tpot_slo is None else tpot <= tpot_slo

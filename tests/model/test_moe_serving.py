@@ -156,9 +156,9 @@ def test_grid_matches_scalar_evaluate():
     out = evaluate_grid(sc, tp=np.array([16, 1]), attention_dp=np.array([1, 16]), ep=np.array([1, 16]))
     for i, kw in enumerate(({}, {"inference_ep": 16, "attention_dp": 16})):
         r = evaluate(sc.replace(**kw))
-        assert out["time_per_output_token_s"][i] == pytest.approx(r.infer["time_per_output_token_s"])
-        assert out["memory_total"][i] == pytest.approx(r.memory_total)
-    assert out["valid"].all()
+        assert out.time_per_output_token_s[i] == pytest.approx(r.infer["time_per_output_token_s"])
+        assert out.memory_total[i] == pytest.approx(r.memory_total)
+    assert out.valid.all()
 
 
 @settings(max_examples=60, deadline=None)

@@ -231,11 +231,11 @@ def test_training_grid_matches_evaluate_for_new_axes():
             r = evaluate(sc.replace(grad_comm_bytes=float(w), offload=names[int(c)]))
             for key, ref in (("time_total", r.time_total), ("memory_total", r.memory_total),
                              ("hardware_flops", r.flops)):
-                assert float(np.broadcast_to(out[key], (4, 4))[i, j]) == pytest.approx(ref, rel=1e-9), key
+                assert float(np.broadcast_to(getattr(out, key), (4, 4))[i, j]) == pytest.approx(ref, rel=1e-9), key
             for link in ("scale-out", "host", "hbm"):
-                got = float(np.broadcast_to(out["bytes_by_link"][link], (4, 4))[i, j])
+                got = float(np.broadcast_to(out.bytes_by_link[link], (4, 4))[i, j])
                 assert got == pytest.approx(r.bytes_by_link[link], rel=1e-9, abs=1e-300), link
-            assert float(np.broadcast_to(out["nvme_bytes"], (4, 4))[i, j]) == pytest.approx(r.train["nvme_bytes"])
+            assert float(np.broadcast_to(out.nvme_bytes, (4, 4))[i, j]) == pytest.approx(r.train["nvme_bytes"])
 
 
 @pytest.mark.parametrize("kind", ["prefill", "decode"])
@@ -248,12 +248,12 @@ def test_inference_grid_matches_evaluate_for_new_axes(decode_128k, kind):
     for i in range(3):
         for j in range(3):
             r = evaluate(sc.replace(kv_offload_fraction=float(f[i, 0]), prefix_hit_fraction=float(h[0, j])))
-            assert float(np.broadcast_to(out[total], (3, 3))[i, j]) == pytest.approx(r.time_total, rel=1e-9)
-            assert float(np.broadcast_to(out["memory_total"], (3, 3))[i, j]) == pytest.approx(r.memory_total,
+            assert float(np.broadcast_to(getattr(out, total), (3, 3))[i, j]) == pytest.approx(r.time_total, rel=1e-9)
+            assert float(np.broadcast_to(out.memory_total, (3, 3))[i, j]) == pytest.approx(r.memory_total,
                                                                                              rel=1e-9)
-            got = float(np.broadcast_to(out[f"{kind}_bytes"]["host"], (3, 3))[i, j])
+            got = float(np.broadcast_to(getattr(out, f"{kind}_bytes")["host"], (3, 3))[i, j])
             assert got == pytest.approx(r.bytes_by_link["host"], rel=1e-9, abs=1e-300)
-            for part, arr in out[f"{kind}_time"].items():
+            for part, arr in getattr(out, f"{kind}_time").items():
                 assert float(np.broadcast_to(arr, (3, 3))[i, j]) == pytest.approx(r.time.get(part, 0.0), rel=1e-9, abs=1e-300)
 
 

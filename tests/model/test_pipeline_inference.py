@@ -116,9 +116,9 @@ def test_grid_over_pp_equals_scalar_evaluate():
     for i in range(4):
         for j in range(3):
             r = evaluate(base.replace(gpus=8, pp=int(pp[i, 0]), batch=int(b[0, j])))
-            assert out["time_per_output_token_s"][i, j] == pytest.approx(r.infer["time_per_output_token_s"], rel=1e-12)
-            assert out["memory_total"][i, j] == pytest.approx(r.memory_total, rel=1e-12)
-    assert not evaluate_grid(base, pp=np.array([3]))["valid"].any()  # 80 layers: PP3 is no layout
+            assert out.time_per_output_token_s[i, j] == pytest.approx(r.infer["time_per_output_token_s"], rel=1e-12)
+            assert out.memory_total[i, j] == pytest.approx(r.memory_total, rel=1e-12)
+    assert not evaluate_grid(base, pp=np.array([3])).valid.any()  # 80 layers: PP3 is no layout
 
 
 @pytest.mark.parametrize(("changes", "field"), [(dict(gpus=6, pp=3), "pp"), (dict(gpus=6, pp=2), "gpus"),

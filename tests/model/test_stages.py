@@ -573,7 +573,7 @@ def test_generation_that_starts_in_hbm_and_spills_later():
     assert with_onload == sorted(with_onload)  # once spilled, every later group spills
     steps, mid = _groups(sc)
     grid = evaluate_grid(sc, prompt_len=mid[:1], gen_len=0)
-    assert groups[0][1].duration_s == pytest.approx(steps[0] * float(grid["time_per_output_token_s"][0]), rel=1e-9)
+    assert groups[0][1].duration_s == pytest.approx(steps[0] * float(grid.time_per_output_token_s[0]), rel=1e-9)
     expected = r.infer["prefill_s"] + float(np.sum(steps * residency_curve(sc, context=mid, sessions=sc.batch)[
         "step_time_s"]))
     assert makespan(items) == pytest.approx(expected, rel=1e-6)
