@@ -128,21 +128,21 @@ class RooflineHover:
     def _sweep_text(self, which: str) -> str:
         s, i = self._sweep, self.slider.value()
         sc = self._results.scenario
-        where = (f"batch {s['batch'][i]:,.0f}, context {fmt_count(float(s['context'][i]))}")
+        where = (f"batch {s.batch[i]:,.0f}, context {fmt_count(float(s.context[i]))}")
         if which == SWEEP_GEMM:
-            f, b, x, a, bound = (s["gemm_flops"][i], s["weights_bytes"][i], s["intensity"][i],
-                                 s["attainable_flops_per_s"][i], s["bound"][i])
+            f, b, x, a, bound = (s.gemm_flops[i], s.weights_bytes[i], s.intensity[i],
+                                 s.attainable_flops_per_s[i], s.bound[i])
             title = "Decode GEMMs (weights streamed)"
         else:
-            f, b, x, a, bound = (s["step_flops"][i], s["step_bytes"][i], s["step_intensity"][i],
-                                 s["step_attainable_flops_per_s"][i], s["step_bound"][i])
+            f, b, x, a, bound = (s.step_flops[i], s.step_bytes[i], s.step_intensity[i],
+                                 s.step_attainable_flops_per_s[i], s.step_bound[i])
             title = "Decode step: GEMMs + KV-cache reads (one kernel on the roofline)"
         lines = [title, f"({where}; per token step, one GPU, {sc.weight_dtype} weights)",
                  f"FLOPs: {fmt_flops(float(f))}", f"bytes: {fmt_bytes(float(b))} over HBM",
                  f"intensity: {fmt_intensity(float(x))}", f"attainable: {fmt_flops_rate(float(a))}",
                  f"predicted time: {fmt_seconds(float(f) / float(a)) if a > 0 else '—'} (roofline)",
-                 "binding roof: " + ("compute (" + s["dtype"].upper() + ")" if bound else "HBM bandwidth"),
-                 f"KV cache held: {fmt_bytes(float(s['kv_bytes'][i]))}"
-                 + ("" if s["fits"][i] else " — weights + KV exceed 90% of HBM")]
+                 "binding roof: " + ("compute (" + s.dtype.upper() + ")" if bound else "HBM bandwidth"),
+                 f"KV cache held: {fmt_bytes(float(s.kv_bytes[i]))}"
+                 + ("" if s.fits[i] else " — weights + KV exceed 90% of HBM")]
         return "\n".join(lines)
 

@@ -21,6 +21,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.step.evaluation import Results
+from trinity_desktop.model.views.decode_sweep import DecodeSweep
 from trinity_desktop.model.views.roofline import (
     STAGE_POINT,
     Ceiling,
@@ -71,7 +72,7 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         self.setAccessibleName("Roofline: attainable FLOP/s against arithmetic intensity")
         self._results: Results | None = None
         self._roof: Roofline | None = None
-        self._sweep: dict | None = None
+        self._sweep: DecodeSweep | None = None
         self._hardware: dict[str, Hardware] = {}
         self._compare_keys: list[str] = []
         self._compare_roofs: list[tuple[str, Roofline | None, str]] = []   # (key, roofline or None, error)
@@ -395,8 +396,8 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
         ys = [p.attainable_flops_per_s for p in self._roof.points if p.attainable_flops_per_s > 0]
         peaks = [c.value for c in self._roof.ceilings if c.kind == "compute"]
         if self._sweep is not None:
-            xs += [float(self._sweep["step_intensity"].min()), float(self._sweep["intensity"].max())]
-            ys += [float(self._sweep["step_attainable_flops_per_s"].min())]
+            xs += [float(self._sweep.step_intensity.min()), float(self._sweep.intensity.max())]
+            ys += [float(self._sweep.step_attainable_flops_per_s.min())]
         t = self._stage_target
         if self._stage is not None and t is not None and t[0] == STAGE_POINT:
             xs.append(t[3])
@@ -433,19 +434,19 @@ class RooflinePanel(RooflineSweep, RooflineCompare, RooflineStage, RooflineHover
             return
         sc = r.scenario
         ctx = sc.prompt_len + sc.gen_len / 2
-        with_kv = (f"≈ {math.ceil(s['ridge_batch_with_kv']):,}" if s["ridge_batch_with_kv"] > 0
-                   else f"never (step intensity → {s['step_intensity_limit']:.3g} FLOP/B &lt; ridge)")
+        with_kv = (f"≈ {math.ceil(s.ridge_batch_with_kv):,}" if s.ridge_batch_with_kv > 0
+                   else f"never (step intensity → {s.step_intensity_limit:.3g} FLOP/B &lt; ridge)")
         i = self.slider.value()
         parts = [
-            f"<b>Decode</b> ({pw.html_escape(sc.model.name)}, {s['dtype'].upper()}, {sc.weight_dtype} weights): GEMMs turn "
-            f"compute-bound at batch ≈ <b>{math.ceil(s['ridge_batch']):,}</b> (R·S/2W, datasheet ridge R; the "
-            f"model's step time turns at ≈ {math.ceil(s['ridge_batch_achievable']):,}, the achievable ridge "
+            f"<b>Decode</b> ({pw.html_escape(sc.model.name)}, {s.dtype.upper()}, {sc.weight_dtype} weights): GEMMs turn "
+            f"compute-bound at batch ≈ <b>{math.ceil(s.ridge_batch):,}</b> (R·S/2W, datasheet ridge R; the "
+            f"model's step time turns at ≈ {math.ceil(s.ridge_batch_achievable):,}, the achievable ridge "
             f"R·η_compute/η_HBM); including KV reads at "
             f"{fmt_count(ctx)} context: {with_kv}.",
-            f"KV cache fits up to batch {s['kv_fit_limit_batch']:,.0f} at this context, up to "
-            f"{fmt_count(s['kv_fit_limit_context'])} tokens at batch {sc.batch}.",
-            f"At the slider: {fmt_seconds(float(s['time_per_token_s'][i]))} per token step (roofline, one GPU)"
-            + ("" if s["fits"][i] else " — <span style='color:" + theme.BAD_COLOR + "'>does not fit in HBM</span>") + ".",
+            f"KV cache fits up to batch {s.kv_fit_limit_batch:,.0f} at this context, up to "
+            f"{fmt_count(s.kv_fit_limit_context)} tokens at batch {sc.batch}.",
+            f"At the slider: {fmt_seconds(float(s.time_per_token_s[i]))} per token step (roofline, one GPU)"
+            + ("" if s.fits[i] else " — <span style='color:" + theme.BAD_COLOR + "'>does not fit in HBM</span>") + ".",
         ]
         errors = [f"{pw.html_escape(self._hardware[k].name)}: n/a ({pw.html_escape(e)})" for k, roof, e in self._compare_roofs
                   if roof is None]

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 
+from trinity_desktop.model.views.decode_sweep import DecodeSweep
 from trinity_desktop.model.views.roofline import batch_values, context_values, decode_sweep
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
@@ -80,14 +81,14 @@ class RooflineSweep:
         else:
             self._sweep = decode_sweep(sc, context=values)
         s = self._sweep
-        fits = s["fits"]
+        fits = s.fits
         # Within HBM solid; beyond it dotted grey (one point of overlap so the path is continuous).
         last = int(np.max(np.nonzero(fits)[0])) if fits.any() else -1
         for trace, nofit, key_x, key_y in ((self.gemm_trace, self.gemm_trace_nofit, "intensity",
                                             "attainable_flops_per_s"),
                                            (self.step_trace, self.step_trace_nofit, "step_intensity",
                                             "step_attainable_flops_per_s")):
-            x, y = s[key_x], np.maximum(s[key_y], 1.0)
+            x, y = getattr(s, key_x), np.maximum(getattr(s, key_y), 1.0)
             trace.setData(x[: last + 1], y[: last + 1])
             start = max(last, 0)
             nofit.setData(x[start:] if last < len(x) - 1 else x[:0], y[start:] if last < len(x) - 1 else y[:0])
@@ -97,24 +98,24 @@ class RooflineSweep:
         self._update_slider_label()
         s = self._sweep
         i = self.slider.value()
-        fits = bool(s["fits"][i])
-        g_color = COMPUTE if s["bound"][i] else BANDWIDTH
-        st_color = COMPUTE if s["step_bound"][i] else BANDWIDTH
-        self.gemm_marker.setData([s["intensity"][i]], [max(s["attainable_flops_per_s"][i], 1.0)],
+        fits = bool(s.fits[i])
+        g_color = COMPUTE if s.bound[i] else BANDWIDTH
+        st_color = COMPUTE if s.step_bound[i] else BANDWIDTH
+        self.gemm_marker.setData([s.intensity[i]], [max(s.attainable_flops_per_s[i], 1.0)],
                                  symbolBrush=g_color if fits else pw.plot_background(),
                                  symbolPen=pg.mkPen(theme.plot_text_color(), width=1.5))
-        self.step_marker.setData([s["step_intensity"][i]], [max(s["step_attainable_flops_per_s"][i], 1.0)],
+        self.step_marker.setData([s.step_intensity[i]], [max(s.step_attainable_flops_per_s[i], 1.0)],
                                  symbolBrush=st_color if fits else pw.plot_background(),
                                  symbolPen=pg.mkPen(theme.plot_text_color(), width=1.5))
         # KV-fit limit on the step trace (memory colour), in the current sweep variable.
         sc = self._results.scenario
         if self._mode == "context":
-            limit = s["kv_fit_limit_context"]
+            limit = s.kv_fit_limit_context
             at = decode_sweep(sc, context=[max(limit, 1.0)]) if limit > 0 else None
             text = (f"KV cache full beyond {fmt_count(limit)} tokens (batch {sc.batch})" if limit > 0
                     else "weights alone exceed HBM")
         else:
-            limit = s["kv_fit_limit_batch"]
+            limit = s.kv_fit_limit_batch
             at = decode_sweep(sc, batch=[max(limit, 1.0)]) if limit > 0 else None
             text = f"KV cache full beyond batch {limit:,.0f}" if limit > 0 else "weights alone exceed HBM"
         lo, hi = self._values()[0], self._values()[-1]
@@ -122,13 +123,13 @@ class RooflineSweep:
         self.kv_marker.setVisible(show)
         self.kv_text.setVisible(show)
         if show:
-            x, y = float(at["step_intensity"][0]), float(at["step_attainable_flops_per_s"][0])
+            x, y = float(at.step_intensity[0]), float(at.step_attainable_flops_per_s[0])
             self.kv_marker.setData([x], [y])
             self.kv_text.setText("✗ " + text)
             self._kv_pos = (x, y)
         self._kv_text_plain = text
         # Ridge crossing of the decode GEMMs: the knee (ridge, peak).
-        rb = s["ridge_batch"]
+        rb = s.ridge_batch
         self.crossing_text.setText(f"decode GEMMs compute-bound from batch ≈ {math.ceil(rb):,}")
         self.crossing_text.setVisible(self._mode == "batch")
 
@@ -141,5 +142,5 @@ class RooflineSweep:
         x, y = self.step_marker.getOriginalDataset()
         return float(x[0]), float(y[0])
 
-    def sweep(self) -> dict | None:
+    def sweep(self) -> DecodeSweep | None:
         return self._sweep

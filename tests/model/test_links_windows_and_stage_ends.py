@@ -96,10 +96,10 @@ def test_decode_gemms_turn_compute_bound_at_the_achievable_ridge_batch():
     sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1, batch=1,
                   prompt_len=512, gen_len=64)
     s = decode_sweep(sc)
-    assert s["ridge_batch_achievable"] == pytest.approx(s["ridge_batch"] * 0.5 / 0.8, rel=1e-9)
-    assert 180 < s["ridge_batch_achievable"] < 190
-    below, above = (evaluate(sc.replace(batch=b)) for b in (int(s["ridge_batch_achievable"]) - 5,
-                                                            int(s["ridge_batch_achievable"]) + 5))
+    assert s.ridge_batch_achievable == pytest.approx(s.ridge_batch * 0.5 / 0.8, rel=1e-9)
+    assert 180 < s.ridge_batch_achievable < 190
+    below, above = (evaluate(sc.replace(batch=b)) for b in (int(s.ridge_batch_achievable) - 5,
+                                                            int(s.ridge_batch_achievable) + 5))
     peak_eff = HW["h100-sxm"].peak("bf16") * 0.5
 
     def gemm_is_compute(r):

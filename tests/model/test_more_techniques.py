@@ -155,9 +155,9 @@ def test_kv_offload_in_prefill_and_residency(decode_128k):
     assert after.time_total >= before.time_total
     # The residency panel honours the forced share: a quarter of the cache sits in host DRAM.
     res = residency_at(decode_128k.replace(kv_offload_fraction=0.25))
-    total = sum(res["resident"].values())
-    assert res["resident"]["host"] == pytest.approx(0.25 * total, rel=1e-9)
-    assert residency_at(decode_128k)["resident"]["host"] == 0
+    total = sum(res.resident.values())
+    assert res.resident["host"] == pytest.approx(0.25 * total, rel=1e-9)
+    assert residency_at(decode_128k).resident["host"] == 0
 
 
 def test_kv_offload_needs_a_host_link():
@@ -302,8 +302,8 @@ def test_cxl_pool_holds_the_offloaded_kv_and_is_read_over_its_own_link():
     hw = base.hardware
     assert t_cxl / t_host == pytest.approx(hw.host_link_bw / tier_map(hw)["cxl"].bandwidth, rel=1e-9)
     res = residency_at(cxl)
-    assert res["resident"]["cxl"] == pytest.approx(a.infer["kv_cxl_bytes"], rel=1e-6)
-    assert res["resident"]["host"] == 0.0
+    assert res.resident["cxl"] == pytest.approx(a.infer["kv_cxl_bytes"], rel=1e-6)
+    assert res.resident["host"] == 0.0
     effect = tq.technique_effect(base, "cxl-memory-pool")
     assert effect.d_memory["hbm"] < 0 and effect.d_memory["cxl"] > 0
     with pytest.raises(ValidationError) as err:  # A100 hosts have no CXL pool in memory_tiers.toml
