@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +42,7 @@ from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.inputs.serving_rules import serving_rules_hold
+from trinity_desktop.model.search.hooks import NO_HOOKS, SearchHooks
 from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
 
 KV_OFFLOAD_SHARES = (0.0, 0.5, 1.0)
@@ -159,8 +160,7 @@ def _pareto_mask(throughput: np.ndarray, tpot: np.ndarray) -> np.ndarray:
 
 def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_len: int, *,
                  ttft_slo: float | None = None, tpot_slo: float | None = None, space: ServingSpace | None = None,
-                 progress: Callable[[float], None] | None = None, cancelled: Callable[[], bool] | None = None,
-                 **fixed) -> ServingPlan:
+                 hooks: SearchHooks = NO_HOOKS, **fixed) -> ServingPlan:
     """Search `space` (default `serving_space`); `fixed` holds other Scenario fields (gpus_per_node, efficiency,
     the KV policy ...). Targets in seconds; None = no target."""
     for name, slo in (("ttft_slo", ttft_slo), ("tpot_slo", tpot_slo)):
@@ -185,7 +185,7 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
     if not pairs_ok.any():
         totals["invalid"] = space.size
     for k, wd in enumerate(space.weight_dtype):
-        if cancelled is not None and cancelled():
+        if hooks.stopped():
             stopped = True
             break
         if not pairs_ok.any():
@@ -229,8 +229,7 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
                     "batch": int(space.batch[coords[2][j]]),
                     "weight_dtype": wd, "kv_dtype": space.kv_dtype[coords[3][j]],
                     "kv_offload": float(space.kv_offload[coords[4][j]])}))
-        if progress is not None:
-            progress((k + 1) / len(space.weight_dtype))
+        hooks.report((k + 1) / len(space.weight_dtype))
     elapsed = time.perf_counter() - t0
     best = front = None
     if found:
