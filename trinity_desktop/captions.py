@@ -15,6 +15,7 @@ import string
 
 from trinity_desktop.caption_views import VIEWS, key, view_of, view_values
 from trinity_desktop.model import Results
+from trinity_desktop.ui.stage_labels import INFER_TIME_PART_TEXT
 from trinity_desktop.ui.units import fmt_seconds
 
 PREVIOUS = "prev_"
@@ -58,7 +59,8 @@ def results_values(r: Results) -> dict[str, str]:
               "capacity": f"{r.capacity / 1e9:.0f} GB", "fits": "fits" if r.fits else "does not fit",
               **{f"{name}_pressure": f"{value:.2f}" for name, value in pressures.items()},
               **{key(name): _gb(value) for name, value in r.memory.items()},
-              **{f"{key(name)}_time": fmt_seconds(value) for name, value in r.time.items()},
+              **{f"{key(INFER_TIME_PART_TEXT.get(name, name))}_time": fmt_seconds(value)  # inference parts: by text
+                 for name, value in r.time.items()},
               **_parallelism(r)}
     if r.kind == "train":
         values["mfu"] = f"{100 * r.train['mfu']:.1f}%"

@@ -31,12 +31,11 @@ TIME_TITLE = {"train": "step time", "prefill": "prefill time", "decode": "time p
 PER = {"train": "step", "prefill": "prompt", "decode": "token"}
 PARTS = ("compute", "bandwidth", "idle")   # left to right along each bar
 PART_LABELS = {"compute": "Compute", "bandwidth": "Data movement (links, HBM)", "idle": "Pipeline bubble (idle)"}
-# Time stage -> the resource its seconds load. Training's stages are ids; inference's parts are still named
-# by their display labels (model/step/inference.py), read here and nowhere else.
-STAGE_RESOURCE = {"compute": "compute", "gradient_compression": "compute", "GEMMs (weights)": "compute",
+# Time part (its role id, `Results.time` keys of training and inference) -> the resource its seconds load.
+STAGE_RESOURCE = {"compute": "compute", "gradient_compression": "compute", "gemms": "compute",
                   "attention": "compute", "communication_exposed": "bandwidth", "optimizer": "bandwidth",
-                  "offload_transfer": "bandwidth", "attention (KV reads)": "bandwidth",
-                  "TP communication": "bandwidth", "pipeline_bubble": "idle"}
+                  "offload_transfer": "bandwidth", "attention_kv_reads": "bandwidth",
+                  "tp_comm": "bandwidth", "pipeline_bubble": "idle"}
 BAR_HEIGHT = 0.62
 OUTLINE_PX = 3
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from PySide6 import QtCore
 
+from trinity_desktop.model.search.hooks import SearchHooks
 from trinity_desktop.model.search.layouts import layout_text
 from trinity_desktop.model.search.planner import plan_training
 from trinity_desktop.model.search.serving_planner import plan_serving
@@ -117,8 +118,8 @@ class Search(QtCore.QRunnable):
 
     def run(self):
         try:
-            plan = self.fn(progress=lambda f: self.signals.progressed.emit(self.generation, f),
-                           cancelled=self.stop.is_set)
+            plan = self.fn(hooks=SearchHooks(progress=lambda f: self.signals.progressed.emit(self.generation, f),
+                                             cancelled=self.stop.is_set))
         except Exception as exc:  # noqa: BLE001 (reported in the panel, never a crash)
             self.signals.failed.emit(self.generation, str(exc))
         else:

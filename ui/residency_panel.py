@@ -20,6 +20,7 @@ from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.step.kv_residency import (
     PLACEMENT_POLICIES,
     RESIDENCY_TIERS,
+    KvResidency,
     default_context_axis,
     default_sessions_axis,
     residency_curve,
@@ -62,7 +63,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self._axis = "context"
         self._policy = "spill"
         self._right = "step_time"
-        self._curve: dict | None = None
+        self._curve: KvResidency | None = None
         self._x = np.zeros(0)
         self._current_x = float("nan")
         self._focus_tier = ""
@@ -229,10 +230,10 @@ class ResidencyPanel(QtWidgets.QWidget):
         self._curve, self._x = curve, x
         lx = np.log10(x)
         cum = np.zeros_like(x)
-        present = curve["tiers"]
+        present = curve.tiers
         self.legend.clear()
         for name in RESIDENCY_TIERS:
-            y = curve["resident"][name]
+            y = curve.resident[name]
             self.base.setData(lx, np.zeros_like(lx))
             cum = cum + y
             self.tops[name].setData(lx, cum / 1e9)
@@ -243,10 +244,10 @@ class ResidencyPanel(QtWidgets.QWidget):
                 self.legend.addItem(self.swatches[name], TIER_LABELS[name] if name != "hbm" else "HBM")
         self.legend.addItem(self.step_swatch, "step time" if self._right == "step_time" else "tokens/s")
         # capacity lines: cumulative KV capacity (HBM: what weights and the reserve leave)
-        y_top = max(float(curve["needed"].max()), float(curve["capacity"]["hbm"].max()), 1e6) * 1.1
+        y_top = max(float(curve.needed.max()), float(curve.capacity["hbm"].max()), 1e6) * 1.1
         below = 0.0
         for name in RESIDENCY_TIERS:
-            cap = float(np.max(curve["capacity"][name])) if name in present else 0.0
+            cap = float(np.max(curve.capacity[name])) if name in present else 0.0
             line = self.cap_lines[name]
             shown = name in present and cap > 0 and below + cap <= y_top
             below += cap
@@ -327,32 +328,32 @@ class ResidencyPanel(QtWidgets.QWidget):
 
     def _right_values(self) -> np.ndarray:
         c = self._curve
-        return c["step_time_s"] if self._right == "step_time" else c["tokens_per_s"]
+        return c.step_time_s if self._right == "step_time" else c.tokens_per_s
 
     def _finding(self) -> str:
         """The title: how far the cache stays in HBM along the axis, and where it is at the current point."""
         c, i = self._curve, self._index_of(self._current_x)
-        needed = np.maximum(c["needed"], 1.0)
-        all_hbm = c["resident"]["hbm"] >= needed * (1 - 1e-9)
+        needed = np.maximum(c.needed, 1.0)
+        all_hbm = c.resident["hbm"] >= needed * (1 - 1e-9)
         limit = float(self._x[all_hbm].max()) if all_hbm.any() else 0.0
         word = "tokens" if self._axis == "context" else "sessions"
-        return findings.residency_title(limit, word, float(min(c["resident"]["hbm"][i] / needed[i], 1.0)),
-                                        float(c["step_time_s"][i]))
+        return findings.residency_title(limit, word, float(min(c.resident["hbm"][i] / needed[i], 1.0)),
+                                        float(c.step_time_s[i]))
 
     def _update_caption(self, context: str) -> None:
         c = self._curve
         i = self._index_of(self._current_x)
-        parts = [context, f"Pinned in HBM per GPU: weights {fmt_bytes(c['weights_bytes'][i])} + runtime reserve "
-                 f"{fmt_bytes(c['reserved_bytes'][i])}; KV {fmt_bytes(c['kv_bytes_per_token_gpu'])}/token/GPU, "
-                 f"page = {c['page_tokens']} tokens."]
-        if not bool(np.all(c["weights_fit"])):
+        parts = [context, f"Pinned in HBM per GPU: weights {fmt_bytes(c.weights_bytes[i])} + runtime reserve "
+                 f"{fmt_bytes(c.reserved_bytes[i])}; KV {fmt_bytes(c.kv_bytes_per_token_gpu)}/token/GPU, "
+                 f"page = {c.page_tokens} tokens."]
+        if not bool(np.all(c.weights_fit)):
             parts.append("Weights do not fit in HBM: no room for the KV cache there.")
-        parts.append(f"At the current point: step {fmt_seconds(c['step_time_s'][i])}, "
-                     f"{c['tokens_per_s'][i]:,.1f} tokens/s.")
-        if self._policy == "evict" and c["evicted_tokens"][i] > 0:
-            parts.append(f"Evicted {c['evicted_tokens'][i]:,.0f} tokens (all sessions).")
-        if c["unplaced_bytes"][i] > 0:
-            parts.append(f"Does not fit in any tier: {fmt_bytes(c['unplaced_bytes'][i])} unplaced.")
+        parts.append(f"At the current point: step {fmt_seconds(c.step_time_s[i])}, "
+                     f"{c.tokens_per_s[i]:,.1f} tokens/s.")
+        if self._policy == "evict" and c.evicted_tokens[i] > 0:
+            parts.append(f"Evicted {c.evicted_tokens[i]:,.0f} tokens (all sessions).")
+        if c.unplaced_bytes[i] > 0:
+            parts.append(f"Does not fit in any tier: {fmt_bytes(c.unplaced_bytes[i])} unplaced.")
         self.caption.setText(" ".join(parts))
 
     # ------------------------------------------------------------------ hover
@@ -370,15 +371,15 @@ class ResidencyPanel(QtWidgets.QWidget):
         """Read-out at x = `value` tokens (or sessions): bytes per tier, step time, tokens/s, evicted."""
         c = self._curve
         i = self._index_of(value)
-        head = (f"{c['context'][i]:,.0f} tokens per sequence × {c['sessions'][i]:,.0f} sessions")
-        lines = [head, f"KV needed per GPU: {fmt_bytes(c['needed'][i])}"]
-        for name in c["tiers"]:
-            lines.append(f"  {TIER_LABELS[name]}: {fmt_bytes(c['resident'][name][i])}")
-        lines.append(f"Decode step: {fmt_seconds(c['step_time_s'][i])} ({c['tokens_per_s'][i]:,.1f} tokens/s)")
-        if c["evicted_tokens"][i] > 0:
-            lines.append(f"Evicted: {c['evicted_tokens'][i]:,.0f} tokens")
-        if c["unplaced_bytes"][i] > 0:
-            lines.append(f"Unplaced (all tiers full): {fmt_bytes(c['unplaced_bytes'][i])}")
+        head = (f"{c.context[i]:,.0f} tokens per sequence × {c.sessions[i]:,.0f} sessions")
+        lines = [head, f"KV needed per GPU: {fmt_bytes(c.needed[i])}"]
+        for name in c.tiers:
+            lines.append(f"  {TIER_LABELS[name]}: {fmt_bytes(c.resident[name][i])}")
+        lines.append(f"Decode step: {fmt_seconds(c.step_time_s[i])} ({c.tokens_per_s[i]:,.1f} tokens/s)")
+        if c.evicted_tokens[i] > 0:
+            lines.append(f"Evicted: {c.evicted_tokens[i]:,.0f} tokens")
+        if c.unplaced_bytes[i] > 0:
+            lines.append(f"Unplaced (all tiers full): {fmt_bytes(c.unplaced_bytes[i])}")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ public controls
@@ -421,13 +422,13 @@ class ResidencyPanel(QtWidgets.QWidget):
         """{tier: (x, bytes resident)} as drawn (x in tokens or sessions; stacked in the chart)."""
         if self._curve is None:
             return {}
-        return {n: (self._x.copy(), self._curve["resident"][n].copy()) for n in self._curve["tiers"]}
+        return {n: (self._x.copy(), self._curve.resident[n].copy()) for n in self._curve.tiers}
 
     def step_time_series(self) -> tuple[np.ndarray, np.ndarray]:
         """(x, effective decode step time in seconds)."""
         if self._curve is None:
             return np.zeros(0), np.zeros(0)
-        return self._x.copy(), self._curve["step_time_s"].copy()
+        return self._x.copy(), self._curve.step_time_s.copy()
 
     def capacity_lines(self) -> dict[str, float]:
         """{tier: cumulative capacity in GB where its dashed line is drawn} for visible lines."""
@@ -469,7 +470,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             else:
                 c = residency_curve(s, context=float(sc.prompt_len + sc.gen_len), sessions=self._x,
                                     policy=self._policy)
-            ends.append(c["step_time_s"] if self._right == "step_time" else c["tokens_per_s"])
+            ends.append(c.step_time_s if self._right == "step_time" else c.tokens_per_s)
         lo, hi = np.minimum(*ends), np.maximum(*ends)
         self.step_band.set(np.log10(self._x), np.log10(np.maximum(lo, 1e-12)), np.log10(np.maximum(hi, 1e-12)))
 

@@ -344,20 +344,20 @@ class RooflinePanel(QtWidgets.QWidget):
             return
         sc = r.scenario
         ctx = sc.prompt_len + sc.gen_len / 2
-        with_kv = (f"≈ {math.ceil(s['ridge_batch_with_kv']):,}" if s["ridge_batch_with_kv"] > 0
-                   else f"never (step intensity → {s['step_intensity_limit']:.3g} FLOP/B &lt; ridge)")
+        with_kv = (f"≈ {math.ceil(s.ridge_batch_with_kv):,}" if s.ridge_batch_with_kv > 0
+                   else f"never (step intensity → {s.step_intensity_limit:.3g} FLOP/B &lt; ridge)")
         i = self.sweep_layer.slider.value()
         parts = [
-            f"<b>Decode</b> ({pw.html_escape(sc.model.name)}, {s['dtype'].upper()}, {sc.weight_dtype} weights): GEMMs turn "
-            f"compute-bound at batch ≈ <b>{math.ceil(s['ridge_batch']):,}</b> (R·S/2W, datasheet ridge R; the "
-            f"model's step time turns at ≈ {math.ceil(s['ridge_batch_achievable']):,}, the achievable ridge "
+            f"<b>Decode</b> ({pw.html_escape(sc.model.name)}, {s.dtype.upper()}, {sc.weight_dtype} weights): GEMMs turn "
+            f"compute-bound at batch ≈ <b>{math.ceil(s.ridge_batch):,}</b> (R·S/2W, datasheet ridge R; the "
+            f"model's step time turns at ≈ {math.ceil(s.ridge_batch_achievable):,}, the achievable ridge "
             f"R·η_compute/η_HBM); including KV reads at "
             f"{fmt_count(ctx)} context: {with_kv}.",
-            f"KV cache fits up to batch {s['kv_fit_limit_batch']:,.0f} at this context, up to "
-            f"{fmt_count(s['kv_fit_limit_context'])} tokens at batch {sc.batch}.",
-            f"At the slider: {fmt_seconds(float(s['time_per_token_s'][i]))} per token step, the ideal roofline bound "
+            f"KV cache fits up to batch {s.kv_fit_limit_batch:,.0f} at this context, up to "
+            f"{fmt_count(s.kv_fit_limit_context)} tokens at batch {sc.batch}.",
+            f"At the slider: {fmt_seconds(float(s.time_per_token_s[i]))} per token step, the ideal roofline bound "
             f"on one GPU at datasheet peaks{roofline_footer_note(r)}"  # not the title's time (#23)
-            + ("" if s["fits"][i] else " — <span style='color:" + theme.BAD_COLOR + "'>does not fit in HBM</span>") + ".",
+            + ("" if s.fits[i] else " — <span style='color:" + theme.BAD_COLOR + "'>does not fit in HBM</span>") + ".",
         ]
         errors = [f"{pw.html_escape(name)}: n/a ({pw.html_escape(e)})" for name, e in self.compare_layer.errors()]
         self.info_label.setText(" ".join(parts) + (f"<br><span style='color:{pw.secondary_text()}'>" + " ".join(errors)

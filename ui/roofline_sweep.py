@@ -159,14 +159,14 @@ class RooflineSweep:
         values = self.values()
         sc = self._scenario
         self.sweep = s = decode_sweep(sc, batch=values) if self.mode == "batch" else decode_sweep(sc, context=values)
-        fits = s["fits"]
+        fits = s.fits
         # Within HBM solid; beyond it dotted grey (one point of overlap so the path is continuous).
         last = int(np.max(np.nonzero(fits)[0])) if fits.any() else -1
         for trace, nofit, key_x, key_y in ((self.gemm_trace, self.gemm_trace_nofit, "intensity",
                                             "attainable_flops_per_s"),
                                            (self.step_trace, self.step_trace_nofit, "step_intensity",
                                             "step_attainable_flops_per_s")):
-            x, y = s[key_x], np.maximum(s[key_y], 1.0)
+            x, y = getattr(s, key_x), np.maximum(getattr(s, key_y), 1.0)
             trace.setData(x[: last + 1], y[: last + 1])
             start = max(last, 0)
             nofit.setData(x[start:] if last < len(x) - 1 else x[:0], y[start:] if last < len(x) - 1 else y[:0])
@@ -176,23 +176,23 @@ class RooflineSweep:
         self._update_slider_label()
         s, sc = self.sweep, self._scenario
         i = self.slider.value()
-        fits = bool(s["fits"][i])
-        g_color = COMPUTE if s["bound"][i] else BANDWIDTH
-        st_color = COMPUTE if s["step_bound"][i] else BANDWIDTH
-        self.gemm_marker.setData([s["intensity"][i]], [max(s["attainable_flops_per_s"][i], 1.0)],
+        fits = bool(s.fits[i])
+        g_color = COMPUTE if s.bound[i] else BANDWIDTH
+        st_color = COMPUTE if s.step_bound[i] else BANDWIDTH
+        self.gemm_marker.setData([s.intensity[i]], [max(s.attainable_flops_per_s[i], 1.0)],
                                  symbolBrush=g_color if fits else pw.plot_background(),
                                  symbolPen=pg.mkPen(theme.plot_text_color(), width=1.5))
-        self.step_marker.setData([s["step_intensity"][i]], [max(s["step_attainable_flops_per_s"][i], 1.0)],
+        self.step_marker.setData([s.step_intensity[i]], [max(s.step_attainable_flops_per_s[i], 1.0)],
                                  symbolBrush=st_color if fits else pw.plot_background(),
                                  symbolPen=pg.mkPen(theme.plot_text_color(), width=1.5))
         # KV-fit limit on the step trace (memory colour), in the current sweep variable.
         if self.mode == "context":
-            limit = s["kv_fit_limit_context"]
+            limit = s.kv_fit_limit_context
             at = decode_sweep(sc, context=[max(limit, 1.0)]) if limit > 0 else None
             text = (f"KV cache full beyond {fmt_count(limit)} tokens (batch {sc.batch})" if limit > 0
                     else "weights alone exceed HBM")
         else:
-            limit = s["kv_fit_limit_batch"]
+            limit = s.kv_fit_limit_batch
             at = decode_sweep(sc, batch=[max(limit, 1.0)]) if limit > 0 else None
             text = f"KV cache full beyond batch {limit:,.0f}" if limit > 0 else "weights alone exceed HBM"
         lo, hi = self.values()[0], self.values()[-1]
@@ -200,12 +200,12 @@ class RooflineSweep:
         self.kv_marker.setVisible(show)
         self.kv_text.setVisible(show)
         if show:
-            x, y = float(at["step_intensity"][0]), float(at["step_attainable_flops_per_s"][0])
+            x, y = float(at.step_intensity[0]), float(at.step_attainable_flops_per_s[0])
             self.kv_marker.setData([x], [y])
             self.kv_text.setText("✗ " + text)
             self.kv_pos = (x, y)
         # Ridge crossing of the decode GEMMs: the knee (ridge, peak).
-        self.crossing_text.setText(f"decode GEMMs compute-bound from batch ≈ {math.ceil(s['ridge_batch']):,}")
+        self.crossing_text.setText(f"decode GEMMs compute-bound from batch ≈ {math.ceil(s.ridge_batch):,}")
         self.crossing_text.setVisible(self.mode == "batch")
 
     # ------------------------------------------------------------------ what other layers read
@@ -227,8 +227,8 @@ class RooflineSweep:
         s = self.sweep
         if s is None:
             return [], []
-        return ([float(s["step_intensity"].min()), float(s["intensity"].max())],
-                [float(s["step_attainable_flops_per_s"].min())])
+        return ([float(s.step_intensity.min()), float(s.intensity.max())],
+                [float(s.step_attainable_flops_per_s.min())])
 
     def hover_points(self) -> list[tuple[str, float, float]]:
         if self.sweep is None:
@@ -248,20 +248,20 @@ class RooflineSweep:
     def hover_text(self, which: str) -> str:
         """The read-out of the GEMM (SWEEP_GEMM) or step (SWEEP_STEP) marker at the slider."""
         s, i = self.sweep, self.slider.value()
-        where = f"batch {s['batch'][i]:,.0f}, context {fmt_count(float(s['context'][i]))}"
+        where = f"batch {s.batch[i]:,.0f}, context {fmt_count(float(s.context[i]))}"
         if which == SWEEP_GEMM:
-            f, b, x, a, bound = (s["gemm_flops"][i], s["weights_bytes"][i], s["intensity"][i],
-                                 s["attainable_flops_per_s"][i], s["bound"][i])
+            f, b, x, a, bound = (s.gemm_flops[i], s.weights_bytes[i], s.intensity[i],
+                                 s.attainable_flops_per_s[i], s.bound[i])
             title = "Decode GEMMs (weights streamed)"
         else:
-            f, b, x, a, bound = (s["step_flops"][i], s["step_bytes"][i], s["step_intensity"][i],
-                                 s["step_attainable_flops_per_s"][i], s["step_bound"][i])
+            f, b, x, a, bound = (s.step_flops[i], s.step_bytes[i], s.step_intensity[i],
+                                 s.step_attainable_flops_per_s[i], s.step_bound[i])
             title = "Decode step: GEMMs + KV-cache reads (one kernel on the roofline)"
         lines = [title, f"({where}; per token step, one GPU, {self._scenario.weight_dtype} weights)",
                  f"FLOPs: {fmt_flops(float(f))}", f"bytes: {fmt_bytes(float(b))} over HBM",
                  f"intensity: {fmt_intensity(float(x))}", f"attainable: {fmt_flops_rate(float(a))}",
                  f"predicted time: {fmt_seconds(float(f) / float(a)) if a > 0 else '—'} (roofline)",
-                 "binding roof: " + ("compute (" + s["dtype"].upper() + ")" if bound else "HBM bandwidth"),
-                 f"KV cache held: {fmt_bytes(float(s['kv_bytes'][i]))}"
-                 + ("" if s["fits"][i] else " — weights + KV exceed 90% of HBM")]
+                 "binding roof: " + ("compute (" + s.dtype.upper() + ")" if bound else "HBM bandwidth"),
+                 f"KV cache held: {fmt_bytes(float(s.kv_bytes[i]))}"
+                 + ("" if s.fits[i] else " — weights + KV exceed 90% of HBM")]
         return "\n".join(lines)

@@ -9,6 +9,13 @@ TIME_PART_TEXT = {"compute": "Compute", "communication_exposed": "Exposed commun
                   "pipeline_bubble": "Pipeline bubble", "optimizer": "Optimizer step",
                   "gradient_compression": "DGC top-k selection", "offload_transfer": "Offload transfer (exposed)"}
 
+# Time parts of a prefill or decode step (`Results.time` role ids, model/step/evaluation.PREFILL_TIME_IDS /
+# DECODE_TIME_IDS), as the breakdown and outcomes bars name them.
+INFER_TIME_PART_TEXT = {"gemms": "GEMMs (weights)", "attention": "attention", "attention_kv_reads": "attention (KV reads)",
+                        "tp_comm": "TP communication", "pp_comm": "PP communication",
+                        "kv_offload": "KV offload (host link)", "kv_fetch": "KV fetch (host link)",
+                        "fixed": "kernel launch and sync", "ep_comm": "EP all-to-all"}
+
 # Legend roles of the flow's bars (ui/flow_readout.role_of) -> legend text.
 LEGEND_TEXT = {
     "forward": "forward", "backward": "backward", "recompute": "recompute", "communication": "communication",

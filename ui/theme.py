@@ -10,7 +10,7 @@ import re
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from trinity_desktop.ui.stage_labels import TIME_PART_TEXT
+from trinity_desktop.ui.stage_labels import INFER_TIME_PART_TEXT, TIME_PART_TEXT
 
 # Okabe & Ito (2008) palette: distinguishable under the common colour-vision deficiencies.
 RESOURCE_COLORS = {
@@ -34,10 +34,10 @@ STAGE_COLORS = {
     "communication_exposed": RESOURCE_COLORS["bandwidth"],
     "pipeline_bubble": "#BBBBBB",
     "optimizer": "#56B4E9",
-    "GEMMs (weights)": RESOURCE_COLORS["compute"],
+    "gemms": RESOURCE_COLORS["compute"],
     "attention": "#CC79A7",
-    "attention (KV reads)": "#CC79A7",
-    "TP communication": RESOURCE_COLORS["bandwidth"],
+    "attention_kv_reads": "#CC79A7",
+    "tp_comm": RESOURCE_COLORS["bandwidth"],
 }
 LABELS = {
     "weights": "Weights", "gradients": "Gradients", "optimizer": "Optimizer states",
@@ -89,6 +89,9 @@ def label_for(name: str, section: str = "memory") -> str:
     """Display name of a memory component (section "memory") or a time stage (section "time")."""
     if section == "time" and name in TIME_LABELS:
         return TIME_LABELS[name]
+    if section == "time" and name in INFER_TIME_PART_TEXT:
+        text = INFER_TIME_PART_TEXT[name]
+        return text[:1].upper() + text[1:]
     return LABELS.get(name, name[:1].upper() + name[1:].replace("_", " "))
 
 

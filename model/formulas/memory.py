@@ -31,10 +31,23 @@ def model_state_bytes(params, dp, zero, weight_bytes=2.0, grad_bytes=2.0, optimi
     return weights, grads, optimizer
 
 
-def activation_bytes_per_layer(s, b, h, a, tp=1, sp=False, recompute=RECOMPUTE_NONE, flash=False,
-                               q_width=None, kv_width=None, ffn=None, gated=False, moe_k=1,
+@dataclass(frozen=True)
+class LayerWidths:
+    """The widths of one transformer layer's stored tensors: hidden h, heads a, and the query / key-value / MLP
+    widths (None: MHA's h, h and the plain MLP's 4h); `gated` a gated MLP, `moe_k` the routed experts per token."""
+
+    hidden: object
+    heads: object
+    q_width: object = None
+    kv_width: object = None
+    ffn: object = None
+    gated: bool = False
+    moe_k: object = 1
+
+
+def activation_bytes_per_layer(s, b, widths: LayerWidths, tp=1, sp=False, recompute=RECOMPUTE_NONE, flash=False,
                                act_bytes=2.0):
-    """Activation bytes stored by one transformer layer for one micro-batch.
+    """Activation bytes stored by one transformer layer (its `widths`) for one micro-batch.
 
     Korthikanti et al. 2022 §4 (16-bit activations, 1-byte dropout masks): without parallelism
     sbh(34 + 5as/h); with tensor parallelism t: sbh(10 + 24/t + 5as/(ht)); with sequence parallelism
@@ -49,7 +62,8 @@ def activation_bytes_per_layer(s, b, h, a, tp=1, sp=False, recompute=RECOMPUTE_N
     (19sbh at f = 4h); a gated MLP stores four f-wide tensors: 3sbh + 8sbf. With MoE each token's MLP
     tensors exist once per routed expert (x k). Two layer norms store 4sbh.
     """
-    s, b, h, a = (xp.asarray(x, dtype=float) for x in (s, b, h, a))
+    q_width, kv_width, ffn, gated, moe_k = widths.q_width, widths.kv_width, widths.ffn, widths.gated, widths.moe_k
+    s, b, h, a = (xp.asarray(x, dtype=float) for x in (s, b, widths.hidden, widths.heads))
     q = h if q_width is None else xp.asarray(q_width, dtype=float)
     k = h if kv_width is None else xp.asarray(kv_width, dtype=float)
     f = 4.0 * h if ffn is None else xp.asarray(ffn, dtype=float)
@@ -305,26 +319,25 @@ class PeakExtras:
         return CUDA_CONTEXT_BYTES + allocator_reserve_bytes(allocated)
 
 
-def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, recompute, pp, micro_batch, seq_len,
-                       vocab, tp, cp, dp, ep, zero, layer_params, weight_bytes, layers, keep=1.0) -> PeakExtras:
+def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, recompute, pp, logits, gather,
+                       network_buffers, keep=1.0) -> PeakExtras:
     """The stage at the peak and what it holds beyond model states. The stage holding the most activations (the
     first in 1F1B) peaks in a backward, with one layer's recompute working set on top; the last stage holds one
-    micro-batch of its layers and, at the loss, the logits buffers (or, later, the working set: they are not live
-    together). p = 1: one stage, both. `seq_len` is the local sequence (s / CP); `keep` is the share of stored
-    activations left in HBM (activation offload keeps two layers' worth)."""
+    micro-batch of its layers and, at the loss, the `logits` buffers (`logits_buffer_bytes`; or, later, the
+    working set: they are not live together). p = 1: one stage, both. `gather` is ZeRO-3's per-layer gather
+    buffer (`zero3_gather_buffer_bytes`), `network_buffers` NCCL's (`nccl_buffer_bytes`); `keep` is the share of
+    stored activations left in HBM (activation offload keeps two layers' worth)."""
     working = recompute_working_set_bytes(layer_none, layer_stored, recompute)
-    logits = logits_buffer_bytes(micro_batch, seq_len, vocab, tp)
     stored_peak = xp.asarray(layer_stored, dtype=float) * peak_loads * keep
     stored_last = xp.asarray(layer_stored, dtype=float) * last_loads * keep
     first_total = stored_peak + working
     last_total = stored_last + xp.maximum(logits, working)
     last_wins = (xp.asarray(pp, dtype=float) <= 1) | (last_total > first_total)
     # under pipeline parallelism the stage's weights stay gathered (zero3_pipeline_resident_bytes): no per-layer buffer
-    gather = xp.where(xp.asarray(pp, dtype=float) > 1.0, 0.0,
-                      zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, dp, layers))
+    gather = xp.where(xp.asarray(pp, dtype=float) > 1.0, 0.0, gather)
     return PeakExtras(activations=xp.where(last_wins, stored_last, stored_peak),
                       transient=xp.where(last_wins, xp.maximum(logits, working), working) + gather,
-                      network_buffers=nccl_buffer_bytes(tp, cp, dp, pp, ep), first_stage_transient=working + gather,
+                      network_buffers=network_buffers, first_stage_transient=working + gather,
                       last_stage_transient=xp.maximum(logits, working) + gather)
 
 

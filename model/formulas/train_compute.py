@@ -32,6 +32,40 @@ EMBEDDING_PASSES = 3.0     # gather (write b·s·h), its gradient read and scatt
 
 
 @dataclass(frozen=True)
+class StepShape:
+    """A training step's layout as arrays (model/step/training.py derives it from its `TrainInputs`): the parallel
+    degrees and data parallelism dp = gpus / (tp·pp·cp), the ZeRO stage and recompute code, m micro-batches and
+    v virtual stages, the local sequence s / CP, the layers on the busiest stage and the share of stored
+    activations vDNN keeps in HBM."""
+
+    tp: object
+    pp: object
+    cp: object
+    ep: object
+    dp: object
+    zero: object
+    recompute: object
+    m: object
+    v: object
+    s_local: object
+    lps: object
+    act_keep: object
+
+
+@dataclass(frozen=True)
+class KernelRates:
+    """What a kernel runs at: the GEMM format's peak FLOP/s, the compute and HBM efficiencies, the activation
+    bytes per element, whether the GEMMs run in FP8 (Transformer Engine), and with blockwise scales."""
+
+    peak: object
+    eff_compute: object
+    eff_hbm: object
+    act_bytes: object
+    fp8: object
+    fp8_blockwise: object = False   # DeepSeek-V3's blockwise FP8 scales (kernel_efficiency.BLOCKWISE_FP8_HOPPER)
+
+
+@dataclass(frozen=True)
 class TrainCompute:
     """Seconds of one micro-batch's compute on one GPU of the busiest stage, by kernel kind."""
 
@@ -45,14 +79,17 @@ class TrainCompute:
         return self.gemm_s + self.attention_s + self.memory_bound_s
 
 
-def train_compute(arch, hw, *, flops_mb, attn_flops_mb, attn_extra, tokens_mb, micro_batch, seq_len, s_keys, cp,
-                  tp, ep, sp, pp, lps, recompute, flash, peak, eff_compute, eff_hbm, act_bytes,
-                  fp8, attention_kernel=0, fp8_blockwise=False) -> TrainCompute:
-    """One micro-batch's compute time (module docstring). `flops_mb` are its hardware FLOPs per GPU (recompute
-    included), `attn_flops_mb` their attention-core part (model convention: full s²), `attn_extra` 1 where the
-    attention forward is recomputed (selective, full or FlashAttention's backward), `tokens_mb` = b·s/cp,
-    `attention_kernel` the code of scenario.ATTENTION_KERNELS (0 the family's flash kernel, 1 FlashAttention-2),
-    `fp8_blockwise` whether FP8 GEMMs use DeepSeek-V3's blockwise scales (kernel_efficiency.BLOCKWISE_FP8_HOPPER)."""
+def train_compute(arch, hw, shape: StepShape, rates: KernelRates, *, flops_mb, attn_flops_mb, attn_extra,
+                  micro_batch, s_keys, sp, flash, attention_kernel=0) -> TrainCompute:
+    """One micro-batch's compute time (module docstring) on the step's layout `shape` at `rates`. `flops_mb` are
+    its hardware FLOPs per GPU (recompute included), `attn_flops_mb` their attention-core part (model convention:
+    full s²), `attn_extra` 1 where the attention forward is recomputed (selective, full or FlashAttention's
+    backward), `s_keys` the keys per query, `attention_kernel` the code of scenario.ATTENTION_KERNELS (0 the
+    family's flash kernel, 1 FlashAttention-2)."""
+    tp, pp, cp, ep, lps, recompute = shape.tp, shape.pp, shape.cp, shape.ep, shape.lps, shape.recompute
+    peak, eff_compute, eff_hbm, act_bytes, fp8 = rates.peak, rates.eff_compute, rates.eff_hbm, rates.act_bytes, rates.fp8
+    fp8_blockwise = rates.fp8_blockwise
+    tokens_mb = micro_batch * shape.s_local  # b·s/cp
     family = ke.family_of(hw.key)
     scale = xp.asarray(eff_compute, dtype=float) / ke.REFERENCE_COMPUTE_EFFICIENCY
     hbm = hw.hbm_bw * eff_hbm
@@ -69,7 +106,7 @@ def train_compute(arch, hw, *, flops_mb, attn_flops_mb, attn_extra, tokens_mb, m
     a_fwd, a_bwd = ke.attention_shares(family, attention_kernel)
     flash_s = 0.5 * (fwd_f / a_fwd + bwd_f / a_bwd) / (peak16 * scale)  # the causal half
     heads = arch.heads / tp
-    s_q = xp.asarray(seq_len, dtype=float) / cp
+    s_q = shape.s_local
     d = float(arch.qk_dim)
     score = [ke.Gemm(s_q, s_keys, d, micro_batch * heads), ke.Gemm(s_q, float(arch.v_dim), s_keys,
                                                                       micro_batch * heads)]

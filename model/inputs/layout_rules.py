@@ -75,9 +75,11 @@ def model_parallel_rules(layers: int, heads: int, *, gpus, tp, pp, cp, seq_len) 
             Rule("gpus", gpus % (tp * pp * cp) == 0))
 
 
-def training_rules(layers: int, heads: int, experts: int, *, gpus, tp, pp, cp, ep, micro_batch, global_batch,
-                   seq_len, virtual_stages=1, first_stage_layers=0, last_stage_layers=0) -> tuple[Rule, ...]:
-    """Every training layout rule (module docstring), in the order a scenario checks them."""
+def training_rules(arch, *, gpus, tp, pp, cp, ep, micro_batch, global_batch, seq_len, virtual_stages=1,
+                   first_stage_layers=0, last_stage_layers=0) -> tuple[Rule, ...]:
+    """Every training layout rule (module docstring) for the model `arch` (an `Architecture`: its layers, heads
+    and experts), in the order a scenario checks them."""
+    layers, heads, experts = arch.layers, arch.heads, arch.experts
     dp = data_parallel(gpus, tp, pp, cp)
     m = micro_batch_count(global_batch, micro_batch, dp)
     return (*model_parallel_rules(layers, heads, gpus=gpus, tp=tp, pp=pp, cp=cp, seq_len=seq_len),

@@ -240,7 +240,7 @@ class Scenario:
         """The training layout rules (model/inputs/layout_rules.py, their one home), then the links, the
         offload target and the training format's peak."""
         m = self.model
-        for rule in training_rules(m.layers, m.heads, m.experts, gpus=self.gpus, tp=self.tp, pp=self.pp,
+        for rule in training_rules(m, gpus=self.gpus, tp=self.tp, pp=self.pp,
                                    cp=self.cp, ep=self.ep, micro_batch=self.micro_batch,
                                    global_batch=self.global_batch, seq_len=self.seq_len,
                                    virtual_stages=self.virtual_stages, first_stage_layers=self.first_stage_layers,

@@ -109,7 +109,7 @@ def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, g
             out = evaluate_grid(base, **axes)
         tables.append(step_costs_from_grid(out, grid, gen_len, chunk_tokens, hardware.hbm_bytes))
         shape = tables[-1].max_running.shape
-        valids.append(fits_budget & np.broadcast_to(out["valid"], shape + grid.shape)[..., 0])
+        valids.append(fits_budget & np.broadcast_to(out.valid, shape + grid.shape)[..., 0])
         if progress is not None:
             progress((n + 1) / (len(space.weight_dtype) + 1))
     costs = stack_costs(tables)  # (weight format, TP, PP, KV format): one bisection for every layout

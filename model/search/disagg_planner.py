@@ -31,7 +31,7 @@ from trinity_desktop.model.formulas.disaggregation import aggregated_rate, aggre
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.search.serving_planner import serving_space
-from trinity_desktop.model.step.disaggregated import kv_prompt_bytes, pools_served
+from trinity_desktop.model.step.disaggregated import PoolTimes, kv_prompt_bytes, pools_served
 from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
 
 
@@ -110,12 +110,12 @@ def plan_disaggregated(model: Architecture, hardware, gpus: int, prompt_len: int
         out = evaluate_grid(base, tp=tp[:, None, None], pp=pp[None, :, None], batch=batch[None, None, :])
     shape = (tp.size, pp.size, batch.size)
     inst = (tp[:, None] * pp[None, :]).reshape(-1)                               # GPUs per instance, layout l
-    usable = (inst <= gpus) & np.broadcast_to(out["valid"], shape)[:, :, 0].reshape(-1)
-    fits = (np.broadcast_to(out["memory_total"], shape) <= hardware.hbm_bytes).reshape(inst.size, batch.size)
+    usable = (inst <= gpus) & np.broadcast_to(out.valid, shape)[:, :, 0].reshape(-1)
+    fits = (np.broadcast_to(out.memory_total, shape) <= hardware.hbm_bytes).reshape(inst.size, batch.size)
     fits &= usable[:, None]
-    p1 = np.broadcast_to(out["prefill_s"], shape)[:, :, 0].reshape(-1)           # one prompt (batch 1)
-    tpot = np.broadcast_to(out["time_per_output_token_s"], shape).reshape(inst.size, batch.size)
-    decode_s = np.broadcast_to(out["decode_s"], shape).reshape(inst.size, batch.size)
+    p1 = np.broadcast_to(out.prefill_s, shape)[:, :, 0].reshape(-1)           # one prompt (batch 1)
+    tpot = np.broadcast_to(out.time_per_output_token_s, shape).reshape(inst.size, batch.size)
+    decode_s = np.broadcast_to(out.decode_s, shape).reshape(inst.size, batch.size)
     tp_l, pp_l = np.repeat(tp, pp.size), np.tile(pp, tp.size)
     evaluated = inst.size * batch.size
 
@@ -131,11 +131,12 @@ def plan_disaggregated(model: Architecture, hardware, gpus: int, prompt_len: int
     best, best_rate = None, 0.0
     for i in np.flatnonzero(fits[:, 0]):
         n_d = np.floor((gpus - n_p * inst[i]) / inst[:, None, None])
-        served = pools_served(base, request_bytes, prefill_tp=tp_l[i], prefill_pp=pp_l[i],
+        times = PoolTimes(prefill_s_one=p1[i], decode_s=decode_s[:, :, None], tpot=tpot[:, :, None],
+                          batch=batch[None, :, None])
+        served = pools_served(base, request_bytes, times, prefill_tp=tp_l[i], prefill_pp=pp_l[i],
                               decode_tp=tp_l[:, None, None], decode_pp=pp_l[:, None, None], prefill_instances=n_p,
                               decode_instances=n_d, intra=(inst[i] + inst[:, None, None] <= base.gpus_per_node)
-                              & (hardware.scaleup_bw > 0), prefill_s_one=p1[i], decode_s=decode_s[:, :, None],
-                              tpot=tpot[:, :, None], batch=batch[None, :, None])
+                              & (hardware.scaleup_bw > 0))
         ok = _targets(fits[:, :, None] & (n_d >= 1), served.ttft_s, served.tpot_s, ttft_slo, tpot_slo)
         rate = np.where(ok, served.requests_per_s, 0.0)
         evaluated += rate.size

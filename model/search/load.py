@@ -46,12 +46,13 @@ from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.formulas.queueing import md1_mean_wait, normal_quantile, wait_quantile
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import evaluate_grid
+from trinity_desktop.model.step.grid_results import InferGrid
 
 BATCH_GRID_POINTS = 96     # decode batches timed (geometric from 1 to the budget); TPOT is linear between them
 FIXED_POINT_STEPS = 32     # bisections of τ = TPOT(1 + λ τ (g − 1)) / (1 − λ s p): 2^-32 of its bracket
 RATE_BISECTIONS = 32       # halvings of the rate bracket: 2^-32 of the saturation rate
 QUANTILES = (0.5, 0.95)
-FIXED_PART = "kernel launch and sync"  # the prefill time part paid once per step (evaluation.PREFILL_TIME_NAMES)
+FIXED_PART = "fixed"  # the prefill time part paid once per step (its role id, evaluation.PREFILL_TIME_IDS)
 
 
 def batch_grid(chunk_tokens: int) -> np.ndarray:
@@ -94,7 +95,7 @@ class StepCosts:
         return t_lo + w * (t_hi - t_lo)
 
 
-def step_costs_from_grid(out: dict, grid: np.ndarray, gen_len: int, chunk_tokens: int,
+def step_costs_from_grid(out: InferGrid, grid: np.ndarray, gen_len: int, chunk_tokens: int,
                          hbm_bytes: float) -> StepCosts:
     """StepCosts from an `evaluate_grid` output whose last axis is the batch, over `grid` (grid[0] = 1: the
     prefill is batch 1's); the KV capacity from the memory per GPU at the first two batches (linear in the batch)."""
@@ -102,11 +103,11 @@ def step_costs_from_grid(out: dict, grid: np.ndarray, gen_len: int, chunk_tokens
         return np.asarray(x, dtype=float)
 
     first = (..., 0)
-    tpot = along(out["time_per_output_token_s"])
-    prefill = along(out["prefill_s"])[first]
-    fixed = along(out["prefill_time"][FIXED_PART])[first]
-    tokens = along(out["prefill_tokens_computed"])[first]
-    mem = along(out["memory_total"])
+    tpot = along(out.time_per_output_token_s)
+    prefill = along(out.prefill_s)[first]
+    fixed = along(out.prefill_time[FIXED_PART])[first]
+    tokens = along(out.prefill_tokens_computed)[first]
+    mem = along(out.memory_total)
     per_seq = (mem[..., 1] - mem[..., 0]) / (grid[1] - grid[0])
     base = mem[..., 0] - per_seq * grid[0]
     with np.errstate(divide="ignore", invalid="ignore"):

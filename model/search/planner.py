@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,6 +28,7 @@ from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.layout_rules import model_parallel_rules
 from trinity_desktop.model.inputs.scenario import OFFLOAD_MODES, RECOMPUTE, Scenario
+from trinity_desktop.model.search.hooks import NO_HOOKS, SearchHooks
 from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
 from trinity_desktop.model.step.layout import training_layout_rules
 
@@ -267,15 +268,15 @@ class _Search:
             return
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = evaluate_grid(base, **axes)
-        mem = np.broadcast_to(out["memory_total"], shape)
-        t = np.broadcast_to(out["time_total"], shape)
+        mem = np.broadcast_to(out.memory_total, shape)
+        t = np.broadcast_to(out.time_total, shape)
         fits = ok & (mem <= base.hardware.hbm_bytes) & np.isfinite(t)
         n_fit = int(np.count_nonzero(fits))
         self.totals["feasible"] += n_fit
         self.totals["not_fitting"] += n_valid - n_fit
         if n_valid > n_fit:
             over = ok & ~fits
-            parts = np.stack([np.broadcast_to(out["memory"][p], shape)[over] for p in MEMORY_PARTS])
+            parts = np.stack([np.broadcast_to(out.memory[p], shape)[over] for p in MEMORY_PARTS])
             for i, c in enumerate(np.bincount(np.argmax(parts, axis=0), minlength=len(MEMORY_PARTS))):
                 if c:
                     self.not_fitting_reasons[MEMORY_PARTS[i]] += int(c)
@@ -288,7 +289,7 @@ class _Search:
         if self.objective == "time":
             key = tf
         else:
-            key = -np.broadcast_to(out["tokens_per_s"], shape).reshape(-1)[flat] / gpus
+            key = -np.broadcast_to(out.tokens_per_s, shape).reshape(-1)[flat] / gpus
         order = np.lexsort((mf, key))[:self.top]
         on_front = np.flatnonzero(_pareto_mask(tf, mf))
         for picks, keys, dest in ((order, key, self.kept), (on_front, tf, self.front)):
@@ -327,14 +328,14 @@ class _Search:
 def plan_training(model: Architecture, hardware, gpus: int | Sequence[int], global_batch: int, seq_len: int, *,
                   objective: str = "time", top: int = 5, space: TrainSpace | None = None,
                   map_axes: tuple[str, str] | None = None, chunk_size: int = CHUNK_SIZE,
-                  progress: Callable[[float], None] | None = None, cancelled: Callable[[], bool] | None = None,
-                  **fixed) -> TrainPlan:
+                  hooks: SearchHooks = NO_HOOKS, **fixed) -> TrainPlan:
     """Search every layout of `space` (default `training_space`) for each GPU count; `fixed` holds the other
     Scenario fields (precision, optimizer, gpus_per_node, sequence_parallel, flash_attention, efficiency ...).
     `objective` "time" ranks by step time, "tokens-per-gpu" by tokens/s per GPU (the same order for one GPU
     count). The (tp, pp, cp) triples that break a rule of their own are counted, not evaluated; the others go
-    to `evaluate_grid` in chunks of about `chunk_size` configurations. `progress(fraction)` is called after each
-    chunk; `cancelled()` returning True stops the search and returns what was found so far (`cancelled=True`)."""
+    to `evaluate_grid` in chunks of about `chunk_size` configurations. `hooks.progress(fraction)` is called after
+    each chunk; `hooks.cancelled()` returning True stops the search and returns what was found so far
+    (`cancelled=True`)."""
     if objective not in OBJECTIVES:
         raise ValidationError("objective", objective, "one of " + ", ".join(OBJECTIVES))
     if map_axes is not None and (len(map_axes) != 2 or map_axes[0] == map_axes[1]
@@ -355,12 +356,11 @@ def plan_training(model: Architecture, hardware, gpus: int | Sequence[int], glob
     bases = {g: _base_scenario(model, hardware, g, global_batch, seq_len, space, **fixed) for g in counts}
     stopped = False
     for done, (g, tp, pp, cp) in enumerate(work, start=1):
-        if cancelled is not None and cancelled():
+        if hooks.stopped():
             stopped = True
             break
         search.chunk(model, bases[g], g, global_batch, seq_len, tp, pp, cp)
-        if progress is not None:
-            progress(done / len(work))
+        hooks.report(done / len(work))
     elapsed = time.perf_counter() - t_start
     top_c = tuple(_candidate(bases[g], values, g) for _k, _m, g, values in search.kept[:top])
     front = search.front

@@ -32,7 +32,7 @@ import dataclasses
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,6 +47,7 @@ from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.inputs.serving_rules import serving_rules_hold
+from trinity_desktop.model.search.hooks import NO_HOOKS, SearchHooks
 from trinity_desktop.model.search.speculative_search import speculative_layouts, split_setting
 from trinity_desktop.model.step.evaluation import Results, evaluate, evaluate_grid
 
@@ -179,8 +180,7 @@ def _pareto_mask(throughput: np.ndarray, tpot: np.ndarray) -> np.ndarray:
 
 def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_len: int, *,
                  ttft_slo: float | None = None, tpot_slo: float | None = None, space: ServingSpace | None = None,
-                 progress: Callable[[float], None] | None = None, cancelled: Callable[[], bool] | None = None,
-                 **fixed) -> ServingPlan:
+                 hooks: SearchHooks = NO_HOOKS, **fixed) -> ServingPlan:
     """Search `space` (default `serving_space`); `fixed` holds other Scenario fields (gpus_per_node, efficiency,
     the KV policy ...; a draft_model or mtp_depth with an acceptance adds the speculative γ axis,
     model/search/speculative_search.py). Targets in seconds; None = no target."""
@@ -209,7 +209,7 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
     if not pairs_ok.any():
         totals["invalid"] = space.size
     for k, wd in enumerate(space.weight_dtype):
-        if cancelled is not None and cancelled():
+        if hooks.stopped():
             stopped = True
             break
         if not pairs_ok.any():
@@ -225,15 +225,15 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             out = evaluate_grid(base, **axes)
             spec = (speculative_layouts(base, axes, out, setting, evaluate_grid) if setting.on else
-                    {"tpot_s": np.asarray(out["time_per_output_token_s"])[..., None], "speedup": 1.0,
+                    {"tpot_s": np.asarray(out.time_per_output_token_s)[..., None], "speedup": 1.0,
                      "extra_memory": 0.0})
-        valid = pairs_ok[:, :, None, None, None, None] & np.broadcast_to(np.asarray(out["valid"])[..., None], shape)
+        valid = pairs_ok[:, :, None, None, None, None] & np.broadcast_to(np.asarray(out.valid)[..., None], shape)
         totals["invalid"] += int(np.count_nonzero(~valid))
-        mem = np.broadcast_to(np.asarray(out["memory_total"])[..., None] + spec["extra_memory"], shape)
-        ttft = np.broadcast_to(np.asarray(out["prefill_s"])[..., None], shape)
+        mem = np.broadcast_to(np.asarray(out.memory_total)[..., None] + spec["extra_memory"], shape)
+        ttft = np.broadcast_to(np.asarray(out.prefill_s)[..., None], shape)
         tpot = np.broadcast_to(spec["tpot_s"], shape)
         replicas = gpus // (stage[:, None, None, None, None] * axes["pp"])  # 0 where TP x DP x PP > N: invalid
-        per_gpu = np.broadcast_to(np.asarray(out["tokens_per_s"] * replicas)[..., None] * spec["speedup"], shape) / gpus
+        per_gpu = np.broadcast_to(np.asarray(out.tokens_per_s * replicas)[..., None] * spec["speedup"], shape) / gpus
         fits = valid & (mem <= hardware.hbm_bytes)
         ok_ttft = np.ones(shape, bool) if ttft_slo is None else ttft <= ttft_slo
         ok_tpot = np.ones(shape, bool) if tpot_slo is None else tpot <= tpot_slo
@@ -257,8 +257,7 @@ def plan_serving(model: Architecture, hardware, gpus: int, prompt_len: int, gen_
                     "weight_dtype": wd, "kv_dtype": space.kv_dtype[coords[3][j]],
                     "kv_offload": float(space.kv_offload[coords[4][j]]),
                     **(_speculative_layout(setting, int(space.draft_tokens[coords[5][j]])) if setting.on else {})}))
-        if progress is not None:
-            progress((k + 1) / len(space.weight_dtype))
+        hooks.report((k + 1) / len(space.weight_dtype))
     elapsed = time.perf_counter() - t0
     best = front = None
     if found:

@@ -17,6 +17,7 @@ import numpy as np
 
 from trinity_desktop.model.formulas.speculative import expected_tokens_per_step
 from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.step.grid_results import InferGrid
 from trinity_desktop.model.step.speculative_step import draft_scenario, verify_step_time
 
 MAX_DRAFT_TOKENS = 8  # γ searched 1 … 8 for a draft model (Leviathan et al. 2023 §4 evaluate γ up to 7 and beyond)
@@ -59,7 +60,7 @@ def split_setting(fixed: dict) -> tuple[SpeculativeSetting, dict]:
     return setting, rest
 
 
-def speculative_layouts(base: Scenario, axes: dict, plain: dict, setting: SpeculativeSetting, grid) -> dict:
+def speculative_layouts(base: Scenario, axes: dict, plain: InferGrid, setting: SpeculativeSetting, grid) -> dict:
     """Over the grid `axes` (tp, pp, batch, kv_bytes, ... arrays of one rank) plus a trailing γ axis: `tpot_s`, the time per
     output token; `speedup` over plain decode; `extra_memory`, the draft's bytes per GPU. `plain` is
     grid(base, **axes). γ = 0 keeps plain decode (speed-up 1, no draft)."""
@@ -69,7 +70,7 @@ def speculative_layouts(base: Scenario, axes: dict, plain: dict, setting: Specul
     q = g + 1.0
     batch = wide_axes["batch"]
     wide = grid(base, **{**wide_axes, "batch": batch * q})
-    plain6 = _expand(plain)
+    plain6 = plain.expanded()
     tp, pp = wide_axes["tp"], wide_axes["pp"]
     verify = verify_step_time(base, plain6, wide, batch, q, tp, pp)
     spec = base.replace(**setting.fields(max(setting.draft_tokens)), acceptance=setting.acceptance)
@@ -77,19 +78,10 @@ def speculative_layouts(base: Scenario, axes: dict, plain: dict, setting: Specul
     draft_tp = tp if setting.mtp_depth > 0 else np.gcd(np.asarray(tp, dtype=np.int64), dsc.model.heads)
     drafted = grid(dsc, tp=draft_tp, batch=batch, kv_bytes=wide_axes["kv_bytes"])
     shared = dsc.model.embedding_params() + dsc.model._norm_params() if setting.mtp_depth > 0 else 0.0
-    draft_memory = (np.asarray(drafted["memory"]["weights"]) * (1.0 - shared / dsc.model.params_total())
-                    + np.asarray(drafted["memory"]["kv_cache"]))
+    draft_memory = (np.asarray(drafted.memory["weights"]) * (1.0 - shared / dsc.model.params_total())
+                    + np.asarray(drafted.memory["kv_cache"]))
     tokens = expected_tokens_per_step(setting.acceptance, g)
-    plain_tpot = plain6["time_per_output_token_s"]
-    tpot = np.where(g > 0, (g * np.asarray(drafted["time_per_output_token_s"]) + verify) / tokens, plain_tpot)
+    plain_tpot = plain6.time_per_output_token_s
+    tpot = np.where(g > 0, (g * np.asarray(drafted.time_per_output_token_s) + verify) / tokens, plain_tpot)
     return {"tpot_s": tpot, "speedup": plain_tpot / tpot, "extra_memory": np.where(g > 0, draft_memory, 0.0)}
 
-
-def _expand(out: dict) -> dict:
-    """Grid outputs with a trailing length-1 axis (nested dicts of arrays)."""
-    def take(v):
-        if isinstance(v, dict):
-            return {k: take(w) for k, w in v.items()}
-        return np.asarray(v, dtype=float)[..., None]
-    return {k: take(out[k]) for k in ("time_per_output_token_s", "decode_attention_flops", "decode_kv_read_bytes",
-                                       "decode_time")}

@@ -31,6 +31,7 @@ from trinity_desktop.model.inputs.assumptions import EFFICIENCY_FIELD, Assumptio
 from trinity_desktop.model.inputs.scenario import Efficiency, Scenario
 from trinity_desktop.model.search.sobol import sobol_points
 from trinity_desktop.model.step.evaluation import INFER_AXES, TRAIN_AXES, evaluate_grid
+from trinity_desktop.model.step.grid_results import InferGrid, TrainGrid
 from trinity_desktop.model.step.layout import infer_inputs, train_inputs
 
 DEFAULT_SAMPLES = 4096
@@ -133,13 +134,13 @@ def _check_samples(samples) -> None:
         raise ValidationError("samples", samples, "a power of two from 16 up (Sobol balance)")
 
 
-def _outputs(scenario: Scenario, raw: dict) -> dict[str, np.ndarray]:
+def _outputs(scenario: Scenario, raw: TrainGrid | InferGrid) -> dict[str, np.ndarray]:
     if scenario.kind == "train":
-        return {"time_per_step_s": raw["time_total"], "mfu": raw["mfu"], "tokens_per_s": raw["tokens_per_s"]}
+        return {"time_per_step_s": raw.time_total, "mfu": raw.mfu, "tokens_per_s": raw.tokens_per_s}
     peak = scenario.hardware.peak(compute_dtype_for_weights(scenario.weight_dtype, dict(scenario.hardware.peak_flops)))
-    tpot = raw["time_per_output_token_s"]
-    return {"time_per_output_token_s": tpot, "ttft_s": raw["prefill_s"], "tokens_per_s": raw["tokens_per_s"],
-            "mfu": raw["decode_flops"] / (tpot * scenario.gpus * peak), "request_s": raw["request_s"]}
+    tpot = raw.time_per_output_token_s
+    return {"time_per_output_token_s": tpot, "ttft_s": raw.prefill_s, "tokens_per_s": raw.tokens_per_s,
+            "mfu": raw.decode_flops / (tpot * scenario.gpus * peak), "request_s": raw.request_s}
 
 
 @lru_cache(maxsize=16)
@@ -250,7 +251,7 @@ def time_bands(scenarios: Sequence[Scenario], samples: int = FRONT_SAMPLES, set_
                    if k in inputs[members[0]] and len({inputs[i][k] for i in members}) > 1}
         sampled = {k: v[None, :] for k, v in _axes_with_likely_row(base, active, rows).items()}
         raw = evaluate_grid(base, **layouts, **sampled)
-        t = np.stack([np.broadcast_to(np.asarray(raw[outputs[i]], dtype=float), (len(members), len(rows)))[j]
+        t = np.stack([np.broadcast_to(np.asarray(getattr(raw, outputs[i]), dtype=float), (len(members), len(rows)))[j]
                       for j, i in enumerate(members)])
         p05, p50, p95 = np.quantile(t[:, :2 * samples], QUANTILES, axis=1)
         for j, i in enumerate(members):

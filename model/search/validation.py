@@ -89,7 +89,7 @@ def memory_rows(runs: Sequence[PublishedRun] | None = None) -> list[dict]:
     runs = published_memory_runs() if runs is None else runs
     rows = []
     for run in runs:
-        predicted = float(evaluate_grid(run.scenario)["memory_total"])
+        predicted = float(evaluate_grid(run.scenario).memory_total)
         rows.append(_row(run, predicted, predicted, predicted) | {"predicted_gib": predicted / GIB})
     return rows
 

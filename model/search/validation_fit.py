@@ -68,7 +68,7 @@ def _predicted(runs: Sequence[PublishedRun], groups, eff: np.ndarray) -> np.ndar
     for members, base, layouts in groups:
         g = evaluate_grid(base, **layouts, **{n: eff[None, :, j] for j, n in enumerate(EFFICIENCIES)})
         for row, i in enumerate(members):
-            out[i] = np.broadcast_to(g[QUANTITY_OUTPUT[runs[i].quantity]], (len(members), len(eff)))[row]
+            out[i] = np.broadcast_to(getattr(g, QUANTITY_OUTPUT[runs[i].quantity]), (len(members), len(eff)))[row]
     return out
 
 

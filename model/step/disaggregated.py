@@ -56,10 +56,22 @@ def kv_prompt_bytes(sc: Scenario) -> float:
     return float(kv_transfer_bytes(kept, kv_bytes_per_token(arch, BYTES_PER_ELEMENT[sc.kv_dtype])))
 
 
-def pools_served(sc: Scenario, request_bytes, *, prefill_tp, prefill_pp, decode_tp, decode_pp, prefill_instances,
-                 decode_instances, intra, prefill_s_one, decode_s, tpot, batch) -> PoolsServed:
-    """The KV transfer over the pools' link (scale-up where `intra`) and the pools' rates, broadcast over every
-    argument (formulas/disaggregation.py)."""
+@dataclass(frozen=True)
+class PoolTimes:
+    """The pools' instance times (the core's inference step): one prompt's prefill, a decode of `batch` sequences
+    (its decode_s, the time per output token)."""
+
+    prefill_s_one: object
+    decode_s: object
+    tpot: object
+    batch: object
+
+
+def pools_served(sc: Scenario, request_bytes, times: PoolTimes, *, prefill_tp, prefill_pp, decode_tp, decode_pp,
+                 prefill_instances, decode_instances, intra) -> PoolsServed:
+    """The KV transfer over the pools' link (scale-up where `intra`) and the pools' rates at the instances'
+    `times`, broadcast over every argument (formulas/disaggregation.py)."""
+    prefill_s_one, decode_s, tpot, batch = times.prefill_s_one, times.decode_s, times.tpot, times.batch
     arch, hw, eta = sc.model, sc.hardware, sc.efficiency.network
     share_p = kv_share_per_gpu(arch, prefill_tp) / xp.asarray(prefill_pp, dtype=float)
     share_d = kv_share_per_gpu(arch, decode_tp) / xp.asarray(decode_pp, dtype=float)
@@ -142,10 +154,11 @@ def disaggregated_serving(sc: Scenario) -> DisaggregatedServing:
     p_sc, d_sc = pool_scenarios(sc)
     p, d = infer_step_of(p_sc), infer_step_of(d_sc)
     intra = lay.link == "scale-up"
-    served = pools_served(sc, kv_prompt_bytes(sc), prefill_tp=lay.prefill.tp, prefill_pp=lay.prefill.pp,
+    times = PoolTimes(prefill_s_one=float(p.prefill_s), decode_s=float(d.decode_s),
+                      tpot=float(d.time_per_output_token_s), batch=sc.batch)
+    served = pools_served(sc, kv_prompt_bytes(sc), times, prefill_tp=lay.prefill.tp, prefill_pp=lay.prefill.pp,
                           decode_tp=lay.decode.tp, decode_pp=lay.decode.pp, prefill_instances=lay.prefill.instances,
-                          decode_instances=lay.decode.instances, intra=intra, prefill_s_one=float(p.prefill_s),
-                          decode_s=float(d.decode_s), tpot=float(d.time_per_output_token_s), batch=sc.batch)
+                          decode_instances=lay.decode.instances, intra=intra)
     rates = (float(served.prefill_rate), float(served.decode_rate), float(served.link_rate))
     # aggregated: replicas of the scenario's own layout on the pools' GPUs, prefilling arrivals one at a time
     agg_one = infer_step_of(base.replace(kind="prefill", batch=1))

@@ -27,6 +27,7 @@ from trinity_desktop.model.formulas.speculative import SpeculativeDecode
 from trinity_desktop.model.inputs.disaggregation_layout import is_disaggregated
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.disaggregated import DisaggregatedServing, disaggregated_serving
+from trinity_desktop.model.step.grid_results import InferGrid, TrainGrid, step_fields
 from trinity_desktop.model.step.inference import InferStep, inference_step
 from trinity_desktop.model.step.layout import infer_inputs, infer_valid, train_inputs, train_valid
 from trinity_desktop.model.step.request import decode_plan
@@ -75,19 +76,18 @@ def _floats(d: Mapping) -> dict:
     return {k: as_float(v) for k, v in d.items()}
 
 
-# Display names of the inference time parts (`Results.time` keys for prefill and decode).
-PREFILL_TIME_NAMES = {"gemms": "GEMMs (weights)", "attention": "attention", "tp_comm": "TP communication",
-                      "pp_comm": "PP communication", "kv_host": "KV offload (host link)",
-                      "fixed": "kernel launch and sync", "ep_comm": "EP all-to-all"}
-DECODE_TIME_NAMES = {"gemms": "GEMMs (weights)", "attention": "attention (KV reads)", "tp_comm": "TP communication",
-                     "pp_comm": "PP communication", "kv_host": "KV fetch (host link)",
-                     "fixed": "kernel launch and sync", "ep_comm": "EP all-to-all"}
+# Role ids of the inference time parts (`Results.time` keys for prefill and decode), by `PhaseTime` field; the
+# display text of each id lives in the UI (ui/stage_labels.INFER_TIME_PART_TEXT).
+PREFILL_TIME_IDS = {"gemms": "gemms", "attention": "attention", "tp_comm": "tp_comm", "pp_comm": "pp_comm",
+                    "kv_host": "kv_offload", "fixed": "fixed", "ep_comm": "ep_comm"}
+DECODE_TIME_IDS = {"gemms": "gemms", "attention": "attention_kv_reads", "tp_comm": "tp_comm", "pp_comm": "pp_comm",
+                   "kv_host": "kv_fetch", "fixed": "fixed", "ep_comm": "ep_comm"}
 
 
 def phase_time(r: InferStep, phase: str) -> dict:
-    """One phase's time parts by display name: the pipeline sends where pipelined, the host-link KV transfer
+    """One phase's time parts by role id: the pipeline sends where pipelined, the host-link KV transfer
     where offloading (`Results.time` of a prefill or decode scenario)."""
-    t, names = (r.prefill_time, PREFILL_TIME_NAMES) if phase == "prefill" else (r.decode_time, DECODE_TIME_NAMES)
+    t, names = (r.prefill_time, PREFILL_TIME_IDS) if phase == "prefill" else (r.decode_time, DECODE_TIME_IDS)
     parts = ["gemms", "attention", "tp_comm"] + ["pp_comm"] * r.piped + ["kv_host"] * r.offloading + ["fixed"]
     parts += ["ep_comm"] * r.expert_parallel  # MoE serving (#23): the EP all-to-all, where EP is on
     return {names[k]: getattr(t, k) for k in parts}
@@ -236,7 +236,7 @@ TRAIN_ASSUMPTION_AXES = ("grad_overlap_fraction",)
 INFER_ASSUMPTION_AXES = ("runtime_reserve_fraction",)
 
 
-def evaluate_grid(scenario: Scenario, **axes) -> dict:
+def evaluate_grid(scenario: Scenario, **axes) -> TrainGrid | InferGrid:
     """Evaluate the scenario with some inputs replaced by arrays (broadcast together), in one call.
 
     Training axes: gpus, gpus_per_node, tp, pp, cp, ep, virtual_stages, sp, zero, recompute (0 none,
@@ -245,10 +245,10 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
     batch, prompt_len, gen_len, weight_bytes, kv_bytes, the KV-policy knobs, kv_offload_fraction,
     prefix_hit_fraction. Assumption axes (both kinds): compute_efficiency, hbm_efficiency, network_efficiency,
     scaleup_latency_s, scaleout_latency_s; training also grad_overlap_fraction, inference also
-    runtime_reserve_fraction. Returns the raw arrays of `training_step` / `inference_step`, plus a
-    boolean `valid` mask (the layout and link rules of `Scenario`, vectorized) and, for inference, `kv_in_hbm`:
-    where the KV cache stays in HBM, so that request_s is the request's time (elsewhere `evaluate` adds the
-    moves between memory tiers).
+    runtime_reserve_fraction. Returns a `TrainGrid` / `InferGrid` (model/step/grid_results.py): the arrays of
+    `training_step` / `inference_step`, a boolean `valid` mask (the layout and link rules of `Scenario`,
+    vectorized) and, for inference, `kv_in_hbm`: where the KV cache stays in HBM, so that request_s is the
+    request's time (elsewhere `evaluate` adds the moves between memory tiers).
     """
     axes = dict(axes)
     assumed = {ASSUMPTION_AXES[k]: axes.pop(k) for k in list(axes) if k in ASSUMPTION_AXES}
@@ -264,11 +264,10 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
             raise KeyError(f"not a training grid axis: {sorted(unknown)}")
         inputs = train_inputs(scenario).replace(**axes, **assumed)
         r = training_step(arch, hw, inputs) if axes or assumed or latencies else train_step_of(scenario)
-        out = {k: getattr(r, k) for k in TRAIN_GRID_OUTPUTS}
-        out.update(memory=train_memory(r), time=train_time(r), bytes_by_link=r.bytes_by_link.by_name())
         valid = np.asarray(train_valid(arch, scenario.hardware, inputs))
-        out["valid"] = np.broadcast_to(valid, np.broadcast_shapes(valid.shape, np.shape(r.time_total)))
-        return out
+        return TrainGrid(**step_fields(TrainGrid, r), memory=train_memory(r), time=train_time(r),
+                         bytes_by_link=r.bytes_by_link.by_name(),
+                         valid=np.broadcast_to(valid, np.broadcast_shapes(valid.shape, np.shape(r.time_total))))
     if "runtime_reserve_fraction" in axes:
         assumed["reserved_fraction"] = axes.pop("runtime_reserve_fraction")
     unknown = set(axes) - set(INFER_AXES)
@@ -276,25 +275,13 @@ def evaluate_grid(scenario: Scenario, **axes) -> dict:
         raise KeyError(f"not an inference grid axis: {sorted(unknown)}")
     inputs = infer_inputs(scenario).replace(**axes, **assumed)
     r = inference_step(arch, hw, inputs) if axes or assumed or latencies else infer_step_of(scenario)
-    out = {k: getattr(r, k) for k in INFER_GRID_OUTPUTS}
-    out.update(memory=infer_memory(r), prefill_time=phase_time(r, "prefill"), decode_time=phase_time(r, "decode"),
-               prefill_bytes=r.prefill_bytes.by_name(), decode_bytes=r.decode_bytes.by_name())
     # tp x pp GPUs; every pipeline stage holds layers / pp
     valid = np.asarray(infer_valid(arch, scenario.hardware, inputs))
     shape = np.broadcast_shapes(valid.shape, np.shape(r.request_s), np.shape(r.memory_total))
-    out["valid"] = np.broadcast_to(valid, shape)
     # request_s here keeps the whole KV cache in HBM; where it does not fit (or a share is offloaded) `evaluate`
     # times the request by its stages, with the tier transfers (model/step/request.py)
     in_hbm = (r.memory_total <= scenario.hardware.hbm_bytes) & (np.asarray(inputs.kv_offload_fraction) <= 0)
-    out["kv_in_hbm"] = np.broadcast_to(in_hbm, shape)
-    return out
-
-
-TRAIN_GRID_OUTPUTS = ("dp", "micro_batches", "memory_total", "model_flops", "hardware_flops", "time_total",
-                      "dp_comm_time", "backward_time_last_micro_batch", "pipeline_bubble_fraction", "mfu",
-                      "tokens_per_s", "tokens", "host_bytes", "nvme_bytes", "nvme_traffic_bytes", "compute_share",
-                      "bandwidth_share")
-INFER_GRID_OUTPUTS = ("weights_bytes", "kv_bytes_per_token", "kv_bytes", "kv_host_bytes", "prefill_tokens_computed",
-                      "memory_total", "prefill_s", "time_per_output_token_s", "tokens_per_s", "decode_s", "request_s",
-                      "decode_kv_read_bytes", "decode_attention_flops", "prefill_flops", "decode_flops",
-                      "prefill_shares", "decode_shares")
+    return InferGrid(**step_fields(InferGrid, r), memory=infer_memory(r), prefill_time=phase_time(r, "prefill"),
+                     decode_time=phase_time(r, "decode"), prefill_bytes=r.prefill_bytes.by_name(),
+                     decode_bytes=r.decode_bytes.by_name(), valid=np.broadcast_to(valid, shape),
+                     kv_in_hbm=np.broadcast_to(in_hbm, shape))

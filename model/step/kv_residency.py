@@ -24,6 +24,10 @@ over context and sessions.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 
 from trinity_desktop.model.base.dtypes import BYTES_PER_ELEMENT
@@ -70,16 +74,52 @@ def _check_axis(name: str, values, upper: int) -> np.ndarray:
     return a
 
 
-def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str = "spill") -> dict:
+@dataclass(frozen=True)
+class KvResidency:
+    """Placement of the KV cache over the memory tiers and the effective decode step (module docstring's
+    formula; vllm §3 pages, memory_tiers.toml tiers). Bytes per GPU, seconds; arrays over context x sessions."""
+
+    context: object                  # tokens cached per sequence
+    sessions: object                 # concurrent sequences
+    policy: str                      # "spill" or "evict"
+    tiers: tuple                     # the tiers the hardware has, fastest first
+    resident: Mapping[str, object]   # tier -> KV bytes it holds
+    capacity: Mapping[str, object]   # tier -> bytes it offers the KV cache
+    tier_capacity: Mapping[str, float]  # tier -> its full capacity
+    needed: object                   # the KV cache the sessions need
+    placed: object
+    unplaced_bytes: object           # spill: beyond every tier
+    evicted_bytes: object            # evict: dropped, total over sessions
+    evicted_tokens: object
+    time_by_tier: Mapping[str, object]  # tier -> seconds of its share of the step
+    base_time_s: object              # weights + TP + PP + fixed + EP
+    step_time_s: object
+    tokens_per_s: object
+    hbm_share: object                # share of the needed cache in HBM
+    weights_bytes: object
+    reserved_bytes: object
+    weights_fit: object              # weights + runtime reserve fit in HBM
+    kv_bytes_per_token_gpu: float
+    page_bytes: float
+    page_tokens: int
+    gpus: int
+
+
+@dataclass(frozen=True)
+class KvResidencyAt(KvResidency):
+    """The current point (`residency_at`): placement at the end of the request, as scalars, with the effective
+    time per output token at the average context."""
+
+    effective_time_per_output_token_s: float = 0.0
+    effective_tokens_per_s: float = 0.0
+
+
+def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str = "spill") -> KvResidency:
     """Placement and effective decode step time over context length and/or concurrent sessions.
 
     `context`: tokens cached per sequence (prompt + generated so far); default 4k ... 1M tokens when neither
     axis is given, else the scenario's prompt_len + gen_len. `sessions`: concurrent sequences (the batch),
-    default the scenario's batch. Both broadcast. Returns arrays (bytes per GPU, seconds):
-    resident {tier: bytes}, capacity {tier: bytes the tier offers the KV cache}, tier_capacity {tier: full
-    capacity}, needed, placed, unplaced_bytes (spill: beyond every tier), evicted_bytes / evicted_tokens
-    (evict: total over sessions), time_by_tier {tier: s}, base_time_s (weights + TP), step_time_s,
-    tokens_per_s, hbm_share, plus weights_bytes, reserved_bytes, kv_bytes_per_token_gpu, page_bytes.
+    default the scenario's batch. Both broadcast. Returns a `KvResidency` of arrays (bytes per GPU, seconds).
     """
     if policy not in PLACEMENT_POLICIES:
         raise ValidationError("policy", policy, "one of " + ", ".join(PLACEMENT_POLICIES))
@@ -136,41 +176,39 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
             t = t + resident[name] / (tier.bandwidth * eta) + np.ceil(safe_div(resident[name], page)) * tier.latency_s
         time_by_tier[name] = t
     step = base + sum(time_by_tier.values())
-    return {
-        "context": c, "sessions": b, "policy": policy, "tiers": tuple(n for n in RESIDENCY_TIERS if n in tiers),
-        "resident": resident, "capacity": capacity, "tier_capacity": full, "needed": needed, "placed": placed,
-        "unplaced_bytes": unplaced, "evicted_bytes": evicted, "evicted_tokens": safe_div(evicted, kv_tok_gpu),
-        "time_by_tier": time_by_tier, "base_time_s": base, "step_time_s": step,
-        "tokens_per_s": safe_div(b, step), "hbm_share": np.where(needed > 0, safe_div(resident["hbm"], needed), 1.0),
-        "weights_bytes": weights, "reserved_bytes": reserved, "weights_fit": weights + reserved <= full["hbm"],
-        "kv_bytes_per_token_gpu": kv_tok_gpu, "page_bytes": page, "page_tokens": page_tokens(),
-        "gpus": sc.gpus,
-    }
+    return KvResidency(
+        context=c, sessions=b, policy=policy, tiers=tuple(n for n in RESIDENCY_TIERS if n in tiers),
+        resident=resident, capacity=capacity, tier_capacity=full, needed=needed, placed=placed,
+        unplaced_bytes=unplaced, evicted_bytes=evicted, evicted_tokens=safe_div(evicted, kv_tok_gpu),
+        time_by_tier=time_by_tier, base_time_s=base, step_time_s=step,
+        tokens_per_s=safe_div(b, step), hbm_share=np.where(needed > 0, safe_div(resident["hbm"], needed), 1.0),
+        weights_bytes=weights, reserved_bytes=reserved, weights_fit=weights + reserved <= full["hbm"],
+        kv_bytes_per_token_gpu=kv_tok_gpu, page_bytes=page, page_tokens=page_tokens(), gpus=sc.gpus)
 
 
-def _scalars(d: dict) -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out[k] = _scalars(v)
-        elif isinstance(v, np.ndarray):
-            out[k] = float(v.reshape(-1)[0]) if v.dtype != bool else bool(v.reshape(-1)[0])
-        else:
-            out[k] = v
-    return out
+def _scalar(v):
+    if isinstance(v, dict):
+        return {k: _scalar(w) for k, w in v.items()}
+    if isinstance(v, np.ndarray):
+        return float(v.reshape(-1)[0]) if v.dtype != bool else bool(v.reshape(-1)[0])
+    return v
 
 
-def residency_at(scenario: Scenario, policy: str = "spill") -> dict:
+def _scalars(r: KvResidency) -> dict:
+    """The fields of a residency of one point, as plain numbers (its first element)."""
+    return {f.name: _scalar(getattr(r, f.name)) for f in dataclasses.fields(r)}
+
+
+def residency_at(scenario: Scenario, policy: str = "spill") -> KvResidencyAt:
     """The current point: placement at the end of the request (context = prompt_len + gen_len, sessions =
     batch, the peak the cache must hold), and the effective time per output token at the average context
     prompt_len + gen_len/2 (the core's convention: equal to its time_per_output_token_s while the cache fits
-    in HBM). Scalars; same keys as `residency_curve` plus effective_time_per_output_token_s."""
+    in HBM). Scalars; the fields of `residency_curve` plus effective_time_per_output_token_s."""
     sc = serving_scenario(scenario)
     end = _scalars(residency_curve(sc, context=sc.prompt_len + sc.gen_len, sessions=sc.batch, policy=policy))
     mid = _scalars(residency_curve(sc, context=sc.prompt_len + sc.gen_len / 2.0, sessions=sc.batch, policy=policy))
-    end["effective_time_per_output_token_s"] = mid["step_time_s"]
-    end["effective_tokens_per_s"] = mid["tokens_per_s"]
-    return end
+    return KvResidencyAt(**end, effective_time_per_output_token_s=mid["step_time_s"],
+                         effective_tokens_per_s=mid["tokens_per_s"])
 
 
 def residency_json(scenario: Scenario, policy: str = "spill") -> dict:
@@ -178,11 +216,11 @@ def residency_json(scenario: Scenario, policy: str = "spill") -> dict:
     effective_time_per_output_token_s, and the evicted / unplaced amounts."""
     at = residency_at(scenario, policy)
     return {
-        "kv_residency_bytes": {name: at["resident"][name] for name in RESIDENCY_TIERS},
-        "effective_time_per_output_token_s": at["effective_time_per_output_token_s"],
+        "kv_residency_bytes": {name: at.resident[name] for name in RESIDENCY_TIERS},
+        "effective_time_per_output_token_s": at.effective_time_per_output_token_s,
         "kv_placement_policy": policy,
-        "kv_evicted_tokens": at["evicted_tokens"],
-        "kv_unplaced_bytes": at["unplaced_bytes"],
+        "kv_evicted_tokens": at.evicted_tokens,
+        "kv_unplaced_bytes": at.unplaced_bytes,
     }
 
 

@@ -204,7 +204,7 @@ def training_layout_rules(arch: Architecture, *, gpus, tp, pp, cp, ep, micro_bat
                           virtual_stages=1, first_stage_layers=0, last_stage_layers=0) -> tuple[Rule, ...]:
     """The training layout rules for model `arch`, broadcast over arrays, in the scenario's order
     (model/inputs/layout_rules.py; the planner counts the most common reason)."""
-    return training_rules(arch.layers, arch.heads, arch.experts, gpus=gpus, tp=tp, pp=pp, cp=cp, ep=ep,
+    return training_rules(arch, gpus=gpus, tp=tp, pp=pp, cp=cp, ep=ep,
                           micro_batch=micro_batch, global_batch=global_batch, seq_len=seq_len,
                           virtual_stages=virtual_stages, first_stage_layers=first_stage_layers,
                           last_stage_layers=last_stage_layers)

@@ -113,7 +113,7 @@ def kv_spills(scenario: Scenario) -> bool:
     if not isinstance(scenario, Scenario) or scenario.kind == "train":
         return False
     rc = residency_curve(scenario, context=scenario.prompt_len + scenario.gen_len, sessions=scenario.batch)
-    return bool(np.any(rc["needed"] - rc["resident"]["hbm"] > 0))
+    return bool(np.any(rc.needed - rc.resident["hbm"] > 0))
 
 
 def kv_tiers(sc: Scenario, context: np.ndarray, policy: str = "spill") -> KvTiers | None:
@@ -123,14 +123,14 @@ def kv_tiers(sc: Scenario, context: np.ndarray, policy: str = "spill") -> KvTier
     T_tier = bytes / (B_tier · η_net) + ceil(bytes / page) · latency_tier, residency's per-step tier transfer
     (vllm §3 pages, pcie-spec, memory_tiers.toml)."""
     rc = residency_curve(sc, context=context, sessions=sc.batch, policy=policy)
-    needed = np.asarray(rc["needed"], dtype=float)
-    off_hbm = needed - np.asarray(rc["resident"]["hbm"], dtype=float)
+    needed = np.asarray(rc.needed, dtype=float)
+    off_hbm = needed - np.asarray(rc.resident["hbm"], dtype=float)
     if not np.any(off_hbm > 0):
         return None
     tiers = tier_map(serving_scenario(sc).hardware)
     eta = sc.efficiency.network
-    page = float(rc["page_bytes"])
-    resident = {t: np.asarray(rc["resident"][t], dtype=float) for t in OFF_HBM_TIERS}
+    page = float(rc.page_bytes)
+    resident = {t: np.asarray(rc.resident[t], dtype=float) for t in OFF_HBM_TIERS}
     transfer = {}
     for name in OFF_HBM_TIERS:  # a loop over the three slower tiers, not over configurations
         b = resident[name]
@@ -140,5 +140,5 @@ def kv_tiers(sc: Scenario, context: np.ndarray, policy: str = "spill") -> KvTier
         else:
             transfer[name] = np.zeros_like(b)
     used = tuple(t for t in OFF_HBM_TIERS if np.any(resident[t] > 0))
-    return KvTiers(step_time_s=np.asarray(rc["step_time_s"], dtype=float), resident=resident,
+    return KvTiers(step_time_s=np.asarray(rc.step_time_s, dtype=float), resident=resident,
                    off_hbm=np.maximum(off_hbm, 0.0), used=used, transfer_s=transfer)

@@ -33,12 +33,13 @@ from trinity_desktop.model.formulas.speculative import (
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.presets import model_presets
 from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.step.grid_results import InferGrid
 from trinity_desktop.model.step.layout import infer_inputs
 from trinity_desktop.model.step.request import DecodePlan, decode_plan
 from trinity_desktop.model.step.run import infer_step_of
 
-ATTENTION = "attention (KV reads)"   # evaluate_grid's decode_time names (evaluation.DECODE_TIME_NAMES)
-KV_FETCH = "KV fetch (host link)"
+ATTENTION = "attention_kv_reads"   # evaluate_grid's decode_time role ids (evaluation.DECODE_TIME_IDS)
+KV_FETCH = "kv_fetch"
 
 
 def speculative_on(sc: Scenario) -> bool:
@@ -96,50 +97,40 @@ def speculative_grid(sc: Scenario, grid, batch=None, draft_tokens=None, acceptan
     contexts = dict(zip(contexts, ctx, strict=True))
     q = g + 1.0
     target = grid(sc, batch=np.stack([b, b * q]), **contexts)
-    plain, wide = (_at(target, i) for i in (0, 1))
+    plain, wide = target.at(0), target.at(1)
     dsc, _, _ = draft_scenario(sc)
     drafted = grid(dsc, batch=b, **contexts)
-    draft_step = np.asarray(drafted["time_per_output_token_s"], dtype=float)
+    draft_step = np.asarray(drafted.time_per_output_token_s, dtype=float)
     x = infer_inputs(sc)
     tp, pp = float(x.tp), float(x.pp)
     verify = verify_step_time(sc, plain, wide, b, q, tp, pp)
     f_off = sc.kv_offload_fraction
-    verify_hbm = wide["decode_bytes"]["hbm"] - (wide["decode_kv_read_bytes"] - plain["decode_kv_read_bytes"]) * (1 + f_off)
-    verify_flops = wide["decode_flops"] / (tp * pp)
+    verify_hbm = wide.decode_bytes["hbm"] - (wide.decode_kv_read_bytes - plain.decode_kv_read_bytes) * (1 + f_off)
+    verify_flops = wide.decode_flops / (tp * pp)
     rnd = round_time(draft_step, verify, g)
     tokens = expected_tokens_per_step(a, g)
     tpot = rnd / tokens
-    decode = plain["time_per_output_token_s"]
+    decode = plain.time_per_output_token_s
     return dict(decode_step_s=decode, draft_step_s=draft_step, verify_step_s=verify, round_s=rnd,
                 expected_tokens_per_step=tokens, time_per_output_token_s=tpot, speedup=decode / tpot,
                 verify_flops=verify_flops, verify_hbm_bytes=verify_hbm,
-                decode_flops=plain["decode_flops"] / (tp * pp), decode_hbm_bytes=plain["decode_bytes"]["hbm"],
-                draft_flops=np.asarray(drafted["decode_flops"], dtype=float) / dsc.gpus,
-                draft_hbm_bytes=np.asarray(drafted["decode_bytes"]["hbm"], dtype=float))
+                decode_flops=plain.decode_flops / (tp * pp), decode_hbm_bytes=plain.decode_bytes["hbm"],
+                draft_flops=np.asarray(drafted.decode_flops, dtype=float) / dsc.gpus,
+                draft_hbm_bytes=np.asarray(drafted.decode_bytes["hbm"], dtype=float))
 
 
-def verify_step_time(sc: Scenario, plain: dict, wide: dict, batch, q, tp, pp):
+def verify_step_time(sc: Scenario, plain: InferGrid, wide: InferGrid, batch, q, tp, pp):
     """Seconds of the verify step: the decode step at batch x q tokens (`wide`, grid outputs) with its attention
     replaced by each sequence's KV read once for all q queries, max(q · F / (peak · η), KV / B_kv) per slot, F and
     KV the plain step's (`plain`) per micro-batch slot; broadcasts over arrays of batch, q, tp and pp."""
     x, hw = infer_inputs(sc), sc.hardware
     n_mb = np.minimum(batch, pp)
-    flops_slot = plain["decode_attention_flops"] / (n_mb * tp * pp)  # per GPU, one micro-batch's attention
-    kv_slot = plain["decode_kv_read_bytes"] / n_mb
+    flops_slot = plain.decode_attention_flops / (n_mb * tp * pp)  # per GPU, one micro-batch's attention
+    kv_slot = plain.decode_kv_read_bytes / n_mb
     bw_kv = kv_bandwidth(hw, x.eff_hbm, x.decode_attention_kernel)  # the decode attention kernel's rate (#22)
     attention = pp * np.maximum(q * flops_slot / (x.peak * x.eff_compute), kv_slot / bw_kv)
-    return (wide["time_per_output_token_s"] - wide["decode_time"][ATTENTION] - wide["decode_time"].get(KV_FETCH, 0.0)
-            + attention + plain["decode_time"].get(KV_FETCH, 0.0))
-
-
-def _at(out: dict, i: int) -> dict:
-    """The i-th slice of a grid evaluated over a stacked batch axis (nested dicts of arrays)."""
-    def take(v):
-        if isinstance(v, dict):
-            return {k: take(w) for k, w in v.items()}
-        v = np.asarray(v, dtype=float)
-        return v[i] if v.ndim else v
-    return {k: take(v) for k, v in out.items() if k != "prefill_shares" and k != "decode_shares"}
+    return (wide.time_per_output_token_s - wide.decode_time[ATTENTION] - wide.decode_time.get(KV_FETCH, 0.0)
+            + attention + plain.decode_time.get(KV_FETCH, 0.0))
 
 
 def speculative_groups(sc: Scenario, grid) -> tuple[DecodePlan, dict]:

@@ -12,17 +12,22 @@ from __future__ import annotations
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.formulas.lora import adapter_params, frozen_weight_bytes
 from trinity_desktop.model.formulas.memory import (
+    LayerWidths,
     PeakExtras,
     activation_bytes_per_layer,
     deepseek_v3_activation_bytes_per_layer,
     layers_per_stage,
+    logits_buffer_bytes,
     model_state_bytes,
+    nccl_buffer_bytes,
     op_sac_activation_bytes_per_layer,
     peak_memory_extras,
     stored_layer_loads,
     te_fp8_activation_bytes_per_layer,
+    zero3_gather_buffer_bytes,
     zero3_pipeline_resident_bytes,
 )
+from trinity_desktop.model.formulas.train_compute import StepShape
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.step.layout import TrainInputs
 from trinity_desktop.model.step.quantities import record
@@ -65,11 +70,10 @@ def stage_params(arch: Architecture, tp, pp, ep):
     return dense, expert
 
 
-def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero, recompute, m, v, s_local, lps,
-                 act_keep) -> StageMemory:
-    """The peak stage's memory per GPU (the module docstring). `tp`..`ep`, `zero`, `recompute` as arrays;
-    `m` micro-batches, `v` virtual stages, `s_local` the sequence / CP, `lps` layers on the busiest stage,
-    `act_keep` the share of stored activations vDNN keeps in HBM."""
+def stage_memory(arch: Architecture, x: TrainInputs, shape: StepShape) -> StageMemory:
+    """The peak stage's memory per GPU (the module docstring) on the step's layout `shape` (its arrays)."""
+    tp, pp, cp, ep, dp, zero, recompute = shape.tp, shape.pp, shape.cp, shape.ep, shape.dp, shape.zero, shape.recompute
+    m, v, s_local, lps, act_keep = shape.m, shape.v, shape.s_local, shape.lps, shape.act_keep
     micro_batch, sp, flash, act_bytes = x.micro_batch, x.sp, x.flash, x.act_bytes
     weight_bytes, grad_bytes = x.weight_bytes, x.grad_bytes
     L, h, a = arch.layers, arch.hidden, arch.heads
@@ -99,9 +103,9 @@ def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero
     moe_ffn = (arch.moe_ffn_hidden or arch.ffn_hidden) * (arch.experts_per_token + arch.shared_experts)
     ffn_avg = ((L - n_moe) * arch.ffn_hidden + n_moe * moe_ffn) / L
     kv_width = a * arch.qk_dim if arch.attention == "mla" else arch.kv_heads * arch.head_dim
-    per_layer_act = activation_bytes_per_layer(
-        s_local, micro_batch, h, a, tp, sp, recompute, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
-        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
+    widths = LayerWidths(h, a, q_width=a * arch.qk_dim, kv_width=kv_width, ffn=ffn_avg, gated=arch.gated_mlp)
+    per_layer_act = activation_bytes_per_layer(s_local, micro_batch, widths, tp, sp, recompute, flash,
+                                               act_bytes=act_bytes)
     # DeepSeek-V3's recipe (memory.deepseek_v3_activation_bytes_per_layer), dense and MoE layers averaged
     def ds(ffn, active):
         return deepseek_v3_activation_bytes_per_layer(
@@ -119,14 +123,12 @@ def stage_memory(arch: Architecture, x: TrainInputs, *, tp, pp, cp, ep, dp, zero
                                 xp.where((recipe == 3) & (recompute == 1), te_layer, per_layer_act))
     per_layer_act = xp.where(recompute == 2, per_layer_act, xp.where(recipe == 1, ds_layer, selective_recipe))
     peak_loads, last_loads = stored_layer_loads(L, pp, m, v, x.first_stage_layers, x.last_stage_layers)
-    layer_none = activation_bytes_per_layer(
-        s_local, micro_batch, h, a, tp, sp, 0, flash, q_width=a * arch.qk_dim, kv_width=kv_width,
-        ffn=ffn_avg, gated=arch.gated_mlp, act_bytes=act_bytes)
+    layer_none = activation_bytes_per_layer(s_local, micro_batch, widths, tp, sp, 0, flash, act_bytes=act_bytes)
+    layer_params = (psi_dense + psi_expert + (frozen_dense + frozen_expert) / weight_bytes) / lps
     extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
-                                micro_batch=micro_batch, seq_len=s_local, vocab=arch.vocab, tp=tp, cp=cp, dp=shard,
-                                ep=ep, zero=zero,
-                                layer_params=(psi_dense + psi_expert + (frozen_dense + frozen_expert) / weight_bytes) / lps,
-                                weight_bytes=weight_bytes, layers=lps, keep=act_keep)
+                                logits=logits_buffer_bytes(micro_batch, s_local, arch.vocab, tp),
+                                gather=zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, shard, lps),
+                                network_buffers=nccl_buffer_bytes(tp, cp, shard, pp, ep), keep=act_keep)
     return StageMemory(psi_dense=psi_dense, psi_expert=psi_expert, k_bytes=k_bytes, act_layer_bytes=per_layer_act,
                        extras=extras, activations=extras.activations / act_keep,  # before activation offload
                        weights=w_d + w_e + w_pp + frozen_bytes, gradients=g_d + g_e + g_pp, optimizer=o_d + o_e,

@@ -61,7 +61,7 @@ from trinity_desktop.model.formulas.overlap import (
     dualpipe_exposed,
     tp_exposed,
 )
-from trinity_desktop.model.formulas.train_compute import train_compute
+from trinity_desktop.model.formulas.train_compute import KernelRates, StepShape, train_compute
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.step.layout import TrainInputs
@@ -248,8 +248,9 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     act_keep = xp.where(xp.asarray(x.offload) == OFFLOAD_ACTIVATIONS, xp.minimum(lps, 2.0) / lps, 1.0)
 
     # --- memory per GPU -------------------------------------------------------------------------
-    mem = stage_memory(arch, x, tp=tp, pp=pp, cp=cp, ep=ep, dp=dp, zero=zero, recompute=recompute, m=m, v=v,
-                       s_local=s_local, lps=lps, act_keep=act_keep)  # step/train_memory.py
+    shape = StepShape(tp=tp, pp=pp, cp=cp, ep=ep, dp=dp, zero=zero, recompute=recompute, m=m, v=v, s_local=s_local,
+                      lps=lps, act_keep=act_keep)
+    mem = stage_memory(arch, x, shape)  # step/train_memory.py
     psi_dense, psi_expert, k_bytes, per_layer_act = mem.psi_dense, mem.psi_expert, mem.k_bytes, mem.act_layer_bytes
     extras, activations = mem.extras, mem.activations
     weights_mem, grads_mem, optimizer_mem = mem.weights, mem.gradients, mem.optimizer
@@ -281,11 +282,11 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     fp8 = runs_fp8(peak, hw)
     attn_extra = xp.where((recompute > 0) | xp.asarray(flash, dtype=bool), 1.0, 0.0)
     kernels = train_compute(
-        arch, hw, flops_mb=per_gpu_mb, attn_flops_mb=tokens * L * attn_layer * (3.0 + attn_extra) / (m * dp)
-        / (tp * pp * cp), attn_extra=attn_extra, tokens_mb=micro_batch * s_local, micro_batch=micro_batch,
-        seq_len=seq_len, s_keys=s_keys, cp=cp, tp=tp, ep=ep, sp=sp, pp=pp, lps=lps, recompute=recompute,
-        flash=flash, peak=peak, eff_compute=eff_compute, eff_hbm=eff_hbm, act_bytes=act_bytes,
-        fp8=fp8, attention_kernel=x.attention_kernel, fp8_blockwise=xp.asarray(x.fp8_recipe) == 1)
+        arch, hw, shape, KernelRates(peak, eff_compute, eff_hbm, act_bytes, fp8, xp.asarray(x.fp8_recipe) == 1),
+        flops_mb=per_gpu_mb,
+        attn_flops_mb=tokens * L * attn_layer * (3.0 + attn_extra) / (m * dp) / (tp * pp * cp),
+        attn_extra=attn_extra, micro_batch=micro_batch, s_keys=s_keys, sp=sp, flash=flash,
+        attention_kernel=x.attention_kernel)
     t_c = kernels.total_s + qlora_dequant_s(arch, mem.frozen_params, x.qlora, recompute, hw.hbm_bw * eff_hbm)
     # DualPipe pairs a forward and a backward chunk of two micro-batches; its comm kernels hold some SMs
     dual_active = (m >= 2.0) & ((ep > 1.0) | (pp > 1.0))

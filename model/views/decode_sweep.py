@@ -8,6 +8,7 @@ places the step's weight GEMMs and its whole step as kernels against the device'
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -46,31 +47,67 @@ def decode_terms(sc: Scenario, batch=None, prompt_len=None, gen_len=None) -> dic
             "kv_gpu": r.memory.kv_cache, "memory_total": r.memory_total}
 
 
-def decode_sweep(scenario: Scenario, batch=None, context=None) -> dict:
-    """Decode at an array of batch sizes (default: 1 ... 4096, log-spaced) or of context lengths.
+@dataclass(frozen=True)
+class DecodeSweep:
+    """One GPU's decode step over an array of batch sizes or context lengths, on the roofline (Williams et al.
+    2009). All SI, one GPU, one output-token step; the array fields share one shape.
+
+    - intensity, attainable_flops_per_s, bound (True: compute): the decode weight GEMMs, the decode point that
+      walks to the ridge;
+    - step_intensity, step_attainable_flops_per_s, step_bound, time_per_token_s: the whole step (GEMMs +
+      KV-cache reads) taken as one kernel on the roofline, max(F/P, B/BW_HBM);
+    - kv_bytes (cache held), kv_read_bytes, memory_bytes, fits: weights + KV <= (1 − 0.10)·HBM
+      (inference.RESERVED_FRACTION);
+    - ridge_batch: closed form for the GEMMs. With W FLOP-weights per token (2·W FLOPs per sequence) and
+      S weight bytes streamed per step, I(b) = 2·W·b / S, which reaches the ridge R = P/BW at
+      b* = R·S / (2·W) (≈ R·bytes-per-weight/2 for a dense model: 295 for H100 bf16);
+    - ridge_batch_achievable: the same at the achievable ridge R·η_c/η_hbm (`achievable_ridge`): the batch
+      where the model's decode GEMM time turns from weight streaming to compute (≈ 185 for H100 bf16 at the
+      default efficiencies 0.5 and 0.8);
+    - ridge_batch_with_kv: the same with the KV reads included, I(b) = (2W + A)·b / (S + K·b) with A the
+      attention FLOPs and K the KV bytes read per sequence: b* = R·S / (2W + A − R·K) where 2W + A > R·K;
+      0.0 when the step never crosses (its intensity tends to step_intensity_limit = (2W + A)/K < R);
+    - kv_fit_limit_context: the largest context where weights + KV fit, at the scenario's batch;
+      kv_fit_limit_batch: the largest batch that fits at the scenario's context (0: none fits).
+    MoE: S in the closed forms is every expert's weights (the large-batch limit), stated.
+    """
+
+    mode: str                     # "batch" or "context": the swept variable
+    dtype: str                    # the GEMMs' compute format
+    peak_flops_per_s: float
+    hbm_bw: float
+    ridge_flop_per_byte: float
+    batch: np.ndarray
+    context: np.ndarray
+    gemm_flops: np.ndarray
+    weights_bytes: np.ndarray
+    intensity: np.ndarray
+    attainable_flops_per_s: np.ndarray
+    bound: np.ndarray
+    step_flops: np.ndarray
+    step_bytes: np.ndarray
+    step_intensity: np.ndarray
+    step_attainable_flops_per_s: np.ndarray
+    step_bound: np.ndarray
+    time_per_token_s: np.ndarray
+    kv_bytes: np.ndarray
+    kv_read_bytes: np.ndarray
+    memory_bytes: np.ndarray
+    fits: np.ndarray
+    ridge_batch: float
+    ridge_batch_with_kv: float
+    ridge_batch_achievable: float
+    step_intensity_limit: float
+    kv_fit_limit_context: float
+    kv_fit_limit_batch: float
+
+
+def decode_sweep(scenario: Scenario, batch=None, context=None) -> DecodeSweep:
+    """Decode at an array of batch sizes (default: 1 ... 4096, log-spaced) or of context lengths (`DecodeSweep`).
 
     With `context` given, each sequence holds and attends to `context` tokens (prompt = context, nothing
     generated yet); otherwise the scenario's prompt + gen (held) and prompt + gen/2 (attended, average).
-    Arrays broadcast. Returned (all SI, one GPU, one output-token step):
-
-    - "intensity", "attainable_flops_per_s", "bound" (0 bandwidth, 1 compute): the decode weight GEMMs,
-      the decode point that walks to the ridge;
-    - "step_intensity", "step_attainable_flops_per_s", "step_bound", "time_per_token_s": the whole step
-      (GEMMs + KV-cache reads) taken as one kernel on the roofline, max(F/P, B/BW_HBM);
-    - "kv_bytes" (cache held), "kv_read_bytes", "memory_bytes", "fits": weights + KV <= (1 − 0.10)·HBM
-      (inference.RESERVED_FRACTION);
-    - "ridge_batch": closed form for the GEMMs. With W FLOP-weights per token (2·W FLOPs per sequence) and
-      S weight bytes streamed per step, I(b) = 2·W·b / S, which reaches the ridge R = P/BW at
-      b* = R·S / (2·W) (≈ R·bytes-per-weight/2 for a dense model: 295 for H100 bf16);
-    - "ridge_batch_achievable": the same at the achievable ridge R·η_c/η_hbm (`achievable_ridge`): the batch
-      where the model's decode GEMM time turns from weight streaming to compute (≈ 185 for H100 bf16 at the
-      default efficiencies 0.5 and 0.8);
-    - "ridge_batch_with_kv": the same with the KV reads included, I(b) = (2W + A)·b / (S + K·b) with A the
-      attention FLOPs and K the KV bytes read per sequence: b* = R·S / (2W + A − R·K) where 2W + A > R·K;
-      0.0 when the step never crosses (its intensity tends to "step_intensity_limit" = (2W + A)/K < R);
-    - "kv_fit_limit_context": the largest context where weights + KV fit, at the scenario's batch;
-      "kv_fit_limit_batch": the largest batch that fits at the scenario's context (0: none fits).
-    MoE: S in the closed forms is every expert's weights (the large-batch limit), stated.
+    Arrays broadcast.
     """
     sc = scenario
     hw = sc.hardware
@@ -113,22 +150,21 @@ def decode_sweep(scenario: Scenario, batch=None, context=None) -> dict:
     kv_fit_batch = max(0.0, math.floor(room / (held * per_token_kv))) if per_token_kv > 0 else 0.0
     shape = np.broadcast_shapes(np.shape(t["batch"]), np.shape(t["context"]))
     full = lambda x: np.broadcast_to(np.asarray(x, dtype=float), shape).copy()  # noqa: E731
-    return {
-        "mode": mode, "dtype": dtype, "peak_flops_per_s": peak, "hbm_bw": bw, "ridge_flop_per_byte": ridge,
-        "batch": full(t["batch"]), "context": full(t["context"]),
-        "gemm_flops": full(gemm_f), "weights_bytes": full(w_read),
-        "intensity": full(intensity), "attainable_flops_per_s": full(attainable(intensity, peak, bw)),
-        "bound": full(intensity >= ridge),
-        "step_flops": full(step_f), "step_bytes": full(step_b), "step_intensity": full(step_i),
-        "step_attainable_flops_per_s": full(attainable(step_i, peak, bw)), "step_bound": full(step_i >= ridge),
-        "time_per_token_s": full(time_step),
-        "kv_bytes": full(t["kv_gpu"]), "kv_read_bytes": full(kv_read), "memory_bytes": full(memory),
-        "fits": full(memory <= usable).astype(bool),
-        "ridge_batch": float(ridge_batch), "ridge_batch_with_kv": float(ridge_batch_kv),
-        "ridge_batch_achievable": float(ridge_batch_achievable),
-        "step_intensity_limit": float(min(limit, INTENSITY_CAP)),
-        "kv_fit_limit_context": float(kv_fit_context), "kv_fit_limit_batch": float(kv_fit_batch),
-    }
+    return DecodeSweep(
+        mode=mode, dtype=dtype, peak_flops_per_s=peak, hbm_bw=bw, ridge_flop_per_byte=ridge,
+        batch=full(t["batch"]), context=full(t["context"]),
+        gemm_flops=full(gemm_f), weights_bytes=full(w_read),
+        intensity=full(intensity), attainable_flops_per_s=full(attainable(intensity, peak, bw)),
+        bound=full(intensity >= ridge),
+        step_flops=full(step_f), step_bytes=full(step_b), step_intensity=full(step_i),
+        step_attainable_flops_per_s=full(attainable(step_i, peak, bw)), step_bound=full(step_i >= ridge),
+        time_per_token_s=full(time_step),
+        kv_bytes=full(t["kv_gpu"]), kv_read_bytes=full(kv_read), memory_bytes=full(memory),
+        fits=full(memory <= usable).astype(bool),
+        ridge_batch=float(ridge_batch), ridge_batch_with_kv=float(ridge_batch_kv),
+        ridge_batch_achievable=float(ridge_batch_achievable),
+        step_intensity_limit=float(min(limit, INTENSITY_CAP)),
+        kv_fit_limit_context=float(kv_fit_context), kv_fit_limit_batch=float(kv_fit_batch))
 
 
 def _rounded_stops(lo: float, hi: float, n: int) -> np.ndarray:

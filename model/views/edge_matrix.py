@@ -64,8 +64,8 @@ def edge_matrix(devices=None, models=MODELS, formats=FORMATS, target_s: float = 
             sc = Scenario(hardware=devs[d].hardware, model=model_presets()[m], kind="decode", gpus=1,
                           gpus_per_node=1, batch=1, prompt_len=PROMPT, gen_len=GENERATED, kv_dtype="fp16")
             r = evaluate_grid(sc, weight_bytes=wb)
-            time_s[i, j] = np.broadcast_to(r["time_per_output_token_s"], wb.shape)
-            memory[i, j] = np.broadcast_to(r["memory_total"], wb.shape)
+            time_s[i, j] = np.broadcast_to(r.time_per_output_token_s, wb.shape)
+            memory[i, j] = np.broadcast_to(r.memory_total, wb.shape)
     capacity = np.array([devs[d].hardware.hbm_bytes for d in devices])
     fits = memory <= capacity[:, None, None]
     small = params <= param_limit * 1.1

@@ -48,12 +48,12 @@ def on_device_table(model: str, device: str | EdgeDevice, bits=BITS, *, prompt_l
                   prompt_len=prompt_len, gen_len=gen_len, weight_dtype="bf16", kv_dtype=kv_dtype)
     # First cell: the 16-bit reference the savings are measured against; the rest: the requested widths.
     r = evaluate_grid(sc, weight_bytes=np.concatenate([[2.0], b / 8.0]))
-    tpot = np.asarray(r["time_per_output_token_s"], dtype=float)[1:]
-    read_all = np.asarray(r["decode_bytes"]["hbm"], dtype=float)
+    tpot = np.asarray(r.time_per_output_token_s, dtype=float)[1:]
+    read_all = np.asarray(r.decode_bytes["hbm"], dtype=float)
     read, ref_read = read_all[1:], read_all[0]
-    weights = np.asarray(r["weights_bytes"], dtype=float)[1:]
-    mem = np.asarray(r["memory_total"], dtype=float)[1:]
-    ref_w = float(np.asarray(r["weights_bytes"])[0])
+    weights = np.asarray(r.weights_bytes, dtype=float)[1:]
+    mem = np.asarray(r.memory_total, dtype=float)[1:]
+    ref_w = float(np.asarray(r.weights_bytes)[0])
     return {
         "bits": b, "weight_bytes": weights, "memory_total": mem, "capacity": float(dev.hardware.hbm_bytes),
         "fits": mem <= dev.hardware.hbm_bytes, "bytes_per_token": read, "time_per_token_s": tpot,

@@ -37,13 +37,13 @@ FORMULAS: dict[str, Formula] = {
                                      "of the ideal time with v interleaved chunks per stage", "pipedream-1f1b"),
     "time.optimizer": Formula("local state bytes streamed through HBM: Ψ_local·(2K + g + w) / (HBM B/s × eff)",
                               "zero"),
-    "time.GEMMs (weights)": Formula("roofline: max(2·W·tokens / peak, weight bytes / HBM B/s)", "scaling-book"),
+    "time.gemms": Formula("roofline: max(2·W·tokens / peak, weight bytes / HBM B/s)", "scaling-book"),
     "time.attention": Formula("roofline: max(attention FLOPs / peak, KV bytes / HBM B/s)", "flashattention"),
-    "time.attention (KV reads)": Formula("roofline: max(4·c·a·d·L·batch / peak, KV bytes read / (HBM B/s · η · "
+    "time.attention_kv_reads": Formula("roofline: max(4·c·a·d·L·batch / peak, KV bytes read / (HBM B/s · η · "
                                          "0.69)); paged KV reads at 0.69 of weight streaming (decode_costs)",
                                          "scaling-book"),
-    "time.TP communication": Formula("2 all-reduces per layer: 2(t−1)α + 2(t−1)/t · S / B", "megatron-lm"),
-    "time.kernel launch and sync": Formula("(layers + 1) · c per forward pass; c = 49 µs on GPUs, from gpt-fast's "
+    "time.tp_comm": Formula("2 all-reduces per layer: 2(t−1)α + 2(t−1)/t · S / B", "megatron-lm"),
+    "time.fixed": Formula("(layers + 1) · c per forward pass; c = 49 µs on GPUs, from gpt-fast's "
                                            "A100 8-bit rows t = (L+1)c + S/B (130 µs on Apple GPUs, llama.cpp "
                                            "#4167); model/formulas/decode_costs.py", "gpt-fast"),
     "pressure.compute": Formula("share of time in FLOP-bound work", "fan2026-trinity"),

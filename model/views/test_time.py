@@ -48,14 +48,14 @@ def cost_option(row: AccuracyRow, hw: Hardware, tokens=TOKENS) -> Option:
                   batch=row.samples, prompt_len=PROMPT, gen_len=int(t[0]))
     tp = np.asarray(TP_CHOICES, dtype=float)[:, None]
     g = evaluate_grid(sc, gen_len=t[None, :].astype(int), tp=tp.astype(int))
-    fits = (np.asarray(g["memory_total"], dtype=float) <= hw.hbm_bytes) & np.asarray(g["valid"], dtype=bool)
+    fits = (np.asarray(g.memory_total, dtype=float) <= hw.hbm_bytes) & np.asarray(g.valid, dtype=bool)
     first = np.argmax(fits, axis=0)
     ok = fits.any(axis=0)
     cols = np.arange(t.size)
     gpus = np.where(ok, tp[first, 0], 0.0)
-    request = np.broadcast_to(np.asarray(g["request_s"], dtype=float), fits.shape)[first, cols]
+    request = np.broadcast_to(np.asarray(g.request_s, dtype=float), fits.shape)[first, cols]
     latency = np.where(ok, request, 0.0)
-    kv_per_token = float(np.asarray(g["kv_bytes_per_token"], dtype=float).max())
+    kv_per_token = float(np.asarray(g.kv_bytes_per_token, dtype=float).max())
     return Option(row, t, gpus, latency, latency * gpus, row.samples * (PROMPT + t) * kv_per_token)
 
 

@@ -113,9 +113,9 @@ def test_grid_evaluate_a_million_configurations(benchmark):
     assert n >= 1_000_000
     out = benchmark(evaluate_grid, default_scenario(), **axes)
     benchmark.extra_info["configs"] = n
-    total = np.broadcast_to(out["time_total"], out["valid"].shape)
-    assert out["valid"].size == n and out["valid"].any()
-    assert np.all(np.isfinite(total[out["valid"]])) and np.all(total[out["valid"]] > 0)
+    total = np.broadcast_to(out.time_total, out.valid.shape)
+    assert out.valid.size == n and out.valid.any()
+    assert np.all(np.isfinite(total[out.valid])) and np.all(total[out.valid] > 0)
     # the grid and the scalar path are the same formulas: the default layout's cell equals `evaluate`
     sc = default_scenario()
     index = tuple(bench.GRID_AXES[k].index(getattr(sc, {"sp": "sequence_parallel", "flash": "flash_attention",

@@ -51,9 +51,9 @@ def test_training_grid_throughput(benchmark):
     benchmark.extra_info["configs_per_s"] = n / per_call
     print(f"\n{n} configurations, {per_call * 1e3:.1f} ms per call, {n / per_call:,.0f} configs/s")
 
-    assert np.shape(out["time_total"]) == axes["tp"].shape
-    valid = np.broadcast_to(out["valid"], axes["tp"].shape)
+    assert np.shape(out.time_total) == axes["tp"].shape
+    valid = np.broadcast_to(out.valid, axes["tp"].shape)
     assert valid.any()
-    assert np.all(np.isfinite(out["time_total"][valid])) and np.all(out["time_total"][valid] > 0)
+    assert np.all(np.isfinite(out.time_total[valid])) and np.all(out.time_total[valid] > 0)
     # The speed itself is the benchmark's figure (--benchmark-enable, `trinity-desktop bench`), never a timed
     # assertion: on a loaded machine one call took 1.6 s and the old "> 1e5 configurations/s" check failed.

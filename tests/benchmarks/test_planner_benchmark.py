@@ -62,7 +62,7 @@ def test_planner_against_a_bare_evaluate_grid_and_a_python_loop():
     with np.errstate(all="ignore"):
         out = evaluate_grid(base, **axes)
     t_bare = time.perf_counter() - t0
-    assert np.shape(out["time_total"]) == space.shape
+    assert np.shape(out.time_total) == space.shape
     del out
     samples = [plan.best.scenario, *(c.scenario for c in plan.pareto[:19])]
     t0 = time.perf_counter()

@@ -79,7 +79,7 @@ def test_h100_batch1_tpot_llama_3_3_70b_fp8_tp2_nim():
     r = evaluate(_decode("h100-sxm", "llama-3.1-70b", 2, 1, 500, 2000, "fp8", "fp8"))
     assert r.infer["time_per_output_token_s"] == pytest.approx(18.91e-3, rel=0.12)
     # 81 groups of fixed cost: the layers and the step
-    assert r.time["kernel launch and sync"] == pytest.approx(81 * dc.CUDA_GRAPHS.fixed_per_group_s, rel=1e-12)
+    assert r.time["fixed"] == pytest.approx(81 * dc.CUDA_GRAPHS.fixed_per_group_s, rel=1e-12)
 
 
 def test_batch16_request_gpt_175b_tp8_fastertransformer():
@@ -116,7 +116,7 @@ def test_decode_reads_the_effective_bits_of_the_weight_format():
     assert WEIGHT_FORMAT["q4_0"].effective_bits == 4.5
     assert q4.infer["weights_bytes"] == pytest.approx(arch.params_total() * 4.5 / 8, rel=1e-12)
     int4 = evaluate(_decode("m4-max", arch, 1, 1, 1, 128, "int4", "fp16"))
-    assert q4.time["GEMMs (weights)"] == pytest.approx(int4.time["GEMMs (weights)"] * 4.5 / 4.0, rel=1e-12)
+    assert q4.time["gemms"] == pytest.approx(int4.time["gemms"] * 4.5 / 4.0, rel=1e-12)
 
 
 # ------------------------------------------------------------------------------------------------------ MoE
@@ -145,7 +145,7 @@ def test_moe_expert_gemms_sit_on_their_own_roofline():
     dense_b = (arch.params_total() - arch.lookup_params()) * 2.0 - arch.expert_params() * 2.0
     dense_f = 2.0 * w_tok * b - expert_f
     expected = max(dense_f / peak, dense_b / bw) + max(expert_f / peak, expert_b / bw)
-    assert float(r["decode_time"]["GEMMs (weights)"][0]) == pytest.approx(expected, rel=1e-12)
+    assert float(r.decode_time["gemms"][0]) == pytest.approx(expected, rel=1e-12)
 
 
 # ------------------------------------------------------------------------------------------- invariants, shape
@@ -153,10 +153,10 @@ def test_fixed_cost_is_per_layer_and_step_not_per_byte():
     """The fixed part does not move with batch or context; TPOT = the roofline parts + it."""
     sc = _decode("h100-sxm", "llama-3-8b", 1, 1, 512, 256)
     g = evaluate_grid(sc, batch=np.array([1.0, 8.0, 64.0]), prompt_len=np.array([[512.0], [8192.0]]))
-    fixed = np.asarray(g["decode_time"]["kernel launch and sync"])
+    fixed = np.asarray(g.decode_time["fixed"])
     assert np.allclose(fixed, 33 * dc.CUDA_GRAPHS.fixed_per_group_s, rtol=1e-12, atol=0)
-    parts = sum(np.asarray(v) for v in g["decode_time"].values())
-    assert np.allclose(parts, np.asarray(g["time_per_output_token_s"]), rtol=1e-12, atol=0)
+    parts = sum(np.asarray(v) for v in g.decode_time.values())
+    assert np.allclose(parts, np.asarray(g.time_per_output_token_s), rtol=1e-12, atol=0)
 
 
 def test_grid_matches_scalar_evaluate():
@@ -166,7 +166,7 @@ def test_grid_matches_scalar_evaluate():
         for j, b in enumerate((1, 16)):
             one = evaluate(sc.replace(batch=b, efficiency=sc.efficiency.__class__(
                 compute=sc.efficiency.compute, hbm=eta, network=sc.efficiency.network)))
-            assert float(np.asarray(g["time_per_output_token_s"])[i, j]) == pytest.approx(
+            assert float(np.asarray(g.time_per_output_token_s)[i, j]) == pytest.approx(
                 one.infer["time_per_output_token_s"], rel=1e-12)
 
 
@@ -174,9 +174,9 @@ def test_hbm_assumption_still_moves_decode():
     """The assumption's range scales both the weight stream and the KV reads: lower η_hbm, slower step."""
     sc = _decode("h100-sxm", "llama-3-8b", 1, 64, 4096, 256)
     g = evaluate_grid(sc, hbm_efficiency=np.array([0.6, 0.8, 0.92]))
-    t = np.asarray(g["time_per_output_token_s"])
+    t = np.asarray(g.time_per_output_token_s)
     assert t[0] > t[1] > t[2]
-    kv = np.asarray(g["decode_time"]["attention (KV reads)"])
+    kv = np.asarray(g.decode_time["attention_kv_reads"])
     assert kv[0] / kv[2] == pytest.approx(0.92 / 0.6, rel=1e-9)
 
 

@@ -130,4 +130,4 @@ def test_valid_mask_is_the_scenario_rules():
             ok = True
         except ValidationError:
             ok = False
-        assert bool(grid["valid"][i, j, k, n]) == ok, (tp[i], pp[j], v[k], gb[n])
+        assert bool(grid.valid[i, j, k, n]) == ok, (tp[i], pp[j], v[k], gb[n])

@@ -178,7 +178,7 @@ def test_grid_matches_scalar_evaluation_across_kernels():
     eff = np.array([0.35, 0.5, 0.62])[None, None, None, :]
     out = evaluate_grid(sc, tp=tp, micro_batch=mb, flash=flash, compute_efficiency=eff)
     shape = np.broadcast_shapes(tp.shape, mb.shape, flash.shape, eff.shape)
-    t, mfu = np.broadcast_to(out["time_total"], shape), np.broadcast_to(out["mfu"], shape)
+    t, mfu = np.broadcast_to(out.time_total, shape), np.broadcast_to(out.mfu, shape)
     for i, j, k, e in [(0, 0, 0, 1), (3, 1, 1, 0), (1, 0, 1, 2), (2, 1, 0, 1)]:
         point = sc.replace(tp=int(tp[i, 0, 0, 0]), micro_batch=int(mb[0, j, 0, 0]), flash_attention=bool(flash[0, 0, k, 0]),
                            efficiency=dataclasses.replace(sc.efficiency, compute=float(eff[0, 0, 0, e])))

@@ -69,9 +69,9 @@ def test_grid_marks_layouts_without_a_link_invalid():
 
     sc = Scenario(hardware=_no_scale_out(), model=MODELS["llama-3-70b"], kind="train", gpus=8, tp=8, global_batch=64)
     grid = evaluate_grid(sc, gpus=np.array([8, 16, 64]), global_batch=np.array([64, 64, 64]))
-    assert grid["valid"].tolist() == [True, False, False]
+    assert grid.valid.tolist() == [True, False, False]
     inf = Scenario(hardware=_no_scale_out(), model=MODELS["llama-3-70b"], kind="decode", gpus=8)
-    assert evaluate_grid(inf, tp=np.array([4, 8, 16, 32]))["valid"].tolist() == [True, True, False, False]
+    assert evaluate_grid(inf, tp=np.array([4, 8, 16, 32])).valid.tolist() == [True, True, False, False]
 
 
 # --- item 3: contexts past the model's limit carry a note --------------------------------------------------
@@ -96,15 +96,15 @@ def test_decode_gemms_turn_compute_bound_at_the_achievable_ridge_batch():
     sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1, batch=1,
                   prompt_len=512, gen_len=64)
     s = decode_sweep(sc)
-    assert s["ridge_batch_achievable"] == pytest.approx(s["ridge_batch"] * 0.5 / 0.8, rel=1e-9)
-    assert 180 < s["ridge_batch_achievable"] < 190
-    below, above = (evaluate(sc.replace(batch=b)) for b in (int(s["ridge_batch_achievable"]) - 5,
-                                                            int(s["ridge_batch_achievable"]) + 5))
+    assert s.ridge_batch_achievable == pytest.approx(s.ridge_batch * 0.5 / 0.8, rel=1e-9)
+    assert 180 < s.ridge_batch_achievable < 190
+    below, above = (evaluate(sc.replace(batch=b)) for b in (int(s.ridge_batch_achievable) - 5,
+                                                            int(s.ridge_batch_achievable) + 5))
     peak_eff = HW["h100-sxm"].peak("bf16") * 0.5
 
     def gemm_is_compute(r):
         flops = 2 * MODELS["llama-3-8b"].matmul_params_active_per_layer() * 32 + 2 * 4096 * 128256
-        return r.time["GEMMs (weights)"] == pytest.approx(flops * r.scenario.batch / peak_eff, rel=1e-6)
+        return r.time["gemms"] == pytest.approx(flops * r.scenario.batch / peak_eff, rel=1e-6)
 
     assert not gemm_is_compute(below) and gemm_is_compute(above)
 
@@ -156,9 +156,9 @@ def test_decode_reads_and_attention_flops_stop_growing_past_the_window():
 
     per_token = 32 * 2 * 8 * 128 * 2
     short, long = (evaluate_grid(_decode(MODELS["mistral-7b"], p)) for p in (8192, 65536))
-    assert float(short["decode_kv_read_bytes"]) == float(long["decode_kv_read_bytes"]) == 4096 * per_token
-    assert float(short["decode_attention_flops"]) == float(long["decode_attention_flops"])
-    assert float(long["time_per_output_token_s"]) == pytest.approx(float(short["time_per_output_token_s"]))
+    assert float(short.decode_kv_read_bytes) == float(long.decode_kv_read_bytes) == 4096 * per_token
+    assert float(short.decode_attention_flops) == float(long.decode_attention_flops)
+    assert float(long.time_per_output_token_s) == pytest.approx(float(short.time_per_output_token_s))
 
 
 def test_prefill_queries_attend_to_at_most_the_window():
@@ -166,7 +166,7 @@ def test_prefill_queries_attend_to_at_most_the_window():
     from trinity_desktop.model import evaluate_grid
 
     s, W = 32768, 4096
-    win, full = (evaluate_grid(_decode(m, s))["prefill_flops"] for m in (MODELS["mistral-7b"], _mistral(sliding_window=0)))
+    win, full = (evaluate_grid(_decode(m, s)).prefill_flops for m in (MODELS["mistral-7b"], _mistral(sliding_window=0)))
     per_key = 32 * s * (2 * 32 * 128 + 2 * 32 * 128)  # layers x tokens x attention FLOPs per key
     assert float(full - win) == pytest.approx(per_key * (s / 2 - (W - W * W / (2 * s))), rel=1e-9)
 

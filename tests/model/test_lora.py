@@ -159,5 +159,5 @@ def test_lora_broadcasts_over_a_grid_as_the_scalar_scenarios_do():
     for i, r in enumerate(ranks[:, 0]):
         for j, q in enumerate(qlora):
             one = evaluate(sc.replace(lora_rank=int(r), qlora=bool(q and r > 0)))
-            assert grid["time_total"][i, j] == pytest.approx(one.time_total, rel=1e-12)
-            assert grid["memory_total"][i, j] == pytest.approx(one.memory_total, rel=1e-12)
+            assert grid.time_total[i, j] == pytest.approx(one.time_total, rel=1e-12)
+            assert grid.memory_total[i, j] == pytest.approx(one.memory_total, rel=1e-12)

@@ -136,13 +136,13 @@ def test_kv_offload_halves_hbm_kv_and_fetches_over_the_host_link(decode_128k):
     assert after.infer["kv_host_bytes"] == pytest.approx(0.5 * before.memory["kv_cache"], rel=1e-12)
     assert before.bytes_by_link["host"] == 0 and before.infer["kv_host_bytes"] == 0
     # Decode reads the whole cache; half of it first crosses the host link: bytes / (B_host · η_net).
-    kv_read_hbm = before.time["attention (KV reads)"] * kv_read_bandwidth(H100.hbm_bw, sc.efficiency.hbm,
+    kv_read_hbm = before.time["attention_kv_reads"] * kv_read_bandwidth(H100.hbm_bw, sc.efficiency.hbm,
                                                                           runtime_for(H100.kind))  # bandwidth-bound
     assert after.bytes_by_link["host"] == pytest.approx(0.5 * kv_read_hbm, rel=1e-9)
     fetch = after.bytes_by_link["host"] / (H100.host_link_bw * sc.efficiency.network)
-    assert after.time["KV fetch (host link)"] == pytest.approx(fetch, rel=1e-12)
+    assert after.time["kv_fetch"] == pytest.approx(fetch, rel=1e-12)
     assert after.time_total == pytest.approx(before.time_total + fetch, rel=1e-12)
-    assert "KV fetch (host link)" not in before.time
+    assert "kv_fetch" not in before.time
     e = tq.technique_effect(sc, "kv-offload")
     assert e.applicable and e.d_memory["hbm"] < 0 and e.d_memory["host"] > 0 and e.d_bytes["host"] > 0
     assert e.saved_pct > 0 and e.spent_pct > 0 and e.d_time > 0
@@ -155,9 +155,9 @@ def test_kv_offload_in_prefill_and_residency(decode_128k):
     assert after.time_total >= before.time_total
     # The residency panel honours the forced share: a quarter of the cache sits in host DRAM.
     res = residency_at(decode_128k.replace(kv_offload_fraction=0.25))
-    total = sum(res["resident"].values())
-    assert res["resident"]["host"] == pytest.approx(0.25 * total, rel=1e-9)
-    assert residency_at(decode_128k)["resident"]["host"] == 0
+    total = sum(res.resident.values())
+    assert res.resident["host"] == pytest.approx(0.25 * total, rel=1e-9)
+    assert residency_at(decode_128k).resident["host"] == 0
 
 
 def test_kv_offload_needs_a_host_link():
@@ -231,11 +231,11 @@ def test_training_grid_matches_evaluate_for_new_axes():
             r = evaluate(sc.replace(grad_comm_bytes=float(w), offload=names[int(c)]))
             for key, ref in (("time_total", r.time_total), ("memory_total", r.memory_total),
                              ("hardware_flops", r.flops)):
-                assert float(np.broadcast_to(out[key], (4, 4))[i, j]) == pytest.approx(ref, rel=1e-9), key
+                assert float(np.broadcast_to(getattr(out, key), (4, 4))[i, j]) == pytest.approx(ref, rel=1e-9), key
             for link in ("scale-out", "host", "hbm"):
-                got = float(np.broadcast_to(out["bytes_by_link"][link], (4, 4))[i, j])
+                got = float(np.broadcast_to(out.bytes_by_link[link], (4, 4))[i, j])
                 assert got == pytest.approx(r.bytes_by_link[link], rel=1e-9, abs=1e-300), link
-            assert float(np.broadcast_to(out["nvme_bytes"], (4, 4))[i, j]) == pytest.approx(r.train["nvme_bytes"])
+            assert float(np.broadcast_to(out.nvme_bytes, (4, 4))[i, j]) == pytest.approx(r.train["nvme_bytes"])
 
 
 @pytest.mark.parametrize("kind", ["prefill", "decode"])
@@ -248,12 +248,12 @@ def test_inference_grid_matches_evaluate_for_new_axes(decode_128k, kind):
     for i in range(3):
         for j in range(3):
             r = evaluate(sc.replace(kv_offload_fraction=float(f[i, 0]), prefix_hit_fraction=float(h[0, j])))
-            assert float(np.broadcast_to(out[total], (3, 3))[i, j]) == pytest.approx(r.time_total, rel=1e-9)
-            assert float(np.broadcast_to(out["memory_total"], (3, 3))[i, j]) == pytest.approx(r.memory_total,
+            assert float(np.broadcast_to(getattr(out, total), (3, 3))[i, j]) == pytest.approx(r.time_total, rel=1e-9)
+            assert float(np.broadcast_to(out.memory_total, (3, 3))[i, j]) == pytest.approx(r.memory_total,
                                                                                              rel=1e-9)
-            got = float(np.broadcast_to(out[f"{kind}_bytes"]["host"], (3, 3))[i, j])
+            got = float(np.broadcast_to(getattr(out, f"{kind}_bytes")["host"], (3, 3))[i, j])
             assert got == pytest.approx(r.bytes_by_link["host"], rel=1e-9, abs=1e-300)
-            for part, arr in out[f"{kind}_time"].items():
+            for part, arr in getattr(out, f"{kind}_time").items():
                 assert float(np.broadcast_to(arr, (3, 3))[i, j]) == pytest.approx(r.time.get(part, 0.0), rel=1e-9, abs=1e-300)
 
 
@@ -298,12 +298,12 @@ def test_cxl_pool_holds_the_offloaded_kv_and_is_read_over_its_own_link():
     assert a.infer["kv_host_bytes"] == 0.0
     host = evaluate(base.replace(kv_offload_fraction=0.5))
     # the same bytes over the CXL pool's link instead of the host link: the fetch time scales with bandwidth
-    t_cxl, t_host = a.time["KV fetch (host link)"], host.time["KV fetch (host link)"]
+    t_cxl, t_host = a.time["kv_fetch"], host.time["kv_fetch"]
     hw = base.hardware
     assert t_cxl / t_host == pytest.approx(hw.host_link_bw / tier_map(hw)["cxl"].bandwidth, rel=1e-9)
     res = residency_at(cxl)
-    assert res["resident"]["cxl"] == pytest.approx(a.infer["kv_cxl_bytes"], rel=1e-6)
-    assert res["resident"]["host"] == 0.0
+    assert res.resident["cxl"] == pytest.approx(a.infer["kv_cxl_bytes"], rel=1e-6)
+    assert res.resident["host"] == 0.0
     effect = tq.technique_effect(base, "cxl-memory-pool")
     assert effect.d_memory["hbm"] < 0 and effect.d_memory["cxl"] > 0
     with pytest.raises(ValidationError) as err:  # A100 hosts have no CXL pool in memory_tiers.toml

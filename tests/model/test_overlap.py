@@ -118,7 +118,7 @@ def test_grid_varies_the_overlap_options():
     sc = Scenario(hardware=HW["h800-sxm"], model=MODELS["deepseek-v3"], gpus=2048, gpus_per_node=8, pp=16, ep=64,
                   zero=1, micro_batch=1, global_batch=15360, seq_len=4096, precision="fp8")
     out = evaluate_grid(sc, ep_overlap=np.array([False, True]), moe_node_limit=np.array([[0], [4]]))
-    t = out["time_total"]
+    t = out.time_total
     assert t.shape == (2, 2)
     assert t[1, 1] < t[0, 0]  # DualPipe + node-limited routing beat neither on DeepSeek-V3's layout
     for lim, ov in ((0, False), (4, True)):

@@ -48,7 +48,7 @@ def test_zero3_gathers_two_layers():
 def test_recompute_working_set():
     """Full: the layer's activations without recomputation less its stored input; selective: the scores only;
     none: nothing."""
-    args = dict(s=4096, b=1, h=4096, a=32, tp=1)
+    args = dict(s=4096, b=1, widths=mem.LayerWidths(4096, 32), tp=1)
     none = mem.activation_bytes_per_layer(**args, recompute=mem.RECOMPUTE_NONE)
     for mode in (mem.RECOMPUTE_SELECTIVE, mem.RECOMPUTE_FULL):
         stored = mem.activation_bytes_per_layer(**args, recompute=mode)

@@ -52,15 +52,15 @@ def test_decode_tpot_is_pp_slots_each_with_one_send():
     r = evaluate(sc)
     arch = sc.model
     send = H100.scaleup_latency_s + 4 * arch.hidden * 2.0 / (H100.scaleup_bw * ETA)
-    assert r.time["PP communication"] == pytest.approx(2 * send, rel=1e-12)
-    slot = (r.time["GEMMs (weights)"] + r.time["attention (KV reads)"] + r.time["TP communication"]
-            + r.time["kernel launch and sync"]) / 2 + send
+    assert r.time["pp_comm"] == pytest.approx(2 * send, rel=1e-12)
+    slot = (r.time["gemms"] + r.time["attention_kv_reads"] + r.time["tp_comm"]
+            + r.time["fixed"]) / 2 + send
     assert r.infer["time_per_output_token_s"] == pytest.approx(2 * slot, rel=1e-12)
     assert r.infer["tokens_per_s"] == pytest.approx(8 / (2 * slot), rel=1e-12)
     # the GEMM slot: one stage's weights (1/8 of the streamed bf16 weights per GPU) re-read for the micro-batch,
     # bandwidth-bound at 4 sequences: bytes / (HBM bw x 0.8)
     streamed = (arch.params_total() - arch.lookup_params()) * 2.0 / 8
-    assert r.time["GEMMs (weights)"] == pytest.approx(2 * streamed / (H100.hbm_bw * 0.8), rel=1e-12)
+    assert r.time["gemms"] == pytest.approx(2 * streamed / (H100.hbm_bw * 0.8), rel=1e-12)
     # PP sends on NVLink: every GPU but the last stage's sends its micro-batches on (mean over stages: 1/2)
     tp_bytes = 2 * (40 * 2 * 2 * 3 / 4 * 4 * arch.hidden * 2.0)
     assert r.bytes_by_link["scale-up"] == pytest.approx(tp_bytes + 2 * 0.5 * 4 * arch.hidden * 2.0, rel=1e-12)
@@ -93,13 +93,13 @@ def test_prefill_is_the_stages_in_turn_plus_the_sends():
     p1, p2 = evaluate(sc1).infer["prefill_s"], evaluate(sc2).infer["prefill_s"]
     send = H100.scaleup_latency_s + 2 * 4096 * sc1.model.hidden * 2.0 / (H100.scaleup_bw * ETA)
     assert p2 == pytest.approx(p1 + send, rel=1e-12)
-    assert evaluate(sc2.replace(kind="prefill")).time["PP communication"] == pytest.approx(send, rel=1e-12)
+    assert evaluate(sc2.replace(kind="prefill")).time["pp_comm"] == pytest.approx(send, rel=1e-12)
 
 
 def test_a_pipeline_across_nodes_sends_over_scale_out():
     r = evaluate(_sc(gpus=16, pp=2, batch=8, gpus_per_node=8))  # TP8 per node, the stage boundary between nodes
     assert r.bytes_by_link["scale-out"] == pytest.approx(2 * 0.5 * 4 * 8192 * 2.0, rel=1e-12)
-    assert r.time["PP communication"] == pytest.approx(
+    assert r.time["pp_comm"] == pytest.approx(
         2 * (H100.scaleout_latency_s + 4 * 8192 * 2.0 / (H100.scaleout_bw * ETA)), rel=1e-12)
 
 
@@ -116,9 +116,9 @@ def test_grid_over_pp_equals_scalar_evaluate():
     for i in range(4):
         for j in range(3):
             r = evaluate(base.replace(gpus=8, pp=int(pp[i, 0]), batch=int(b[0, j])))
-            assert out["time_per_output_token_s"][i, j] == pytest.approx(r.infer["time_per_output_token_s"], rel=1e-12)
-            assert out["memory_total"][i, j] == pytest.approx(r.memory_total, rel=1e-12)
-    assert not evaluate_grid(base, pp=np.array([3]))["valid"].any()  # 80 layers: PP3 is no layout
+            assert out.time_per_output_token_s[i, j] == pytest.approx(r.infer["time_per_output_token_s"], rel=1e-12)
+            assert out.memory_total[i, j] == pytest.approx(r.memory_total, rel=1e-12)
+    assert not evaluate_grid(base, pp=np.array([3])).valid.any()  # 80 layers: PP3 is no layout
 
 
 @pytest.mark.parametrize(("changes", "field"), [(dict(gpus=6, pp=3), "pp"), (dict(gpus=6, pp=2), "gpus"),

@@ -12,6 +12,7 @@ import pytest
 from trinity_desktop.model import Scenario, ValidationError, evaluate
 from trinity_desktop.model.inputs import presets
 from trinity_desktop.model.inputs.scenario import OFFLOAD_MODES, RECOMPUTE
+from trinity_desktop.model.search.hooks import SearchHooks
 from trinity_desktop.model.search.planner import AXES, TrainSpace, plan_training, training_space
 
 HW = presets.hardware_presets()
@@ -108,8 +109,8 @@ def test_reasons_and_cancel():
     assert sum(plan.not_fitting_reasons.values()) == plan.not_fitting
     assert plan.configurations_evaluated == plan.feasible + plan.invalid + plan.not_fitting
     calls = []
-    stopped = plan_training(model, hardware, 64, 256, 8192, chunk_size=2000, progress=calls.append,
-                            cancelled=lambda: len(calls) >= 2)
+    stopped = plan_training(model, hardware, 64, 256, 8192, chunk_size=2000,
+                            hooks=SearchHooks(progress=calls.append, cancelled=lambda: len(calls) >= 2))
     assert stopped.cancelled and len(calls) == 2 and stopped.configurations_evaluated < plan.configurations_evaluated
 
 

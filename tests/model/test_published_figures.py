@@ -91,7 +91,7 @@ S, T, B = 2048, 8, 1
 
 
 def _act(a, h, **kw):
-    return float(memory.activation_bytes_per_layer(S, B, h, a, **kw))
+    return float(memory.activation_bytes_per_layer(S, B, memory.LayerWidths(h, a), **kw))
 
 
 @pytest.mark.parametrize("name", list(KORTHIKANTI_TABLE3))

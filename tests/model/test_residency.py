@@ -101,69 +101,69 @@ def test_every_tier_source_is_a_reference():
 # ---------------------------------------------------------------------------------------------- residency
 def test_resident_sums_to_needed_until_full(serve70):
     r = residency_curve(serve70)
-    total_cap = sum(np.max(r["capacity"][n]) for n in RESIDENCY_TIERS)
-    fits = r["needed"] <= total_cap
+    total_cap = sum(np.max(r.capacity[n]) for n in RESIDENCY_TIERS)
+    fits = r.needed <= total_cap
     assert fits.any()
-    np.testing.assert_allclose(r["placed"][fits], r["needed"][fits], rtol=1e-12)
-    np.testing.assert_allclose(r["placed"][~fits], total_cap, rtol=1e-12)
+    np.testing.assert_allclose(r.placed[fits], r.needed[fits], rtol=1e-12)
+    np.testing.assert_allclose(r.placed[~fits], total_cap, rtol=1e-12)
     for n in RESIDENCY_TIERS:
-        assert np.all(r["resident"][n] <= r["capacity"][n] * (1 + 1e-12))
+        assert np.all(r.resident[n] <= r.capacity[n] * (1 + 1e-12))
     # the default sweep reaches every tier of an H100 node by 1M tokens x 16 sessions
-    assert all(r["resident"][n][-1] > 0 for n in RESIDENCY_TIERS)
+    assert all(r.resident[n][-1] > 0 for n in RESIDENCY_TIERS)
 
 
 def test_hbm_share_falls_and_step_time_rises_with_a_cliff(serve70):
     r = residency_curve(serve70)
-    assert np.all(np.diff(r["hbm_share"]) <= 1e-12)
-    t = r["step_time_s"]
+    assert np.all(np.diff(r.hbm_share) <= 1e-12)
+    t = r.step_time_s
     assert np.all(np.diff(t) >= 0)
     # slope per extra KV byte before and after the KV cache leaves HBM
-    spill = np.argmax(r["resident"]["host"] > 0)
-    before = (t[spill - 1] - t[spill - 3]) / (r["needed"][spill - 1] - r["needed"][spill - 3])
-    after = (t[spill + 2] - t[spill]) / (r["needed"][spill + 2] - r["needed"][spill])
+    spill = np.argmax(r.resident["host"] > 0)
+    before = (t[spill - 1] - t[spill - 3]) / (r.needed[spill - 1] - r.needed[spill - 3])
+    after = (t[spill + 2] - t[spill]) / (r.needed[spill + 2] - r.needed[spill])
     assert after > 10 * before   # HBM 3.35 TB/s vs PCIe 63 GB/s: ~50x
     # the cliff has the size the formula says: off-HBM bytes / (63 GB/s x 0.8) + one 2 us latency per page
-    host = r["resident"]["host"][spill + 2]
-    pages = np.ceil(host / r["page_bytes"])
+    host = r.resident["host"][spill + 2]
+    pages = np.ceil(host / r.page_bytes)
     expected = host / (63e9 * 0.8) + pages * 2e-6
-    attn = r["time_by_tier"]["host"][spill + 2] - expected
+    attn = r.time_by_tier["host"][spill + 2] - expected
     assert 0 <= attn < 0.05 * expected
 
 
 def test_effective_tpot_equals_core_while_in_hbm(serve70):
     at = residency_at(serve70)
     core = evaluate(serve70).infer["time_per_output_token_s"]
-    assert at["resident"]["host"] == 0
-    assert at["effective_time_per_output_token_s"] == pytest.approx(core, rel=1e-12)
-    assert at["needed"] == pytest.approx(evaluate(serve70).memory["kv_cache"], rel=1e-12)
+    assert at.resident["host"] == 0
+    assert at.effective_time_per_output_token_s == pytest.approx(core, rel=1e-12)
+    assert at.needed == pytest.approx(evaluate(serve70).memory["kv_cache"], rel=1e-12)
 
 
 def test_evict_drops_what_hbm_cannot_hold(serve70):
     r = residency_curve(serve70, context=[4096, 1 << 20], policy="evict")
     for n in RESIDENCY_TIERS[1:]:
-        assert np.all(r["resident"][n] == 0)
-    kv_tok = r["kv_bytes_per_token_gpu"]
-    dropped = r["needed"] - r["capacity"]["hbm"]
-    assert r["evicted_tokens"][0] == 0
-    assert r["evicted_tokens"][1] == pytest.approx(dropped[1] / kv_tok)
+        assert np.all(r.resident[n] == 0)
+    kv_tok = r.kv_bytes_per_token_gpu
+    dropped = r.needed - r.capacity["hbm"]
+    assert r.evicted_tokens[0] == 0
+    assert r.evicted_tokens[1] == pytest.approx(dropped[1] / kv_tok)
     spill = residency_curve(serve70, context=[1 << 20])
-    assert r["step_time_s"][1] < spill["step_time_s"][0]
+    assert r.step_time_s[1] < spill.step_time_s[0]
 
 
 def test_sessions_axis_and_broadcasting(serve70):
     r = residency_curve(serve70, context=np.array([[8192.0], [65536.0]]), sessions=np.array([1, 4, 16]))
-    assert r["needed"].shape == (2, 3)
-    np.testing.assert_allclose(r["needed"][:, 1], 4 * r["needed"][:, 0])
-    assert np.all(np.isfinite(r["step_time_s"]))
+    assert r.needed.shape == (2, 3)
+    np.testing.assert_allclose(r.needed[:, 1], 4 * r.needed[:, 0])
+    assert np.all(np.isfinite(r.step_time_s))
 
 
 def test_compression_pulls_the_curve_back(serve70):
     full = residency_curve(serve70)
     stream = residency_curve(serve70.replace(kv_policy="streaming"))
     int4 = residency_curve(serve70.replace(kv_dtype="int4"))
-    assert np.all(stream["needed"] <= full["needed"])
-    np.testing.assert_allclose(int4["needed"], full["needed"] / 4)
-    assert stream["resident"]["host"].max() == 0  # sinks + window never leave HBM
+    assert np.all(stream.needed <= full.needed)
+    np.testing.assert_allclose(int4.needed, full.needed / 4)
+    assert stream.resident["host"].max() == 0  # sinks + window never leave HBM
 
 
 def test_residency_json_and_validation(serve70):
@@ -184,7 +184,7 @@ def test_training_scenario_is_served_on_its_tp_group(hw, models):
     sc = Scenario(hardware=hw["h100-sxm"], model=models["llama-3-70b"], kind="train", gpus=64, tp=8, pp=2,
                   global_batch=256, seq_len=8192)
     r = residency_curve(sc)
-    assert r["gpus"] == 8
+    assert r.gpus == 8
 
 
 @settings(max_examples=40, deadline=None)
@@ -195,7 +195,7 @@ def test_invariants_random(serve70, ctx, sessions, policy, kv):
     c = np.sort(np.asarray(ctx, dtype=float))
     r = residency_curve(serve70.replace(kv_policy=kv), context=c, sessions=sessions, policy=policy)
     for key in ("step_time_s", "tokens_per_s", "needed", "placed", "evicted_tokens"):
-        assert np.all(np.isfinite(r[key]))
-    assert np.all(np.diff(r["step_time_s"]) >= -1e-15)
-    assert np.all(np.diff(r["hbm_share"]) <= 1e-12)
-    np.testing.assert_allclose(r["placed"] + r["unplaced_bytes"] + r["evicted_bytes"], r["needed"], rtol=1e-9)
+        assert np.all(np.isfinite(getattr(r, key)))
+    assert np.all(np.diff(r.step_time_s) >= -1e-15)
+    assert np.all(np.diff(r.hbm_share) <= 1e-12)
+    np.testing.assert_allclose(r.placed + r.unplaced_bytes + r.evicted_bytes, r.needed, rtol=1e-9)

@@ -120,17 +120,17 @@ def test_decode_sweep_walks_to_the_ridge_at_the_closed_form_batch():
     sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1, batch=1)
     b = np.arange(1, 1025, dtype=float)
     s = rl.decode_sweep(sc, batch=b)
-    ridge = s["ridge_flop_per_byte"]
+    ridge = s.ridge_flop_per_byte
     # Intensity is linear in batch (weights bytes are fixed): I(b) = b · I(1).
-    np.testing.assert_allclose(s["intensity"], b * s["intensity"][0], rtol=1e-9)
-    assert s["bound"][0] == 0
-    first = int(b[np.argmax(s["bound"] == 1)])
-    assert first == math.ceil(s["ridge_batch"])
-    assert 280 <= s["ridge_batch"] <= 310            # ≈ ridge 295 · 2 bytes / 2 FLOPs
-    np.testing.assert_allclose(s["attainable_flops_per_s"], np.minimum(989.4e12, s["intensity"] * 3.35e12))
+    np.testing.assert_allclose(s.intensity, b * s.intensity[0], rtol=1e-9)
+    assert s.bound[0] == 0
+    first = int(b[np.argmax(s.bound == 1)])
+    assert first == math.ceil(s.ridge_batch)
+    assert 280 <= s.ridge_batch <= 310            # ≈ ridge 295 · 2 bytes / 2 FLOPs
+    np.testing.assert_allclose(s.attainable_flops_per_s, np.minimum(989.4e12, s.intensity * 3.35e12))
     # With KV reads at 2.3k context the step never reaches the ridge: it tends to (2W + A)/K < ridge.
-    assert s["ridge_batch_with_kv"] == 0.0 and s["step_intensity_limit"] < ridge
-    assert np.all(s["step_intensity"] < s["step_intensity_limit"]) and not s["step_bound"].any()
+    assert s.ridge_batch_with_kv == 0.0 and s.step_intensity_limit < ridge
+    assert np.all(s.step_intensity < s.step_intensity_limit) and not s.step_bound.any()
 
 
 def test_decode_sweep_with_kv_closed_form_at_short_context():
@@ -138,33 +138,33 @@ def test_decode_sweep_with_kv_closed_form_at_short_context():
                   prompt_len=64, gen_len=2)
     b = np.arange(1, 2049, dtype=float)
     s = rl.decode_sweep(sc, batch=b)
-    assert s["ridge_batch_with_kv"] > s["ridge_batch"]
-    first = int(b[np.argmax(s["step_bound"] == 1)])
-    assert first == math.ceil(s["ridge_batch_with_kv"])
+    assert s.ridge_batch_with_kv > s.ridge_batch
+    first = int(b[np.argmax(s.step_bound == 1)])
+    assert first == math.ceil(s.ridge_batch_with_kv)
 
 
 def test_decode_context_sweep_kv_fit_limit():
     sc = Scenario(hardware=HW["h100-sxm"], model=MODELS["llama-3-8b"], kind="decode", gpus=1, batch=32)
     ctx = rl.context_values()
     s = rl.decode_sweep(sc, context=ctx)
-    limit = s["kv_fit_limit_context"]
-    np.testing.assert_array_equal(s["fits"], ctx <= limit)
-    assert s["fits"][0] and not s["fits"][-1]
+    limit = s.kv_fit_limit_context
+    np.testing.assert_array_equal(s.fits, ctx <= limit)
+    assert s.fits[0] and not s.fits[-1]
     # weights + KV at the limit fit in 90% of HBM, one more token does not.
     w = 2 * (MODELS["llama-3-8b"].params_total())
     kv_tok = 2 * 32 * 8 * 128 * 2
     assert w + 32 * limit * kv_tok <= 0.9 * 80e9 < w + 32 * (limit + 1) * kv_tok
     # Longer contexts pull the step's intensity (batch 32: GEMMs at 32 FLOP/B) down towards the KV reads'
     # 4 FLOP/B (GQA 32:8 at 2 bytes): long contexts are memory-bound before they are compute-bound.
-    assert np.all(np.diff(s["step_intensity"]) < 0)
-    assert np.all(np.isfinite(s["time_per_token_s"])) and np.all(np.diff(s["time_per_token_s"]) > 0)
+    assert np.all(np.diff(s.step_intensity) < 0)
+    assert np.all(np.isfinite(s.time_per_token_s)) and np.all(np.diff(s.time_per_token_s) > 0)
 
 
 def test_decode_sweep_from_a_training_scenario_uses_its_tp():
     s = rl.decode_sweep(default_scenario())
-    assert s["mode"] == "batch" and s["batch"][0] == 1 and s["batch"][-1] == 4096
+    assert s.mode == "batch" and s.batch[0] == 1 and s.batch[-1] == 4096
     for key in ("intensity", "attainable_flops_per_s", "time_per_token_s", "kv_bytes", "step_intensity"):
-        assert np.all(np.isfinite(s[key]))
+        assert np.all(np.isfinite(getattr(s, key)))
 
 
 def test_zero_byte_point_is_clipped():

@@ -447,8 +447,8 @@ def spill_case():
 
 def test_long_context_request_spills_to_host_dram():
     at = residency_at(_long_context())
-    assert at["resident"]["host"] > 30e9 and at["resident"]["cxl"] == 0.0 and at["unplaced_bytes"] == 0.0
-    assert at["needed"] > at["resident"]["hbm"]
+    assert at.resident["host"] > 30e9 and at.resident["cxl"] == 0.0 and at.unplaced_bytes == 0.0
+    assert at.needed > at.resident["hbm"]
     assert stages_mod.kv_spills(_long_context()) and not stages_mod.kv_spills(_infer())
     assert "spills" in " ".join(stages_mod.notes(_long_context()))
     assert "fits in HBM" in " ".join(stages_mod.notes(_infer()))
@@ -462,22 +462,22 @@ def test_spilled_request_ends_at_prompt_phase_plus_residency_decode_groups(spill
     steps, mid = _groups(sc)
     rc = residency_curve(sc, context=mid, sessions=sc.batch)
     at_prompt = residency_curve(sc, context=sc.prompt_len, sessions=sc.batch)
-    page = float(at_prompt["page_bytes"])
+    page = float(at_prompt.page_bytes)
     offload = [s for s in items if s.name.startswith("KV offload")]
     assert [s.name.split(" (")[0] for s in offload] == ["KV offload to host DRAM"]
-    host_bytes = float(at_prompt["resident"]["host"])
+    host_bytes = float(at_prompt.resident["host"])
     assert offload[0].bytes_by_link["host"] == pytest.approx(host_bytes, rel=1e-12)
     assert offload[0].duration_s == pytest.approx(_transfer_s(sc, "host", host_bytes, page), rel=1e-9)
     assert offload[0].start_s == pytest.approx(r.infer["prefill_s"], rel=1e-12)  # after prefill, not overlapped
     prompt_phase = r.infer["prefill_s"] + sum(s.duration_s for s in offload)
-    expected = prompt_phase + float(np.sum(steps * rc["step_time_s"]))
+    expected = prompt_phase + float(np.sum(steps * rc.step_time_s))
     assert makespan(items) == pytest.approx(expected, rel=1e-6)
     assert items[-1].end_s == pytest.approx(expected, rel=1e-6)
     # every group lasts n_g x its effective step: onloads then compute, back to back on the timeline
     groups = _decode_groups_of(items)
     assert len(groups) == len(steps)
     t = prompt_phase
-    for (onloads, comp), n_g, step in zip(groups, steps, rc["step_time_s"], strict=True):
+    for (onloads, comp), n_g, step in zip(groups, steps, rc.step_time_s, strict=True):
         first = onloads[0] if onloads else comp
         assert first.start_s == pytest.approx(t, rel=1e-12)
         assert comp.end_s - first.start_s == pytest.approx(n_g * step, rel=1e-9)
@@ -486,19 +486,19 @@ def test_spilled_request_ends_at_prompt_phase_plus_residency_decode_groups(spill
     assert makespan(items) > 3.0 * (r.infer["prefill_s"] + sc.gen_len * r.infer["time_per_output_token_s"])
     assert r.infer["request_s"] == pytest.approx(makespan(items), rel=1e-12)
     decode = makespan(items) - prompt_phase
-    assert decode == pytest.approx(sc.gen_len * residency_at(sc)["effective_time_per_output_token_s"], rel=1e-4)
+    assert decode == pytest.approx(sc.gen_len * residency_at(sc).effective_time_per_output_token_s, rel=1e-4)
 
 
 def test_onload_bytes_are_residency_off_hbm_bytes_per_step_times_steps(spill_case):
     sc, r, items = spill_case
     steps, mid = _groups(sc)
     rc = residency_curve(sc, context=mid, sessions=sc.batch)
-    page = float(rc["page_bytes"])
+    page = float(rc.page_bytes)
     for g, (onloads, comp) in enumerate(_decode_groups_of(items)):
         assert [s.name.split(" (")[0] for s in onloads] == ["KV onload from host DRAM"]
         s = onloads[0]
         assert (s.kind, s.lane, s.binding) == ("memory-transfer", "host link", "bandwidth")
-        per_step = float(rc["resident"]["host"][g])
+        per_step = float(rc.resident["host"][g])
         assert s.bytes_by_link["host"] == pytest.approx(steps[g] * per_step, rel=1e-12)
         assert s.bytes_by_link["hbm"] == s.bytes_by_link["scale-up"] == s.bytes_by_link["scale-out"] == 0.0
         assert s.duration_s == pytest.approx(steps[g] * _transfer_s(sc, "host", per_step, page), rel=1e-9)
@@ -507,8 +507,8 @@ def test_onload_bytes_are_residency_off_hbm_bytes_per_step_times_steps(spill_cas
     # all bytes over the host link: the prompt's offload once, then every decode step's off-HBM KV
     host_total = sum(s.bytes_by_link["host"] for s in items)
     assert host_total == pytest.approx(
-        float(residency_curve(sc, context=sc.prompt_len, sessions=sc.batch)["resident"]["host"])
-        + float(np.sum(steps * rc["resident"]["host"])), rel=1e-9)
+        float(residency_curve(sc, context=sc.prompt_len, sessions=sc.batch).resident["host"])
+        + float(np.sum(steps * rc.resident["host"])), rel=1e-9)
 
 
 def test_spilled_decode_still_slows_down_as_the_cache_grows(spill_case):
@@ -549,7 +549,7 @@ def test_deeper_spill_uses_cxl_and_ssd():
     assert sum(last.values()) == pytest.approx(r.memory_total, rel=1e-12)
     steps, mid = _groups(sc)
     expected = (r.infer["prefill_s"] + sum(s.duration_s for s in items if s.name.startswith("KV offload"))
-                + float(np.sum(steps * residency_curve(sc, context=mid, sessions=sc.batch)["step_time_s"])))
+                + float(np.sum(steps * residency_curve(sc, context=mid, sessions=sc.batch).step_time_s)))
     assert makespan(items) == pytest.approx(expected, rel=1e-6)
     out = stages_json(sc, r)
     assert {d["kind"] for d in out} == {"compute", "memory-transfer"}
@@ -565,7 +565,7 @@ def test_generation_that_starts_in_hbm_and_spills_later():
     r = evaluate(sc)
     items = stages(sc, r)
     rc = residency_curve(sc, context=[sc.prompt_len, sc.prompt_len + sc.gen_len], sessions=sc.batch)
-    assert rc["resident"]["host"][0] == 0.0 < rc["resident"]["host"][1]
+    assert rc.resident["host"][0] == 0.0 < rc.resident["host"][1]
     assert not any(s.name.startswith("KV offload") for s in items)
     groups = _decode_groups_of(items)
     with_onload = [bool(on) for on, _ in groups]
@@ -573,9 +573,9 @@ def test_generation_that_starts_in_hbm_and_spills_later():
     assert with_onload == sorted(with_onload)  # once spilled, every later group spills
     steps, mid = _groups(sc)
     grid = evaluate_grid(sc, prompt_len=mid[:1], gen_len=0)
-    assert groups[0][1].duration_s == pytest.approx(steps[0] * float(grid["time_per_output_token_s"][0]), rel=1e-9)
-    expected = r.infer["prefill_s"] + float(np.sum(steps * residency_curve(sc, context=mid, sessions=sc.batch)[
-        "step_time_s"]))
+    assert groups[0][1].duration_s == pytest.approx(steps[0] * float(grid.time_per_output_token_s[0]), rel=1e-9)
+    expected = r.infer["prefill_s"] + float(np.sum(steps * residency_curve(sc, context=mid, sessions=sc.batch)
+                                                               .step_time_s))
     assert makespan(items) == pytest.approx(expected, rel=1e-6)
 
 
@@ -611,7 +611,7 @@ def test_evict_placement_draws_no_transfers(spill_case):
     items = stages(sc, r, kv_placement="evict")
     assert not any(s.kind == "memory-transfer" for s in items)
     steps, mid = _groups(sc)
-    evict = residency_curve(sc, context=mid, sessions=sc.batch, policy="evict")["step_time_s"]
+    evict = residency_curve(sc, context=mid, sessions=sc.batch, policy="evict").step_time_s
     assert makespan(items) == pytest.approx(r.infer["prefill_s"] + float(np.sum(steps * evict)), rel=1e-6)
     assert makespan(items) < r.infer["request_s"]
     assert all(s.live_memory_by_tier["hbm"] <= r.capacity * (1 + 1e-9) for s in items)

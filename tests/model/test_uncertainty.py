@@ -50,27 +50,27 @@ def test_assumption_axes_are_one_formula_any_shape():
     r = evaluate(sc.replace(efficiency=eff))
     grid = evaluate_grid(sc, compute_efficiency=np.array([0.42, 0.5]), hbm_efficiency=0.7,
                          network_efficiency=np.array([0.6, 0.8]))
-    assert grid["time_total"][0] == pytest.approx(r.time_total, rel=1e-12)
-    assert grid["time_total"][1] == pytest.approx(evaluate(sc.replace(
+    assert grid.time_total[0] == pytest.approx(r.time_total, rel=1e-12)
+    assert grid.time_total[1] == pytest.approx(evaluate(sc.replace(
         efficiency=Efficiency(compute=0.5, hbm=0.7, network=0.8))).time_total, rel=1e-12)
     # a larger alpha can only slow a multi-GPU step; overlap 1 reproduces the point model
     lat = evaluate_grid(sc, scaleup_latency_s=np.array([1e-6, 4e-6]), grad_overlap_fraction=1.0)
-    assert lat["time_total"][0] == pytest.approx(evaluate(sc).time_total, rel=1e-12)
-    assert lat["time_total"][1] > lat["time_total"][0]
+    assert lat.time_total[0] == pytest.approx(evaluate(sc).time_total, rel=1e-12)
+    assert lat.time_total[1] > lat.time_total[0]
 
 
 def test_less_gradient_overlap_exposes_more_sync():
     sc = Scenario(hardware=HW["a100-80gb-sxm"], model=MODELS["llama-2-7b"], kind="train", gpus=64, tp=1, pp=1,
                   zero=0, global_batch=64, micro_batch=1, seq_len=4096)
-    t = evaluate_grid(sc, grad_overlap_fraction=np.array([1.0, 0.5, 0.0]))["time_total"]
+    t = evaluate_grid(sc, grad_overlap_fraction=np.array([1.0, 0.5, 0.0])).time_total
     assert t[0] < t[1] < t[2]
 
 
 def test_runtime_reserve_changes_memory_not_time():
     sc = _decode_8b()
     g = evaluate_grid(sc, runtime_reserve_fraction=np.array([0.05, 0.2]))
-    assert g["memory_total"][1] - g["memory_total"][0] == pytest.approx(0.15 * sc.hardware.hbm_bytes)
-    assert np.ptp(np.broadcast_to(g["time_per_output_token_s"], (2,))) == 0.0
+    assert g.memory_total[1] - g.memory_total[0] == pytest.approx(0.15 * sc.hardware.hbm_bytes)
+    assert np.ptp(np.broadcast_to(g.time_per_output_token_s, (2,))) == 0.0
 
 
 @settings(max_examples=50, deadline=None)

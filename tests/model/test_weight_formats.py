@@ -51,7 +51,7 @@ def test_residency_curve_uses_effective_bits():
 
     sc = _decode("bf16").replace(kv_dtype="fp16")
     full, q4k = residency_curve(sc), residency_curve(sc.replace(weight_dtype="q4_k"))
-    assert float(q4k["weights_bytes"].flat[0]) == pytest.approx(float(full["weights_bytes"].flat[0]) * 4.5 / 16)
+    assert float(q4k.weights_bytes.flat[0]) == pytest.approx(float(full.weights_bytes.flat[0]) * 4.5 / 16)
 
 
 def test_stored_bits_cover_the_codes():

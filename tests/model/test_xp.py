@@ -68,8 +68,8 @@ def test_inference_step_is_the_same_on_plain_numbers_and_numpy_scalars():
 def test_evaluate_equals_the_grid_for_one_configuration():
     sc = default_scenario()
     grid = evaluate_grid(sc, tp=np.array([sc.tp]))
-    assert evaluate(sc).time_total == grid["time_total"][0]
-    assert evaluate(sc).memory_total == grid["memory_total"][0]
+    assert evaluate(sc).time_total == grid.time_total[0]
+    assert evaluate(sc).memory_total == grid.memory_total[0]
 
 
 numbers = st.one_of(st.floats(-1e6, 1e6, allow_nan=False), st.integers(-1000, 1000))

@@ -48,7 +48,7 @@ def test_residency_draws_the_model_for_the_default_scenario(residency, default_s
     assert x[0] == 4096 and x[-1] == 1 << 20
     curve = residency_curve(default_sc, context=x, sessions=default_sc.batch)
     for name, (_, y) in areas.items():
-        np.testing.assert_allclose(y, curve["resident"][name])
+        np.testing.assert_allclose(y, curve.resident[name])
         assert np.all(np.isfinite(y))
     xs, t = residency.step_time_series()
     assert np.all(np.diff(t) >= 0) and np.all(np.isfinite(t))

@@ -148,14 +148,14 @@ def test_decode_sweep_moves_the_point(panel, decode_results):
     # The trace is the model's sweep.
     s = decode_sweep(decode_results.scenario, batch=panel.sweep_layer.values())
     xs = np.concatenate([panel.sweep_layer.gemm_trace.getOriginalDataset()[0], panel.sweep_layer.gemm_trace_nofit.getOriginalDataset()[0]])
-    assert set(np.round(xs, 6)) == set(np.round(s["intensity"], 6))
+    assert set(np.round(xs, 6)) == set(np.round(s.intensity, 6))
     # Context mode: the KV-fit limit is marked, and the step point moves left as the context grows.
     panel.set_sweep("context", 2048)
     sx_short, _ = panel.decode_step_marker()
     panel.set_sweep("context", 1 << 20)
     sx_long, _ = panel.decode_step_marker()
     assert sx_long < sx_short
-    limit = panel.sweep()["kv_fit_limit_context"]
+    limit = panel.sweep().kv_fit_limit_context
     assert panel.sweep_layer.kv_marker.isVisible() and f"{limit / 1e3:.3g}k tokens" in panel.sweep_layer.kv_text.toPlainText()
     with pytest.raises(ValueError):
         panel.set_sweep("nope", 1)
