@@ -29,6 +29,7 @@ from trinity_desktop.model.views.edge_matrix import edge_matrix
 from trinity_desktop.model.views.memory_wall import memory_wall
 from trinity_desktop.model.views.quant_quality import quality_curve
 from trinity_desktop.model.views.routing import routing
+from trinity_desktop.model.views.techniques import read_keys, technique_effect
 from trinity_desktop.model.views.test_time import compare
 from trinity_desktop.ui.units import fmt_bytes
 
@@ -208,11 +209,34 @@ def _test_time(r: Results) -> dict[str, str]:
     return out
 
 
+SPARSE = {"nsa": "native-sparse-attention", "strided": "block-sparse-attention",
+          "window": "sliding-window-attention", "distill": "distillation-half-depth"}
+
+
+def _sparse(r: Results) -> dict[str, str]:
+    """Sparse attention and distillation on the slide's scenario, as the trade-off explorer computes them
+    (technique_effect): each technique's saving and spending in per cent, and the keys a decode query reads
+    under the two read patterns at the request's mean context (read_keys)."""
+    sc = r.scenario
+    mean_context = sc.prompt_len + sc.gen_len / 2.0
+    out = {"sparse_context": _k(sc.prompt_len + sc.gen_len)}
+    for name, tech in SPARSE.items():
+        e = technique_effect(sc, tech, before=r)
+        if e.applicable:
+            out.update({f"sparse_{name}_saved": f"{e.saved_pct:.0f}% less {e.saved}",
+                        f"sparse_{name}_spent": f"{e.spent_pct:+.0f}% {e.spent}"})
+    for name in ("nsa", "strided"):
+        keys = read_keys(name, sc)
+        out.update({f"sparse_{name}_keys": f"{keys:,.0f}", f"sparse_{name}_fewer": _times(mean_context / keys, 1)})
+    return out
+
+
 VIEWS: dict[str, Callable[[Results], dict[str, str]]] = {
     "claims": lambda _r: _claims(), "quant": lambda _r: _quant(), "edge_arch": _edge_arch,
     "edge_matrix": lambda _r: _edge_matrix(), "routing": _routing, "retrieval": _retrieval,
     "memory_wall": lambda _r: _memory_wall(), "batch_law": _batch_law, "test_time": _test_time,
-    "serving": serving_values}  # serving slides (#23)
+    "serving": serving_values,  # serving slides (#23)
+    "sparse": _sparse}
 
 
 def view_of(name: str) -> str | None:

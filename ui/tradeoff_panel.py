@@ -177,6 +177,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         """A low panel keeps the chart: the list of what does not apply shrinks to two lines (it scrolls)."""
         lines = 4 if event.size().height() >= TALL_PX else 2
         self.na_list.setMaximumHeight(lines * self._na_line_px + 10)
+        self.na_list.setMinimumHeight(self._na_line_px + 10)   # never squeezed to a title over an empty box
         super().resizeEvent(event)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
@@ -270,7 +271,7 @@ class TradeoffPanel(QtWidgets.QWidget):
             f"bubble size: deployment relevance (0–1, basis in the hover); y axis symmetric-log. Click a bubble "
             f"to apply the technique (Edit ▸ Undo reverts it).")
         self._resized()
-        self.set_focus("technique" if self._focus_key else "", self._focus_key)
+        self._ring_focus()
 
     def _resized(self, *_) -> None:
         self._update_heads()
@@ -380,8 +381,15 @@ class TradeoffPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ focus, hover, click
     def set_focus(self, what: str, key: str) -> None:
-        """Ring the bubble of technique `key` (what == "technique"); anything else clears it."""
+        """Ring the bubble of technique `key` (what == "technique"), turning to its direction first; anything
+        else clears it."""
         self._focus_key = key if what == "technique" else ""
+        technique = tq.load_techniques().get(self._focus_key)
+        if technique is not None and technique.direction != self._direction:
+            self.set_direction(*technique.direction)
+        self._ring_focus()
+
+    def _ring_focus(self) -> None:
         if self._focus_key in self._plot_xy:
             x, y = self._plot_xy[self._focus_key]
             self.focus_ring.setData([x], [y], size=self._bubbles[self._focus_key][2] + 12)
