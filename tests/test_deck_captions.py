@@ -140,7 +140,7 @@ PANEL_WORDS = {"quant_shrink": None, "batch_law_growth": None,"routing_quality":
                # tests/model/test_techniques_sparse_distill.py (test_sparse_caption_values)
                "sparse_nsa_saved": lambda v: f"−{v.split('%')[0]}%", "sparse_window_saved": lambda v: f"−{v.split('%')[0]}%",
                "sparse_context": None, "sparse_nsa_keys": None, "sparse_nsa_fewer": None, "sparse_strided_keys": None,
-               "sparse_strided_saved": None, "sparse_distill_saved": None}
+               "sparse_strided_saved": None, "sparse_distill_saved": None, "retrieval_published_count": None}
 
 
 @pytest.mark.parametrize("deck_name, index, slide, deck",
@@ -163,7 +163,7 @@ def test_a_caption_quotes_the_views_as_its_panels_show_them(qtbot, deck_name, in
             qtbot.addWidget(panel)
             if hasattr(panel, "update_results"):
                 panel.update_results(results)
-            if slide.focus != ("", "") and spec.name in ("tradeoff", "triangle"):
+            if slide.focus != ("", "") and spec.name in ("tradeoff", "triangle", "retrieval", "memory_wall"):
                 panel.set_focus(*slide.focus)   # as presented: the slide's linked focus
             text += _panel_text(panel)
     values = caption_values(results)
