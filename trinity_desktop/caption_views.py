@@ -21,7 +21,12 @@ from trinity_desktop.model import Results
 from trinity_desktop.model.base.dtypes import WEIGHT_FORMATS_STORED
 from trinity_desktop.model.claims.catalogue import all_claims
 from trinity_desktop.model.formulas.batch_law import published_points, scenario_batch
-from trinity_desktop.model.formulas.retrieval import INDEX_LABELS, evaluate_retrieval, index_bytes, spill_points
+from trinity_desktop.model.formulas.retrieval import (
+    INDEX_LABELS,
+    evaluate_retrieval,
+    index_bytes,
+    spill_points,
+)
 from trinity_desktop.model.inputs.edge_architectures import speedup_points
 from trinity_desktop.model.inputs.scale_facts import growth_rates, retrieval_points
 from trinity_desktop.model.views.edge_arch import context_reaching, edge_arch_curves, stacks
