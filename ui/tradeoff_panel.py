@@ -152,6 +152,7 @@ class TradeoffPanel(QtWidgets.QWidget):
 
         self.na_title = QtWidgets.QLabel("Not applicable to this scenario (not drawn):")
         self.na_title.setFont(pw.font(bold=True))
+        self.na_title.setProperty("editingControl", True)   # it titles the list: off the slides with it (slide_controls)
         self.na_list = QtWidgets.QListWidget()
         self.na_list.setFont(pw.font(11))
         self.na_list.setWordWrap(True)
@@ -359,6 +360,9 @@ class TradeoffPanel(QtWidgets.QWidget):
             sx, sy = ll.scene_point(vb, *self._plot_xy[key])
             r = self._bubbles[key][2] / 2 + 1
             marks.append((sx - r, sy - r, sx + r, sy + r))
+        origin = self.origin_text.sceneBoundingRect()   # the names keep off "this scenario" too
+        if self.origin_text.isVisible() and origin.width() > 0:
+            marks.append((origin.left(), origin.top(), origin.right(), origin.bottom()))
         right = ll.scene_point(vb, self._x_range[0] + 0.6 * (self._x_range[1] - self._x_range[0]), 0.0)[0]
         for key in keys:
             item = self.labels.get(key)
