@@ -134,7 +134,13 @@ PANEL_WORDS = {"quant_shrink": None, "batch_law_growth": None,"routing_quality":
                "memory_wall_ridge_change": lambda v: v.split()[-1],
                "edge_matrix_ms_phone_a17_pro_llama_3_2_3b_q4_k": lambda v: f"{float(v.split()[0]):.0f} ✓",   # its cell
                "test_time_small": lambda v: v.replace("R1-Distill-", "R1-"),
-               "test_time_large": lambda v: v.replace("R1-Distill-", "R1-")}
+               "test_time_large": lambda v: v.replace("R1-Distill-", "R1-"),
+               # sparse attention and distillation: the explorer's title writes the focused technique's saving as
+               # "−65%"; the context, keys read and the other techniques' savings are checked in
+               # tests/model/test_techniques_sparse_distill.py (test_sparse_caption_values)
+               "sparse_nsa_saved": lambda v: f"−{v.split('%')[0]}%", "sparse_window_saved": lambda v: f"−{v.split('%')[0]}%",
+               "sparse_context": None, "sparse_nsa_keys": None, "sparse_nsa_fewer": None, "sparse_strided_keys": None,
+               "sparse_strided_saved": None, "sparse_distill_saved": None, "retrieval_published_count": None}
 
 
 @pytest.mark.parametrize("deck_name, index, slide, deck",
@@ -157,6 +163,8 @@ def test_a_caption_quotes_the_views_as_its_panels_show_them(qtbot, deck_name, in
             qtbot.addWidget(panel)
             if hasattr(panel, "update_results"):
                 panel.update_results(results)
+            if slide.focus != ("", "") and spec.name in ("tradeoff", "triangle", "retrieval", "memory_wall"):
+                panel.set_focus(*slide.focus)   # as presented: the slide's linked focus
             text += _panel_text(panel)
     values = caption_values(results)
     for name in quoted:

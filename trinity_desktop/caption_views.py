@@ -21,22 +21,29 @@ from trinity_desktop.model import Results
 from trinity_desktop.model.base.dtypes import WEIGHT_FORMATS_STORED
 from trinity_desktop.model.claims.catalogue import all_claims
 from trinity_desktop.model.formulas.batch_law import published_points, scenario_batch
-from trinity_desktop.model.formulas.retrieval import INDEX_LABELS, index_bytes, spill_points
+from trinity_desktop.model.formulas.retrieval import (
+    INDEX_LABELS,
+    evaluate_retrieval,
+    index_bytes,
+    spill_points,
+)
 from trinity_desktop.model.inputs.edge_architectures import speedup_points
-from trinity_desktop.model.inputs.scale_facts import growth_rates
+from trinity_desktop.model.inputs.scale_facts import growth_rates, retrieval_points
 from trinity_desktop.model.views.edge_arch import context_reaching, edge_arch_curves, stacks
 from trinity_desktop.model.views.edge_matrix import edge_matrix
 from trinity_desktop.model.views.memory_wall import memory_wall
 from trinity_desktop.model.views.quant_quality import quality_curve
 from trinity_desktop.model.views.routing import routing
+from trinity_desktop.model.views.techniques import read_keys, technique_effect
 from trinity_desktop.model.views.test_time import compare
-from trinity_desktop.ui.units import fmt_bytes
+from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
 QUANT_PAIR = ("q4_k", "q2_k")              # the seed's "2-bit saves 43%", read on stored formats (its panel's pair)
 EDGE_ARCH_CONTEXT = 4096                   # the context the edge architecture panel's title quotes
 EDGE_ARCH_CLAIM = "synth-gated-conv"       # the synthesis' "2.5x better cost ratios than attention on CPUs"
 RETRIEVAL_QUOTE = ("hnsw", 768, "fp32")    # the retrieval panel's opening index, dimensions and vector format
 RETRIEVAL_VECTORS = 1e7                    # the collection size the caption quotes the index bytes at
+RETRIEVAL_QUERIES = {"10m": 1e7, "1b": 1e9}  # the collection sizes the caption quotes the query time at
 TEST_TIME_TOKENS = 8192                    # the reasoning length per sample the caption quotes costs at
 
 
@@ -161,7 +168,27 @@ def _retrieval(r: Results) -> dict[str, str]:
     spill = spill_points(dim, index, r.scenario.hardware, dtype)
     return {"retrieval_index": INDEX_LABELS[index], "retrieval_dim": str(dim), "retrieval_dtype": dtype,
             "retrieval_vectors": _count(RETRIEVAL_VECTORS), "retrieval_bytes": fmt_bytes(float(total)),
-            **{f"retrieval_{tier}_holds": _count(n) for tier, n in spill.items()}}
+            **{f"retrieval_{tier}_holds": _count(n) for tier, n in spill.items()}, **_retrieval_queries(r)}
+
+
+TIER_WORDS = {"hbm": "device memory", "host": "host DRAM", "cxl": "CXL pool", "ssd": "SSD", "none": "no tier"}
+
+
+def _retrieval_queries(r: Results) -> dict[str, str]:
+    """The query time and the tier at the quoted collection sizes (evaluate_retrieval, as the time view's hover
+    writes them) and the published latencies' range and count (retrieval_points, measured on their own machines)."""
+    index, dim, dtype = RETRIEVAL_QUOTE
+    out = {}
+    for name, n in RETRIEVAL_QUERIES.items():
+        x = evaluate_retrieval(n, dim, index, r.scenario.hardware, dtype)
+        out.update({f"retrieval_query_{name}": fmt_seconds(float(x.query_s)),
+                    f"retrieval_tier_{name}": TIER_WORDS[str(x.tier)]})
+    published = sorted(p.latency_s for p in retrieval_points() if p.latency_s > 0)
+    engines = sorted({p.engine for p in retrieval_points() if p.latency_s > 0})
+    return {**out, "retrieval_published_count": str(len(published)),
+            "retrieval_published_engines": ", ".join(engines[:-1]) + f" and {engines[-1]}",
+            "retrieval_published_fastest": fmt_seconds(published[0]),
+            "retrieval_published_slowest": fmt_seconds(published[-1])}
 
 
 @cache
@@ -173,7 +200,20 @@ def _memory_wall() -> dict[str, str]:
             "memory_wall_ridge_change": f"climbs {ridge:.2f}x" if ridge > 1 else f"falls {1 / ridge:.2f}x",
             "memory_wall_published_flops": _times(rates.peak_flops, 1),
             "memory_wall_published_dram": _times(rates.dram_bandwidth, 1),
-            "memory_wall_published_interconnect": _times(rates.interconnect_bandwidth, 1)}
+            "memory_wall_published_interconnect": _times(rates.interconnect_bandwidth, 1), **_memory_wall_extremes()}
+
+
+def _memory_wall_extremes() -> dict[str, str]:
+    """As the capacity and ridge views write them: the largest model's need over the largest device's HBM,
+    and the newest device's ridge point with the ridge drift Gholami et al.'s rates imply."""
+    wall = memory_wall()
+    fit = [d for d in wall.devices if d.in_fit]
+    cap = max(d.values["hbm_bytes"] for d in fit)
+    biggest = max(wall.models, key=lambda m: m.total)
+    newest = max(fit, key=lambda d: d.year)
+    return {"memory_wall_biggest": biggest.name, "memory_wall_biggest_need": f"{biggest.total / cap:.1f}x",
+            "memory_wall_newest": newest.name, "memory_wall_newest_ridge": f"{newest.ridge:.0f}",
+            "memory_wall_ridge_published": _times(wall.growth["ridge"].published_per_2y)}
 
 
 def _batch_law(r: Results) -> dict[str, str]:
@@ -208,11 +248,34 @@ def _test_time(r: Results) -> dict[str, str]:
     return out
 
 
+SPARSE = {"nsa": "native-sparse-attention", "strided": "block-sparse-attention",
+          "window": "sliding-window-attention", "distill": "distillation-half-depth"}
+
+
+def _sparse(r: Results) -> dict[str, str]:
+    """Sparse attention and distillation on the slide's scenario, as the trade-off explorer computes them
+    (technique_effect): each technique's saving and spending in per cent, and the keys a decode query reads
+    under the two read patterns at the request's mean context (read_keys)."""
+    sc = r.scenario
+    mean_context = sc.prompt_len + sc.gen_len / 2.0
+    out = {"sparse_context": _k(sc.prompt_len + sc.gen_len)}
+    for name, tech in SPARSE.items():
+        e = technique_effect(sc, tech, before=r)
+        if e.applicable:
+            out.update({f"sparse_{name}_saved": f"{e.saved_pct:.0f}% less {e.saved}",
+                        f"sparse_{name}_spent": f"{e.spent_pct:+.0f}% {e.spent}"})
+    for name in ("nsa", "strided"):
+        keys = read_keys(name, sc)
+        out.update({f"sparse_{name}_keys": f"{keys:,.0f}", f"sparse_{name}_fewer": _times(mean_context / keys, 1)})
+    return out
+
+
 VIEWS: dict[str, Callable[[Results], dict[str, str]]] = {
     "claims": lambda _r: _claims(), "quant": lambda _r: _quant(), "edge_arch": _edge_arch,
     "edge_matrix": lambda _r: _edge_matrix(), "routing": _routing, "retrieval": _retrieval,
     "memory_wall": lambda _r: _memory_wall(), "batch_law": _batch_law, "test_time": _test_time,
-    "serving": serving_values}  # serving slides (#23)
+    "serving": serving_values,  # serving slides (#23)
+    "sparse": _sparse}
 
 
 def view_of(name: str) -> str | None:

@@ -146,7 +146,7 @@ def _deck():
 def _claims():
     from trinity_desktop.ui.claims_panel import ClaimsPanel
 
-    return ClaimsPanel()
+    return ClaimsPanel(dock_titles={f"dock_{spec.name}": spec.title for spec in DOCKS})
 
 
 def _quant_quality():

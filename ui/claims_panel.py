@@ -11,9 +11,9 @@ from trinity_desktop.model.claims.catalogue import all_claims
 from trinity_desktop.model.claims.claim import Claim
 from trinity_desktop.ui import theme
 
-COLUMNS = ("Verdict", "Seed", "Claim", "Claimed", "Computed", "Unit")
+COLUMNS = ("Verdict", "Seed", "Claim", "Claimed", "Computed", "Unit", "Shown in")
 VERDICT_TEXT = {"agrees": "✓ agrees", "disagrees": "✗ disagrees", "not-computable": "– not\ncomputable"}
-NARROW_PX = 820   # below this width the seed and the unit move into the claim cell and their columns hide
+NARROW_PX = 820   # below this width the seed, the unit and the panel move into the claim cell and their columns hide
 SEED_TEXT = {"trinity": "Trinity", "synthesis": "Synthesis"}
 FONT_PT = 12
 
@@ -33,11 +33,16 @@ def claims_title(claims: tuple[Claim, ...]) -> str:
 class ClaimsPanel(QtWidgets.QWidget):
     scenarioRequested = QtCore.Signal(object)
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, dock_titles: dict[str, str] | None = None):
+        """`dock_titles`: the window's dock titles by objectName ("dock_heatmap" -> "Workload pressure"), to
+        name the panel each claim is shown in (the objectName without its prefix otherwise)."""
         super().__init__(parent)
         self.setObjectName("ClaimsPanel")
         self.setAccessibleName("Claims: the source documents' claims checked against the model")
         self.claims = all_claims()
+        titles = dock_titles or {}
+        self.shown_in = tuple(titles.get(c.panel, c.panel.removeprefix("dock_").replace("_", " "))
+                              for c in self.claims)
         font = theme.axis_font(FONT_PT)
         self.title = QtWidgets.QLabel(claims_title(self.claims))
         self.title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
@@ -73,7 +78,7 @@ class ClaimsPanel(QtWidgets.QWidget):
         bold.setBold(True)
         for row, c in enumerate(self.claims):
             cells = (VERDICT_TEXT[c.verdict], SEED_TEXT[c.seed], c.text, _number(c.claimed), _number(c.computed),
-                     c.unit.replace(" (claim: ", "\n(claim: "))
+                     c.unit.replace(" (claim: ", "\n(claim: "), self.shown_in[row])
             for col, text in enumerate(cells):
                 item = QtWidgets.QTableWidgetItem(text)
                 item.setToolTip(f"{c.id}: {c.note}\nSource: {c.source}. Reproduce: {c.reproduce}")
@@ -108,18 +113,20 @@ class ClaimsPanel(QtWidgets.QWidget):
         narrow = self.width() < NARROW_PX
         if narrow != self._narrow:
             self._narrow = narrow
-            self.table.setColumnHidden(1, narrow)
-            self.table.setColumnHidden(5, narrow)
+            for col in (1, 5, 6):
+                self.table.setColumnHidden(col, narrow)
             for row, c in enumerate(self.claims):
-                self.table.item(row, 2).setText(f"{SEED_TEXT[c.seed]}: {c.text}\nUnit: {c.unit}" if narrow else c.text)
+                self.table.item(row, 2).setText(f"{SEED_TEXT[c.seed]}: {c.text}\nUnit: {c.unit}\n"
+                                                f"Shown in: {self.shown_in[row]}" if narrow else c.text)
         metrics = QtGui.QFontMetrics(self.table.font())
         pad = 18
         fixed = {0: max(metrics.horizontalAdvance(t) for v in VERDICT_TEXT.values() for t in v.split("\n")),
                  1: max(metrics.horizontalAdvance(t) for t in (*SEED_TEXT.values(), COLUMNS[1])),
-                 3: metrics.horizontalAdvance(COLUMNS[3]), 4: metrics.horizontalAdvance(COLUMNS[4])}
+                 3: metrics.horizontalAdvance(COLUMNS[3]), 4: metrics.horizontalAdvance(COLUMNS[4]),
+                 6: max(metrics.horizontalAdvance(t) for t in (*self.shown_in, COLUMNS[6]))}
         for col, width in fixed.items():
             self.table.setColumnWidth(col, width + pad)
-        used = sum(w + pad for col, w in fixed.items() if not (narrow and col == 1))
+        used = sum(w + pad for col, w in fixed.items() if not (narrow and col in (1, 6)))
         rest = max(self.table.width() - self.table.verticalScrollBar().sizeHint().width() - 4 - used, 120)
         unit = 0 if narrow else int(rest * 0.42)
         self.table.setColumnWidth(5, unit)
@@ -132,7 +139,7 @@ class ClaimsPanel(QtWidgets.QWidget):
             c = self.claims[min(rows)]
             where = "its scenario is loaded" if c.scenario is not None else "no single scenario (see the panel)"
             self.detail.setText(f"{c.id} ({VERDICT_TEXT[c.verdict]}): {c.note}. Source {c.source}; {where}; "
-                                f"shown in {c.panel.removeprefix('dock_')}.")
+                                f"shown in {self.shown_in[min(rows)]}.")
 
     def load_row(self, row: int) -> None:
         """Emit the scenario a row was computed for (rows without one only show their note)."""

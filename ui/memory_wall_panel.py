@@ -24,7 +24,7 @@ SYMBOLS = {"peak_flops": "o", "hbm_bw": "s", "hbm_bytes": "d", "scaleup_bw": "t1
 SHORT = {"peak_flops": "FLOP/s", "hbm_bw": "HBM B/s", "hbm_bytes": "HBM bytes", "scaleup_bw": "scale-up",
          "scaleout_bw": "scale-out"}
 BASE_YEAR = 2020.0
-VIEWS = (("Growth since 2020", "growth"), ("Model memory vs HBM", "capacity"))
+VIEWS = (("Growth since 2020", "growth"), ("Model memory vs HBM", "capacity"), ("Ridge point", "ridge"))
 
 
 class MemoryWallPanel(QtWidgets.QWidget):
@@ -49,6 +49,9 @@ class MemoryWallPanel(QtWidgets.QWidget):
         self.published = {q: self.chart.line(COLORS[q], 1.5, dash=True) for q in ("peak_flops", "hbm_bw", "scaleup_bw")}
         self.models = self.chart.points(theme.COMPONENT_COLORS["optimizer"], "star", "model weights + 32k KV", 15)
         self.model_fit = self.chart.line(theme.COMPONENT_COLORS["optimizer"], 2.0)
+        self.ridge_points = self.chart.points(theme.RESOURCE_COLORS["compute"], "o", "ridge point per device")
+        self.ridge_fit = self.chart.line(theme.RESOURCE_COLORS["compute"], 2.0)
+        self.ridge_published = self.chart.line(theme.RESOURCE_COLORS["compute"], 1.5, dash=True)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.chart)
@@ -56,6 +59,14 @@ class MemoryWallPanel(QtWidgets.QWidget):
     def _set_view(self, value) -> None:
         self.view = value
         self.redraw()
+
+    def set_focus(self, what: str, key: str) -> None:
+        """A slide's focus ("view", key) opens that view (the combo follows); any other focus leaves it."""
+        keys = [v for _label, v in VIEWS]
+        if what == "view" and key in keys:
+            self.view_combo.setCurrentIndex(keys.index(key))   # its signal redraws
+            if self.view != key:
+                self._set_view(key)
 
     def update_results(self, results: Results) -> None:
         if self.wall is None:
@@ -69,8 +80,8 @@ class MemoryWallPanel(QtWidgets.QWidget):
         g = wall.growth
         fit_devices = [d for d in wall.devices if d.in_fit]
         years = np.linspace(min(d.year for d in wall.devices) - 0.3, max(d.year for d in wall.devices) + 0.3, 20)
-        growth_view = self.view == "growth"
-        shown = list(COLORS) if growth_view else ["hbm_bytes"]
+        growth_view, ridge_view = self.view == "growth", self.view == "ridge"
+        shown = list(COLORS) if growth_view else [] if ridge_view else ["hbm_bytes"]
         hover, ys = [], []
         for q in COLORS:
             on = q in shown
@@ -90,9 +101,13 @@ class MemoryWallPanel(QtWidgets.QWidget):
             hover += [(d.year, d.values[q] / base, f"{d.name} ({d.year:.1f})\n{LABELS[q]}: "
                        f"{d.values[q]:.3g} {'B' if q == 'hbm_bytes' else 'FLOP/s' if q == 'peak_flops' else 'B/s'}\n"
                        f"ridge {d.ridge:.0f} FLOP/B") for d in pts]
-        self.models.setVisible(not growth_view)
-        self.model_fit.setVisible(not growth_view)
-        if growth_view:
+        self.models.setVisible(self.view == "capacity")
+        self.model_fit.setVisible(self.view == "capacity")
+        for item in (self.ridge_points, self.ridge_fit, self.ridge_published):
+            item.setVisible(ridge_view)
+        if ridge_view:
+            ys += self._draw_ridge(fit_devices, years, hover)
+        elif growth_view:
             pw.set_axis_label(self.chart.plot, "left", "x 2020")
             self.chart.show_in_legend([(self.points[q], SHORT[q]) for q in COLORS])
             self.chart.set_title(f"Since 2020 peak FLOP/s grew {g['peak_flops'].per_2y:.2f}x per two years, HBM "
@@ -120,7 +135,30 @@ class MemoryWallPanel(QtWidgets.QWidget):
                                        "their papers, against one device's HBM. Hover the caption for open question 4.")
             self.chart.caption.setToolTip("Open question 4, computed: " + open_question_4(wall))
         self.chart.set_hover_points(hover)
-        self.chart.fit_range(list(years), ys, pad=0.1)
+        xs = list(years) + ([m.year for m in wall.models] if self.view == "capacity" else [])
+        self.chart.fit_range(xs, ys, pad=0.1)
+
+    def _draw_ridge(self, devices, years, hover: list) -> list[float]:
+        """Peak FLOP/s / HBM bandwidth per device (the roofline's ridge, FLOP per byte) with its fitted drift and
+        the drift Gholami et al.'s rates imply (3.0x / 1.6x per two years), anchored at the fit's 2020 value."""
+        g = self.wall.growth["ridge"]
+        set_log_data(self.ridge_points, [d.year for d in devices], [d.ridge for d in devices])
+        set_log_data(self.ridge_fit, years, g.at(years))
+        published = g.published_per_2y ** ((years - BASE_YEAR) / 2.0) * float(g.at(BASE_YEAR))
+        set_log_data(self.ridge_published, years, published)
+        hover += [(d.year, d.ridge, f"{d.name} ({d.year:.1f})\nridge {d.ridge:.0f} FLOP/B") for d in devices]
+        pw.set_axis_label(self.chart.plot, "left", "FLOP per byte")
+        self.chart.show_in_legend([(self.ridge_points, "ridge point per device"), (self.ridge_fit, "fitted drift"),
+                                   (self.ridge_published, "Gholami et al.")])
+        newest = max(devices, key=lambda d: d.year)
+        verb = f"climbs {g.per_2y:.2f}x" if g.per_2y > 1 else f"falls {1 / g.per_2y:.2f}x"
+        self.chart.set_title(f"The ridge point {verb} per two years: {newest.name} needs {newest.ridge:.0f} FLOP "
+                             "per byte of HBM traffic to be compute-bound")
+        self.chart.caption.setText(
+            f"Ridge = peak FLOP/s / HBM bandwidth of {len(devices)} datacenter presets by release year; solid: least "
+            f"squares, dashed: Gholami et al.'s 3.0x / 1.6x = {g.published_per_2y:.2f}x per two years. A kernel "
+            "below its ridge waits on memory.")
+        return [d.ridge for d in devices] + list(published)
 
     def growth(self) -> dict[str, float]:
         return {q: g.per_2y for q, g in self.wall.growth.items()} if self.wall else {}

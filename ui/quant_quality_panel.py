@@ -186,7 +186,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
         super().resizeEvent(event)
         if restack(self, self.plots):
             stacked = self.plots.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
-            self.plots.setStretch(0, 1 if stacked else 3)   # stacked: the twelve bars get the taller share
+            self.plots.setStretch(0, 1 if stacked else 3)   # stacked: the thirteen bars get the taller share
             self.plots.setStretch(1, 2)
 
     def update_results(self, results: Results) -> None:

@@ -84,6 +84,14 @@ class RetrievalPanel(QtWidgets.QWidget):
         self.view = value
         self.redraw()
 
+    def set_focus(self, what: str, key: str) -> None:
+        """A slide's focus ("view", "bytes" or "time") opens that view (the combo follows); any other leaves it."""
+        keys = ("bytes", "time")
+        if what == "view" and key in keys:
+            self.view_combo.setCurrentIndex(keys.index(key))   # its signal redraws
+            if self.view != key:
+                self._set_view(key)
+
     def _set_index(self, value) -> None:
         self.index = value
         self.redraw()
@@ -143,7 +151,7 @@ class RetrievalPanel(QtWidgets.QWidget):
                 f"{t.label} {fmt_bytes(t.capacity_bytes)}" for t in tiers) + ".")
         else:
             self._draw_bands([], 1.0, 1.0)
-            pw.set_axis_label(self.chart.plot, "left", "query time")
+            pw.set_axis_label(self.chart.plot, "left", "query time (s)")
             set_log_data(self.time_line, N[placed], qs)
             set_log_data(self.published, [p.vectors for p in pts], [p.latency_s for p in pts])
             hover = [(p.vectors, p.latency_s, f"{p.label}\n{fmt_seconds(p.latency_s)} at recall {p.recall:.2f}, "

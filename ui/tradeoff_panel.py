@@ -152,6 +152,7 @@ class TradeoffPanel(QtWidgets.QWidget):
 
         self.na_title = QtWidgets.QLabel("Not applicable to this scenario (not drawn):")
         self.na_title.setFont(pw.font(bold=True))
+        self.na_title.setProperty("editingControl", True)   # it titles the list: off the slides with it (slide_controls)
         self.na_list = QtWidgets.QListWidget()
         self.na_list.setFont(pw.font(11))
         self.na_list.setWordWrap(True)
@@ -177,6 +178,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         """A low panel keeps the chart: the list of what does not apply shrinks to two lines (it scrolls)."""
         lines = 4 if event.size().height() >= TALL_PX else 2
         self.na_list.setMaximumHeight(lines * self._na_line_px + 10)
+        self.na_list.setMinimumHeight(self._na_line_px + 10)   # never squeezed to a title over an empty box
         super().resizeEvent(event)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
@@ -270,7 +272,7 @@ class TradeoffPanel(QtWidgets.QWidget):
             f"bubble size: deployment relevance (0–1, basis in the hover); y axis symmetric-log. Click a bubble "
             f"to apply the technique (Edit ▸ Undo reverts it).")
         self._resized()
-        self.set_focus("technique" if self._focus_key else "", self._focus_key)
+        self._ring_focus()
 
     def _resized(self, *_) -> None:
         self._update_heads()
@@ -358,6 +360,9 @@ class TradeoffPanel(QtWidgets.QWidget):
             sx, sy = ll.scene_point(vb, *self._plot_xy[key])
             r = self._bubbles[key][2] / 2 + 1
             marks.append((sx - r, sy - r, sx + r, sy + r))
+        origin = self.origin_text.sceneBoundingRect()   # the names keep off "this scenario" too
+        if self.origin_text.isVisible() and origin.width() > 0:
+            marks.append((origin.left(), origin.top(), origin.right(), origin.bottom()))
         right = ll.scene_point(vb, self._x_range[0] + 0.6 * (self._x_range[1] - self._x_range[0]), 0.0)[0]
         for key in keys:
             item = self.labels.get(key)
@@ -380,8 +385,15 @@ class TradeoffPanel(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ focus, hover, click
     def set_focus(self, what: str, key: str) -> None:
-        """Ring the bubble of technique `key` (what == "technique"); anything else clears it."""
+        """Ring the bubble of technique `key` (what == "technique"), turning to its direction first; anything
+        else clears it."""
         self._focus_key = key if what == "technique" else ""
+        technique = tq.load_techniques().get(self._focus_key)
+        if technique is not None and technique.direction != self._direction:
+            self.set_direction(*technique.direction)
+        self._ring_focus()
+
+    def _ring_focus(self) -> None:
         if self._focus_key in self._plot_xy:
             x, y = self._plot_xy[self._focus_key]
             self.focus_ring.setData([x], [y], size=self._bubbles[self._focus_key][2] + 12)

@@ -66,6 +66,8 @@ WEIGHT_FORMATS_STORED: tuple[WeightFormat, ...] = (
                  "4-bit + per group of 128: fp16 scale + 4-bit zero point", "awq"),
     WeightFormat("nf4_dq", "NF4 + double quantisation", 4, 64, 8 + 32 / 256,
                  "4-bit NF4 + fp8 constant per 64 + fp32 constant per 256 constants", "qlora"),
+    WeightFormat("fp8", "FP8 (E4M3)", 8, 1, 0.0, "E4M3 codes + one fp32 scale per tensor (under 1e-6 bits per "
+                 "weight on a 4096 x 4096 matrix)", "fp8-formats"),
     WeightFormat("nvfp4", "NVFP4", 4, 16, 8, "E2M1 + one E4M3 scale per 16 (+ one fp32 per tensor)", "nvfp4"),
     WeightFormat("mxfp4", "MXFP4", 4, 32, 8, "E2M1 + one E8M0 scale per 32", "ocp-mx"),
 )
@@ -75,7 +77,7 @@ BYTES_PER_ELEMENT.update({f.key: f.effective_bits / 8.0 for f in WEIGHT_FORMATS_
 TRAIN_PRECISIONS = ("bf16", "fp16", "fp8", "fp32")
 WEIGHT_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
 # every format a Scenario's weight_dtype may take: the core widths and the stored formats above
-WEIGHT_FORMATS = WEIGHT_DTYPES + tuple(WEIGHT_FORMAT)
+WEIGHT_FORMATS = WEIGHT_DTYPES + tuple(k for k in WEIGHT_FORMAT if k not in WEIGHT_DTYPES)
 KV_DTYPES = ("fp32", "bf16", "fp16", "fp8", "int8", "int4")
 
 # (weight bytes, gradient bytes, fp32 master bytes held by the optimizer) per parameter.

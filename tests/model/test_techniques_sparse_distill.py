@@ -135,3 +135,22 @@ def test_seed_linear_claim_checked_for_both_read_patterns():
     w0, w1 = n0 ** 2 / 32 + 1536 * n0, n1 ** 2 / 32 + 1536 * n1
     import math
     assert nsa.computed == pytest.approx(math.log(w1 / w0) / math.log(4), abs=0.02) and nsa.verdict == "disagrees"
+
+
+def test_sparse_caption_values():
+    """The deck's sparse-attention captions quote the explorer's effects and hand-derived keys read: at the
+    long-context decode's mean context t = 126,976 + 4,096 / 2 = 129,024, NSA reads ⌊(t − 32)/16⌋ + 1 = 8,063
+    compressed + 16 x 64 selected + 512 window = 9,599 keys; the strided pattern with l = round(√131,072) = 362
+    reads 362 + ⌈t / 362⌉ = 362 + 357 = 719."""
+    from trinity_desktop.caption_views import view_values
+
+    r = evaluate(workload("long-context-decode"))
+    v = view_values("sparse", r)
+    assert v["sparse_context"] == "128k"
+    assert v["sparse_nsa_keys"] == "9,599" and v["sparse_strided_keys"] == "719"
+    assert v["sparse_nsa_fewer"] == f"{129024 / 9599:.1f}x"
+    for name, key in (("nsa", "native-sparse-attention"), ("strided", "block-sparse-attention"),
+                      ("window", "sliding-window-attention"), ("distill", "distillation-half-depth")):
+        e = technique_effect(r.scenario, key)
+        assert e.applicable and v[f"sparse_{name}_saved"] == f"{e.saved_pct:.0f}% less {e.saved}"
+    assert v["sparse_nsa_spent"] == f"{technique_effect(r.scenario, 'native-sparse-attention').spent_pct:+.0f}% memory"

@@ -13,6 +13,7 @@ HAND = {
     "q4_0": 18 * 8 / 32, "q3_k": 110 * 8 / 256, "q2_k": 84 * 8 / 256,
     "gptq4_g128": 4 + 20 / 128, "awq4_g128": 4 + 20 / 128, "nf4_dq": 4 + 8 / 64 + 32 / (64 * 256),
     "nvfp4": 4.5, "mxfp4": 4.25,
+    "fp8": 8.0,   # per-tensor scaling: 32 bits / 4096² weights is below 1e-6 bits per weight, counted as 0
 }
 
 
@@ -56,7 +57,8 @@ def test_residency_curve_uses_effective_bits():
 
 def test_stored_bits_cover_the_codes():
     for f in WEIGHT_FORMAT.values():
-        assert f.code_bits < f.effective_bits <= f.code_bits + 1   # scales cost less than a bit per weight
+        per_tensor = f.block == 1 and f.overhead_bits == 0   # FP8: one scale per tensor, counted as 0
+        assert f.code_bits < f.effective_bits <= f.code_bits + 1 or per_tensor   # scales cost under a bit
 
 
 def test_cli_infer_takes_a_stored_format(capsys):
@@ -81,3 +83,9 @@ def test_huang_low_bit_points_as_read():
     assert rows[("AWQ", 2)].perplexity == 1.7e6 and all(p.fp16_perplexity == 6.1 for p in rows.values())
     assert rows[("GPTQ", 4)].stored_bits == 4 + 20 / 128 == WEIGHT_FORMAT["gptq4_g128"].effective_bits
     assert rows[("GPTQ", 3)].delta_pct == pytest.approx(100 * (8.2 / 6.1 - 1))
+
+
+def test_formats_listed_once():
+    from trinity_desktop.model.base.dtypes import WEIGHT_FORMATS
+
+    assert len(WEIGHT_FORMATS) == len(set(WEIGHT_FORMATS)) and "fp8" in WEIGHT_FORMATS

@@ -32,3 +32,22 @@ def test_row_without_scenario_emits_nothing(shown_panel, qtbot):
     row = next(i for i, c in enumerate(panel.claims) if c.scenario is None)
     with qtbot.assertNotEmitted(panel.scenarioRequested):
         panel.load_row(row)
+
+
+def test_each_row_names_the_dock_it_is_shown_in(shown_panel):
+    """Every claim names where in the app it is shown: the dock's title from the registry, in its own column
+    when wide and inside the claim cell when narrow."""
+    from trinity_desktop.docks import DOCKS
+
+    factory = next(s for s in DOCKS if s.name == "claims").factory
+
+    claims = all_claims()
+    titles = {f"dock_{s.name}": s.title for s in DOCKS}
+    assert {c.panel for c in claims} <= set(titles)
+    wide = factory()
+    shown_panel(lambda: wide, size=(1300, 700))
+    for row, c in enumerate(claims):
+        assert wide.table.item(row, 6).text() == titles[c.panel]
+    assert not wide.table.isColumnHidden(6)
+    narrow = shown_panel(factory, size=(683, 700))
+    assert narrow.table.isColumnHidden(6) and f"Shown in: {titles[claims[0].panel]}" in narrow.table.item(0, 2).text()

@@ -23,7 +23,10 @@ def test_stacks_when_narrow_and_sets_format(shown_panel, qtbot):
     with qtbot.waitSignal(panel.editRequested) as blocker:
         panel.editRequested.emit({"weight_dtype": "q2_k"})
     assert blocker.args[0] == {"weight_dtype": "q2_k"}
-    assert "q2_k" in panel.bits_hover(0, 5.0).lower() or "Q2_K" in panel.bits_hover(0, 5.0)
+    from trinity_desktop.model.base.dtypes import WEIGHT_FORMATS_STORED
+
+    row = [f.key for f in WEIGHT_FORMATS_STORED].index("q2_k")   # bars run top-down
+    assert "Q2_K" in panel.bits_hover(0, float(len(WEIGHT_FORMATS_STORED) - 1 - row))
 
 
 def test_labels_inside_the_plot(shown_panel, qtbot):

@@ -75,3 +75,41 @@ def test_test_time_panel(qtbot, results):
     assert f"{c.crossover_tokens:,.0f} tokens" in _title(p.chart)
     p.target_combo.setCurrentIndex(1)
     assert "80%" in _title(p.chart)
+
+
+def test_a_view_focus_opens_the_view(qtbot, results):
+    """A slide's focus ("view", key) opens that view with its combo; another focus leaves the view alone."""
+    r = RetrievalPanel()
+    qtbot.addWidget(r)
+    r.update_results(results)
+    r.set_focus("view", "time")
+    assert r.view == "time" and r.view_combo.currentData() == "time" and r.published.isVisible()
+    r.set_focus("technique", "native-sparse-attention")
+    assert r.view == "time"
+    w = MemoryWallPanel()
+    qtbot.addWidget(w)
+    w.update_results(results)
+    w.set_focus("view", "capacity")
+    assert w.view == "capacity" and "DeepSeek-V3" in _title(w.chart)
+    w.set_focus("view", "time")   # not one of its views
+    assert w.view == "capacity"
+
+
+def test_memory_wall_ridge_view(qtbot, results):
+    """The ridge view: peak FLOP/s / HBM bandwidth per device with its fitted drift; the newest device's ridge is
+    its datasheet ratio (GB300 NVL72 per GPU: peak bf16 / HBM bandwidth)."""
+    from trinity_desktop.model.views.memory_wall import memory_wall
+
+    wall = memory_wall()
+    fit = [d for d in wall.devices if d.in_fit]
+    newest = max(fit, key=lambda d: d.year)
+    hw = hardware_presets()[newest.key]
+    assert newest.ridge == pytest.approx(hw.peak_flops["bf16"] / hw.hbm_bw, rel=1e-9)
+    p = MemoryWallPanel()
+    qtbot.addWidget(p)
+    p.update_results(results)
+    p.set_focus("view", "ridge")
+    title = _title(p.chart)
+    assert f"{wall.growth['ridge'].per_2y:.2f}x" in title and f"{newest.ridge:.0f} FLOP per byte" in title
+    assert p.ridge_points.isVisible() and not p.points["peak_flops"].isVisible()
+    assert f"{3.0 / 1.6:.2f}x" in p.chart.caption.text()
