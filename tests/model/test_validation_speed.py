@@ -34,8 +34,10 @@ def test_validate_makes_one_call_per_group_of_runs_per_round(monkeypatch):
     real = validation_fit.evaluate_grid
     monkeypatch.setattr(validation_fit, "evaluate_grid", lambda *a, **k: calls.append(1) or real(*a, **k))
     rep = validation.validate(samples=64)
-    # one call per run per least-squares step per fit: 14,585; one per group of runs per round of steps: 14 x 51
-    assert len(calls) < 800, len(calls)
+    # one call per run per least-squares step per fit would be about 15,000; one per group of runs (runs that
+    # share hardware, kernels and assumptions: 58 of 100 runs) per round of steps is 18 x 58 = 1,044
+    groups = len(validation_fit._run_groups(validation.published_runs()))
+    assert len(calls) <= 20 * groups, (len(calls), groups)
     # the report: default-assumption error first, then the held-out errors of the calibration
     keys = list(rep)
     assert keys.index("median_abs_rel_error") < keys.index("leave_one_out_median_abs_rel_error")
