@@ -135,7 +135,9 @@ def _look(window, name: str, app, contrast: bool) -> DockReport:
     report = DockReport(name, size=(dock.width(), dock.height()))
     if name not in FORM_DOCKS:
         report.scrolls = dock_scrolls(dock, panel)
-        _add(report.cut, cut_table_cells(panel))   # a chart dock's table reads whole (a long list may scroll)
+    _add(report.cut, cut_table_cells(panel))   # every table reads whole (a long list may scroll, never sideways)
+    if name != "controls":   # the Scenario form is checked as the window's ("form")
+        _add(report.cut, cut_form_values(panel))
     for _ in _each_tab(panel, app):   # a panel's own tabs (e.g. residency: curve, hierarchy) in turn
         _add(report.cut, cut_widget_texts(panel) + cut_tabs(panel.findChildren(QtWidgets.QTabBar)))
         for view in panel.findChildren(pg.GraphicsView):
