@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trinity_desktop.audit_contrast import faint, view_contrast
+from trinity_desktop.audit_contrast import faint, faint_cells, view_contrast
 from trinity_desktop.audit_text import scene_report
 
 
@@ -58,6 +58,7 @@ def slide_texts(window) -> list[str]:
             out += [f"{name}: {t!r} is clipped" for t in clipped]
             out += [f"{name}: {t!r} is shortened" for t in shortened]
             out += [f"{name}: faint {m.describe()}" for m in faint(view_contrast(view))]
+            out += [f"{name}: faint {line}" for line in faint_cells(view)]
     return out
 
 

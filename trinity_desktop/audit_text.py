@@ -97,7 +97,10 @@ def tick_texts(scene, visible, to_view) -> list[SceneText]:
 
 
 def scene_report(view) -> tuple[list[tuple[str, str]], list[str], list[str]]:
-    """(overlapping pairs, texts clipped by their view, texts shortened with an ellipsis) of one view."""
+    """(overlapping pairs, texts clipped by their view, texts shortened with an ellipsis) of one view; an
+    on-plot label that a drawn line runs through overlaps that line (`audit_curves`)."""
+    from trinity_desktop.audit_curves import texts_on_curves
+
     texts = scene_texts(view)
     overlaps, clipped, shortened = [], [], []
     for i, a in enumerate(texts):
@@ -113,7 +116,7 @@ def scene_report(view) -> tuple[list[tuple[str, str]], list[str], list[str]]:
             common = a.polygon.intersected(b.polygon).boundingRect()
             if common.width() > TOLERANCE_PX and common.height() > TOLERANCE_PX:
                 overlaps.append((a.label, b.label))
-    return overlaps, clipped, shortened
+    return overlaps + texts_on_curves(view, texts), clipped, shortened
 
 
 def cut_widget_texts(root) -> list[str]:

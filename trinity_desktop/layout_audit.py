@@ -20,7 +20,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from trinity_desktop.audit_contrast import FLOOR_RATIO, GOAL_RATIO, view_contrast
+from trinity_desktop.audit_contrast import FLOOR_RATIO, GOAL_RATIO, faint_cells, view_contrast
 from trinity_desktop.audit_text import (
     cut_form_values,
     cut_table_cells,
@@ -148,6 +148,7 @@ def _look(window, name: str, app, contrast: bool) -> DockReport:
             _add(report.clipped, clipped)
             _add(report.shortened, shortened)
             if contrast:
+                _add(report.faint, faint_cells(view))
                 for m in view_contrast(view):
                     target = report.faint if m.ratio < FLOOR_RATIO else report.below_goal if m.ratio < GOAL_RATIO \
                         else None
