@@ -138,3 +138,34 @@ def faint_cells(view) -> list[str]:
                        f"against the plot (worst {float(ratios.min()):.1f}:1, "
                        f"#{''.join(f'{v:02x}' for v in worst)} on {background.name()})")
     return out
+
+
+FIELD_RING_PX = 2   # a field's frame: its outermost pixels
+
+
+def frameless_fields(root) -> list[str]:
+    """Form fields (line edits, spin boxes, combo boxes) whose outline a person cannot see: no pixel of the
+    field's outer ring reads at `FLOOR_RATIO` (WCAG 2.1 non-text contrast) against the colour around it (the
+    parent's background), so the field's box vanishes into the form."""
+    from PySide6 import QtWidgets
+
+    out = []
+    kinds = (QtWidgets.QLineEdit, QtWidgets.QAbstractSpinBox, QtWidgets.QComboBox)
+    for field in root.findChildren(QtWidgets.QWidget):
+        if not isinstance(field, kinds) or not field.isVisible() or field.width() < 8 or field.height() < 8:
+            continue
+        if isinstance(field, QtWidgets.QLineEdit) and isinstance(field.parentWidget(), kinds):
+            continue   # a spin or combo box's own editor: its box is the parent's
+        parent = field.parentWidget()
+        around = parent.palette().color(parent.backgroundRole()) if parent is not None else None
+        if around is None:
+            continue
+        pixels = _pixels(field.grab().toImage())
+        ring = np.concatenate([pixels[:FIELD_RING_PX].reshape(-1, 3), pixels[-FIELD_RING_PX:].reshape(-1, 3),
+                               pixels[:, :FIELD_RING_PX].reshape(-1, 3), pixels[:, -FIELD_RING_PX:].reshape(-1, 3)])
+        back = np.array([[around.red(), around.green(), around.blue()]], float)
+        best = float(_ratio(_luminance(ring), _luminance(back)[0]).max())
+        if best < FLOOR_RATIO:
+            name = field.accessibleName() or field.toolTip()[:40] or type(field).__name__
+            out.append(f"{name!r}: its frame reads {best:.1f}:1 against {around.name()}")
+    return out

@@ -260,8 +260,9 @@ def cut_table_cells(root) -> list[str]:
                 text = str(model.data(index) or "")
                 font = model.data(index, QtCore.Qt.ItemDataRole.FontRole)
                 metrics = QtGui.QFontMetrics(font if isinstance(font, QtGui.QFont) else view.font())
-                # a wrapped cell breaks at spaces and after hyphens (Qt's line breaking), never inside a word
-                parts = re.split(r"\s+|(?<=-)", text) if view.wordWrap() else text.splitlines()
+                # a wrapped cell breaks at spaces, zero-width spaces and after hyphens (Qt's line breaking),
+                # never inside a word
+                parts = re.split(r"\s+|\u200b|(?<=-)", text) if view.wordWrap() else text.splitlines()
                 widest = max(parts, key=metrics.horizontalAdvance, default="")
                 if metrics.horizontalAdvance(widest) > room:
                     out.append(f"table {name}: {widest[:40]!r} is wider than its column ({room} px)")

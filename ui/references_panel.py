@@ -82,6 +82,11 @@ def compute_used_by(panel_citations: Mapping[str, list[str]] | None = None, extr
     return users
 
 
+def _breakable(text: str) -> str:
+    """A title that wraps inside a path or identifier too: a zero-width space after each "/" and "_"."""
+    return text.replace("/", "/\u200b").replace("_", "_\u200b")
+
+
 def _short_authors(authors: str) -> str:
     """The cell's authors: up to three names whole, else the first and "et al." (the full list is in the
     hover and the selected citation)."""
@@ -240,7 +245,7 @@ class ReferencesPanel(QtWidgets.QWidget):
         for key, ref in self._refs.items():
             where = f"arXiv:{ref.arxiv}" if ref.arxiv else ref.url
             users = self._used_by.get(key, [])
-            cells = [key, _short_authors(ref.authors), str(ref.year), ref.title, where, _summary(users)]
+            cells = [key, _short_authors(ref.authors), str(ref.year), _breakable(ref.title), where, _summary(users)]
             tips = [ref.note or key, ref.authors, str(ref.year),
                     ref.title + (f"\n{ref.venue}" if ref.venue else "") + (f"\n{ref.note}" if ref.note else ""),
                     where or "no arXiv id or URL", "\n".join(users) or "not cited by a preset, formula or panel"]

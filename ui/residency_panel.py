@@ -302,19 +302,22 @@ class ResidencyPanel(QtWidgets.QWidget):
         r = self.legend.sceneBoundingRect()
         if self.legend.isVisible() and r.width() > 0:
             index.add((r.left(), r.top(), r.right(), r.bottom()))
+        curves = [i for i in vb.addedItems + self.vb2.addedItems
+                  if isinstance(i, (pg.PlotCurveItem, pg.PlotDataItem)) and i is not self.base]
+        for b in line_boxes(curves, bounds):   # no label on a curve
+            index.add(b)
+        caps = {name: line_boxes([line], bounds) for name, line in self.cap_lines.items()}
         label = self.marker.label
-        for position in (0.6, 0.85, 0.35, 0.12):
+        for position in (0.6, 0.85, 0.35, 0.12, 0.72, 0.48, 0.24):
             label.setPosition(position)
             r = label.mapRectToScene(label.boundingRect())
             box = (r.left(), r.top(), r.right(), r.bottom())
-            if ll.inside(box, bounds) and not index.hits(box, ll.PAD):
+            if ll.inside(box, bounds) and not index.hits(box, ll.PAD) and not any(
+                    ll.overlaps(box, b, ll.PAD) for boxes in caps.values() for b in boxes):
                 break
         index.add(box)
-        curves = [i for i in vb.addedItems + self.vb2.addedItems
-                  if isinstance(i, (pg.PlotCurveItem, pg.PlotDataItem)) and i is not self.base]
-        for b in line_boxes([*curves, self.marker], bounds):   # no label on a curve or the "current" line
+        for b in line_boxes([self.marker], bounds):   # nor on the "current" line
             index.add(b)
-        caps = {name: line_boxes([line], bounds) for name, line in self.cap_lines.items()}
         left, right = bounds[0] + 4, bounds[2] - 4
         for name in RESIDENCY_TIERS:
             item, line = self.cap_labels[name], self.cap_lines[name]

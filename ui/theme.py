@@ -172,6 +172,8 @@ def apply_theme(name: str, root=None) -> str:
             palette.setColor(QtGui.QPalette.ColorGroup.Disabled, r, off)
         app.setPalette(palette)
         app.setStyleSheet(indicator_style(_current))
+        from trinity_desktop.ui.field_frames import frame_fields  # #21: fields with a visible outline
+        frame_fields(app, field_frame_color(_current))
     pg.setConfigOptions(background=colors["plot_bg"], foreground=colors["plot_fg"])
     if root is not None:
         restyle_plots(root)
@@ -383,3 +385,18 @@ def line_on_map(background) -> str:
     """Contour lines over `readable_colormap(background)`'s cells: black where the cells are light (a dark
     plot), white where they are dark."""
     return CONTRAST_DARK if luminance(QtGui.QColor(background)) < 0.18 else PAPER
+
+
+# --- form fields with a visible frame (#21: high-contrast fields had none; Fusion draws a field's outline in
+# the window colour darkened, 1.3:1 on black, 1.9:1 on the dark window, 2.0:1 on the light one)
+FIELD_FRAME_CONTRAST = 3.0   # WCAG 2.1 non-text contrast (1.4.11): a control's boundary
+
+
+def field_frame_color(theme: str) -> str:
+    """The outline of a form field: the theme's text colour halfway to its window colour, made to read at
+    `FIELD_FRAME_CONTRAST` against the window."""
+    c = THEMES[theme]
+    text, window = QtGui.QColor(c["text"]), QtGui.QColor(c["window"])
+    mid = QtGui.QColor(*((a + b) // 2 for a, b in ((text.red(), window.red()), (text.green(), window.green()),
+                                                    (text.blue(), window.blue()))))
+    return readable(mid, window, FIELD_FRAME_CONTRAST)
