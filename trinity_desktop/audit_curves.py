@@ -187,3 +187,43 @@ def texts_on_curves(view, texts: list[SceneText]) -> list[tuple[str, str]]:
                 if pair not in out:
                     out.append(pair)
     return out
+
+
+HIDDEN_SHARE = 0.25   # a curve that changes fewer pixels than this share of its on-screen length is hidden
+MIN_LENGTH_PX = 40.0
+
+
+def hidden_curves(view) -> list[str]:
+    """Data curves (pen 2 px or wider, at least `MIN_LENGTH_PX` on screen) that what is drawn over them
+    hides: rendered with and without the curve, fewer pixels change than `HIDDEN_SHARE` of its length (a
+    curve behind a fill, or drawn in the colour of what lies on it)."""
+    import pyqtgraph as pg
+
+    from trinity_desktop.audit_contrast import _grab
+
+    to_view = view.viewportTransform()
+    viewport = view.viewport().rect()
+    shown = None
+    out = []
+    for item in view.scene().items():
+        if not isinstance(item, pg.PlotCurveItem) or not _drawn(item) or not _in_view_box(item):
+            continue
+        pen = item.opts.get("pen")
+        if not hasattr(pen, "widthF") or pen.widthF() < 2:
+            continue
+        seg = _segments(item, to_view)
+        seg = seg[_crosses(seg, (0, 0, viewport.width(), viewport.height()))] if len(seg) else seg
+        length = float(np.hypot(seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]).sum()) if len(seg) else 0.0
+        if length < MIN_LENGTH_PX:
+            continue
+        if shown is None:
+            shown = _grab(view)
+        item.setVisible(False)
+        try:
+            without = _grab(view)
+        finally:
+            item.setVisible(True)
+        changed = int((np.abs(shown.astype(int) - without.astype(int)).max(axis=2) > 24).sum())
+        if changed < HIDDEN_SHARE * length:
+            out.append(f"{_line_name(item)} is hidden: {changed} px show of its {length:.0f} px")
+    return out

@@ -27,6 +27,7 @@ from trinity_desktop.audit_contrast import (
     frameless_fields,
     view_contrast,
 )
+from trinity_desktop.audit_curves import hidden_curves
 from trinity_desktop.audit_text import (
     cut_form_values,
     cut_table_cells,
@@ -156,7 +157,7 @@ def _look(window, name: str, app, contrast: bool) -> DockReport:
             _add(report.clipped, clipped)
             _add(report.shortened, shortened)
             if contrast:
-                _add(report.faint, faint_cells(view))
+                _add(report.faint, faint_cells(view) + hidden_curves(view))
                 for m in view_contrast(view):
                     target = report.faint if m.ratio < FLOOR_RATIO else report.below_goal if m.ratio < GOAL_RATIO \
                         else None

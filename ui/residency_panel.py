@@ -117,6 +117,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         right.setTextPen(pg.mkPen(step_color()))
         self.vb2 = pg.ViewBox(enableMouse=False)
         self.plot.scene().addItem(self.vb2)
+        self.vb2.setZValue(self.plot.topLevelItem().zValue() + 1)   # the step-time curve over the tiers' fills
         right.linkToView(self.vb2)
         self.vb2.setXLink(self.plot)
         self.plot.getViewBox().sigResized.connect(self._sync_views)
