@@ -7,6 +7,7 @@ app through `set_panel_citations`). Rows cited by the current scenario's hardwar
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -23,9 +24,9 @@ from trinity_desktop.model.views.provenance import FORMULAS
 from trinity_desktop.ui import theme
 
 COLUMNS = ("Key", "Authors", "Year", "Title", "arXiv / URL", "Used by")
-SHOWN_COLUMNS = ("Authors", "Year", "Title", "Used by")   # whole, wrapped; the key and arXiv id / URL are in
-# the filter and the selected citation below the table
-COLUMN_SHARES = {"Authors": 0.27, "Title": 0.48, "Used by": 0.25}   # of the width the Year column leaves
+SHOWN_COLUMNS = ("Authors", "Year", "Title")   # whole, wrapped; the key, arXiv id / URL and users are in the
+# filter and the selected citation below the table
+COLUMN_SHARES = {"Authors": 0.36, "Title": 0.64}   # of the width the Year column leaves
 KEY_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 FONT_PT = 12
 
@@ -83,8 +84,9 @@ def compute_used_by(panel_citations: Mapping[str, list[str]] | None = None, extr
 
 
 def _breakable(text: str) -> str:
-    """A title that wraps inside a path or identifier too: a zero-width space after each "/" and "_"."""
-    return text.replace("/", "/\u200b").replace("_", "_\u200b")
+    """A title that wraps inside a path or identifier too: a zero-width space after each "/", "_" and "."
+    that joins two words."""
+    return re.sub(r"([/_]|\.(?=\w))", "\\1\u200b", text)
 
 
 def _short_authors(authors: str) -> str:
@@ -245,7 +247,8 @@ class ReferencesPanel(QtWidgets.QWidget):
         for key, ref in self._refs.items():
             where = f"arXiv:{ref.arxiv}" if ref.arxiv else ref.url
             users = self._used_by.get(key, [])
-            cells = [key, _short_authors(ref.authors), str(ref.year), _breakable(ref.title), where, _summary(users)]
+            cells = [key, _breakable(_short_authors(ref.authors)), str(ref.year), _breakable(ref.title), where,
+                     _summary(users)]
             tips = [ref.note or key, ref.authors, str(ref.year),
                     ref.title + (f"\n{ref.venue}" if ref.venue else "") + (f"\n{ref.note}" if ref.note else ""),
                     where or "no arXiv id or URL", "\n".join(users) or "not cited by a preset, formula or panel"]

@@ -149,7 +149,8 @@ class ResidencyPanel(QtWidgets.QWidget):
             self.plot.addItem(line, ignoreBounds=True)
             self.cap_lines[name] = line
         self.cap_labels = {name: pw.label_item(anchor=(0, 1)) for name in RESIDENCY_TIERS}
-        for item in self.cap_labels.values():
+        for item in self.cap_labels.values():   # on the legend's box: it reads over any tier's fill
+            item.fill = pg.mkBrush(legend_fill())
             self.plot.addItem(item, ignoreBounds=True)
         self.step_curve = pg.PlotCurveItem(pen=pg.mkPen(step_color(), width=3))
         self.vb2.addItem(self.step_curve)
@@ -197,7 +198,8 @@ class ResidencyPanel(QtWidgets.QWidget):
         if pw.is_theme_change(event) and self._results is not None:
             self.graphics.setBackground(pw.plot_background())
             self.legend.setBrush(pg.mkBrush(legend_fill()))
-            self.marker.label.fill = pg.mkBrush(legend_fill())
+            for label in (self.marker.label, *self.cap_labels.values()):
+                label.fill = pg.mkBrush(legend_fill())
             self.marker.label.setColor(marker_text())
             self.plot.getAxis("right").setTextPen(pg.mkPen(step_color()))
             for item in (self.step_curve, self.step_swatch):
