@@ -105,3 +105,67 @@ def view_contrast(view) -> list[TextContrast]:
 
 def faint(measured: list[TextContrast], floor: float = FLOOR_RATIO) -> list[TextContrast]:
     return [m for m in measured if m.ratio < floor]
+
+
+def faint_cells(view) -> list[str]:
+    """Map cells (an `ImageItem` drawn from RGB colours, e.g. the planner's map) that merge with the plot
+    where they meet it: a cell beside a cell drawn in the view's background colour (a hole: "nothing fits"
+    under a hatch, a zero) under `FLOOR_RATIO` against that background."""
+    import pyqtgraph as pg
+
+    background = view.backgroundBrush().color()
+    bg = np.array([background.red(), background.green(), background.blue()], float)
+    out = []
+    for item in view.scene().items():
+        image = getattr(item, "image", None) if isinstance(item, pg.ImageItem) else None
+        if not item.isVisible() or image is None or image.ndim != 3 or image.dtype != np.uint8:
+            continue
+        rgb = image[..., :3].astype(float)
+        hole = np.abs(rgb - bg).max(axis=2) == 0
+        beside = np.zeros_like(hole)
+        beside[1:, :] |= hole[:-1, :]
+        beside[:-1, :] |= hole[1:, :]
+        beside[:, 1:] |= hole[:, :-1]
+        beside[:, :-1] |= hole[:, 1:]
+        colors = rgb[beside & ~hole]
+        if not len(colors):
+            continue
+        ratios = _ratio(_luminance(colors), float(_luminance(bg[None, :])[0]))
+        weak = ratios < FLOOR_RATIO
+        if weak.any():
+            worst = colors[int(np.argmin(ratios))].astype(int)
+            out.append(f"map cells: {int(weak.sum())} of {len(colors)} beside a hole under {FLOOR_RATIO}:1 "
+                       f"against the plot (worst {float(ratios.min()):.1f}:1, "
+                       f"#{''.join(f'{v:02x}' for v in worst)} on {background.name()})")
+    return out
+
+
+FIELD_RING_PX = 2   # a field's frame: its outermost pixels
+
+
+def frameless_fields(root) -> list[str]:
+    """Form fields (line edits, spin boxes, combo boxes) whose outline a person cannot see: no pixel of the
+    field's outer ring reads at `FLOOR_RATIO` (WCAG 2.1 non-text contrast) against the colour around it (the
+    parent's background), so the field's box vanishes into the form."""
+    from PySide6 import QtWidgets
+
+    out = []
+    kinds = (QtWidgets.QLineEdit, QtWidgets.QAbstractSpinBox, QtWidgets.QComboBox)
+    for field in root.findChildren(QtWidgets.QWidget):
+        if not isinstance(field, kinds) or not field.isVisible() or field.width() < 8 or field.height() < 8:
+            continue
+        if isinstance(field, QtWidgets.QLineEdit) and isinstance(field.parentWidget(), kinds):
+            continue   # a spin or combo box's own editor: its box is the parent's
+        parent = field.parentWidget()
+        around = parent.palette().color(parent.backgroundRole()) if parent is not None else None
+        if around is None:
+            continue
+        pixels = _pixels(field.grab().toImage())
+        ring = np.concatenate([pixels[:FIELD_RING_PX].reshape(-1, 3), pixels[-FIELD_RING_PX:].reshape(-1, 3),
+                               pixels[:, :FIELD_RING_PX].reshape(-1, 3), pixels[:, -FIELD_RING_PX:].reshape(-1, 3)])
+        back = np.array([[around.red(), around.green(), around.blue()]], float)
+        best = float(_ratio(_luminance(ring), _luminance(back)[0]).max())
+        if best < FLOOR_RATIO:
+            name = field.accessibleName() or field.toolTip()[:40] or type(field).__name__
+            out.append(f"{name!r}: its frame reads {best:.1f}:1 against {around.name()}")
+    return out

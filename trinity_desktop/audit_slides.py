@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trinity_desktop.audit_contrast import faint, view_contrast
+from trinity_desktop.audit_contrast import faint, faint_cells, view_contrast
+from trinity_desktop.audit_curves import hidden_curves
 from trinity_desktop.audit_text import scene_report
 
 
@@ -58,6 +59,8 @@ def slide_texts(window) -> list[str]:
             out += [f"{name}: {t!r} is clipped" for t in clipped]
             out += [f"{name}: {t!r} is shortened" for t in shortened]
             out += [f"{name}: faint {m.describe()}" for m in faint(view_contrast(view))]
+            out += [f"{name}: faint {line}" for line in faint_cells(view)]
+            out += [f"{name}: {line}" for line in hidden_curves(view)]
     return out
 
 

@@ -97,7 +97,10 @@ def tick_texts(scene, visible, to_view) -> list[SceneText]:
 
 
 def scene_report(view) -> tuple[list[tuple[str, str]], list[str], list[str]]:
-    """(overlapping pairs, texts clipped by their view, texts shortened with an ellipsis) of one view."""
+    """(overlapping pairs, texts clipped by their view, texts shortened with an ellipsis) of one view; an
+    on-plot label that a drawn line runs through overlaps that line (`audit_curves`)."""
+    from trinity_desktop.audit_curves import texts_on_curves
+
     texts = scene_texts(view)
     overlaps, clipped, shortened = [], [], []
     for i, a in enumerate(texts):
@@ -113,7 +116,7 @@ def scene_report(view) -> tuple[list[tuple[str, str]], list[str], list[str]]:
             common = a.polygon.intersected(b.polygon).boundingRect()
             if common.width() > TOLERANCE_PX and common.height() > TOLERANCE_PX:
                 overlaps.append((a.label, b.label))
-    return overlaps, clipped, shortened
+    return overlaps + texts_on_curves(view, texts), clipped, shortened
 
 
 def cut_widget_texts(root) -> list[str]:
@@ -191,13 +194,14 @@ def cut_form_values(root) -> list[str]:
         if need > field.width() + 1:
             out.append(f"{_name(combo)}: {combo.currentText()!r} needs {need} px, its box shows {field.width()}")
     for edit in root.findChildren(QtWidgets.QLineEdit):
-        if not edit.isVisible() or not edit.text():
+        text = edit.text() or edit.placeholderText()   # an empty box shows its hint: read whole, or cut
+        if not edit.isVisible() or not text:
             continue
         margins = edit.textMargins()
         room = edit.contentsRect().width() - margins.left() - margins.right() - 4   # QLineEdit's own margin
-        need = edit.fontMetrics().horizontalAdvance(edit.text())
-        if need > room + 1:
-            out.append(f"{_name(edit)}: {edit.text()!r} needs {need} px, its box shows {room}")
+        need = edit.fontMetrics().horizontalAdvance(text)
+        if need > room + 1 or (not edit.text() and is_shortened(text)):
+            out.append(f"{_name(edit)}: {text!r} needs {need} px, its box shows {room}")
     return out
 
 
@@ -256,7 +260,9 @@ def cut_table_cells(root) -> list[str]:
                 text = str(model.data(index) or "")
                 font = model.data(index, QtCore.Qt.ItemDataRole.FontRole)
                 metrics = QtGui.QFontMetrics(font if isinstance(font, QtGui.QFont) else view.font())
-                parts = text.split() if view.wordWrap() else text.splitlines()
+                # a wrapped cell breaks at spaces, zero-width spaces and after hyphens (Qt's line breaking),
+                # never inside a word
+                parts = re.split(r"\s+|\u200b|(?<=-)", text) if view.wordWrap() else text.splitlines()
                 widest = max(parts, key=metrics.horizontalAdvance, default="")
                 if metrics.horizontalAdvance(widest) > room:
                     out.append(f"table {name}: {widest[:40]!r} is wider than its column ({room} px)")

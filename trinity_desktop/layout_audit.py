@@ -20,7 +20,14 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from trinity_desktop.audit_contrast import FLOOR_RATIO, GOAL_RATIO, view_contrast
+from trinity_desktop.audit_contrast import (
+    FLOOR_RATIO,
+    GOAL_RATIO,
+    faint_cells,
+    frameless_fields,
+    view_contrast,
+)
+from trinity_desktop.audit_curves import hidden_curves
 from trinity_desktop.audit_text import (
     cut_form_values,
     cut_table_cells,
@@ -135,7 +142,11 @@ def _look(window, name: str, app, contrast: bool) -> DockReport:
     report = DockReport(name, size=(dock.width(), dock.height()))
     if name not in FORM_DOCKS:
         report.scrolls = dock_scrolls(dock, panel)
-        _add(report.cut, cut_table_cells(panel))   # a chart dock's table reads whole (a long list may scroll)
+    _add(report.cut, cut_table_cells(panel))   # every table reads whole (a long list may scroll, never sideways)
+    if name != "controls":   # the Scenario form is checked as the window's ("form")
+        _add(report.cut, cut_form_values(panel))
+        if contrast:
+            _add(report.faint, [f"field {line}" for line in frameless_fields(panel)])
     for _ in _each_tab(panel, app):   # a panel's own tabs (e.g. residency: curve, hierarchy) in turn
         _add(report.cut, cut_widget_texts(panel) + cut_tabs(panel.findChildren(QtWidgets.QTabBar)))
         for view in panel.findChildren(pg.GraphicsView):
@@ -146,6 +157,7 @@ def _look(window, name: str, app, contrast: bool) -> DockReport:
             _add(report.clipped, clipped)
             _add(report.shortened, shortened)
             if contrast:
+                _add(report.faint, faint_cells(view) + hidden_curves(view))
                 for m in view_contrast(view):
                     target = report.faint if m.ratio < FLOOR_RATIO else report.below_goal if m.ratio < GOAL_RATIO \
                         else None
@@ -174,7 +186,8 @@ def window_problems(window) -> dict[str, list[str]]:
     need = status.fontMetrics().horizontalAdvance(status.text())
     status_cut = [f"status bar needs {need} px, has {status.width()}: {status.text()!r}"] \
         if not status.wordWrap() and need > status.width() + 1 else []
-    return {"tabs": cut_tabs(bars), "form": cut_form_values(window.docks["controls"]), "status bar": status_cut}
+    form = window.docks["controls"]
+    return {"tabs": cut_tabs(bars), "form": cut_form_values(form) + frameless_fields(form), "status bar": status_cut}
 
 
 def _print_human(result: dict) -> None:

@@ -24,6 +24,7 @@ from trinity_desktop.model.views.split import edge_devices
 from trinity_desktop.ui import named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.chart_layout import frame_panel, restack
+from trinity_desktop.ui.edge_findings import speedup_chart_title, state_chart_title
 from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.wrap_layout import control_row
 
@@ -188,9 +189,11 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.tplot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
         self.tplot.setYRange(float(min(y.min() for y in ly)) - 0.3, float(max(y.max() for y in ly)) + 0.3, padding=0)
         self.tlabels.set(state_points, colors=[COLORS[cur.role] for cur in c.curves], lines=[tuple(zip(lx, y, strict=True)) for y in ly])
+        name = line_name(c.by_role("hybrid"))
+        pw.set_title(self.splot, pw.html_escape(speedup_chart_title(c, name)))   # each chart states its finding
+        pw.set_title(self.tplot, pw.html_escape(state_chart_title(c, name)))
         device = edge_devices()[c.device].name.split(" (")[0]
-        self.title.setText(f"{edge_arch_title(c)}. Attention's KV cache grows with the context; the conv state "
-                           "does not.")
+        self.title.setText(f"{edge_arch_title(c)}.")   # the state chart's title tells how the state grows
         attention = c.by_role("attention").name
         self.caption.setText(
             f"{device}, {c.weight_dtype} weights, batch-1 decode, roofline time per token of each "

@@ -61,7 +61,7 @@ class EdgeMatrixPanel(QtWidgets.QWidget):
         self.setObjectName("EdgeMatrixPanel")
         self.setAccessibleName("Edge matrix: devices, small models and weight formats against 100 ms and 3B")
         self.m = m = edge_matrix()
-        self.cmap = pg.colormap.get(theme.HEATMAP_COLORMAP)
+        self.cmap = theme.readable_colormap(pw.plot_background())
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(theme.THEMES[theme.current_theme()]["plot_bg"])
         self.graphics.setAccessibleName("Edge matrix chart")
@@ -174,6 +174,9 @@ class EdgeMatrixPanel(QtWidgets.QWidget):
         """Cell colours: cividis by log time; a cell that does not fit takes the plot's background (no time to
         colour), with ✗. Text takes the contrast colour of its cell."""
         nd, nm, nf = self.m.time_s.shape
+        self.cmap = theme.readable_colormap(pw.plot_background())   # #21: no cell merges with the plot
+        if hasattr(self, "colorbar"):
+            self.colorbar.setColorMap(self.cmap)
         rgba = self.cmap.map(np.clip(self._level, 0, 1), mode="byte")
         rgba[~self._fits] = pg.mkColor(theme.THEMES[theme.current_theme()]["plot_bg"]).getRgb()
         self.image.setImage(np.ascontiguousarray(rgba.transpose(1, 0, 2)), levels=(0, 255))

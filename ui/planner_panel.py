@@ -387,6 +387,9 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         logt = np.log10(np.where(finite, t, 1.0))
         lo, hi = (logt[finite].min(), logt[finite].max()) if finite.any() else (0.0, 1.0)
         span = max(hi - lo, 1e-9)
+        self.cmap = theme.readable_colormap(pw.plot_background())   # #21: no cell merges with the plot
+        self.colorbar.setColorMap(self.cmap)
+        self.contours.setPen(pg.mkPen(theme.line_on_map(pw.plot_background()), width=2))
         rgba = self.cmap.map(np.clip((logt - lo) / span, 0, 1), mode="byte")
         rgba[~finite] = QtGui.QColor(pw.plot_background()).getRgb()   # nothing fits: background, hatched
         self.image.setImage(np.ascontiguousarray(rgba), autoLevels=False, levels=(0, 255))

@@ -135,12 +135,16 @@ def label_spots(lines: Sequence[np.ndarray], sizes: Sequence[tuple[float, float]
     nx, ny = shape
     placed: list[tuple[float, float, float, float]] = []
     spots: list[tuple[float, float] | None] = []
+    every = np.concatenate([np.asarray(p, float).reshape(-1, 2) for p in lines]) if len(lines) else np.zeros((0, 2))
     for points, (w, h) in zip(lines, sizes, strict=True):
         spot = None
         for x, y in sorted(np.asarray(points, float).reshape(-1, 2).tolist(), key=lambda p: -p[1]):
             box = (x - w / 2, y, x + w / 2, y + h)
             inside = box[0] >= 0 and box[2] <= nx and box[1] >= 0 and box[3] <= ny
-            if inside and not any(box[0] < o[2] and o[0] < box[2] and box[1] < o[3] and o[1] < box[3]
+            # #21: no contour runs up through the label (a segment's midpoint above the label's baseline)
+            crossed = bool(np.any((every[:, 0] > box[0]) & (every[:, 0] < box[2]) & (every[:, 1] > box[1])
+                                  & (every[:, 1] < box[3] + 0.5)))
+            if inside and not crossed and not any(box[0] < o[2] and o[0] < box[2] and box[1] < o[3] and o[1] < box[3]
                                   for o in placed):
                 placed.append(box)
                 spot = (x, y)

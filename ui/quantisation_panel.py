@@ -20,6 +20,7 @@ from trinity_desktop.model.views.split import edge_devices
 from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.curve_obstacles import line_boxes
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
@@ -193,17 +194,22 @@ class QuantisationPanel(QtWidgets.QWidget):
         (by the shared placer); the charts keep a line of headroom, so every value has a place."""
         if self._table is None:
             return
-        for plot, bars, labels in ((self.storage_plot, self.storage_bars, self.storage_labels),
-                                   (self.rate_plot, self.rate_bars, self.rate_labels)):
+        for plot, bars, labels, line in ((self.storage_plot, self.storage_bars, self.storage_labels,
+                                          self.capacity_line),
+                                         (self.rate_plot, self.rate_bars, self.rate_labels, self.target_line)):
             vb = plot.getViewBox()
             heights = bars.opts["height"]
-            requests, marks = [], []
+            bounds = ll.view_bounds(vb)
+            line_y = ll.scene_point(vb, 0.0, float(line.value()))[1]
+            requests = []
             for i, item in enumerate(labels):
                 w, h = ll.text_size(item)
                 cx, top = ll.scene_point(vb, float(i), float(heights[i]))
-                marks.append((*ll.scene_point(vb, i - 0.325, float(heights[i])), *ll.scene_point(vb, i + 0.325, 0.0)))
-                requests.append(ll.Label(str(i), w, h, ((cx - w / 2, top - h - 1), (cx - w / 2, top + 2))))
-            boxes = ll.place(requests, ll.view_bounds(vb), ())
+                # above the bar; where the dashed line runs there, just above or below the line; inside the top
+                spots = ((cx - w / 2, top - h - 1), (cx - w / 2, line_y - h - 1), (cx - w / 2, line_y + 2),
+                         (cx - w / 2, top + 2))
+                requests.append(ll.Label(str(i), w, h, spots))
+            boxes = ll.place(requests, bounds, line_boxes([line], bounds))   # never on the dashed line
             for i, item in enumerate(labels):
                 ll.put(item, vb, boxes.get(str(i)))
 

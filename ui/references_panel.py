@@ -7,6 +7,7 @@ app through `set_panel_citations`). Rows cited by the current scenario's hardwar
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -23,7 +24,9 @@ from trinity_desktop.model.views.provenance import FORMULAS
 from trinity_desktop.ui import theme
 
 COLUMNS = ("Key", "Authors", "Year", "Title", "arXiv / URL", "Used by")
-COLUMN_WIDTHS = (150, 170, 56, 300, 150, 190)  # px at 12 pt; Title stretches, all can be resized
+SHOWN_COLUMNS = ("Authors", "Year", "Title")   # whole, wrapped; the key, arXiv id / URL and users are in the
+# filter and the selected citation below the table
+COLUMN_SHARES = {"Authors": 0.36, "Title": 0.64}   # of the width the Year column leaves
 KEY_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 FONT_PT = 12
 
@@ -78,6 +81,19 @@ def compute_used_by(panel_citations: Mapping[str, list[str]] | None = None, extr
         for key in keys:
             add(key, f"panel: {panel}")
     return users
+
+
+def _breakable(text: str) -> str:
+    """A title that wraps inside a path or identifier too: a zero-width space after each "/", "_" and "."
+    that joins two words."""
+    return re.sub(r"([/_]|\.(?=\w))", "\\1\u200b", text)
+
+
+def _short_authors(authors: str) -> str:
+    """The cell's authors: up to three names whole, else the first and "et al." (the full list is in the
+    hover and the selected citation)."""
+    names = [n.strip() for n in authors.split(",") if n.strip()]
+    return authors if len(names) <= 3 else f"{names[0]} et al."
 
 
 def _summary(items: list[str]) -> str:
@@ -138,7 +154,7 @@ class ReferencesPanel(QtWidgets.QWidget):
         self._programmatic = False
 
         self.search = QtWidgets.QLineEdit()
-        self.search.setPlaceholderText("Filter: author, title, year, arXiv id, preset, formula…")
+        self.search.setPlaceholderText("Filter by author, title, year, id")
         self.search.setClearButtonEnabled(True)
         self.search.setFont(_font())
         self.search.setToolTip("Show only references whose key, authors, year, title, arXiv id or users "
@@ -164,11 +180,13 @@ class ReferencesPanel(QtWidgets.QWidget):
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSortingEnabled(True)
-        self.table.setWordWrap(False)
+        self.table.setWordWrap(True)   # a cell shows its whole text on as many lines as it needs
+        self.table.setTextElideMode(QtCore.Qt.TextElideMode.ElideNone)
+        self.table.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setAlternatingRowColors(True)
         self.table.verticalHeader().setVisible(False)
-        self.table.setToolTip("References of the app. Hover a cell for the full text; bold rows are cited by "
-                              "the current scenario's hardware or model.")
+        self.table.setToolTip("References of the app. Select a row for its full citation, key and link; bold "
+                              "rows are cited by the current scenario's hardware or model.")
         self.table.setAccessibleName("References table")
 
         self.detail = QtWidgets.QLabel("Select a reference to see its full citation.")
@@ -201,10 +219,25 @@ class ReferencesPanel(QtWidgets.QWidget):
         self.copy_button.setEnabled(False)
         header = self.table.horizontalHeader()
         header.setStretchLastSection(False)
-        for col, width in enumerate(COLUMN_WIDTHS):
-            header.setSectionResizeMode(col, QtWidgets.QHeaderView.ResizeMode.Interactive)
-            self.table.setColumnWidth(col, width)
-        header.setSectionResizeMode(COLUMNS.index("Title"), QtWidgets.QHeaderView.ResizeMode.Stretch)
+        for col, name in enumerate(COLUMNS):
+            self.table.setColumnHidden(col, name not in SHOWN_COLUMNS)
+            header.setSectionResizeMode(col, QtWidgets.QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(COLUMNS.index("Year"), QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        self.table.viewport().installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
+        if obj is self.table.viewport() and event.type() == QtCore.QEvent.Type.Resize:
+            self._fit_columns()
+        return False
+
+    def _fit_columns(self) -> None:
+        """Share the table's width among the shown columns (none runs past it), then give each row the
+        height its wrapped cells need."""
+        year = self.table.columnWidth(COLUMNS.index("Year"))
+        room = max(self.table.viewport().width() - year, 120)
+        for name, share in COLUMN_SHARES.items():
+            self.table.setColumnWidth(COLUMNS.index(name), int(room * share))
+        self.table.resizeRowsToContents()
 
     # --- filling ------------------------------------------------------------------------------
     def _fill(self) -> None:
@@ -214,7 +247,8 @@ class ReferencesPanel(QtWidgets.QWidget):
         for key, ref in self._refs.items():
             where = f"arXiv:{ref.arxiv}" if ref.arxiv else ref.url
             users = self._used_by.get(key, [])
-            cells = [key, ref.authors, str(ref.year), ref.title, where, _summary(users)]
+            cells = [key, _breakable(_short_authors(ref.authors)), str(ref.year), _breakable(ref.title), where,
+                     _summary(users)]
             tips = [ref.note or key, ref.authors, str(ref.year),
                     ref.title + (f"\n{ref.venue}" if ref.venue else "") + (f"\n{ref.note}" if ref.note else ""),
                     where or "no arXiv id or URL", "\n".join(users) or "not cited by a preset, formula or panel"]
@@ -228,6 +262,7 @@ class ReferencesPanel(QtWidgets.QWidget):
                 item.setFont(_font(bold=key in self._bold_keys))
                 row.append(item)
             self.model.appendRow(row)
+        self.table.resizeRowsToContents()
 
     def set_panel_citations(self, citations: Mapping[str, list[str]]) -> None:
         """Panel title -> reference keys the panel cites; shown in "used by"."""
@@ -318,7 +353,7 @@ class ReferencesPanel(QtWidgets.QWidget):
             self.detail.setText("Select a reference to see its full citation.")
             return
         users = self.used_by(key)
-        self.detail.setText(f"{self.citation(key)}\nUsed by: {_summary(users)}")
+        self.detail.setText(f"{self.citation(key)}\nKey {key}; used by: {_summary(users)}")
         self.detail.setToolTip("\n".join(users) or "not cited by a preset, formula or panel")
         if not self._programmatic:
             self.focusRequested.emit("reference", key)

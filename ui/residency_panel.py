@@ -29,6 +29,7 @@ from trinity_desktop.model.step.kv_residency import (
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.curve_obstacles import line_boxes
 from trinity_desktop.ui.hierarchy_chart import HierarchyChart
 from trinity_desktop.ui.residency_style import (
     MARKER_COLOR,
@@ -117,6 +118,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         right.setTextPen(pg.mkPen(step_color()))
         self.vb2 = pg.ViewBox(enableMouse=False)
         self.plot.scene().addItem(self.vb2)
+        self.vb2.setZValue(self.plot.topLevelItem().zValue() + 1)   # the step-time curve over the tiers' fills
         right.linkToView(self.vb2)
         self.vb2.setXLink(self.plot)
         self.plot.getViewBox().sigResized.connect(self._sync_views)
@@ -148,7 +150,8 @@ class ResidencyPanel(QtWidgets.QWidget):
             self.plot.addItem(line, ignoreBounds=True)
             self.cap_lines[name] = line
         self.cap_labels = {name: pw.label_item(anchor=(0, 1)) for name in RESIDENCY_TIERS}
-        for item in self.cap_labels.values():
+        for item in self.cap_labels.values():   # on the legend's box: it reads over any tier's fill
+            item.fill = pg.mkBrush(legend_fill())
             self.plot.addItem(item, ignoreBounds=True)
         self.step_curve = pg.PlotCurveItem(pen=pg.mkPen(step_color(), width=3))
         self.vb2.addItem(self.step_curve)
@@ -196,7 +199,8 @@ class ResidencyPanel(QtWidgets.QWidget):
         if pw.is_theme_change(event) and self._results is not None:
             self.graphics.setBackground(pw.plot_background())
             self.legend.setBrush(pg.mkBrush(legend_fill()))
-            self.marker.label.fill = pg.mkBrush(legend_fill())
+            for label in (self.marker.label, *self.cap_labels.values()):
+                label.fill = pg.mkBrush(legend_fill())
             self.marker.label.setColor(marker_text())
             self.plot.getAxis("right").setTextPen(pg.mkPen(step_color()))
             for item in (self.step_curve, self.step_swatch):
@@ -295,20 +299,29 @@ class ResidencyPanel(QtWidgets.QWidget):
         with no room is hidden (the hover gives the capacities)."""
         if self._curve is None:
             return
+        self._sync_views()   # the right axis's curve where it is drawn: the labels keep off it
         vb = self.plot.getViewBox()
         bounds = ll.view_bounds(vb)
         index = ll.SpatialIndex(area=bounds)
         r = self.legend.sceneBoundingRect()
         if self.legend.isVisible() and r.width() > 0:
             index.add((r.left(), r.top(), r.right(), r.bottom()))
+        curves = [i for i in vb.addedItems + self.vb2.addedItems
+                  if isinstance(i, (pg.PlotCurveItem, pg.PlotDataItem)) and i is not self.base]
+        for b in line_boxes(curves, bounds):   # no label on a curve
+            index.add(b)
+        caps = {name: line_boxes([line], bounds) for name, line in self.cap_lines.items()}
         label = self.marker.label
-        for position in (0.6, 0.85, 0.35, 0.12):
+        for position in (0.6, 0.85, 0.35, 0.12, 0.72, 0.48, 0.24):
             label.setPosition(position)
             r = label.mapRectToScene(label.boundingRect())
             box = (r.left(), r.top(), r.right(), r.bottom())
-            if ll.inside(box, bounds) and not index.hits(box, ll.PAD):
+            if ll.inside(box, bounds) and not index.hits(box, ll.PAD) and not any(
+                    ll.overlaps(box, b, ll.PAD) for boxes in caps.values() for b in boxes):
                 break
         index.add(box)
+        for b in line_boxes([self.marker], bounds):   # nor on the "current" line
+            index.add(b)
         left, right = bounds[0] + 4, bounds[2] - 4
         for name in RESIDENCY_TIERS:
             item, line = self.cap_labels[name], self.cap_lines[name]
@@ -317,11 +330,15 @@ class ResidencyPanel(QtWidgets.QWidget):
                 continue
             w, h = ll.text_size(item)
             y = ll.scene_point(vb, 0.0, float(line.value()))[1]
-            spots = [(x, y - h) for x in (left, right - w, (left + right - w) / 2)]
-            spots += [(x, y) for x in (left, right - w, (left + right - w) / 2)]
-            box = next((ll.box_of(x, yy, w, h) for x, yy in spots
-                        if ll.inside(ll.box_of(x, yy, w, h), bounds) and not index.hits(ll.box_of(x, yy, w, h), ll.PAD)),
-                       None)
+            xs = np.linspace(left, right - w, 7)[[0, 6, 3, 1, 5, 2, 4]]   # the ends, the middle, then between
+            spots = [(x, y - h) for x in xs] + [(x, y) for x in xs]
+            others = [b for n, boxes in caps.items() if n != name for b in boxes]   # other tiers' lines
+
+            def free(b: ll.Box, others=others) -> bool:
+                return (ll.inside(b, bounds) and not index.hits(b, ll.PAD)
+                        and not any(ll.overlaps(b, o, ll.PAD) for o in others))
+
+            box = next((ll.box_of(x, yy, w, h) for x, yy in spots if free(ll.box_of(x, yy, w, h))), None)
             ll.put(item, vb, box)
             if box is not None:
                 index.add(box)
@@ -473,6 +490,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             ends.append(c.step_time_s if self._right == "step_time" else c.tokens_per_s)
         lo, hi = np.minimum(*ends), np.maximum(*ends)
         self.step_band.set(np.log10(self._x), np.log10(np.maximum(lo, 1e-12)), np.log10(np.maximum(hi, 1e-12)))
+        self._place_labels()   # the band's edges are lines the labels keep off
 
     def step_band_values(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The band's (low, high) right-axis values as drawn, or None when hidden."""

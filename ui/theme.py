@@ -175,6 +175,8 @@ def apply_theme(name: str, root=None) -> str:
             palette.setColor(QtGui.QPalette.ColorGroup.Disabled, r, off)
         app.setPalette(palette)
         app.setStyleSheet(indicator_style(_current))
+        from trinity_desktop.ui.field_frames import frame_fields  # #21: fields with a visible outline
+        frame_fields(app, field_frame_color(_current))
     pg.setConfigOptions(background=colors["plot_bg"], foreground=colors["plot_fg"])
     if root is not None:
         restyle_plots(root)
@@ -352,3 +354,52 @@ def readable_html(html: str, background) -> str:
 def text_colors_in_html(html: str) -> list[str]:
     """Inline text colours of rich text, legend swatches excluded."""
     return _COLOR_IN_HTML.findall(_SWATCH_SPAN.sub("", html))
+
+
+# --- a sequential map that reads on the plot (#21: the planner map's best cells merged with dark backgrounds)
+MAP_MIN_CONTRAST = 3.0   # WCAG 2.1 non-text contrast: every cell against the plot background
+
+
+def readable_colormap(background, name: str = HEATMAP_COLORMAP, minimum: float = MAP_MIN_CONTRAST):
+    """`name`'s colormap cut to its longest run of colours that read at `minimum` contrast against
+    `background` (cividis's dark end on a dark plot, its light end on a white one), as a pyqtgraph ColorMap:
+    no cell merges with the plot around it (cividis grows lighter from end to end, so the run is one end)."""
+    import numpy as np
+    import pyqtgraph as pg
+
+    base = pg.colormap.get(name)
+    t = np.linspace(0.0, 1.0, 256)
+    colors = base.map(t, mode="qcolor")
+    ok = np.array([contrast_ratio(c, background) >= minimum for c in colors])
+    if not ok.any():
+        return base
+    best, start = (0, 0), None
+    for i, good in enumerate([*ok, False]):
+        if good and start is None:
+            start = i
+        elif not good and start is not None:
+            best, start = max(best, (start, i), key=lambda r: r[1] - r[0]), None
+    lo, hi = t[best[0]], t[best[1] - 1]
+    stops = np.linspace(lo, hi, 16)
+    return pg.ColorMap(np.linspace(0.0, 1.0, 16), base.map(stops, mode="byte"))
+
+
+def line_on_map(background) -> str:
+    """Contour lines over `readable_colormap(background)`'s cells: black where the cells are light (a dark
+    plot), white where they are dark."""
+    return CONTRAST_DARK if luminance(QtGui.QColor(background)) < 0.18 else PAPER
+
+
+# --- form fields with a visible frame (#21: high-contrast fields had none; Fusion draws a field's outline in
+# the window colour darkened, 1.3:1 on black, 1.9:1 on the dark window, 2.0:1 on the light one)
+FIELD_FRAME_CONTRAST = 3.0   # WCAG 2.1 non-text contrast (1.4.11): a control's boundary
+
+
+def field_frame_color(theme: str) -> str:
+    """The outline of a form field: the theme's text colour halfway to its window colour, made to read at
+    `FIELD_FRAME_CONTRAST` against the window."""
+    c = THEMES[theme]
+    text, window = QtGui.QColor(c["text"]), QtGui.QColor(c["window"])
+    mid = QtGui.QColor(*((a + b) // 2 for a, b in ((text.red(), window.red()), (text.green(), window.green()),
+                                                    (text.blue(), window.blue()))))
+    return readable(mid, window, FIELD_FRAME_CONTRAST)
