@@ -8,6 +8,8 @@ It never closes by itself: only its header button closes it.
 
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6 import QtWidgets
 
 from trinity_desktop.model.inputs.scenario import Scenario
@@ -28,12 +30,16 @@ DEPENDENT = {"draft_tokens": ("draft_model", "mtp_depth"), "acceptance": ("draft
              "prefill_pp": ("prefill_gpus",), "decode_tp": ("decode_gpus",), "decode_pp": ("decode_gpus",)}
 
 
+# The fields' declared defaults: a Scenario built with them could be refused on the scenario's hardware (a laptop
+# has no device-to-device link for the default 8 GPUs), so none is built.
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Scenario)}
+
+
 def serving_fields_set(sc: Scenario) -> tuple[str, ...]:
     """The serving fields `sc` sets: those that differ from the Scenario default and switch something on (a field
     that only tunes another counts when that one is on)."""
-    default = Scenario(hardware=sc.hardware, model=sc.model)
-    changed = [f for f in SERVING_FIELDS if getattr(sc, f) != getattr(default, f)]
-    return tuple(f for f in changed if f not in DEPENDENT or any(getattr(sc, g) != getattr(default, g)
+    changed = [f for f in SERVING_FIELDS if getattr(sc, f) != _DEFAULTS[f]]
+    return tuple(f for f in changed if f not in DEPENDENT or any(getattr(sc, g) != _DEFAULTS[g]
                                                                  for g in DEPENDENT[f]))
 
 

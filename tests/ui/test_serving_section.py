@@ -63,3 +63,14 @@ def test_fields_in_the_section_report_edits(qtbot):
     with qtbot.waitSignal(form.edited) as edit:
         form.widgets["request_rate"].setValue(2.5)
     assert edit.args == [{"request_rate": 2.5}]
+
+
+def test_a_laptop_scenario_is_read_without_building_a_default_scenario_on_it():
+    """A device with no device-to-device link refuses the default 8 GPUs: reading which serving fields a laptop
+    scenario sets must not build a Scenario there (it raised out of the event loop while presenting a deck)."""
+    from trinity_desktop.model.inputs.presets import hardware_presets
+
+    laptop = default_scenario().replace(hardware=hardware_presets()["laptop-x86-ddr5"], kind="decode", gpus=1,
+                                        tp=1, pp=1)
+    assert serving_fields_set(laptop) == ()
+    assert serving_fields_set(laptop.replace(request_rate=2.0)) == ("request_rate",)
