@@ -95,7 +95,7 @@ def serving_argvs(draw) -> list[str]:
     return argv
 
 
-SERVING_CASES = 40
+SERVING_CASES = 30
 cases_run = {"serving argv": 0, "config.json": 0, "serving sessions": 0}
 
 
@@ -132,7 +132,7 @@ def mutated_configs(draw) -> dict:
     return doc
 
 
-CONFIG_CASES = 40
+CONFIG_CASES = 30
 
 
 @fuzz(CONFIG_CASES)
@@ -178,7 +178,7 @@ def serving_sessions(draw) -> str:
     return json.dumps(doc)
 
 
-SESSION_CASES = 60
+SESSION_CASES = 50
 
 
 @fuzz(SESSION_CASES)
