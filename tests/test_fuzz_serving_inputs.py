@@ -252,3 +252,12 @@ def test_validate_refuses_samples_it_cannot_finish():
     hang). It is refused at once; `calc --uncertainty` (one scenario) keeps 65,536."""
     code, _out, err = run_cli(["validate", "--samples", "65536"])
     assert code == 2 and "from 16 to 1024" in err and err.count("\n") == 1
+
+
+def test_an_uneven_stage_refusal_fits_one_short_line():
+    """`--first-stage-layers 100` on one GPU stated the whole rule with every number: 230 characters."""
+    for extra in (["--gpus", "1", "--first-stage-layers", "100"],
+                  ["--gpus", "8", "--pp", "4", "--tp", "2", "--first-stage-layers", "40"]):
+        code, _out, err = run_cli(["calc", "train", "--model", "llama-2-7b", "--hardware", "h100-sxm", *extra])
+        assert code == 2 and err.count("\n") == 1 and len(err.strip()) <= MAX_LINE, err
+        assert "--first-stage-layers" in err and ("PP >= 2" in err or "the other 3 stages" in err)
