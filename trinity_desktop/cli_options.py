@@ -46,7 +46,8 @@ def _short_choices(message: str) -> str:
     found = re.fullmatch(r"(argument [^:]+: invalid choice: .*?) \(choose from (.*)\)", message, re.DOTALL)
     if found is None or len(found[2]) <= CHOICES_SHOWN:
         return message
-    choices = re.findall(r"'([^']*)'", found[2])
+    # quoted as reprs up to Python 3.12, plain from 3.13 on
+    choices = re.findall(r"'([^']*)'", found[2]) or [c.strip() for c in found[2].split(",")]
     value = re.search(r"invalid choice: '(.*)'", found[1], re.DOTALL)
     near = difflib.get_close_matches(value[1][:200] if value else "", choices, n=3)
     hint = f"did you mean {', '.join(near)}?" if near else f"{len(choices)} choices: see --help"
