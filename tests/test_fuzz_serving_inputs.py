@@ -95,7 +95,7 @@ def serving_argvs(draw) -> list[str]:
     return argv
 
 
-SERVING_CASES = 30
+SERVING_CASES = 20
 cases_run = {"serving argv": 0, "config.json": 0, "serving sessions": 0}
 
 
@@ -132,7 +132,7 @@ def mutated_configs(draw) -> dict:
     return doc
 
 
-CONFIG_CASES = 30
+CONFIG_CASES = 20
 
 
 @fuzz(CONFIG_CASES)
@@ -178,7 +178,7 @@ def serving_sessions(draw) -> str:
     return json.dumps(doc)
 
 
-SESSION_CASES = 50
+SESSION_CASES = 40
 
 
 @fuzz(SESSION_CASES)
