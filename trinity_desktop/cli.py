@@ -59,7 +59,7 @@ from trinity_desktop.cli_plan import add_plan_parser, run_plan
 from trinity_desktop.cli_retrieval import add_retrieval_parser, retrieval_report, retrieval_text
 from trinity_desktop.cli_speculative import speculative_fields, speculative_text  # speculative decoding (#23)
 from trinity_desktop.model import Scenario, ValidationError, evaluate
-from trinity_desktop.model.base.errors import shown
+from trinity_desktop.model.base.errors import shown, unknown_key
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS as LIMITS
 from trinity_desktop.model.formulas.batch_law import scenario_batch
 from trinity_desktop.model.formulas.layer_profiles import profile_keys
@@ -335,7 +335,8 @@ def _split_lookup(args) -> None:
     models = profile_keys()
     if args.model.lower() not in {m.lower() for m in models} and \
             args.model.lower() not in {m.name.lower() for m in model_presets().values()}:
-        raise CliError(f"--model {args.model!r}: no such layer profile; one of {', '.join(models)}")
+        raise CliError(f"--model {shown(args.model)}: "
+                       f"{unknown_key('layer profile', args.model, models, 'trinity-desktop presets')}")
     find(edge_devices(), args.device, "--device")
     find(networks(), args.network, "--network")
 

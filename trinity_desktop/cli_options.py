@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import os
 import re
 import sys
@@ -34,7 +35,24 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str):
         # "argument --seq-len: 9 is not allowed: ..." -> "--seq-len 9 is not allowed: ...", as option_message says it
         found = re.fullmatch(r"argument (--[\w-]+): (.+?) is not allowed: (.*)", message)
-        raise CliError(f"{found[1]} {found[2]} is not allowed: {found[3]}" if found else message)
+        raise CliError(f"{found[1]} {found[2]} is not allowed: {found[3]}" if found else _short_choices(message))
+
+
+CHOICES_SHOWN = 120  # characters of "choose from ..." kept on the line; a longer list names the nearest ones
+
+
+def _short_choices(message: str) -> str:
+    """argparse's "invalid choice: 'x' (choose from 'a', 'b', ...)" on one short line: a list of 18 weight
+    formats ran to 250 characters, so a long one gives the nearest choices and where to see them all."""
+    found = re.fullmatch(r"(argument [^:]+: invalid choice: .*?) \(choose from (.*)\)", message, re.DOTALL)
+    if found is None or len(found[2]) <= CHOICES_SHOWN:
+        return message
+    # quoted as reprs up to Python 3.12, plain from 3.13 on
+    choices = re.findall(r"'([^']*)'", found[2]) or [c.strip() for c in found[2].split(",")]
+    value = re.search(r"invalid choice: '(.*)'", found[1], re.DOTALL)
+    near = difflib.get_close_matches(value[1][:200] if value else "", choices, n=3)
+    hint = f"did you mean {', '.join(near)}?" if near else f"{len(choices)} choices: see --help"
+    return f"{found[1]} ({hint})"
 
 
 def whole_number(minimum: int, maximum: int = INT64_MAX):

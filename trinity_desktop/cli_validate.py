@@ -33,14 +33,21 @@ from trinity_desktop.model.inputs.assumptions import SETS, efficiency_json, effi
 from trinity_desktop.model.search.uncertainty import DEFAULT_SAMPLES, propagate, uncertainty_json
 
 
-def _power_of_two(text: str) -> int:
+def _power_of_two(text: str, most: int = 1 << 16) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number") from None
-    if value < 16 or value > 1 << 16 or value & (value - 1):
-        raise argparse.ArgumentTypeError(f"{shown(value)} must be a power of two from 16 to 65536")
+    if value < 16 or value > most or value & (value - 1):
+        raise argparse.ArgumentTypeError(f"{shown(value)} must be a power of two from 16 to {most}")
     return value
+
+
+VALIDATE_MAX_SAMPLES = 1 << 10  # per run, for every published run: 65,536 ran for many minutes (256 takes ~3 s)
+
+
+def _validate_samples(text: str) -> int:
+    return _power_of_two(text, VALIDATE_MAX_SAMPLES)
 
 
 def add_calc_options(p: argparse.ArgumentParser) -> None:
@@ -62,8 +69,9 @@ def add_validate_parser(sub) -> None:
                         "leave-one-out error, and write the calibrated set (--efficiency calibrated)")
     v.add_argument("--efficiency", choices=SETS, default="default",
                    help="efficiency set the runs are predicted with (calibrated: the set `--fit` wrote)")
-    v.add_argument("--samples", type=_power_of_two, default=256,
-                   help="Sobol samples per run for the p05-p95 bands (power of two, default 256)")
+    v.add_argument("--samples", type=_validate_samples, default=256,
+                   help=f"Sobol samples per run for the p05-p95 bands (power of two, default 256, at most "
+                        f"{VALIDATE_MAX_SAMPLES})")
 
 
 def with_efficiency(sc: Scenario, args) -> Scenario:

@@ -70,7 +70,6 @@ class FlowPanel(QtWidgets.QWidget):
         self._total = 0.0
         self._phases: tuple[Phase, ...] = ()
         self._roles: list[str] = []
-        self._pens: list = []
         self._previous_phase = ""
 
         # --- stepper -------------------------------------------------------------------------------
@@ -202,9 +201,8 @@ class FlowPanel(QtWidgets.QWidget):
         self._roles = roles
         # few bars (inference): white separators; many (training): none, or thin bars would turn white
         pen = pg.mkPen(pw.plot_background(), width=1.5) if n <= 200 else pg.mkPen(None)
-        self._pens = [pen] * n
-        self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=self._brushes(set()),
-                               pens=self._pens)
+        # one shared pen, never a per-bar list: pyqtgraph raises UnboundLocalError on an empty one
+        self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=self._brushes(set()), pen=pen)
         order = np.lexsort((x0, ys))   # by lane, then by start: one sort, not one scan per lane
         lane_of = ys[order]
         self._by_lane = {}
@@ -377,7 +375,7 @@ class FlowPanel(QtWidgets.QWidget):
             x = ph.start_s * self._scale
         self.outline.setData(*pw.rect_outline_points(self._member_rects(members)))
         self.cursor_line.setPos(x)
-        self.bars_item.setOpts(brushes=self._brushes(set() if self.detailed() else set(members)), pens=self._pens)
+        self.bars_item.setOpts(brushes=self._brushes(set() if self.detailed() else set(members)))
         self._apply_range()
         if emit:
             numbers = st.as_dict()

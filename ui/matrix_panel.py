@@ -198,19 +198,20 @@ class MatrixPanel(QtWidgets.QWidget):
     def _refresh_kv(self) -> None:
         sc = self._results.scenario
         kv = kv_matrix(sc)
-        self._kv = kv
-        self._bands, fracs, row = [], [], 0
+        bands, fracs, row = [], [], 0
         for policy in COMPARED_POLICIES:
             band = self._band(sc, policy, kv)
             if band is None:
                 continue
             kvp, heads = band
             frac, edges = binned_fraction(kvp["grid"][heads], MAX_COLUMNS)
-            self._bands.append((policy, row, kvp, heads))
+            bands.append((policy, row, kvp, heads))
             fracs.append(frac)
             row += len(heads)
         frac = np.vstack(fracs)
-        self._kv_frac, self._kv_edges = frac, edges
+        # set together, once all are computed: a resize between a failed refresh and the next one drew the new
+        # bands over the old fractions (IndexError in _draw_sinks)
+        self._kv, self._bands, self._kv_frac, self._kv_edges = kv, bands, frac, edges
         kept = np.array(KV_STATE_COLORS["quantised" if kv["quantised"] else "kept"], float)
         ev = np.array(KV_STATE_COLORS["evicted"], float)
         rgb = ev[None, None, :] + frac[:, :, None] * (kept - ev)[None, None, :]

@@ -31,8 +31,9 @@ class StackedBar:
         self.width = width
         self.label_x = self.LABEL_X
         self.left_px = 12.0
+        # one shared separator pen, never a per-bar list: pyqtgraph raises UnboundLocalError on an empty one
         self.bar = pg.BarGraphItem(x=[0.0], height=[0.0], width=width, y0=[0.0], brushes=[theme.FALLBACK_COLOR],
-                                   pens=[pg.mkPen(plot_background(), width=1)])
+                                   pen=pg.mkPen(plot_background(), width=1))
         plot.addItem(self.bar)
         self.leaders = pg.PlotCurveItem(pen=pg.mkPen(theme.plot_text_color(), width=1), connect="pairs")
         plot.addItem(self.leaders)
@@ -58,7 +59,7 @@ class StackedBar:
         n = len(self.names)
         brushes = [pg.mkBrush(theme.color_for(name)) for name in self.names]
         self.bar.setOpts(x=np.full(n, self.x), height=self.values, y0=self.bottoms, width=self.width,
-                         brushes=brushes, pens=[pg.mkPen(plot_background(), width=1)] * n)
+                         brushes=brushes, pen=pg.mkPen(plot_background(), width=1))
         self.bar.segment_names = [t.split("\n")[0] for t in label_texts]  # CSV export names each bar as shown
         while len(self.labels) < n:
             item = label_item(anchor=(0, 0.5))

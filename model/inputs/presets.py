@@ -118,6 +118,9 @@ def hardware_from_dict(entry: Mapping, where: str) -> Hardware:
                               unknown_key("hardware key", name, known, "resources/hardware.toml"))
     if not key:
         raise PresetError(where, "key", "is required (a short identifier such as 'h100-sxm')")
+    for name in HW_TEXT:  # str() would make `name = inf` the device "inf" (and a NaN-looking report)
+        if name in entry and not isinstance(entry[name], str):
+            raise PresetError(where, name, f"must be text (a quoted string), got {shown(entry[name])}")
     sources, status, notes, values, peaks = {}, {}, {}, {}, {}
     for name in (*PEAK_KEYS, *HW_NUMBERS):
         if name in entry:

@@ -254,9 +254,10 @@ class Scenario:
         """What a refused training layout field must be, in words, with this scenario's numbers."""
         m, p, v = self.model, self.pp, self.virtual_stages
         if name == "first_stage_layers":
-            return (f"0 (even split) or counts with last_stage_layers = {self.last_stage_layers} that leave each "
-                    f"other of the PP = {p} stages at least one of the {m.layers} layers (PP >= 2; at least v = {v} "
-                    "on a set stage)")
+            if p < 2:  # one short line (#26): the rule in words ran past 200 characters
+                return "0 (uneven first and last stages need pipeline parallelism, PP >= 2)"
+            return (f"0 (even split) or at least v = {v} leaving the other {p - 1} stages one of the {m.layers} "
+                    f"layers each (last_stage_layers = {self.last_stage_layers})")
         if name == "virtual_stages":
             if p < 2:
                 return "1 (interleaving needs pipeline parallelism PP >= 2)"

@@ -63,7 +63,8 @@ def serving_scenario(scenario: Scenario) -> Scenario:
     if scenario.kind == "prefill":
         return scenario.replace(kind="decode")
     return scenario.replace(kind="decode", gpus=scenario.tp, pp=1, inference_ep=1, attention_dp=1,
-                            redundant_experts=0)  # one TP group: no serving EP (#23)
+                            redundant_experts=0,  # one TP group: no serving EP (#23)
+                            prefill_gpus=0, decode_gpus=0)  # nor pools, which training ignores (#26)
 
 
 def _check_axis(name: str, values, upper: int) -> np.ndarray:
