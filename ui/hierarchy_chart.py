@@ -1,9 +1,10 @@
 """The memory hierarchy chart: the device's memory tiers as a ladder ordered by latency, fastest at the top.
 
 One row per tier (`model.tiers.tiers_for`, sources in the hover): the row's name and latency are the left axis'
-labels, its point sits at the bandwidth seen from the GPU (x, log), and its capacity per GPU is written right of
-the point, the x range keeping that text's room in pixels. One point per row, so no two sit on each other, and
-no label is ever shortened. Part of the KV-cache residency panel.
+labels, its point sits at the bandwidth seen from the GPU (x, log), and its capacity per GPU is written beside
+the point (right of it, the x range keeping that text's room in pixels, or where the dashed line leaves room:
+`label_layout.place` with the line as obstacle). One point per row, so no two sit on each other, and no label
+is ever shortened. Part of the KV-cache residency panel.
 """
 
 from __future__ import annotations
@@ -18,10 +19,14 @@ from PySide6 import QtCore, QtGui
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.tiers import tiers_for
 from trinity_desktop.ui import findings, theme
+from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.curve_obstacles import line_boxes
 from trinity_desktop.ui.units import fmt_bytes, fmt_rate
 
 POINT_PX = 18
+LABEL_GAP_PX = POINT_PX / 2 + 4   # a capacity text's distance from its point's centre
+LABEL_SIDES = ("right", "left", "above-right", "below-right", "above-left", "below-left")
 
 
 def by_latency(tiers) -> list:
@@ -92,11 +97,9 @@ class HierarchyChart(pg.GraphicsLayoutWidget):
         for x, text in zip(lx, texts, strict=True):
             share = min((metrics.horizontalAdvance(text) + POINT_PX) / width, 0.6)
             x1 = max(x1, (x - share * x0) / (1.0 - share))
-        px = width / (x1 - x0)
-        for i, item in enumerate(self.labels[:n]):
-            item.setPos(float(lx[i]) + (POINT_PX / 2 + 4) / px, float(i))
         self.plot.setXRange(x0, x1, padding=0)
         self.plot.setYRange(-0.6, n - 0.4, padding=0)
+        self._place_labels(lx, ys)
         step = max(1, math.ceil((x1 - x0) * 80.0 / width))   # a decade label every ~80 px at most
         self.plot.getAxis("bottom").setTicks([[(e, fmt_rate(10.0 ** e))
                                                for e in range(math.ceil(x0), math.floor(x1) + 1, step)]])
@@ -105,6 +108,25 @@ class HierarchyChart(pg.GraphicsLayoutWidget):
         pw.set_title(self.plot, pw.html_escape(findings.hierarchy_title(
             hbm.label, hbm.bandwidth, hbm.capacity_bytes, slow.label, slow.bandwidth, slow.capacity_bytes)),
             size="13pt")
+
+    def _place_labels(self, lx: np.ndarray, ys: np.ndarray) -> None:
+        """Each capacity text beside its point by the shared placer: right of it where the dashed line leaves
+        room, else left, above or below it, never on the line, a point or another text (#21: "250 GB" sat on
+        the line); one with no room is hidden (the hover gives the capacity)."""
+        vb = self.plot.getViewBox()
+        vb.updateMatrix()   # the range just set moves the points now, not at the next paint
+        bounds = ll.view_bounds(vb)
+        centres = [ll.scene_point(vb, float(x), float(y)) for x, y in zip(lx, ys, strict=True)]
+        half = POINT_PX / 2 + 1
+        obstacles = line_boxes([self.line], bounds) + [(cx - half, cy - half, cx + half, cy + half)
+                                                       for cx, cy in centres]
+        requests = []
+        for i, (cx, cy) in enumerate(centres):
+            w, h = ll.text_size(self.labels[i])
+            requests.append(ll.Label(str(i), w, h, ll.around(cx, cy, w, h, LABEL_GAP_PX, LABEL_SIDES, steps=2)))
+        boxes = ll.place(requests, bounds, obstacles)
+        for i, item in enumerate(self.labels[:len(centres)]):
+            ll.put(item, vb, boxes[str(i)])
 
     def _latency(self, tier) -> str:
         return f"{self.time_label(tier.latency_s)} latency" if tier.latency_s > 0 else "latency n/a"

@@ -2,7 +2,8 @@
 and dense gradient sync (GPU x GPU bytes sent per step for ring, tree, hierarchical or in-network all-reduce).
 
 Numbers come from `model.kv_matrix.kv_matrix` and `model.grad_sync_matrix.sync_matrix`. One ImageItem per
-view, updated with setImage; the sync heatmap uses cividis with a colour bar in GB.
+view, updated with setImage; the sync heatmap uses cividis, cut to the colours that read at 3:1 against the
+plot (`theme.readable_colormap`, so a cell beside a zero never merges with it), with a colour bar in GB.
 
 The KV view compares the policies on one colour scale: a band of up to BAND_ROWS heads per policy (full,
 sliding window, StreamingLLM, H2O, RazorAttention with its retrieval heads first), the scenario's own policy
@@ -59,7 +60,7 @@ class MatrixPanel(QtWidgets.QWidget):
         self._sync: dict | None = None
         self._algorithm = "ring"
         self._sync_error = ""
-        self.cmap = pg.colormap.get(theme.HEATMAP_COLORMAP)
+        self.cmap = theme.readable_colormap(pw.plot_background())
 
         # ---------------------------------------------------------------- KV grid
         self.kv_graphics = pg.GraphicsLayoutWidget()
@@ -282,6 +283,8 @@ class MatrixPanel(QtWidgets.QWidget):
         size = M.shape[0]
         gb = M / 1e9
         top = float(gb.max()) if gb.max() > 0 else 1.0
+        self.cmap = theme.readable_colormap(pw.plot_background())   # #21: no cell merges with the plot
+        self.colorbar.setColorMap(self.cmap)
         rgba = self.cmap.map(np.clip(gb / top, 0, 1), mode="byte")
         rgba[M == 0] = QtGui.QColor(pw.plot_background()).getRgb()   # nothing sent: the background, not white
         self.sync_image.setImage(np.ascontiguousarray(rgba.transpose(1, 0, 2)), autoLevels=False, levels=(0, 255))

@@ -49,3 +49,26 @@ def test_attention_sinks_stay_visible_at_long_context(matrix):
     assert set(range(streaming[1], streaming[1] + len(streaming[3]))) <= rows
     assert matrix.sink_lines.opts["pen"].width() >= SINK_PX
     assert all(x > 0 for x in xs)  # inside the plot, not half cut at its edge
+
+
+def test_sync_cells_read_against_the_plot_in_every_theme(matrix, qtbot):
+    """#21: a cell beside a zero (drawn in the plot's colour) merged with it (cividis' yellow, 1.2:1 on white):
+    every cell with traffic reads at 3:1 (WCAG 2.1 non-text contrast) against the plot in each theme."""
+    from PySide6 import QtGui
+
+    from trinity_desktop.ui import theme
+
+    matrix.update_results(evaluate(default_scenario()))
+    matrix.set_algorithm("tree")
+
+    def worst(name: str) -> float:
+        rgba, sent = np.asarray(matrix.sync_image.image), matrix.sync_matrix().T > 0
+        background = theme.THEMES[name]["plot_bg"]
+        return min(theme.contrast_ratio(QtGui.QColor(*(int(v) for v in c[:3])), background) for c in rgba[sent])
+
+    try:
+        for name in ("light", "dark", "high-contrast"):
+            theme.apply_theme(name, matrix)
+            qtbot.waitUntil(lambda name=name: worst(name) >= theme.MAP_MIN_CONTRAST, timeout=2000)
+    finally:
+        theme.apply_theme("light", matrix)

@@ -132,3 +132,28 @@ def test_matrix_panel_kv_and_sync(matrix, default_sc, qtbot):
     for w in matrix.findChildren(QtWidgets.QComboBox):
         assert w.toolTip() and w.accessibleName()
     matrix.grab()
+
+
+def test_hierarchy_capacity_texts_keep_off_the_line(shown_panel, serve, qtbot):
+    """#21: "250 GB" (host DRAM) sat on the dashed line at 1920x1080: every capacity text is drawn, whole
+    inside the plot, on no point and no piece of the line."""
+    from trinity_desktop.ui import label_layout as ll
+    from trinity_desktop.ui.curve_obstacles import line_boxes
+
+    residency = shown_panel(ResidencyPanel, evaluate(serve), size=(784, 470))
+    residency.tabs.setCurrentIndex(1)
+    chart = residency.pyramid_graphics
+    qtbot.waitExposed(chart)
+    chart.show_tiers(serve.hardware)
+    vb = chart.plot.getViewBox()
+    bounds = ll.view_bounds(vb)
+    line = line_boxes([chart.line], bounds)
+    xs, ys = chart.points.getData()
+    points = [ll.scene_point(vb, float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    for item in chart.labels[:len(points)]:
+        assert item.isVisible()
+        r = item.mapRectToScene(item.boundingRect())
+        box = (r.left(), r.top(), r.right(), r.bottom())
+        assert ll.inside(box, bounds)
+        assert not any(ll.overlaps(box, b, ll.PAD) for b in line)
+        assert not any(ll.overlaps(box, (px - 9, py - 9, px + 9, py + 9), ll.PAD) for px, py in points)
