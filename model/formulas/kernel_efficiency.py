@@ -156,12 +156,13 @@ def gemm_seconds(g: Gemm, family: KernelFamily | None, peak, hbm_bw, eff_hbm, sc
     if family is None:
         share = REFERENCE_COMPUTE_EFFICIENCY
     else:
-        share = family.gemm_share(fp8) * quantisation_share(g.M, g.N, family.sms)
+        quantised = quantisation_share(g.M, g.N, family.sms)
+        share = family.gemm_share(fp8) * quantised
         if g.grouped:
             share = share * GROUPED_GEMM_SHARE
         if family.fp8_blockwise > 0:
             on = xp.asarray(blockwise, dtype=bool) & xp.asarray(fp8, dtype=bool)
-            share = xp.where(on, family.fp8_blockwise * quantisation_share(g.M, g.N, family.sms), share)
+            share = xp.where(on, family.fp8_blockwise * quantised, share)
     t_math = g.flops / (peak * share * scale)
     nbytes = ((g.M * g.K + g.K * g.N) * in_bytes + g.M * g.N * out_bytes) * g.count
     return xp.maximum(t_math, nbytes / (hbm_bw * eff_hbm))

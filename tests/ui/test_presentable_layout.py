@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -38,10 +39,22 @@ def audit(request):
     return f"{size} {theme}", json.loads(out.stdout)
 
 
-# What the audit still finds and issue #21 still has to fix, named one by one (the issue stays open while this
-# is not empty): every other finding fails the tests below.
-STILL_OPEN = {
-}
+# What the audit still finds and issue #21 still has to fix, named one by one (the issue stays open while these
+# are not empty): every other finding fails the tests below. LINES_STILL_OPEN: (dock, label) pairs that a drawn
+# line still runs through (the labels-over-lines check, trinity_desktop/audit_curves.py, added in the 29th
+# session, found them in panels not yet re-laid out); HIDDEN_STILL_OPEN: (size theme, dock, start of the finding).
+LINES_STILL_OPEN: set[tuple[str, str]] = set()
+HIDDEN_STILL_OPEN: set[tuple[str, str, str]] = set()
+SLIDE_LINE = re.compile(r"^(\w+): '(.*)' overlaps 'line [A-Za-z]+'$", re.S)
+
+
+def _line_still_open(dock: str, pair) -> bool:
+    return len(pair) == 2 and str(pair[1]).startswith("line ") and (dock, pair[0]) in LINES_STILL_OPEN
+
+
+def _open_slide_text(text: str) -> bool:
+    m = SLIDE_LINE.match(text)
+    return m is not None and (m.group(1), m.group(2)) in LINES_STILL_OPEN
 
 
 def _dump(value) -> str:
@@ -63,14 +76,21 @@ def test_no_chart_dock_scrolls(audit):
 def test_no_text_overlaps_or_is_cut(audit):
     where, report = audit
     keys = ("overlaps", "clipped", "shortened", "cut")
-    problems = {d["name"]: {k: d[k] for k in keys if d[k]} for d in report["docks"] if any(d[k] for k in keys)
-                and (where.split()[0], d["name"]) not in STILL_OPEN}
+    problems = {}
+    for d in report["docks"]:
+        found = {k: [p for p in d[k] if not (k == "overlaps" and _line_still_open(d["name"], p))] for k in keys}
+        found = {k: v for k, v in found.items() if v}
+        if found:
+            problems[d["name"]] = found
     assert problems == {}, f"at {where}: {_dump(problems)}"
 
 
 def test_no_plot_text_is_faint(audit):
     where, report = audit
-    faint = {d["name"]: d["faint"] for d in report["docks"] if d["faint"]}
+    faint = {d["name"]: [f for f in d["faint"] if not any(w == where and n == d["name"] and f.startswith(start)
+                                                          for w, n, start in HIDDEN_STILL_OPEN)]
+             for d in report["docks"]}
+    faint = {name: found for name, found in faint.items() if found}
     assert faint == {}, f"at {where}, under 3:1 against the pixels behind: {_dump(faint)}"
 
 
@@ -93,7 +113,8 @@ def test_every_slide_gives_its_panels_their_room(audit):
     if "slides" not in report:
         pytest.skip("the slides are presented in one dark theme per size")
     assert len(report["slides"]) >= 20   # the four shipped decks
-    bad = [s for s in report["slides"] if s["crushed"] or s["texts"]]
+    bad = [{**s, "texts": [t for t in s["texts"] if not _open_slide_text(t)]} for s in report["slides"]]
+    bad = [s for s in bad if s["crushed"] or s["texts"]]
     assert bad == [], f"at {where}: {_dump(bad)}"
 
 
