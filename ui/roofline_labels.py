@@ -8,7 +8,9 @@ summary under the plot, still say it. Positions keep the log10 convention of the
 transform TextItems): a compute label sits at y = log10(peak), a bandwidth label on y = x + log10(bw).
 A compute label never has another roof's line, or the uncertainty band's flat edge, through its glyphs; the
 scenario format's label, when it has no place between its neighbours (roofs a factor 2 apart), and a label with a
-place only over the band's edge, sit on the plot's background (a knock-out) instead.
+place only over the band's edge, sit on the plot's background (a knock-out) instead. No other text has a drawn
+line through its glyphs (ui/curve_obstacles.py tests every segment against the turned or upright glyph box): a
+bandwidth label only its own diagonal beside it, a point label or note none (the leaders placed before included).
 The placement is cached: an unchanged view, roofline and sweep step costs nothing. The legend is a
 wrapped line of coloured glyphs under the plot, rebuilt only when its entries change.
 
