@@ -9,6 +9,7 @@ the plot's width.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -78,3 +79,25 @@ def line_boxes(items: Iterable, bounds: ll.Box, thickness: float = THICKNESS_PX)
         for x0, y0, x1, y1 in _clipped(seg, bounds):
             out += ll.strip(float(x0), float(y0), float(x1), float(y1), thickness)
     return out
+
+
+def line_segments(items: Iterable, bounds: ll.Box) -> np.ndarray:
+    """The visible lines of `items` inside `bounds`, as (n, 4) scene-pixel segments (for an exact test)."""
+    parts = [_clipped(seg, bounds) for item in items if item.isVisible() and len(seg := _segments(item))]
+    return np.concatenate(parts) if parts else np.zeros((0, 4))
+
+
+def crosses_text(segments: np.ndarray, cx: float, cy: float, w: float, h: float, degrees: float = 0.0,
+                 inset: float = 4.0) -> bool:
+    """True when a segment runs through the glyphs of a w × h text centred on (cx, cy), turned `degrees`
+    counter-clockwise on screen; `inset` pixels of the box's margin may be touched (a TextItem's 4 px
+    document margin holds no glyph). The segments are turned into the text's frame and clipped to its box."""
+    if not len(segments):
+        return False
+    a = math.radians(degrees)
+    c, s = math.cos(a), math.sin(a)
+    x, y = segments[:, [0, 2]] - cx, segments[:, [1, 3]] - cy
+    u, v = x * c - y * s, x * s + y * c   # along the text (screen: (cos a, -sin a)), and across it
+    local = np.stack([u[:, 0], v[:, 0], u[:, 1], v[:, 1]], axis=1)
+    hw, hh = w / 2 - inset, h / 2 - inset
+    return hw > 0 and hh > 0 and bool(len(_clipped(local, (-hw, -hh, hw, hh))))

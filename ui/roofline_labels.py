@@ -8,7 +8,9 @@ summary under the plot, still say it. Positions keep the log10 convention of the
 transform TextItems): a compute label sits at y = log10(peak), a bandwidth label on y = x + log10(bw).
 A compute label never has another roof's line, or the uncertainty band's flat edge, through its glyphs; the
 scenario format's label, when it has no place between its neighbours (roofs a factor 2 apart), and a label with a
-place only over the band's edge, sit on the plot's background (a knock-out) instead.
+place only over the band's edge, sit on the plot's background (a knock-out) instead. No other text has a drawn
+line through its glyphs (ui/curve_obstacles.py tests every segment against the turned or upright glyph box): a
+bandwidth label only its own diagonal beside it, a point label or note none (the leaders placed before included).
 The placement is cached: an unchanged view, roofline and sweep step costs nothing. The legend is a
 wrapped line of coloured glyphs under the plot, rebuilt only when its entries change.
 
@@ -25,6 +27,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model.views.roofline import Ceiling, Roofline
+from trinity_desktop.ui import curve_obstacles as co
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
@@ -45,6 +48,7 @@ MARK_PX = 8.0      # half the size of a point marker, as an obstacle
 NARROW_PX = 700.0  # a plot narrower than this names compute roofs by their first format ("BF16")
 KNOCKOUT_Z = 3     # a label on the plot's background: over the roofs (0), under the sweep's traces (5)
 KNOCKOUT_LIFT_PX = 2.0
+LABEL_RINGS = 3    # rings of places around a point marker, each a label's height (half its width) further out
 
 
 class CeilingLabel(pg.TextItem):
@@ -75,6 +79,8 @@ class RooflineLabels:
         plot.addItem(self.ridge_text, ignoreBounds=True)
         self.legend_label = self._legend_widget()
         self.hidden_labels: set[str] = set()
+        self._segments: list[np.ndarray] = []
+        self.ceiling_lines: dict[str, pg.PlotDataItem] = {}   # the panel's roof lines: a roof's label may touch its own
         self._key: tuple | None = None
         self._legend_entries: tuple = ()
 
@@ -185,9 +191,26 @@ class RooflineLabels:
             sx, sy = ll.scene_point(vb, math.log10(max(x, 1e-12)), math.log10(max(y, 1.0)))
             index.add((sx - MARK_PX, sy - MARK_PX, sx + MARK_PX, sy + MARK_PX))
         self._place_compute_labels(frame, index, bounds, vb, band_levels)
-        self._place_bandwidth_labels(frame, index, bounds, vb)
+        lines = self._drawn_lines(bounds)
+        self._place_bandwidth_labels(frame, index, bounds, vb, lines)
+        self._segments = [*lines.values()]   # from here on no text sits on any drawn line, leaders included
         self._place_point_labels(frame, index, bounds, vb)
         self._place_notes(frame, notes, index, bounds, vb)
+
+    def _drawn_lines(self, bounds: ll.Box) -> dict[str, np.ndarray]:
+        """Scene-pixel segments of every line drawn on the plot (roofs, the ridge's dotted line, the sweep,
+        compared devices, the band's edges; not the leaders), keyed by the roof's name for a ceiling's own line."""
+        own = {id(item): name for name, item in self.ceiling_lines.items()}
+        drawn = [i for i in self._plot.items if isinstance(i, (pg.PlotDataItem, pg.PlotCurveItem, pg.InfiniteLine))
+                 and i is not self.leaders and not (isinstance(i, pg.PlotDataItem) and i.opts.get("pen") is None)]
+        return {own.get(id(item), f"#{k}"): co.line_segments([item], bounds) for k, item in enumerate(drawn)}
+
+    def _take_clear(self, index: ll.SpatialIndex, bounds: ll.Box, box: ll.Box) -> bool:
+        """`_take` for an upright text box that no drawn line (`_segments`) runs through."""
+        cx, cy, w, h = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, box[2] - box[0], box[3] - box[1]
+        if any(co.crosses_text(seg, cx, cy, w, h) for seg in self._segments):
+            return False
+        return self._take(index, bounds, [box])
 
     def _take(self, index: ll.SpatialIndex, bounds: ll.Box, boxes: list[ll.Box]) -> bool:
         if all(ll.inside(b, bounds, 1.0) for b in boxes) and not any(index.hits(b, ll.PAD) for b in boxes):
@@ -253,8 +276,9 @@ class RooflineLabels:
             label.setVisible(chosen is not None)
             label.update()
 
-    def _place_bandwidth_labels(self, frame: RooflineFrame, index, bounds, vb) -> None:
-        """Along each diagonal, above it, at the first free stretch from its left end."""
+    def _place_bandwidth_labels(self, frame: RooflineFrame, index, bounds, vb, lines) -> None:
+        """Along each diagonal, above it, at the first free stretch from its left end, with no other drawn line
+        (`lines`: segments by roof name) through its glyphs."""
         px_x, px_y = px_per_decade(self._plot)
         angle = math.degrees(math.atan2(px_y, px_x))
         a = math.radians(angle)
@@ -268,6 +292,7 @@ class RooflineLabels:
             x_start, x_end = max(lx0, ly0 - b), min(math.log10(float(xs[-1])), ly1 - b, lx1)
             w, h = ll.text_size(label)
             length_dec = w / math.hypot(px_x, px_y)   # the text's length, in decades of x
+            others = [seg for name, seg in lines.items() if name != c.name]
             chosen = None
             for f in np.arange(0.0, 0.9, 0.025):   # from the line's left end rightward
                 x = x_start + f * (x_end - x_start)
@@ -277,7 +302,8 @@ class RooflineLabels:
                 for side in (1.0, -1.0):   # above the line, then below it
                     cx = sx + along[0] * w / 2 + side * up[0] * h / 2
                     cy = sy + along[1] * w / 2 + side * up[1] * h / 2
-                    if self._take(index, bounds, ll.rotated_text(cx, cy, w, h - 8, angle)):
+                    if (not any(co.crosses_text(seg, cx, cy, w, h, angle) for seg in others)
+                            and self._take(index, bounds, ll.rotated_text(cx, cy, w, h - 8, angle))):
                         chosen = (x, side)
                         break
                 if chosen:
@@ -292,32 +318,48 @@ class RooflineLabels:
             label.setVisible(chosen is not None)
 
     def _place_point_labels(self, frame: RooflineFrame, index, bounds, vb) -> None:
-        """Around each marker (right first); a leader line when the label sits a step away; else hidden."""
+        """Around each marker (right first), then further out; a leader line when the label sits a step away
+        (its leader crossing no text placed before); else hidden. No drawn line runs through a label."""
         pts = frame.roof.points
         order = sorted(range(len(pts)), key=lambda i: (-pts[i].attainable_flops_per_s, pts[i].intensity))
-        leader_x: list[float] = []
-        leader_y: list[float] = []
+        leaders: list[tuple[float, float, float, float]] = []
         for i in order:
             item = self.point_labels[i]
             w, h = ll.text_size(item)
             mx, my = ll.scene_point(vb, math.log10(pts[i].intensity), math.log10(max(pts[i].attainable_flops_per_s, 1.0)))
             sides = ("right", "below-right", "above-right", "left", "below", "above", "below-left", "above-left")
-            box = None
-            for x, y in ll.around(mx, my, w, h, 9.0, sides, steps=1):
-                if self._take(index, bounds, [(x, y, x + w, y + h)]):
-                    box = (x, y, x + w, y + h)
+            box, leader = None, None
+            for x, y in ll.around(mx, my, w, h, 9.0, sides, steps=LABEL_RINGS):
+                cand = (x, y, x + w, y + h)
+                nx, ny = min(max(mx, cand[0]), cand[2]), min(max(my, cand[1]), cand[3])
+                far = math.hypot(nx - mx, ny - my) > 16
+                if far and not self._leader_free(index, mx, my, nx, ny):
+                    continue
+                if self._take_clear(index, bounds, cand):
+                    box, leader = cand, ((mx, my, nx, ny) if far else None)
                     break
             ll.put(item, vb, box)
             if box is None:
                 self.hidden_labels.add(pts[i].name)
-                continue
-            nx, ny = min(max(mx, box[0]), box[2]), min(max(my, box[1]), box[3])
-            if math.hypot(nx - mx, ny - my) > 16:
-                for px, py in ((mx, my), (nx, ny)):
-                    p = vb.mapSceneToView(QtCore.QPointF(px, py))
-                    leader_x.append(10.0 ** p.x())
-                    leader_y.append(10.0 ** p.y())
-        self.leaders.setData(np.asarray(leader_x, dtype=float), np.asarray(leader_y, dtype=float))
+            elif leader is not None:
+                leaders.append(leader)
+                self._segments.append(np.array([leader]))
+        xs, ys = [], []
+        for sx0, sy0, sx1, sy1 in leaders:
+            for px, py in ((sx0, sy0), (sx1, sy1)):
+                p = vb.mapSceneToView(QtCore.QPointF(px, py))
+                xs.append(10.0 ** p.x())
+                ys.append(10.0 ** p.y())
+        self.leaders.setData(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float))
+
+    @staticmethod
+    def _leader_free(index, mx: float, my: float, nx: float, ny: float) -> bool:
+        """True when a leader from the marker (mx, my) to its label's edge (nx, ny) crosses no text or marker
+        placed before (its first `MARK_PX` + 1 pixels, inside its own marker, are not tested)."""
+        length = math.hypot(nx - mx, ny - my)
+        t = min((MARK_PX + 1) / max(length, 1e-9), 1.0)
+        x0, y0 = mx + (nx - mx) * t, my + (ny - my) * t
+        return not any(index.hits(b) for b in ll.strip(x0, y0, nx, ny, 2.0))
 
     def _place_notes(self, frame: RooflineFrame, notes: SweepNotes, index, bounds, vb) -> None:
         """The ridge (at the foot of its dotted line), the GEMMs' crossing (at the knee) and the KV-fit limit."""
@@ -345,7 +387,7 @@ class RooflineLabels:
     def _put_note(self, item: pg.TextItem, index, bounds, vb, w, h, spots, name: str) -> None:
         """The first free spot (top-left corner, anchor to keep) for a note, or hide it."""
         for (x, y), anchor in spots:
-            if self._take(index, bounds, [(x, y, x + w, y + h)]):
+            if self._take_clear(index, bounds, (x, y, x + w, y + h)):
                 item.setAnchor(anchor)
                 p = vb.mapSceneToView(QtCore.QPointF(x + anchor[0] * w, y + anchor[1] * h))
                 item.setPos(p.x(), p.y())

@@ -86,6 +86,7 @@ class RooflinePanel(QtWidgets.QWidget):
 
         # --- layers, each with its own items on the plot (back to front as before) ----------------
         self.text_layer = RooflineLabels(self.plot)
+        self.text_layer.ceiling_lines = self.ceiling_curves
         self.sweep_layer = RooflineSweep(self.plot, self._sweep_changed)
         self.plot.addItem(self.points_item)
         self.compare_layer = RooflineCompare(self.plot, self._compare_changed)

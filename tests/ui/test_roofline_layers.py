@@ -15,6 +15,7 @@ from PySide6 import QtWidgets  # noqa: E402
 from trinity_desktop.model import Scenario, evaluate  # noqa: E402
 from trinity_desktop.model.inputs import presets  # noqa: E402
 from trinity_desktop.model.views.roofline import roofline  # noqa: E402
+from trinity_desktop.ui.curve_obstacles import crosses_text  # noqa: E402
 from trinity_desktop.ui.roofline_compare import RooflineCompare  # noqa: E402
 from trinity_desktop.ui.roofline_frame import RooflineFrame, ceiling_geometry  # noqa: E402
 from trinity_desktop.ui.roofline_labels import RooflineLabels  # noqa: E402
@@ -104,3 +105,17 @@ def test_labels_layer_places_from_a_frame(plot, qtbot, decode):
     assert main.isVisible() and main.pos().y() == pytest.approx(math.log10(989.4e12))
     assert "ridge 295 FLOP/B" in labels.ridge_text.toPlainText()
     assert "BF16/FP16" not in labels.hidden_labels
+
+
+def test_a_line_crosses_a_text_only_through_its_glyph_box_as_turned():
+    """A 100 x 20 px text centred on the origin: a segment along its 45° axis runs through it; the same segment
+    moved 15 px across it (beyond half its height) misses it turned, and crosses it upright; the 4 px margin is free."""
+    import numpy as np
+
+    along = np.array([[-30.0, 30.0, 30.0, -30.0]])            # screen y down: the text's axis at 45°
+    beside = along + 15.0 * math.sqrt(0.5)                    # 15 px across the turned text
+    assert crosses_text(along, 0.0, 0.0, 100.0, 20.0, 45.0)
+    assert not crosses_text(beside, 0.0, 0.0, 100.0, 20.0, 45.0)
+    assert crosses_text(beside, 0.0, 0.0, 100.0, 20.0, 0.0)
+    assert crosses_text(np.array([[-60.0, 5.0, 60.0, 5.0]]), 0.0, 0.0, 100.0, 20.0)
+    assert not crosses_text(np.array([[-60.0, 7.0, 60.0, 7.0]]), 0.0, 0.0, 100.0, 20.0)
