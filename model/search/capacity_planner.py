@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +26,7 @@ from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.scenario import Scenario
+from trinity_desktop.model.search.hooks import NO_HOOKS, SearchHooks
 from trinity_desktop.model.search.load import (
     LoadReport,
     StepCosts,
@@ -80,11 +81,10 @@ class CapacityPlan:
 def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, gen_len: int, *,
                   ttft_slo_s: float = 0.0, tpot_slo_s: float = 0.0, max_replica_gpus: int = 8,
                   chunk_tokens: int = SCENARIO_LIMITS["prefill_chunk_tokens"].default,
-                  progress: Callable[[float], None] | None = None, cancelled: Callable[[], bool] | None = None,
-                  **fixed) -> CapacityPlan:
+                  hooks: SearchHooks = NO_HOOKS, **fixed) -> CapacityPlan:
     """Search every replica layout up to `max_replica_gpus` GPUs (module docstring); `fixed` holds other Scenario
-    fields (gpus_per_node, efficiency, the KV policy ...). Targets in seconds, 0 = none. `progress` gets the share
-    of weight formats timed; `cancelled` stops the search between them (the plan then has no layout)."""
+    fields (gpus_per_node, efficiency, the KV policy ...). Targets in seconds, 0 = none. `hooks.progress` gets the
+    share of weight formats timed; `hooks.cancelled` stops the search between them (the plan then has no layout)."""
     if not 0 < rate <= SCENARIO_LIMITS["request_rate"].highest:
         raise ValidationError("rate", rate, SCENARIO_LIMITS["request_rate"].describe())
     t0 = time.perf_counter()
@@ -95,7 +95,7 @@ def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, g
     fits_budget = (tp[:, None] * pp[None, :] <= max_replica_gpus)[:, :, None]
     tables, valids = [], []
     for n, wd in enumerate(space.weight_dtype):
-        if cancelled is not None and cancelled():
+        if hooks.stopped():
             return CapacityPlan(rate_per_s=rate, ttft_slo_s=ttft_slo_s or None, tpot_slo_s=tpot_slo_s or None,
                                 layouts_searched=0, layouts_meeting_targets=0, search_seconds=time.perf_counter() - t0,
                                 layout=None, gpus=None, max_rate_per_replica=None, replica_load=None, scenario=None,
@@ -110,8 +110,7 @@ def plan_capacity(model: Architecture, hardware, rate: float, prompt_len: int, g
         tables.append(step_costs_from_grid(out, grid, gen_len, chunk_tokens, hardware.hbm_bytes))
         shape = tables[-1].max_running.shape
         valids.append(fits_budget & np.broadcast_to(out.valid, shape + grid.shape)[..., 0])
-        if progress is not None:
-            progress((n + 1) / (len(space.weight_dtype) + 1))
+        hooks.report((n + 1) / (len(space.weight_dtype) + 1))
     costs = stack_costs(tables)  # (weight format, TP, PP, KV format): one bisection for every layout
     valid = np.stack(valids)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

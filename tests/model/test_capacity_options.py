@@ -7,6 +7,7 @@ import math
 
 from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 from trinity_desktop.model.search.capacity_planner import plan_capacity
+from trinity_desktop.model.search.hooks import SearchHooks
 
 
 def test_options_are_ranked_by_gpus_and_hand_derived():
@@ -27,5 +28,5 @@ def test_options_are_ranked_by_gpus_and_hand_derived():
 
 def test_cancel_stops_before_any_format():
     model, hw = model_presets()["llama-3-8b"], hardware_presets()["h100-sxm"]
-    plan = plan_capacity(model, hw, 1.0, 512, 128, max_replica_gpus=2, cancelled=lambda: True)
+    plan = plan_capacity(model, hw, 1.0, 512, 128, max_replica_gpus=2, hooks=SearchHooks(cancelled=lambda: True))
     assert plan.cancelled and plan.gpus is None

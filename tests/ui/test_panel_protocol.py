@@ -37,8 +37,8 @@ CAPABILITIES: dict[str, set[str]] = {
     "quantisation": {"EditSource", "FocusSource", "FocusView", "ResultsView"},
     "planner": {"BandsView", "EditSource", "ResultsView", "WorkerOwner"},
     "validation": {"BandsView", "ResultsView", "WorkerOwner"},
-    "retrieval": {"ResultsView"},
-    "memory_wall": {"ResultsView"},
+    "retrieval": {"ResultsView", "FocusView"},   # a slide opens one of its views (set_focus("view", key))
+    "memory_wall": {"ResultsView", "FocusView"},
     "batch_law": {"ResultsView"},
     "test_time": {"ResultsView"},
     "quant_quality": {"EditSource", "ResultsView"},
