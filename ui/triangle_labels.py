@@ -5,8 +5,10 @@ The view is fitted in pixels (`fit_view`): the triangle fills the plot less fixe
 carries its two captions (the paper's trade-off and its reverse) as two lines parallel to the edge,
 stacked outward so they cannot overlap; where the edge is too short for the long wording the short one
 is used, and where even that does not fit the captions give way (the hover names the corners). Marker
-labels are placed by the shared placer (ui/label_layout.py) around their markers, avoiding every marker,
-caption and corner name; a label with no free place is hidden and its marker's hover names it.
+labels are placed by the shared placer's greedy rule (ui/label_layout.py) around their markers or beside
+the triangle, avoiding every marker, edge, caption and corner name, and no leader line runs through a
+caption, a corner name or another label (`_place`); where the edge has room, its captions slide along it to
+free a label (`_slides`). A label with no free place is hidden and its marker's hover names it.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ CAPTION_PT, MARKER_PT = 11, 11
 SLIDES = (0.0, -0.5, 0.5, -1.0, 1.0)   # a caption pair's slide along its edge, as a share of the free room
 CURRENT_WEIGHT, CAPTION_WEIGHT = 10, 100   # what hiding the star's label, or a caption, costs against a label
 MIN_SLIDE_PX = 10.0   # an edge whose captions can slide less than this each way keeps them in the middle
-BESIDE_STEPS = 12   # half-lines up and down that a label beside the triangle may move from its marker's level
+RINGS = 2   # rings further out round a marker, tried after the room beside the triangle
+BESIDE_STEPS = 8   # half-lines up and down that a label beside the triangle may move from its marker's level
 OUTLINE_PX = 4.0   # the edges' obstacle strips
 GLYPH_INSET_PX = 5.0   # a label's glyphs lie this far inside its box (its 4 px text margin and a pixel)
 
@@ -198,7 +201,8 @@ class TriangleLabels:
             sides = ("right", "left", "above", "below", "above-right", "below-right", "above-left", "below-left")
             if sx > mid_x:   # right half: inward (left) first
                 sides = ("left", "right", "above", "below", "above-left", "below-left", "above-right", "below-right")
-            spots.append((key, sx, sy, gap, w, h, ll.around(sx, sy, w, h, gap, sides) + self._beside(sx, sy, w, h)))
+            ring = ll.around(sx, sy, w, h, gap, sides, steps=RINGS)   # the ring next to the marker, then further out
+            spots.append((key, sx, sy, gap, w, h, ring[:len(sides)] + self._beside(sx, sy, w, h) + ring[len(sides):]))
         bounds = ll.view_bounds(self.vb)
         key = (tuple(spots), bounds, tuple(marks), tuple(self._corner_boxes), self.upp)
         if key != self._search_key:   # slide the captions off the leader lines, then keep the answer
