@@ -10,6 +10,7 @@ import numpy as np
 from trinity_desktop.model.views import techniques as tq
 
 SIZE_MIN_PX, SIZE_PER_WEIGHT_PX = 14.0, 34.0     # bubble diameter = 14 px + 34 px × relevance
+ARROW_STRIP_PX = 6.0   # the band along each arrow that the bubbles' names keep off
 
 
 def symlog(v):

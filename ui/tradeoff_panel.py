@@ -29,7 +29,7 @@ from trinity_desktop.model.views.workloads import evaluate_library
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui.tradeoff_geometry import bubble_size, nearest_workload, symlog
+from trinity_desktop.ui.tradeoff_geometry import ARROW_STRIP_PX, bubble_size, nearest_workload, symlog
 from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_seconds
 
 HOVER_RADIUS_PX = 22.0
@@ -360,6 +360,8 @@ class TradeoffPanel(QtWidgets.QWidget):
             sx, sy = ll.scene_point(vb, *self._plot_xy[key])
             r = self._bubbles[key][2] / 2 + 1
             marks.append((sx - r, sy - r, sx + r, sy + r))
+        origin_px = ll.scene_point(vb, 0.0, 0.0)   # and off every arrow: no arrow runs through a name
+        marks += [b for k in keys for b in ll.strip(*origin_px, *ll.scene_point(vb, *self._plot_xy[k]), ARROW_STRIP_PX)]
         origin = self.origin_text.sceneBoundingRect()   # the names keep off "this scenario" too
         if self.origin_text.isVisible() and origin.width() > 0:
             marks.append((origin.left(), origin.top(), origin.right(), origin.bottom()))
