@@ -146,12 +146,27 @@ def _line_name(item) -> str:
     return f"line {name}"
 
 
+def _knocked_out(text_item, line, stacking: dict) -> bool:
+    """True when the label sits on an opaque box (a pyqtgraph TextItem's fill) stacked above the line: the box
+    hides the line under the glyphs, so the line does not run through them on screen."""
+    from PySide6 import QtCore
+
+    host = text_item.parentItem()
+    fill = getattr(host, "fill", None)
+    if fill is None or not hasattr(fill, "style") or fill.style() == QtCore.Qt.BrushStyle.NoBrush:
+        return False
+    above = stacking.get(id(host), 1 << 30) < stacking.get(id(line), -1)   # scene.items(): top first
+    return fill.color().alpha() >= 250 and above
+
+
 def texts_on_curves(view, texts: list[SceneText]) -> list[tuple[str, str]]:
-    """(label, line) for every on-plot label of the view that a visible line runs through."""
+    """(label, line) for every on-plot label of the view that a visible line runs through (on screen: a label on
+    an opaque box above the line hides it, `_knocked_out`)."""
     import pyqtgraph as pg
     from PySide6 import QtWidgets
 
     to_view = view.viewportTransform()
+    stacking = {id(item): i for i, item in enumerate(view.scene().items())}
     lines = []
     for item in view.scene().items():
         if isinstance(item, (pg.PlotCurveItem, pg.InfiniteLine)) and _drawn(item):
@@ -177,7 +192,8 @@ def texts_on_curves(view, texts: list[SceneText]) -> list[tuple[str, str]]:
         box = (g.left(), g.top(), g.right(), g.bottom())
         for item, seg, clip in lines:
             seg, ends = seg
-            if item in _ancestors(t.item) or (clip is not None and not clip.intersects(r)):
+            if (item in _ancestors(t.item) or (clip is not None and not clip.intersects(r))
+                    or _knocked_out(t.item, item, stacking)):
                 continue   # a line's own label (InfiniteLine's) sits on it by design; a clipped-away line is not drawn
             if clip is not None:   # only the part of the line that is drawn
                 drawn = _crosses(seg, (clip.left(), clip.top(), clip.right(), clip.bottom()))
