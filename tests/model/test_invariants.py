@@ -193,7 +193,8 @@ def test_more_parallelism_never_increases_weights_per_gpu(sc, axis):
     if axis == "dp" and sc.zero == 3 and sc.pp == 1:
         assert after.memory["weights"] == pytest.approx(before.memory["weights"] / 2, rel=1e-12)
     if axis == "dp" and (sc.zero < 3 or sc.pp > 1 and sc.dp > 1):  # under PP, ZeRO-3's weights stay gathered
-        assert after.memory["weights"] == before.memory["weights"]
+        # equal up to float rounding (hypothesis found DeepSeek-V3, PP 4, ZeRO-3: ...700.06555 against .0656)
+        assert after.memory["weights"] == pytest.approx(before.memory["weights"], rel=1e-12)
 
 
 @SETTINGS
