@@ -45,13 +45,20 @@ class FramedFields(QtWidgets.QProxyStyle):
             self._outline(option, painter, widget)
 
 
+# The one framing style, held here for the life of the process. QApplication.setStyle deletes the style it
+# replaces, and PySide may hand back a plain QStyle wrapper for app.style(), so a new proxy per theme change
+# swapped styles under live widgets (Qt aborted in setStyle while a window was built, in a CI run); the style is
+# now installed once and only its colour changes.
+_installed: FramedFields | None = None
+
+
 def frame_fields(app: QtWidgets.QApplication, color: str) -> None:
     """Install the framing style on the application once, and set its outline colour."""
-    style = app.style()
-    if not isinstance(style, FramedFields):
-        style = FramedFields(QtWidgets.QStyleFactory.create(style.name()) or None)
-        app.setStyle(style)
-    style.frame = QtGui.QColor(color)
+    global _installed
+    if _installed is None:
+        _installed = FramedFields(QtWidgets.QStyleFactory.create(app.style().name()) or None)
+        app.setStyle(_installed)
+    _installed.frame = QtGui.QColor(color)
     for widget in app.allWidgets():
         if isinstance(widget, _FIELDS):
             widget.update()
