@@ -9,6 +9,7 @@ style draw the field as usual (its arrows, its focus) and then draws a 1-pixel o
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.ui import theme
@@ -55,7 +56,7 @@ _installed: FramedFields | None = None
 def frame_fields(app: QtWidgets.QApplication, color: str) -> None:
     """Install the framing style on the application once, and set its outline colour."""
     global _installed
-    if _installed is None:
+    if _installed is None or not shiboken6.isValid(_installed):   # none yet, or its application is gone
         _installed = FramedFields(QtWidgets.QStyleFactory.create(app.style().name()) or None)
         app.setStyle(_installed)
     _installed.frame = QtGui.QColor(color)
