@@ -41,8 +41,14 @@ share (not read) is its forward share times FlashAttention-2's backward/forward 
 H100 shares (no Blackwell attention figure read). A family without a measured attention kernel (AMD, Gaudi) uses
 its own GEMM share times FlashAttention-2's attention/GEMM ratio on A100 (stated transfers, not measurements).
 
-Hardware with no measured MAMF row (TPUs, consumer and laptop parts, user presets) keeps the former single factor:
-every FLOP at `compute_efficiency` of peak, with no shape effects.
+Apple's M4 Max GPU (40 cores) has no MAMF row, but a measured dense FP16 matmul: PyTorch 2.8 on MPS, 4,096 x 4,096,
+13.45 TFLOP/s (key "torch-perf-m4-max", FP16 row 4096x4096; the square size nearest a 7B model's K = N = 4,096).
+Its share is that rate over the preset's 16 TFLOP/s FP16 estimate (hardware.toml m4-max), so peak x share is the
+measured rate. No tile or wave quantisation is modelled there (no tile table read for Metal; llama.cpp runs small
+batches as matrix-vector kernels), and no attention kernel was measured (the transfer rule below).
+
+Hardware with no measured MAMF row (TPUs, other consumer and laptop parts, user presets) keeps the former single
+factor: every FLOP at `compute_efficiency` of peak, with no shape effects.
 """
 
 from __future__ import annotations
@@ -61,6 +67,9 @@ A100_MAMF_BF16 = 271.2 / 312.0
 GROUPED_GEMM_SHARE = 2672.0 / 3615.6  # megatron-dsv3-gb200 §1: MXFP8 grouped GEMM / GB200's dense FP8 MAMF
 # deepseek-profile-data train.json (module docstring): DeepSeek-V3's blockwise FP8 GEMMs, share of the FP8 peak
 BLOCKWISE_FP8_HOPPER = (57.357e12 + 1.787e12) / 74.53e-3 / (1.0 - 20.0 / 132.0) / 1978.9e12
+# torch-perf-m4-max (PyTorch 2.8 MPS, FP16 4096x4096): achieved FLOP/s, over hardware.toml m4-max's peak_fp16
+M4_MAX_FP16_GEMM = 13.45e12
+M4_MAX_PEAK_FP16 = 16e12
 FP8_CAST_BYTES = 3.0  # Transformer Engine / TensorRT-LLM cast a 16-bit GEMM input to FP8: read 2 B, write 1 B
 
 
@@ -76,6 +85,7 @@ class KernelFamily:
     attn_fwd: float = 0.0
     attn_bwd: float = 0.0
     fp8_blockwise: float = 0.0  # share of the FP8 peak of blockwise-scaled FP8 GEMMs, 0 = not measured
+    tiles: tuple = CUBLAS_TILES  # output tiles of its GEMM library; ((1, 1),) = no tile quantisation modelled
 
     def gemm_share(self, fp8) -> object:
         """MAMF / peak for the GEMM format (fp8: bool or array)."""
@@ -108,6 +118,7 @@ FAMILIES: dict[str, KernelFamily] = {
     "mi300x": KernelFamily("cdna3", 668.4 / 1300.0),
     "mi325x": KernelFamily("cdna3", 784.9 / 1300.0),
     "gaudi3": KernelFamily("gaudi", 1243.0 / 1677.0, 1289.5 / 1677.0),
+    "m4-max": KernelFamily("apple-gpu", M4_MAX_FP16_GEMM / M4_MAX_PEAK_FP16, tiles=((1.0, 1.0),)),
 }
 
 
@@ -116,13 +127,13 @@ def family_of(hardware_key: str) -> KernelFamily | None:
     return FAMILIES.get(hardware_key)
 
 
-def quantisation_share(M, N, sms=0):
+def quantisation_share(M, N, sms=0, tiles=CUBLAS_TILES):
     """Useful share of the launched tiles (tile quantisation) and of the waves (wave quantisation, `sms` > 0),
     the best over CUBLAS_TILES (nvidia-matmul-guide §3). 1 where M, N are multiples of a tile and the tiles fill
     whole waves."""
     M, N = xp.maximum(xp.asarray(M, dtype=float), 1.0), xp.maximum(xp.asarray(N, dtype=float), 1.0)
     best = 0.0
-    for tm, tn in CUBLAS_TILES:
+    for tm, tn in tiles:
         tiles_m, tiles_n = xp.ceil(M / tm), xp.ceil(N / tn)
         share = M * N / (tiles_m * tm * tiles_n * tn)
         if sms > 0:
@@ -156,7 +167,7 @@ def gemm_seconds(g: Gemm, family: KernelFamily | None, peak, hbm_bw, eff_hbm, sc
     if family is None:
         share = REFERENCE_COMPUTE_EFFICIENCY
     else:
-        quantised = quantisation_share(g.M, g.N, family.sms)
+        quantised = quantisation_share(g.M, g.N, family.sms, family.tiles)
         share = family.gemm_share(fp8) * quantised
         if g.grouped:
             share = share * GROUPED_GEMM_SHARE

@@ -55,7 +55,8 @@ from __future__ import annotations
 
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.numeric import safe_div
-from trinity_desktop.model.formulas.comms import link_for_group, p2p_time, tp_allreduce_time
+from trinity_desktop.model.formulas.allreduce_latency import inference_allreduce_time
+from trinity_desktop.model.formulas.comms import link_for_group, p2p_time
 from trinity_desktop.model.formulas.decode_costs import fixed_time, runtime_for
 from trinity_desktop.model.formulas.decode_kernels import kv_bandwidth, kv_read_multiplier
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
@@ -235,7 +236,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     offloading = bool(xp.any(f_off > 0.0))
 
     W_tok = L * arch.matmul_params_active_per_layer() + h * arch.vocab  # weights multiplied per token
-    bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
+    bw_tp, _, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
     bw_pp, al_pp, in_pp = link_for_group(pp, stage, gpus_per_node, hw, eff_network)  # stage boundaries
     piped = pp > 1.0
 
@@ -263,7 +264,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     pg_b = pg_b + L / pp * tok_rank * elementwise_bytes_per_token(
         arch, tp, act_bytes=act_bytes, fp8=runs_fp8(peak, hw)) / bw_eff  # norms, activation, FP8 casts
     pg = pg_c + pg_b
-    p_tp = L / pp * 2.0 * tp_allreduce_time(tp, tok_rank * h * act_bytes, bw_tp, al_tp)
+    p_tp = L / pp * 2.0 * inference_allreduce_time(tp, tok_rank * h * act_bytes, bw_tp, hw, gpus_per_node, in_tp)
     # MoE serving (#23): each GPU dispatches and combines its 1/stage share of the chunk's tokens per MoE layer
     ep_args = (x.ep, gpus_per_node, pp, act_bytes, x.moe_fp8_dispatch, x.moe_node_limit, eff_network)
     p_ep_traffic = ep_all_to_all(arch, hw, tokens / stage, *ep_args) if ep_any else NO_EP
@@ -314,7 +315,8 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     dd, dd_c, dd_b = _roofline(d_gemm_f - expert_f, dense_read, peak_eff, bw_eff)
     de, de_c, de_b = _roofline(expert_f, expert_read, peak_eff, bw_eff)
     dg, dg_c, dg_b = dd + de, dd_c + de_c, dd_b + de_b
-    d_tp = L / pp * 2.0 * tp_allreduce_time(tp, b_mb / adp * h * act_bytes, bw_tp, al_tp)
+    d_tp = L / pp * 2.0 * inference_allreduce_time(tp, b_mb / adp * h * act_bytes, bw_tp, hw, gpus_per_node,
+                                                      in_tp)
     d_pp = p2p_time(b_mb / adp * h * act_bytes, bw_pp, al_pp, piped)  # the micro-batch to the next stage
     # MoE serving (#23): per slot
     d_ep_traffic = ep_all_to_all(arch, hw, b_mb / stage, *ep_args, decode=True) if ep_any else NO_EP
