@@ -122,6 +122,14 @@ def test_planner_best_layout_within_20_percent_of_published_gpu_hours():
     assert gpu_hours_per_t == pytest.approx(PUBLISHED_GPU_HOURS_PER_T, rel=0.20)
 
 
+def test_deepseek_layout_within_20_percent_of_published_gpu_hours():
+    """DeepSeek-V3's own layout (§3.2: PP16 EP64 ZeRO-1 on 2,048 H800, DualPipe, FP8 dispatch, M = 4, blockwise FP8)
+    with its memory-bound kernels counted by kernel (train_elementwise.py): ~146K GPU hours per T tokens."""
+    r = evaluate(Scenario(**PUBLISHED, **AS_TRAINED))
+    gpu_hours_per_t = 1e12 / (r.train["tokens_per_s"] / 2048) / 3600
+    assert gpu_hours_per_t == pytest.approx(PUBLISHED_GPU_HOURS_PER_T, rel=0.20)
+
+
 def test_megatron_bridge_dsv3_on_1024_h100_within_20_percent_with_group_limited_routing():
     """Megatron-Bridge 25.09's DeepSeek-V3 row (1,024 H100, TP2 PP8 EP64: 1,297 tokens/s/GPU) routes each token
     into at most 4 of 8 expert groups (DeepSeekV3ModelProvider: moe_router_num_groups 8, group_topk 4), one group
