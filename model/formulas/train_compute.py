@@ -10,11 +10,12 @@
   passes over the score matrix (flash_io.standard_attention_hbm_bytes, Dao et al. 2022 Algorithms 0 and 3),
   with its dropout kernel (GPT-2/GPT-3-style training, as Megatron-LM runs it, applies dropout to the attention
   probabilities; the mask is fused into Megatron's softmax).
-- Memory-bound passes per layer: the forward's (kernel_efficiency.elementwise_bytes_per_token: norms, residual
-  adds, the MLP activation; Transformer Engine's FP8 casts of each GEMM input). The backward reads the saved
-  input and the output gradient and writes the input gradient (and casts the output gradients): 2 × the
-  forward's bytes (stated assumption). Full recomputation repeats the forward. FP8 casts the weights once per
-  micro-batch. Per step and stage-averaged like the head's FLOPs: the embedding gather and its gradient
+- Memory-bound kernels per layer (train_elementwise.layer_bytes_per_token: norms, residual adds, the MLP
+  activation, the MoE permute, RoPE, MLA's latent norms, the router; the FP8 casts of every GEMM operand by
+  recipe, tensorwise cast-transpose or DeepSeek-V3's blockwise per-token and per-channel casts). The backward
+  reads the saved input and the output gradient and writes the input gradient: 2 × the forward's elementwise
+  bytes (stated assumption) plus the output gradients' casts. Full recomputation repeats the forward. FP8
+  casts the weights once per micro-batch. Per step and stage-averaged like the head's FLOPs: the embedding gather and its gradient
   (3 passes of b·s·h) and the fp32 cross-entropy over the logits (3 passes of b·s·V/tp at 4 B). Stated counts,
   not measured; the optimizer's passes are timed by the step (training.py).
 """
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.formulas import kernel_efficiency as ke
 from trinity_desktop.model.formulas.flash_io import standard_attention_hbm_bytes
+from trinity_desktop.model.formulas.train_elementwise import layer_bytes_per_token
 
 LOSS_BYTES_PER_LOGIT = 12.0  # fp32 cross-entropy: 3 passes x 4 B per logit
 EMBEDDING_PASSES = 3.0     # gather (write b·s·h), its gradient read and scattered into the table
@@ -116,13 +118,15 @@ def train_compute(arch, hw, shape: StepShape, rates: KernelRates, *, flops_mb, a
     flash = xp.asarray(flash, dtype=bool)
     attention_s = xp.where(flash, flash_s, std_s)
 
-    # memory-bound passes: the forward's per token (kernel_efficiency.elementwise_bytes_per_token, FP8 casts of
-    # the GEMM inputs included), the backward 2x the forward, the weights cast to FP8 once per micro-batch
+    # memory-bound kernels per token, forward and backward (train_elementwise.py: norms, adds, activation,
+    # permute, RoPE, router, FP8 operand casts by recipe), the weights cast to FP8 once per micro-batch
     h = float(arch.hidden)
-    per_tok = ke.elementwise_bytes_per_token(arch, tp, sp, act_bytes, fp8)
+    # blockwise casts where its GEMMs are (Hopper, kernel_efficiency.BLOCKWISE_FP8_HOPPER); elsewhere tensorwise
+    cast_blockwise = fp8_blockwise if family is not None and family.fp8_blockwise > 0 else False
+    per_tok = layer_bytes_per_token(arch, tp, sp, act_bytes, fp8, cast_blockwise)
     cast_weights = xp.where(fp8, ke.FP8_CAST_BYTES * arch.matmul_params_active_per_layer() / tp, 0.0)
     fwd_passes = 1.0 + (xp.asarray(recompute) == 2)
-    layer_bytes = tokens_mb * per_tok * (fwd_passes + 2.0) + cast_weights
+    layer_bytes = tokens_mb * (per_tok.forward * fwd_passes + per_tok.backward) + cast_weights
     step_bytes = tokens_mb * (EMBEDDING_PASSES * h * act_bytes + LOSS_BYTES_PER_LOGIT * arch.vocab / tp) / pp
     mem_bytes = lps * layer_bytes + step_bytes
     return TrainCompute(gemm_s=gemm_s, attention_s=attention_s, memory_bound_s=mem_bytes / hbm,

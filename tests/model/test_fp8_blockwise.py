@@ -47,8 +47,8 @@ def test_the_modelled_dualpipe_pair_is_within_20_percent_of_the_profile(pieces):
     assert float(p.layers_per_stage) == 4.0
     assert float(p.ep_exposed_mb_s) == 0.0
     assert float(p.compute_mb_s) == pytest.approx(PAIR_S, rel=0.20)
-    # the tensorwise (cuBLAS MAMF) reading was 31% short of it
-    assert float(pieces["tensorwise"].compute_mb_s) < 0.70 * PAIR_S
+    # the tensorwise reading (cuBLAS MAMF GEMMs, Transformer Engine's cast-transposes) is 27% short of it
+    assert float(pieces["tensorwise"].compute_mb_s) < 0.75 * PAIR_S
 
 
 def test_blockwise_only_moves_fp8_on_hopper():
