@@ -24,6 +24,8 @@ from trinity_desktop.slide_controls import HiddenControls
 from trinity_desktop.transitions import DURATION_MS, CurveTween, interpolate
 from trinity_desktop.ui.flow_timeline import prefetch
 from trinity_desktop.ui.panel_problem import update_or_explain
+from trinity_desktop.ui.panel_protocol import StageView
+from trinity_desktop.ui.presentation_protocol import AddedVariantsView, IdleWaiter, PathView, StepPlayer
 
 PRESENTATION_FONT_PT = 14     # widget text in presentation mode (panel controls: readable, and they fit)
 TITLE_PT, CAPTION_PT = 28, 20  # the slide's title and caption
@@ -306,22 +308,23 @@ class Presenter(QtCore.QObject):
 def reset_transient_state(window) -> None:
     """Clear what editing or an earlier slide left on screen that is not part of a slide: technique ticks on
     the triangle, the flow's stepping position and playback, variants added to the outcomes, the keyboard
-    focus (its focus ring) and the linked focus. Panels offer these by method; a panel without one is left."""
+    focus (its focus ring) and the linked focus. Panels offer these by method (ui/presentation_protocol.py); a
+    panel without one is left."""
     focused = QtWidgets.QApplication.focusWidget()
     if focused is not None:
         focused.clearFocus()
     for panel in window.panels.built().values():  # a panel not built yet holds no such state
-        if hasattr(panel, "show_path"):
+        if isinstance(panel, PathView):
             panel.show_path(())
-        if hasattr(panel, "clear_added"):
+        if isinstance(panel, AddedVariantsView):
             panel.clear_added()
-        if hasattr(panel, "set_detailed") and hasattr(panel, "timer"):
+        if isinstance(panel, StepPlayer):
             panel.timer.stop()
             panel.set_detailed(False)
             panel.zoom_check.setChecked(False)  # a slide shows the whole step, not the first phase zoomed
             panel.select(0)
     for panel in window.panels.built().values():  # ... and no panel follows a flow stage (as at start-up)
-        if hasattr(panel, "show_stage"):
+        if isinstance(panel, StageView):
             panel.show_stage("", {})
     window.store.set_focus("", "")
 
@@ -357,7 +360,7 @@ def settle(seconds: float) -> None:
 
 def settle_background_work(window) -> None:
     """Let panels that compute in a worker thread (the planner's search) finish and draw before a grab."""
-    waiting = [p for p in window.panels.built().values() if hasattr(p, "wait_idle")]
+    waiting = [p for p in window.panels.built().values() if isinstance(p, IdleWaiter)]
     for _ in range(2 if waiting else 0):   # twice: drawing a plan can start more work (the planner's error bars)
         for panel in waiting:
             panel.wait_idle()

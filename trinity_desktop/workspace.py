@@ -15,6 +15,7 @@ from trinity_desktop.autosave import Autosaver
 from trinity_desktop.deck import example_decks
 from trinity_desktop.session_file import SessionFileError
 from trinity_desktop.ui import export
+from trinity_desktop.ui.presentation_protocol import IdleWaiter, RowsExporter
 
 MAX_RECENT = 8
 FILE_FILTER = "Trinity session (*.trinity.json *.json)"
@@ -209,7 +210,7 @@ class Workspace(QtCore.QObject):
         self.window.refresh_all()
         panels = self.window.panels.values() if name == "window" else [self.window.panels[name]]
         for panel in panels:  # worker-thread panels (the planner) finish and draw before an export
-            if hasattr(panel, "wait_idle") and panel.wait_idle():
+            if isinstance(panel, IdleWaiter) and panel.wait_idle():
                 QtCore.QCoreApplication.processEvents()
         return self.window if name == "window" else self.window.panels[name]
 
@@ -231,7 +232,7 @@ class Workspace(QtCore.QObject):
 
         target = self._target(name)
         plots = panel_plots(target)
-        extra = target.export_rows() if hasattr(target, "export_rows") else []
+        extra = target.export_rows() if isinstance(target, RowsExporter) else []
         tables = target.findChildren(QtWidgets.QTableView)
         if not plots and not extra and tables:
             return export.table_csv(tables[0], path)

@@ -23,7 +23,11 @@ SHORT_NAMES = {"QKV GEMM": "QKV", "out-projection GEMM": "out-proj", "MLP up+gat
                "MLP up GEMM": "MLP up", "MLP down GEMM": "MLP down", "attention (FlashAttention)": "FlashAttention",
                "attention (standard)": "standard attn", "optimizer step": "optimizer",
                "TP all-reduce": "TP all-reduce", "decode GEMMs (weights)": "decode GEMMs",
-               "decode KV-cache reads": "KV reads"}
+               "decode KV-cache reads": "KV reads", "MLP up+gate GEMM (routed experts)": "experts up",
+               "MLP up GEMM (routed experts)": "experts up", "MLP down GEMM (routed experts)": "experts down",
+               "MLP up+gate GEMM (shared experts)": "shared up", "MLP up GEMM (shared experts)": "shared up",
+               "MLP down GEMM (shared experts)": "shared down", "MLP up+gate GEMM (dense layers)": "dense MLP up",
+               "MLP up GEMM (dense layers)": "dense MLP up", "MLP down GEMM (dense layers)": "dense MLP down"}
 SWEEP_GEMM = "sweep: decode GEMMs"
 SWEEP_STEP = "sweep: decode step (GEMMs + KV reads)"
 HOVER_PX = 14.0

@@ -70,6 +70,10 @@ BLOCKWISE_FP8_HOPPER = (57.357e12 + 1.787e12) / 74.53e-3 / (1.0 - 20.0 / 132.0) 
 # torch-perf-m4-max (PyTorch 2.8 MPS, FP16 4096x4096): achieved FLOP/s, over hardware.toml m4-max's peak_fp16
 M4_MAX_FP16_GEMM = 13.45e12
 M4_MAX_PEAK_FP16 = 16e12
+# Gemm.kind: layer_gemms' weights (attention Q/K/V with MLA's projections, its output; the dense layers' MLP in and
+# out; the routed and the shared experts' MLP in and out) and logits_gemm's output head
+GEMM_KINDS = ("qkv", "out_proj", "mlp_up", "mlp_down", "expert_up", "expert_down", "shared_up", "shared_down",
+              "logits")
 FP8_CAST_BYTES = 3.0  # Transformer Engine / TensorRT-LLM cast a 16-bit GEMM input to FP8: read 2 B, write 1 B
 
 
@@ -146,13 +150,15 @@ def quantisation_share(M, N, sms=0, tiles=CUBLAS_TILES):
 @dataclass(frozen=True)
 class Gemm:
     """One GEMM shape of a step, `count` times: C[M,N] += A[M,K]·B[K,N]; `grouped`: one expert's slice of an MoE
-    grouped GEMM (GROUPED_GEMM_SHARE of the dense curve)."""
+    grouped GEMM (GROUPED_GEMM_SHARE of the dense curve); `kind`: the weight it multiplies, an id of GEMM_KINDS
+    (views give it a display name)."""
 
     M: object
     N: object
     K: object
     count: object = 1.0
     grouped: bool = False
+    kind: str = ""
 
     @property
     def flops(self):
@@ -217,7 +223,7 @@ def with_backward(gemms) -> list[Gemm]:
     wgrad dW = Xᵀ·dY (K×N, reduced over M), each the forward's FLOPs."""
     out = []
     for g in gemms:
-        out += [g, Gemm(g.M, g.K, g.N, g.count, g.grouped), Gemm(g.K, g.N, g.M, g.count, g.grouped)]
+        out += [g, Gemm(g.M, g.K, g.N, g.count, g.grouped, g.kind), Gemm(g.K, g.N, g.M, g.count, g.grouped, g.kind)]
     return out
 
 
@@ -251,26 +257,29 @@ def layer_gemms(arch, tokens, tp, ep=1.0) -> list[Gemm]:
     h, a = float(arch.hidden), float(arch.heads)
     v_width = a * arch.v_dim
     qkv_width = arch.attention_params() / h - v_width  # every attention weight but the output projection
-    gemms = [Gemm(tokens, qkv_width / tp, h), Gemm(tokens, h, v_width / tp)]
+    gemms = [Gemm(tokens, qkv_width / tp, h, kind="qkv"), Gemm(tokens, h, v_width / tp, kind="out_proj")]
     moe_share = arch.moe_layers / arch.layers
     up = 2.0 if arch.gated_mlp else 1.0
     if moe_share < 1.0:
-        f = float(arch.ffn_hidden)
-        gemms += [Gemm(tokens, up * f / tp, h, 1.0 - moe_share), Gemm(tokens, h, f / tp, 1.0 - moe_share)]
+        f, dense = float(arch.ffn_hidden), 1.0 - moe_share
+        gemms += [Gemm(tokens, up * f / tp, h, dense, kind="mlp_up"), Gemm(tokens, h, f / tp, dense, kind="mlp_down")]
     if moe_share > 0.0:
         f = float(arch.moe_ffn_hidden or arch.ffn_hidden)
         per_expert = xp.maximum(tokens * arch.experts_per_token * ep / arch.experts, 1.0)
         local = moe_share * arch.experts / ep
-        gemms += [Gemm(per_expert, up * f / tp, h, local, True), Gemm(per_expert, h, f / tp, local, True)]
+        gemms += [Gemm(per_expert, up * f / tp, h, local, True, "expert_up"),
+                  Gemm(per_expert, h, f / tp, local, True, "expert_down")]
         if arch.shared_experts:
             fs = f * arch.shared_experts
-            gemms += [Gemm(tokens, up * fs / tp, h, moe_share), Gemm(tokens, h, fs / tp, moe_share)]
+            gemms += [Gemm(tokens, up * fs / tp, h, moe_share, kind="shared_up"),
+                      Gemm(tokens, h, fs / tp, moe_share, kind="shared_down")]
     return gemms
 
 
 def logits_gemm(arch, tokens, tp) -> Gemm:
     """The output head: tokens × hidden × vocab/tp."""
-    return Gemm(xp.asarray(tokens, dtype=float), arch.vocab / xp.asarray(tp, dtype=float), float(arch.hidden))
+    return Gemm(xp.asarray(tokens, dtype=float), arch.vocab / xp.asarray(tp, dtype=float), float(arch.hidden),
+                kind="logits")
 
 
 

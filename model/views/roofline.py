@@ -38,6 +38,7 @@ from trinity_desktop.model.formulas.comms import (
     link_for_group,
 )
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token
+from trinity_desktop.model.formulas.kernel_efficiency import layer_gemms
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.kv_residency import serving_scenario
@@ -92,33 +93,35 @@ def _link_of(n: float, stride: float, sc: Scenario) -> str:
     return "scale-up" if bool(intra) else "scale-out"
 
 
-def _gemm(m: float, k: float, n: float, act_bytes: float, weight_bytes: float, passes: float):
-    """(FLOPs, HBM bytes) of `passes` GEMMs of an (m×k)·(k×n) product: 2mkn FLOPs each, bytes = the
-    input (m×k) and output (m×n) activations and the weights (k×n). Forward + backward = 3 passes
-    (forward, data gradient, weight gradient), each reading two of the three operands and writing one."""
-    return passes * 2.0 * m * k * n, passes * (act_bytes * (m * k + m * n) + weight_bytes * k * n)
+def _gemm_name(kind: str, arch) -> str:
+    """Display name of a `layer_gemms` GEMM kind (kernel_efficiency.GEMM_KINDS)."""
+    up = "MLP up+gate GEMM" if arch.gated_mlp else "MLP up GEMM"
+    names = {"qkv": "QKV GEMM", "out_proj": "out-projection GEMM", "mlp_up": up, "mlp_down": "MLP down GEMM",
+             "expert_up": up + " (routed experts)", "expert_down": "MLP down GEMM (routed experts)",
+             "shared_up": up + " (shared experts)", "shared_down": "MLP down GEMM (shared experts)"}
+    name = names[kind]
+    return name + " (dense layers)" if arch.is_moe and kind in ("mlp_up", "mlp_down") else name
 
 
-def _layer_gemm_shapes(sc: Scenario, tp: float) -> list[tuple[str, float, float, float]]:
-    """(name, token fraction, k, n) of one layer's GEMMs after tensor-parallel sharding (Megatron-LM:
-    QKV and MLP-up split by columns, out-projection and MLP-down by rows). MLA's low-rank projections are
-    taken as one dense GEMM with the same weight count. MoE: one routed expert's GEMMs, which see
-    k/E of the tokens (expected under uniform routing)."""
-    a = sc.model
-    h = float(a.hidden)
-    out_w = a.heads * a.v_dim * h
-    if a.attention == "mla":
-        qkv_n = (a.attention_params() - out_w) / h
-    else:
-        qkv_n = float(a.heads * a.qk_dim + 2 * a.kv_heads * a.head_dim)
-    shapes = [("QKV GEMM", 1.0, h, qkv_n / tp), ("out-projection GEMM", 1.0, a.heads * a.v_dim / tp, h)]
-    f = float(a.moe_ffn_hidden or a.ffn_hidden) if a.is_moe else float(a.ffn_hidden)
-    frac = a.experts_per_token / a.experts if a.is_moe else 1.0
-    suffix = " (one expert)" if a.is_moe else ""
-    up = "MLP up+gate GEMM" if a.gated_mlp else "MLP up GEMM"
-    shapes.append((up + suffix, frac, h, (2.0 if a.gated_mlp else 1.0) * f / tp))
-    shapes.append(("MLP down GEMM" + suffix, frac, f / tp, h))
-    return shapes
+def _gemm_points(sc: Scenario, gemms, act_bytes: float, weight_bytes: float, passes: float, ceils, dtype: str,
+                 scope: str) -> list[OperatingPoint]:
+    """One point per GEMM of `kernel_efficiency.layer_gemms` (the shapes and counts the step times): FLOPs
+    passes·2MNK·count; HBM bytes passes·count·(act·(MK + MN) + weight·KN), the input and output activations and the
+    weights. Forward + backward = 3 passes (forward, data gradient, weight gradient), each reading two of the three
+    operands and writing one. Counts weight an average layer: the dense and MoE layers by their share, the routed
+    experts by the E/EP local experts."""
+    pts = []
+    for g in gemms:
+        M, N, K, count = float(g.M), float(g.N), float(g.K), float(g.count)
+        nbytes = passes * count * (act_bytes * (M * K + M * N) + weight_bytes * K * N)
+        what = f"m = {M:,.0f} tokens, k = {K:,.0f}, n = {N:,.0f}"
+        if g.grouped:
+            what += f"; {count:,.3g} local experts per layer (E/EP), each on k·EP/E of the tokens, as one grouped GEMM"
+        elif count != 1.0:
+            what += f"; x {count:.3g} (the share of the layers)"
+        pts.append(_point(_gemm_name(g.kind, sc.model), g.flops * passes, nbytes, "hbm", dtype, ceils, scope,
+                          what + ("; 3 GEMMs (fwd, dX, dW)" if passes == 3.0 else "")))
+    return pts
 
 
 def _attention_points(sc: Scenario, ceils, dtype: str, *, N: float, q_frac: float, heads: float,
@@ -170,11 +173,8 @@ def _train_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     s_local = sc.seq_len / cp
     m = sc.micro_batch * s_local
     scope = "per layer, per micro-batch, one GPU, forward + backward"
-    pts = []
-    for name, frac, k, n in _layer_gemm_shapes(sc, tp):
-        f, b = _gemm(m * frac, k, n, e, w_b, 3.0)
-        pts.append(_point(name, f, b, "hbm", dtype, ceils, scope,
-                          f"m = {m * frac:,.0f} tokens, k = {k:,.0f}, n = {n:,.0f}; 3 GEMMs (fwd, dX, dW)"))
+    # the training step's GEMMs (train_compute): the micro-batch's b·s/cp tokens, TP and EP of the layout
+    pts = _gemm_points(sc, layer_gemms(arch, m, tp, float(sc.ep)), e, w_b, 3.0, ceils, dtype, scope)
     pts += _attention_points(sc, ceils, dtype, N=float(sc.seq_len), q_frac=1.0 / cp, heads=arch.heads / tp,
                              batch=float(sc.micro_batch), act_bytes=e, backward=True, scope=scope)
     # Optimizer: the bytes training_step streams, local state · (2K + g + w) (its `optimizer_bytes`: on the GPU's
@@ -223,11 +223,8 @@ def _prefill_points(sc: Scenario, ceils) -> list[OperatingPoint]:
     e = INFERENCE_ACT_BYTES
     m = float(sc.batch * sc.prompt_len)
     scope = "per layer, whole prompt batch, one GPU, forward"
-    pts = []
-    for name, frac, k, n in _layer_gemm_shapes(sc, tp):
-        f, b = _gemm(m * frac, k, n, e, w_b, 1.0)
-        pts.append(_point(name, f, b, "hbm", dtype, ceils, scope,
-                          f"m = {m * frac:,.0f} tokens, k = {k:,.0f}, n = {n:,.0f}"))
+    # the prefill step's GEMMs (kernel_efficiency.prefill_gemm_rate: every expert local, as the step times them)
+    pts = _gemm_points(sc, layer_gemms(arch, m, tp), e, w_b, 1.0, ceils, dtype, scope)
     pts += _attention_points(sc, ceils, dtype, N=float(sc.prompt_len), q_frac=1.0, heads=arch.heads / tp,
                              batch=float(sc.batch), act_bytes=e, backward=False, scope=scope)
     if tp > 1:

@@ -115,14 +115,108 @@ def one_f_one_b(p: int, m: int, t_f: float, t_b: float) -> tuple[np.ndarray, np.
     return f_start, b_start
 
 
+@dataclasses.dataclass(frozen=True)
+class _Block:
+    """One block of a stage's pipeline schedule: a forward ("F") or backward ("B") of micro-batch `micro_batch`
+    (a chunk of it under interleaving), or the grouped steady block ("G", its name in `tag`, its bytes in
+    `links`); `live` micro-batches' activations are held while it runs."""
+
+    op: str
+    start_s: float
+    end_s: float
+    micro_batch: int
+    tag: str
+    live: float
+    links: dict | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Schedule:
+    """Every stage's blocks in drawing order, the grouped micro-batches, the pipeline's end and stage 0's
+    grouped block (start, what it stands for), or None."""
+
+    ops: list[list[_Block]]
+    grouped: int
+    pipe_end: float
+    group0: tuple[float, str] | None
+
+
+def _one_f_one_b_schedule(p: int, m_true: int, m_sim: int, t_f: float, t_b: float, period: float,
+                          steady_links: dict) -> _Schedule:
+    """1F1B (`one_f_one_b`) over m_sim simulated micro-batches; the other m - m_sim are one grouped steady block
+    after B(s, m_sim // 2) on every stage, the later blocks shifted by its length. Blocks are listed F(j), B(j)
+    by j; live at F(j): forwards done j + 1 less backwards done max(0, j - w); at B(j): forwards done
+    min(m, j + 1 + w) less j (1F1B order, w = the stage's warm-up forwards)."""
+    k_extra = m_true - m_sim
+    cut = m_sim // 2  # the grouped steady block goes after B(s, cut) on every stage
+    f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
+    if k_extra:
+        delta = k_extra * period
+        idx = np.arange(m_sim)
+        for s in range(p):
+            w = min(p - 1 - s, m_sim)
+            f_start[s, idx > cut + w] += delta
+            b_start[s, idx > cut] += delta
+
+    def mb_label(j: int, w: int = 0) -> int:
+        """True micro-batch index of simulated F (w = warm-up count) or B (w = 0) number j."""
+        return j + k_extra if j > cut + w else j
+
+    ops = []
+    for s in range(p):
+        w = min(p - 1 - s, m_sim)
+        blocks = []
+        for j in range(m_sim):
+            jj, jb = mb_label(j, w), mb_label(j)
+            t0 = f_start[s, j]
+            blocks.append(_Block("F", t0, t0 + t_f, jj, f"mb {jj}", j + 1 - max(0, j - w)))
+            t0 = b_start[s, j]
+            blocks.append(_Block("B", t0, t0 + t_b, jb, f"mb {jb}", min(m_sim, j + 1 + w) - j))
+            if k_extra and j == cut:
+                g0 = t0 + t_b
+                blocks.append(_Block("G", g0, g0 + k_extra * period, -1,
+                                     f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, "
+                                     f"backwards {cut + 1}-{cut + k_extra}, grouped)", min(p - s, m_true),
+                                     {lk: k_extra * v for lk, v in steady_links.items()}))
+        ops.append(blocks)
+    group0 = (b_start[0, cut] + t_b, f"micro-batches {cut + 1}-{cut + k_extra}") if k_extra else None
+    return _Schedule(ops, k_extra, (m_true + p - 1) * period, group0)
+
+
+def _interleaved_schedule(p: int, chunks: int, m_true: int, t_f: float, t_b: float, period: float,
+                          steady_links: dict) -> _Schedule:
+    """Interleaved 1F1B (`interleaved_timeline`, each block a chunk: 1/chunks of a micro-batch's work), blocks in
+    execution order; live = the forwards begun less the backwards done, over chunks; the grouped steady block
+    after every stage's drawn blocks."""
+    tl = interleaved_timeline(p, chunks, m_true, t_f, t_b, MAX_SIMULATED_MICRO_BATCHES)
+    k_extra = tl.grouped
+    ops = []
+    for s, stage_ops in enumerate(tl.ops):
+        blocks, n_live = [], 0
+        for op in stage_ops:
+            tag = f"mb {op.micro_batch} chunk {op.chunk}"
+            if op.op == "F":
+                n_live += 1
+                blocks.append(_Block("F", op.start_s, op.end_s, op.micro_batch, tag, n_live / chunks))
+            else:
+                blocks.append(_Block("B", op.start_s, op.end_s, op.micro_batch, tag, n_live / chunks))
+                n_live -= 1
+        if tl.groups:
+            g0, g1 = tl.groups[s]
+            blocks.append(_Block("G", g0, g1, -1, f"steady interleaved 1F1B x{k_extra} micro-batches (grouped)",
+                                 _f(in_flight_at_stage(p, m_true, chunks, s)),
+                                 {lk: k_extra * x for lk, x in steady_links.items()}))
+        ops.append(blocks)
+    group0 = (tl.groups[0][0], f"{k_extra} micro-batches") if tl.groups else None
+    return _Schedule(ops, k_extra, (m_true + (p - 1) / chunks) * period, group0)
+
+
 def training_stages(sc: Scenario, r: Results) -> list[Stage]:
     """The stages of one training step (module docstring: 1F1B or interleaved 1F1B, Narayanan et al. 2021; the
     DP, ZeRO, offload and DGC stages), from the core's pieces (`training_pieces`); `r` is `evaluate(sc)`."""
     P = training_pieces(sc)
     p, m_true = int(P.pp), int(round(P.micro_batches))
     m_sim = min(m_true, max(MAX_SIMULATED_MICRO_BATCHES, 3 * p))
-    k_extra = m_true - m_sim
-    cut = m_sim // 2  # the grouped steady block goes after B(s, cut) on every stage
 
     t_c, t_bwd = P.compute_mb_s, P.backward_mb_s
     t_fc = t_c - t_bwd
@@ -181,110 +275,52 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
     rec_name = {2: "recompute (full layer forward)", 1: "recompute (selective: attention core)"}.get(
         P.recompute, "recompute (FlashAttention backward)")
 
+    fwd_links, bwd_links = _links(hbm=weights_eff + act_mb), _links(hbm=2.0 * weights_eff + act_mb)
     if chunks > 1:
-        tl = interleaved_timeline(p, chunks, m_true, t_f, t_b, MAX_SIMULATED_MICRO_BATCHES)
-        k_extra = tl.grouped
-        pipe_end = (m_true + (p - 1) / chunks) * period
-        out, stage0 = [], []
-        fwd_links, bwd_links = _links(hbm=weights_eff + act_mb), _links(hbm=2.0 * weights_eff + act_mb)
-        for s, stage_ops in enumerate(tl.ops):
-            lane, n_live = f"stage {s}", 0
-            for op in stage_ops:
-                t0, j, tag = op.start_s, op.micro_batch, f"mb {op.micro_batch} chunk {op.chunk}"
-                if op.op == "F":
-                    n_live += 1
-                    lm = live(n_live / chunks, s)
-                    out.append(Stage(f"forward {tag}{hides}", "compute", lane, t0, t0 + t_fc / chunks,
-                                     fl * (1 - P.backward_flop_share) / chunks,
-                                     {k: x / chunks for k, x in _sum_links(fwd_links, fold_f).items()},
-                                     lm, bind("compute", lm), j, role="forward"))
-                    if comm_f > 0:
-                        out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + t_fc / chunks,
-                                         op.end_s, 0.0, {k: x / chunks for k, x in comm_bytes_f.items()}, lm,
-                                         bind("bandwidth", lm), j, role=comm_roles[0]))
-                    if s == 0:
-                        stage0.append(("fwd", t0, t_fc / t_c / chunks, j))
-                    continue
-                lm = live(n_live / chunks, s)
-                n_live -= 1
+        sched = _interleaved_schedule(p, chunks, m_true, t_f, t_b, period,
+                                      steady_links=_sum_links(fwd_links, bwd_links, comm_bytes_f, comm_bytes_b))
+    else:
+        sched = _one_f_one_b_schedule(p, m_true, m_sim, t_f, t_b, period, steady_links=_sum_links(
+            _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f, comm_bytes_b))
+    k_extra, pipe_end = sched.grouped, sched.pipe_end
+    # one code path for both schedules: each block's stages; stage0 collects stage 0's forward and backward compute
+    # (tag, start, share of t_c, micro-batch), behind which the DP and host-link lanes hide their transfers
+    out: list[Stage] = []
+    stage0 = []
+    fwd_f, bwd_f = _sum_links(fwd_links, fold_f), _sum_links(bwd_links, fold_b)
+    for s, stage_ops in enumerate(sched.ops):
+        lane = f"stage {s}"
+        for op in stage_ops:
+            t0, j, tag, lm = op.start_s, op.micro_batch, op.tag, live(op.live, s)
+            if op.op == "G":
+                out.append(Stage(op.tag, "compute", lane, t0, op.end_s, k_extra * fl, op.links, lm,
+                                 bind("compute", lm), -1, role="steady"))
+            elif op.op == "F":
+                out.append(Stage(f"forward {tag}{hides}", "compute", lane, t0, t0 + t_fc / chunks,
+                                 fl * (1 - P.backward_flop_share) / chunks, {k: x / chunks for k, x in fwd_f.items()},
+                                 lm, bind("compute", lm), j, role="forward"))
+                if comm_f > 0:
+                    out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + t_fc / chunks,
+                                     op.end_s, 0.0, {k: x / chunks for k, x in comm_bytes_f.items()}, lm,
+                                     bind("bandwidth", lm), j, role=comm_roles[0]))
+                if s == 0:
+                    stage0.append(("fwd", t0, t_fc / t_c / chunks, j))
+            else:
                 t1 = t0 + comm_b / chunks
                 if comm_b > 0:
                     out.append(Stage(f"comm {comm_label} (bwd) {tag}", "communication", lane, t0, t1, 0.0,
-                                     {k: x / chunks for k, x in comm_bytes_b.items()}, lm, bind("bandwidth", lm), j, role=comm_roles[1]))
+                                     {k: x / chunks for k, x in comm_bytes_b.items()}, lm, bind("bandwidth", lm), j,
+                                     role=comm_roles[1]))
                 if t_rc > 0:
                     out.append(Stage(f"{rec_name} {tag}", "compute", lane, t1, t1 + t_rc / chunks,
-                                     fl * P.recompute_flop_share / chunks, _links(), lm, bind("compute", lm), j, role=rec_role))
+                                     fl * P.recompute_flop_share / chunks, _links(), lm, bind("compute", lm), j,
+                                     role=rec_role))
                 out.append(Stage(f"backward {tag}{hides}", "compute", lane, t1 + t_rc / chunks, op.end_s,
                                  fl * (P.backward_flop_share - P.recompute_flop_share) / chunks,
-                                 {k: x / chunks for k, x in _sum_links(bwd_links, fold_b).items()}, lm, bind("compute", lm), j, role="backward"))
+                                 {k: x / chunks for k, x in bwd_f.items()}, lm, bind("compute", lm), j, role="backward"))
                 if s == 0:
                     stage0.append(("bwd", t1, t_bwd / t_c / chunks, j))
-            if tl.groups:
-                g0, g1 = tl.groups[s]
-                lm_g = live(_f(in_flight_at_stage(p, m_true, chunks, s)), s)
-                out.append(Stage(f"steady interleaved 1F1B x{k_extra} micro-batches (grouped)", "compute", lane, g0,
-                                 g1, k_extra * fl, {lk: k_extra * x for lk, x in _sum_links(
-                                     fwd_links, bwd_links, comm_bytes_f, comm_bytes_b).items()},
-                                 lm_g, bind("compute", lm_g), -1, role="steady"))
-        group0 = (tl.groups[0][0], f"{k_extra} micro-batches") if tl.groups else None
-    else:
-        f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
-        if k_extra:
-            delta = k_extra * period
-            idx = np.arange(m_sim)
-            for s in range(p):
-                w = min(p - 1 - s, m_sim)
-                f_start[s, idx > cut + w] += delta
-                b_start[s, idx > cut] += delta
-        pipe_end = (m_true + p - 1) * period
-        out: list[Stage] = []
-
-        def mb_label(j: int, w: int = 0) -> int:
-            """True micro-batch index of simulated F (w = warm-up count) or B (w = 0) number j."""
-            return j + k_extra if j > cut + w else j
-
-        for s in range(p):
-            lane = f"stage {s}"
-            w = min(p - 1 - s, m_sim)
-            for j in range(m_sim):
-                jj, jb = mb_label(j, w), mb_label(j)
-                # live at F(j): forwards done j + 1, backwards done max(0, j - w) (1F1B order)
-                lm = live(j + 1 - max(0, j - w), s)
-                t0 = f_start[s, j]
-                out.append(Stage(f"forward mb {jj}{hides}", "compute", lane, t0, t0 + t_fc,
-                                 fl * (1 - P.backward_flop_share), _sum_links(_links(hbm=weights_eff + act_mb), fold_f), lm, bind("compute", lm), jj, role="forward"))
-                if comm_f > 0:
-                    out.append(Stage(f"comm {comm_label} (fwd) mb {jj}", "communication", lane, t0 + t_fc,
-                                     t0 + t_f, 0.0, comm_bytes_f, lm, bind("bandwidth", lm), jj, role=comm_roles[0]))
-                # live at B(j): forwards done = min(m, j + 1 + w) (1F1B order), backwards done = j
-                lm_b = live(min(m_sim, j + 1 + w) - j, s)
-                t0 = b_start[s, j]
-                if comm_b > 0:
-                    out.append(Stage(f"comm {comm_label} (bwd) mb {jb}", "communication", lane, t0, t0 + comm_b,
-                                     0.0, comm_bytes_b, lm_b, bind("bandwidth", lm_b), jb, role=comm_roles[1]))
-                t1 = t0 + comm_b
-                if t_rc > 0:
-                    out.append(Stage(f"{rec_name} mb {jb}", "compute", lane, t1, t1 + t_rc,
-                                     fl * P.recompute_flop_share, _links(), lm_b, bind("compute", lm_b), jb, role=rec_role))
-                out.append(Stage(f"backward mb {jb}{hides}", "compute", lane, t1 + t_rc, t0 + t_b,
-                                 fl * (P.backward_flop_share - P.recompute_flop_share),
-                                 _sum_links(_links(hbm=2.0 * weights_eff + act_mb), fold_b), lm_b, bind("compute", lm_b), jb, role="backward"))
-                if k_extra and j == cut:
-                    g0 = t0 + t_b
-                    lm_g = live(min(p - s, m_true), s)
-                    out.append(Stage(f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, "
-                                     f"backwards {cut + 1}-{cut + k_extra}, grouped)", "compute",
-                                     lane, g0, g0 + k_extra * period, k_extra * fl,
-                                     {lk: k_extra * v for lk, v in _sum_links(
-                                         _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f,
-                                         comm_bytes_b).items()}, lm_g, bind("compute", lm_g), -1, role="steady"))
-
-        # stage 0's forward and backward compute, where the DP and host-link lanes hide their transfers:
-        # (tag, start, share of t_c, micro-batch); group0 = (start, label) of the grouped steady block
-        w0 = min(p - 1, m_sim)
-        stage0 = [blk for j in range(m_sim) for blk in (("fwd", f_start[0, j], t_fc / t_c, mb_label(j, w0)),
-                                                         ("bwd", b_start[0, j] + comm_b, t_bwd / t_c, mb_label(j)))]
-        group0 = (b_start[0, cut] + t_b, f"micro-batches {cut + 1}-{cut + k_extra}") if k_extra else None
+    group0 = sched.group0  # (start, label) of stage 0's grouped steady block
 
     # --- DP network and host link, one GPU of stage 0 ------------------------------------------------
     grad_bytes = dict.fromkeys(LINKS, 0.0)

@@ -14,6 +14,7 @@ from PySide6 import QtCore  # noqa: E402
 
 from trinity_desktop.docks import DOCKS  # noqa: E402
 from trinity_desktop.ui import panel_protocol as pp  # noqa: E402
+from trinity_desktop.ui import presentation_protocol as presenting  # noqa: E402
 from trinity_desktop.ui.roofline_panel import RooflinePanel  # noqa: E402
 
 PROTOCOLS = [getattr(pp, name) for name in pp.__all__]
@@ -47,6 +48,10 @@ CAPABILITIES: dict[str, set[str]] = {
     "routing": {"ResultsView", "SplitView"},
     "claims": {"ScenarioSource"},
 }
+
+# Dock -> what presenting and exporting use of it (ui/presentation_protocol.py); every other dock offers none.
+PRESENTING: dict[str, set[str]] = {"triangle": {"PathView"}, "outcomes": {"AddedVariantsView"}, "flow": {"StepPlayer"},
+                                   "planner": {"IdleWaiter"}, "heatmap": {"RowsExporter"}, "matrix": {"RowsExporter"}}
 
 # (dock, member) -> why its signature differs from the protocol's. The heatmap's set_focus(key) takes the workload
 # key only: MainWindow._wire leaves it out of the FocusView wiring and MainWindow._on_focus calls it itself.
@@ -108,3 +113,9 @@ def test_a_panel_without_a_method_loses_the_capability(qtbot):
         panel = cls()
         qtbot.addWidget(panel)
         assert not isinstance(panel, lost) and isinstance(panel, pp.HardwareChoicesView)
+
+
+@pytest.mark.parametrize("name", [spec.name for spec in DOCKS])
+def test_each_panel_offers_what_presenting_and_exporting_use(panels, name):
+    offered = {n for n in presenting.__all__ if isinstance(panels[name], getattr(presenting, n))}
+    assert offered == PRESENTING.get(name, set())
