@@ -107,3 +107,16 @@ def test_cli_no_mtp_trains_without_the_module(capsys):
     assert run_cli([*argv, "--no-mtp"]) == 0
     without = json.loads(capsys.readouterr().out)
     assert without["time_per_step_s"]["total"] < with_mtp["time_per_step_s"]["total"]
+
+
+def test_megatron_bridge_deepseek_v3_rows_train_mtp_as_they_ran():
+    """The recipe trains one MTP module (megatron-bridge-deepseek-v3-recipe: mtp_num_layers 1); the 25.11 GB300 and
+    GB200 rows are labelled w/o MTP in the table."""
+    from trinity_desktop.model.search.published_runs import published_runs
+    rows = [r for r in published_runs() if r.name.startswith("Megatron-Bridge") and "DeepSeekV3" in r.name]
+    assert len(rows) == 9
+    for r in rows:
+        assert r.scenario.mtp_training == (not r.name.startswith("Megatron-Bridge 25.11")), r.name
+        assert train_inputs(r.scenario).mtp_depth == (0 if r.name.startswith("Megatron-Bridge 25.11") else 1)
+    gb300 = next(r for r in rows if r.name == "Megatron-Bridge 26.02 DeepSeekV3 on 256 GB300, MXFP8")
+    assert gb300.scenario.virtual_stages == 8  # the table's VP 8
