@@ -107,7 +107,7 @@ def scenario_default(name: str):
 
 # the training Scenario's overlap and MoE communication fields, one definition for `calc train` and `plan train`
 COMM_OVERLAP_FIELDS = ("tp_comm_overlap", "ep_comm_overlap", "moe_fp8_dispatch", "moe_node_limit",
-                       "fp8_recipe")  # + the FP8 scaling recipe (#22)
+                       "fp8_recipe", "mtp_training")  # + the FP8 scaling recipe (#22), MTP training
 
 
 def add_comm_overlap_options(p: argparse.ArgumentParser) -> None:
@@ -124,6 +124,9 @@ def add_comm_overlap_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fp8-recipe", choices=FP8_RECIPES, default=scenario_default("fp8_recipe"),
                    help="FP8 GEMM scales: tensorwise (Transformer Engine, torchao; default) or blockwise "
                         "(DeepSeek-V3's 1x128 / 128x128 scales, timed at DeepSeek's profiled rate on Hopper)")
+    p.add_argument("--no-mtp", dest="mtp_training", action="store_false", default=scenario_default("mtp_training"),
+                   help="train without the model's multi-token-prediction modules (DeepSeek-V3 has one; "
+                        "default: as the model has them)")
 
 
 def comm_overlap_fields(args) -> dict:

@@ -176,6 +176,9 @@ _CHECKS = {
                         "and backward chunk (DeepSeek-V3 §3.2.1); 20 of 132 SMs drive it. Off by default.", "train"),
     "moe_fp8_dispatch": ("MoE FP8 dispatch", "Sends tokens to the experts in FP8 and combines in BF16 (DeepSeek-V3 "
                          "§3.3.4). Off by default.", "train"),
+    "mtp_training": ("Train MTP modules", "Trains the model's multi-token-prediction modules with it (DeepSeek-V3 "
+                     "§2.2: one block and one more output-head pass each, on the last stage). Does nothing for a model "
+                     "without them.", "train"),
     # LoRA / QLoRA fine-tuning (#23)
     "qlora": ("QLoRA (NF4 base)", "Stores the frozen base's linear weights in NF4 with double quantisation, 4.127 "
               "bits each (Dettmers et al. 2023); needs a LoRA rank. Off by default.", "train"),

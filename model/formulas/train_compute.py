@@ -17,7 +17,8 @@
   bytes (stated assumption) plus the output gradients' casts. Full recomputation repeats the forward. FP8
   casts the weights once per micro-batch. Per step and stage-averaged like the head's FLOPs: the embedding gather and its gradient
   (3 passes of b·s·h) and the fp32 cross-entropy over the logits (3 passes of b·s·V/tp at 4 B). Stated counts,
-  not measured; the optimizer's passes are timed by the step (training.py).
+  not measured; the optimizer's passes are timed by the step (training.py). MTP modules (train_mtp.py) add their
+  blocks' passes and one more embedding gather and cross-entropy each, stage-averaged like the head.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class StepShape:
     """A training step's layout as arrays (model/step/training.py derives it from its `TrainInputs`): the parallel
     degrees and data parallelism dp = gpus / (tp·pp·cp), the ZeRO stage and recompute code, m micro-batches and
     v virtual stages, the local sequence s / CP, the layers on the busiest stage and the share of stored
-    activations vDNN keeps in HBM."""
+    activations vDNN keeps in HBM, and the MTP modules trained (train_mtp.py)."""
 
     tp: object
     pp: object
@@ -52,6 +53,7 @@ class StepShape:
     s_local: object
     lps: object
     act_keep: object
+    mtp: object = 0        # MTP modules trained on the last stage (train_mtp.py), stage-averaged like the head
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,9 @@ def train_compute(arch, hw, shape: StepShape, rates: KernelRates, *, flops_mb, a
     score = [ke.Gemm(s_q, s_keys, d, micro_batch * heads), ke.Gemm(s_q, float(arch.v_dim), s_keys,
                                                                       micro_batch * heads)]
     tau_std = ke.seconds_per_flop(ke.with_backward(score), family, peak16, hw.hbm_bw, eff_hbm, scale)
-    std_bytes = standard_attention_hbm_bytes(s_keys, d, heads, micro_batch, act_bytes, dropout=True) / cp * lps
+    mtp = xp.asarray(shape.mtp, dtype=float)
+    layers = lps + mtp / pp  # the stage's layers and its share of the MTP blocks (stage-averaged like the head)
+    std_bytes = standard_attention_hbm_bytes(s_keys, d, heads, micro_batch, act_bytes, dropout=True) / cp * layers
     std_s = attn_flops_mb * tau_std + std_bytes / hbm
     flash = xp.asarray(flash, dtype=bool)
     attention_s = xp.where(flash, flash_s, std_s)
@@ -127,7 +131,8 @@ def train_compute(arch, hw, shape: StepShape, rates: KernelRates, *, flops_mb, a
     cast_weights = xp.where(fp8, ke.FP8_CAST_BYTES * arch.matmul_params_active_per_layer() / tp, 0.0)
     fwd_passes = 1.0 + (xp.asarray(recompute) == 2)
     layer_bytes = tokens_mb * (per_tok.forward * fwd_passes + per_tok.backward) + cast_weights
-    step_bytes = tokens_mb * (EMBEDDING_PASSES * h * act_bytes + LOSS_BYTES_PER_LOGIT * arch.vocab / tp) / pp
-    mem_bytes = lps * layer_bytes + step_bytes
+    # the main loss and each MTP module's: an embedding gather and a cross-entropy apiece
+    step_bytes = (1.0 + mtp) * tokens_mb * (EMBEDDING_PASSES * h * act_bytes + LOSS_BYTES_PER_LOGIT * arch.vocab / tp) / pp
+    mem_bytes = layers * layer_bytes + step_bytes
     return TrainCompute(gemm_s=gemm_s, attention_s=attention_s, memory_bound_s=mem_bytes / hbm,
                         memory_bound_bytes=mem_bytes)

@@ -47,6 +47,8 @@ class Architecture:
     qk_nope_head_dim: int = 0
     qk_rope_head_dim: int = 0
     v_head_dim: int = 0
+    # multi-token-prediction modules trained beside the model (DeepSeek-V3 §2.2; HF config num_nextn_predict_layers)
+    mtp_depth: int = 0
     params_published: float = 0.0
     params_active_published: float = 0.0
     source: str = ""
@@ -59,7 +61,7 @@ class Architecture:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValidationError(f"{self.key}.{name}", value, "a whole number >= 1")
-        for name in ("sliding_window", "global_layers"):
+        for name in ("sliding_window", "global_layers", "mtp_depth"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValidationError(f"{self.key}.{name}", value, "a whole number >= 0")
@@ -193,6 +195,22 @@ class Architecture:
         dense, _, moe_active = self.layer_params()
         n_dense = self.layers - self.moe_layers
         return n_dense * dense + self.moe_layers * moe_active + self.embedding_params() + self._norm_params()
+
+    def mtp_module_params(self) -> tuple[int, int]:
+        """(total, routed-expert) parameters of one MTP module (DeepSeek-V3 §2.2): a transformer layer of the
+        model's last-layer kind (MoE where the model has MoE layers), the projection M_k (2h -> h) and the RMSNorms
+        of its two inputs and of the shared head's input; the embedding and the output head are the main model's."""
+        dense, moe_total, _ = self.layer_params()
+        layer = moe_total if self.is_moe and self.moe_layers else dense
+        routed = self.experts * self.mlp_params(self.moe_ffn_hidden or self.ffn_hidden) if layer == moe_total else 0
+        return layer + 2 * self.hidden * self.hidden + 3 * self._norm_params(), routed
+
+    def mtp_matmul_params(self) -> int:
+        """Weights one MTP module multiplies per token: its layer's active projections and MLP (routed top-k and
+        shared experts) and M_k (2h x h); the shared output head is counted with the main head's."""
+        dense, _, moe_active = self.layer_params()
+        layer = moe_active if self.is_moe and self.moe_layers else dense
+        return layer - 2 * self._norm_params() + 2 * self.hidden * self.hidden
 
     def expert_params(self) -> int:
         """Parameters in routed experts (sharded by expert parallelism)."""

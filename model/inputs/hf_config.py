@@ -87,6 +87,7 @@ def architecture_from_hf_config(doc: Mapping, name: str) -> Architecture:
                 max_seq=get.whole("max_position_embeddings"), gated_mlp=True,
                 tied_embeddings=get.flag("tie_word_embeddings", default=FAMILIES[model_type]),
                 linear_bias=get.flag("attention_bias", default=False), norm="rmsnorm", position="rope",
+                mtp_depth=get.whole("num_nextn_predict_layers", default=0, minimum=0),  # DeepSeek-V3's MTP modules
                 source="hf-config-json", note=f"read from a Hugging Face config.json (model_type {model_type})")
     args.update(_attention(get, heads))
     args.update(_experts(get, args["ffn_hidden"]))

@@ -132,6 +132,9 @@ class Scenario:
     ep_comm_overlap: bool = False
     moe_fp8_dispatch: bool = False
     moe_node_limit: int = _default("moe_node_limit")
+    # training: train the architecture's multi-token-prediction modules (`Architecture.mtp_depth`, DeepSeek-V3 §2.2;
+    # none where the architecture has none; model/formulas/train_mtp.py)
+    mtp_training: bool = True
     # inference: share of the KV cache kept in host DRAM and fetched over the host link (FlexGen)
     kv_offload_fraction: float = _default("kv_offload_fraction")
     kv_offload_tier: str = "host"

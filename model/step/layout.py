@@ -108,6 +108,7 @@ class TrainInputs(_Inputs):
     lora_rank: object = 0
     lora_targets: object = 0
     qlora: object = False
+    mtp_depth: object = 0  # MTP modules trained (Architecture.mtp_depth under Scenario.mtp_training; train_mtp.py)
 
 
 @record
@@ -169,7 +170,7 @@ def train_inputs(sc: Scenario) -> TrainInputs:
         attention_kernel=ATTENTION_KERNELS.index(sc.attention_kernel),  # attention kernel (#22)
         fp8_recipe=FP8_RECIPES.index(sc.fp8_recipe),  # FP8 scaling recipe (#22)
         lora_rank=sc.lora_rank, lora_targets=LORA_TARGETS.index(sc.lora_targets),
-        qlora=sc.qlora)
+        qlora=sc.qlora, mtp_depth=sc.model.mtp_depth if sc.mtp_training else 0)
 
 
 def infer_inputs(sc: Scenario) -> InferInputs:

@@ -4,7 +4,8 @@ Model states: the stage's dense and expert parameters (`stage_params`), ZeRO-sha
 DP x CP / EP) with memory.model_state_bytes (ZeRO §5); ZeRO-3 under PP adds memory.zero3_pipeline_resident_bytes. Activations: stored bytes per layer by the recompute mode
 and the activation recipe (Korthikanti et al. 2022 §4; DeepSeek-V3's recipe; torchtitan's op-level selective
 checkpointing; Transformer Engine's FP8 copies), times the layer loads the 1F1B schedule keeps on the stage,
-plus the transient buffers, NCCL buffers and runtime of memory.peak_memory_extras.
+plus the transient buffers, NCCL buffers and runtime of memory.peak_memory_extras. MTP modules (train_mtp.py) sit
+on the last stage: their parameters, one micro-batch of their activations per in-flight load, their losses' logits.
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ from trinity_desktop.model.formulas.memory import (
     nccl_buffer_bytes,
     op_sac_activation_bytes_per_layer,
     peak_memory_extras,
+    stage_layer_counts,
     stored_layer_loads,
     te_fp8_activation_bytes_per_layer,
     zero3_gather_buffer_bytes,
     zero3_pipeline_resident_bytes,
 )
 from trinity_desktop.model.formulas.train_compute import StepShape
+from trinity_desktop.model.formulas.train_mtp import mtp_saved_logits_bytes, mtp_stage_params
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.step.layout import TrainInputs
 from trinity_desktop.model.step.quantities import record
@@ -70,6 +73,23 @@ def stage_params(arch: Architecture, tp, pp, ep):
     return dense, expert
 
 
+def with_mtp_stage(arch: Architecture, x: TrainInputs, shape: StepShape, psi_dense, psi_expert):
+    """(dense, expert) parameters per GPU of the peak stage once the last stage holds the MTP modules
+    (train_mtp.mtp_stage_params): its `last_stage_layers` layers, the output head and final norm, and the modules;
+    the larger of that and the busiest stage of `stage_params` (p = 1: the one stage holds both)."""
+    mtp_d, mtp_e = mtp_stage_params(arch, x.mtp_depth, shape.tp, shape.ep)
+    tp, ep, pp = (xp.asarray(v, dtype=float) for v in (shape.tp, shape.ep, shape.pp))
+    L, experts = arch.layers, arch.expert_params()
+    layer_dense = (arch.params_total() - arch.embedding_params() - arch._norm_params() - experts) / L
+    _, _, last = stage_layer_counts(L, pp, x.first_stage_layers, x.last_stage_layers)
+    head = (0 if arch.tied_embeddings else arch.vocab * arch.hidden) + arch._norm_params()
+    last_d = (last * layer_dense + head) / tp + mtp_d
+    last_e = last * experts / L / (tp * ep) + mtp_e
+    last_wins = (pp > 1) & (last_d + last_e > psi_dense + psi_expert)
+    return (xp.where(pp <= 1, psi_dense + mtp_d, xp.where(last_wins, last_d, psi_dense)),
+            xp.where(pp <= 1, psi_expert + mtp_e, xp.where(last_wins, last_e, psi_expert)))
+
+
 def stage_memory(arch: Architecture, x: TrainInputs, shape: StepShape) -> StageMemory:
     """The peak stage's memory per GPU (the module docstring) on the step's layout `shape` (its arrays)."""
     tp, pp, cp, ep, dp, zero, recompute = shape.tp, shape.pp, shape.cp, shape.ep, shape.dp, shape.zero, shape.recompute
@@ -77,7 +97,7 @@ def stage_memory(arch: Architecture, x: TrainInputs, shape: StepShape) -> StageM
     micro_batch, sp, flash, act_bytes = x.micro_batch, x.sp, x.flash, x.act_bytes
     weight_bytes, grad_bytes = x.weight_bytes, x.grad_bytes
     L, h, a = arch.layers, arch.hidden, arch.heads
-    psi_dense, psi_expert = stage_params(arch, tp, pp, ep)
+    psi_dense, psi_expert = with_mtp_stage(arch, x, shape, *stage_params(arch, tp, pp, ep))
     # LoRA / QLoRA (#23, formulas/lora.py): the adapters are the trained parameters, the frozen base holds weights
     # (ZeRO-3 shards the frozen base over DP too, and gathers it: FSDP-QLoRA)
     lora_on = xp.asarray(x.lora_rank) > 0
@@ -123,10 +143,16 @@ def stage_memory(arch: Architecture, x: TrainInputs, shape: StepShape) -> StageM
                                 xp.where((recipe == 3) & (recompute == 1), te_layer, per_layer_act))
     per_layer_act = xp.where(recompute == 2, per_layer_act, xp.where(recipe == 1, ds_layer, selective_recipe))
     peak_loads, last_loads = stored_layer_loads(L, pp, m, v, x.first_stage_layers, x.last_stage_layers)
+    # the MTP modules' activations on the last stage: as many loads per module as each of its layers holds
+    _, _, last_layers = stage_layer_counts(L, pp, x.first_stage_layers, x.last_stage_layers)
+    last_layers = xp.where(xp.asarray(pp, dtype=float) <= 1, float(L), last_layers)
+    mtp_loads = xp.asarray(x.mtp_depth, dtype=float) * last_loads / last_layers
+    peak_loads, last_loads = xp.maximum(peak_loads, last_loads + mtp_loads), last_loads + mtp_loads
     layer_none = activation_bytes_per_layer(s_local, micro_batch, widths, tp, sp, 0, flash, act_bytes=act_bytes)
     layer_params = (psi_dense + psi_expert + (frozen_dense + frozen_expert) / weight_bytes) / lps
     extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
-                                logits=logits_buffer_bytes(micro_batch, s_local, arch.vocab, tp),
+                                logits=logits_buffer_bytes(micro_batch, s_local, arch.vocab, tp)
+                                + mtp_saved_logits_bytes(micro_batch, s_local, arch.vocab, tp, x.mtp_depth),
                                 gather=zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, shard, lps),
                                 network_buffers=nccl_buffer_bytes(tp, cp, shard, pp, ep), keep=act_keep)
     return StageMemory(psi_dense=psi_dense, psi_expert=psi_expert, k_bytes=k_bytes, act_layer_bytes=per_layer_act,

@@ -19,6 +19,8 @@ Time model (per GPU on the busiest pipeline stage, the critical path):
   step     = pipeline + exposed DP + optimizer (HBM-bound: reads and writes every local state byte)
              + gradient compression (DGC top-k selection; quantise/dequantise for quantised communication)
              + exposed offload transfers over the host link (and, for ZeRO-Infinity, to and from NVMe)
+  MTP      = the architecture's multi-token-prediction modules (formulas/train_mtp.py): their blocks' FLOPs, TP
+             all-reduces and EP all-to-alls and one more head each, stage-averaged like the head
 
 Quantised gradient communication (QSGD, Alistarh et al. 2017; 8-bit all-reduce): the data-parallel gradient
 traffic is sent at `grad_comm_bytes` per element instead of the gradient format's width, so the reduce-scatter
@@ -62,6 +64,7 @@ from trinity_desktop.model.formulas.overlap import (
     tp_exposed,
 )
 from trinity_desktop.model.formulas.train_compute import KernelRates, StepShape, train_compute
+from trinity_desktop.model.formulas.train_mtp import mtp_forward_flops_per_token
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
 from trinity_desktop.model.step.layout import TrainInputs
@@ -249,7 +252,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
 
     # --- memory per GPU -------------------------------------------------------------------------
     shape = StepShape(tp=tp, pp=pp, cp=cp, ep=ep, dp=dp, zero=zero, recompute=recompute, m=m, v=v, s_local=s_local,
-                      lps=lps, act_keep=act_keep)
+                      lps=lps, act_keep=act_keep, mtp=x.mtp_depth)
     mem = stage_memory(arch, x, shape)  # step/train_memory.py
     psi_dense, psi_expert, k_bytes, per_layer_act = mem.psi_dense, mem.psi_expert, mem.k_bytes, mem.act_layer_bytes
     extras, activations = mem.extras, mem.activations
@@ -267,11 +270,15 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         windowed = s_keys * mean_min(0.0, s_keys, float(arch.sliding_window)) / (s_keys / 2.0)
         s_keys = share * windowed + (1.0 - share) * s_keys
     attn_layer = attention_core_flops_per_token(s_keys, a, arch.qk_dim, arch.v_dim)
-    layers_fwd = L * (2.0 * W + attn_layer)
-    fwd = layers_fwd + 2.0 * h * arch.vocab
-    model_flops, hw_flops = training_flops(tokens, fwd, L * attn_layer, layers_fwd, recompute, flash)
+    # MTP modules (formulas/train_mtp.py, DeepSeek-V3 §2.2): one block and one more head GEMM each
+    mtp = xp.asarray(x.mtp_depth, dtype=float)
+    mtp_block, mtp_head = mtp_forward_flops_per_token(arch, mtp, attn_layer)
+    layers_fwd = L * (2.0 * W + attn_layer) + mtp_block
+    fwd = layers_fwd + 2.0 * h * arch.vocab + mtp_head
+    attn_all = (L + mtp) * attn_layer
+    model_flops, hw_flops = training_flops(tokens, fwd, attn_all, layers_fwd, recompute, flash)
     # LoRA / QLoRA (#23, formulas/lora.py): no weight gradients for the frozen base; the adapters' own FLOPs
-    lora = lora_flops(arch, x.lora_rank, x.lora_targets, tokens, fwd, L * attn_layer, model_flops, hw_flops,
+    lora = lora_flops(arch, x.lora_rank, x.lora_targets, tokens, fwd, attn_all, model_flops, hw_flops,
                       xp.asarray(x.lora_rank) > 0)
     model_flops, hw_flops = lora.model, lora.hardware
 
@@ -284,7 +291,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     kernels = train_compute(
         arch, hw, shape, KernelRates(peak, eff_compute, eff_hbm, act_bytes, fp8, xp.asarray(x.fp8_recipe) == 1),
         flops_mb=per_gpu_mb,
-        attn_flops_mb=tokens * L * attn_layer * (3.0 + attn_extra) / (m * dp) / (tp * pp * cp),
+        attn_flops_mb=tokens * attn_all * (3.0 + attn_extra) / (m * dp) / (tp * pp * cp),
         attn_extra=attn_extra, micro_batch=micro_batch, s_keys=s_keys, sp=sp, flash=flash,
         attention_kernel=x.attention_kernel)
     t_c = kernels.total_s + qlora_dequant_s(arch, mem.frozen_params, x.qlora, recompute, hw.hbm_bw * eff_hbm)
@@ -297,8 +304,9 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     bw_tp, al_tp, in_tp = link_for_group(tp, 1, gpus_per_node, hw, eff_network)
     n_ar = 4.0 + 2.0 * (recompute == 2)  # Megatron: 2 forward + 2 backward (+2 when recomputing the forward)
     tp_msg = micro_batch * s_local * h * act_bytes
-    t_tp = lps * n_ar * allreduce_time(tp, tp_msg, bw_tp, al_tp)
-    b_tp = lps * n_ar * allreduce_bus_factor(tp) * tp_msg
+    lps_mtp = lps + mtp / pp  # the stage's layers and its share of the MTP blocks, as the compute counts them
+    t_tp = lps_mtp * n_ar * allreduce_time(tp, tp_msg, bw_tp, al_tp)
+    b_tp = lps_mtp * n_ar * allreduce_bus_factor(tp) * tp_msg
 
     bw_cp, al_cp, in_cp = link_for_group(cp, tp, gpus_per_node, hw, eff_network)
     cp_msg = 2.0 * micro_batch * xp.asarray(seq_len, dtype=float) * arch.kv_width * act_bytes / tp
@@ -307,7 +315,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
 
     # EP: this GPU's tokens (sequence / CP, / TP under SP) x hidden x top-k, to the experts and back, forward and
     # backward: two passes at the dispatch width, two at the activation width (comms.moe_all_to_all)
-    moe_lps = lps * n_moe / L
+    moe_lps = lps * n_moe / L + (mtp / pp if n_moe else 0.0)  # MTP's block is an MoE layer in an MoE model
     ep_tokens = micro_batch * s_local / xp.where(sp, tp, 1.0)
     ep_per_node = xp.minimum(ep, xp.maximum(1.0, xp.floor(gpus_per_node / (tp * cp))))
     has_up = hw.scaleup_bw > 0
