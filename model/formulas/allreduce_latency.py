@@ -18,6 +18,15 @@ The three constants are measured, not NCCL's own table (whose absolute figures r
 Hardware without such rows keeps comms.tp_allreduce_time: the H100 call latency of Triton-distributed #57 over
 the ring's alphas of its link (across nodes the ring with the preset's scale-out alpha; no inter-node step was
 measured for it, so no tree is credited there).
+
+Hopper over NVLink 4 (H100 SXM, and the H200 on the same 18-link NVLink 4 / NVSwitch fabric): the same table of
+Triton-distributed #57 (key "nccl-small-allreduce-h100": NCCL all-reduce on 8 H100 in one node, 128 B 19.19 us,
+1 KB 19.50, 16 KB 20.71, 32 KB 22.65, 128 KB 23.71, 512 KB 25.24, 1 MB 32.42) shows the time growing with the
+message well before the link's bandwidth explains it (1 MB: 32.42 us measured, 19.19 + 2 x 7/8 x 1 MB / 360 GB/s =
+24.3 us by the alpha-beta line): NCCL's LL and LL128 protocols and its channel count, not the wire. That excess,
+measured minus the 8-rank alpha-beta line at the same size (interpolated in log size between the rows, 0 below
+128 B), is added to every intra-node Hopper all-reduce; above 1 MB it is held at its 1 MB value (no larger row
+read), and it is taken to be the same at 2 and 4 ranks (a stated transfer: only the 8-rank column was measured).
 """
 
 from __future__ import annotations
@@ -57,6 +66,23 @@ def a100_latency() -> AllReduceLatency:
 
 MEASURED = {"a100-80gb-sxm": a100_latency()}
 
+# Triton-distributed #57, NCCL column (8 x H100 SXM, one node): (payload bytes, us)
+HOPPER_NVLINK_ROWS = ((128, 19.19), (1024, 19.50), (16384, 20.71), (32768, 22.65), (131072, 23.71),
+                      (524288, 25.24), (1048576, 32.42))
+HOPPER_NVLINK_RANKS = 8
+HOPPER_NVLINK_HARDWARE = ("h100-sxm", "h200-sxm")
+
+
+def hopper_size_excess(nbytes, bw):
+    """Seconds a Hopper NVLink all-reduce of `nbytes` takes beyond the 8-rank alpha-beta line (module docstring):
+    the measured row, log-interpolated, minus (19.19 us + 2 x 7/8 x S / bw); never negative."""
+    sizes = xp.log(xp.asarray([r[0] for r in HOPPER_NVLINK_ROWS], dtype=float))
+    times = xp.asarray([r[1] for r in HOPPER_NVLINK_ROWS], dtype=float) * 1e-6
+    s = xp.clip(xp.asarray(nbytes, dtype=float), HOPPER_NVLINK_ROWS[0][0], HOPPER_NVLINK_ROWS[-1][0])
+    measured = xp.interp(xp.log(s), sizes, times)
+    line = times[0] + safe_div(allreduce_bus_factor(float(HOPPER_NVLINK_RANKS)) * s, bw)
+    return xp.maximum(measured - line, 0.0)
+
 
 def ring_latency(lat: AllReduceLatency, n, nodes):
     """base + (2(n-1) - 2(nodes-1)) intra + 2(nodes-1) inter (nccl-tuning-model, ring all-reduce steps)."""
@@ -85,6 +111,9 @@ def inference_allreduce_time(n, nbytes, bw, hw, gpus_per_node, intra):
     nodes = xp.where(intra, 1.0, xp.maximum(n / per_node, 1.0))
     lat = MEASURED.get(hw.key)
     if lat is None:  # no measured rows: comms.tp_allreduce_time with the preset's alphas (module docstring)
-        return tp_allreduce_time(n, nbytes, bw, xp.where(intra, hw.scaleup_latency_s, hw.scaleout_latency_s))
+        t = tp_allreduce_time(n, nbytes, bw, xp.where(intra, hw.scaleup_latency_s, hw.scaleout_latency_s))
+        if hw.key in HOPPER_NVLINK_HARDWARE:  # the measured size excess inside an NVLink 4 node
+            t = t + xp.where(intra & (n > 1.0), hopper_size_excess(nbytes, bw), 0.0)
+        return t
     bytes_s = xp.where(n > 1.0, safe_div(allreduce_bus_factor(n) * nbytes, bw), 0.0)
     return small_allreduce_latency(lat, n, nodes) + bytes_s

@@ -53,7 +53,7 @@ factor: every FLOP at `compute_efficiency` of peak, with no shape effects.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trinity_desktop.model.base import xp  # numpy with fast paths for scalars
 from trinity_desktop.model.base.errors import ValidationError
@@ -294,13 +294,17 @@ def model_flop_share_ceiling(hardware_key: str) -> float:
     return max(f.mamf_bf16, f.mamf_fp8, 2.0 * max(f.attention_shares()))
 
 
-def prefill_gemm_rate(arch, hw, tokens, tp, peak, eff_compute, eff_hbm):
+def prefill_gemm_rate(arch, hw, tokens, tp, peak, eff_compute, eff_hbm, head_tokens=None):
     """Achieved FLOP/s of a prefill's weight GEMMs (`tokens` = batch × new prompt tokens, forward only): Σ FLOPs /
-    Σ seconds over the layer's GEMMs and the head, at the compute format's peak (FP8 where the weights are)."""
+    Σ seconds over the L layers' GEMMs and the head, at the compute format's peak (FP8 where the weights are).
+    `head_tokens`: the rows of the LM head (one per sequence where only the last token's logits are computed;
+    None: every token)."""
     family = family_of(hw.key)
     scale = xp.asarray(eff_compute, dtype=float) / REFERENCE_COMPUTE_EFFICIENCY
     fp8 = runs_fp8(peak, hw)
-    gemms = layer_gemms(arch, tokens, tp) + [logits_gemm(arch, tokens, tp)]
+    head = logits_gemm(arch, tokens if head_tokens is None else head_tokens, tp)
+    # the model's L layers beside its one head, so each GEMM weighs in the rate as it runs
+    gemms = [replace(g, count=g.count * arch.layers) for g in layer_gemms(arch, tokens, tp)] + [head]
     return 1.0 / seconds_per_flop(gemms, family, peak, hw.hbm_bw, eff_hbm, scale, fp8, xp.where(fp8, 1.0, 2.0))
 
 

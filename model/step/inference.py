@@ -24,6 +24,11 @@ of `residency`), and the fetched bytes are written to HBM before the attention r
 share out over the host link, overlapped with the prefill's compute (what does not hide is exposed). The time
 appears as its own entry ("KV fetch (host link)", "KV offload (host link)") only where f > 0.
 
+Prefill computes the LM head for one token per sequence, the last prompt token whose logits are sampled: vLLM
+keeps only `selected_token_indices`, TensorRT-LLM gathers context logits only with `gather_context_logits`, and
+llama.cpp outputs the last token of a batch unless asked for all (llama_batch logits). Its other s - 1 tokens pass
+only the layers: 2 · (L · W_layer · b · s + h · V · b) FLOPs (key "prefill-last-token-logits").
+
 Prefix caching (vLLM automatic prefix caching; PagedAttention shares prefix blocks, vllm §4.4): a share
 h = `prefix_hit_fraction` of each prompt is already in the cache, so prefill computes only the s(1 - h) new
 tokens (at least one): GEMM FLOPs scale by (1 - h); the new queries attend causally to every earlier key,
@@ -247,7 +252,11 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     s_cached = s - s_new
     tokens = b * s_new
     tok_rank = tokens / adp  # the tokens of one attention DP group
-    gemm_f = 2.0 * W_tok * tokens / (stage * pp)  # one stage's share (per GPU)
+    # Logits of the last prompt token only: an engine samples one token per sequence from the prefill (vLLM's
+    # selected_token_indices, TensorRT-LLM without gather_context_logits, llama.cpp's last output), so the LM head
+    # multiplies b rows, not b·s (module docstring)
+    head_rows = b * xp.ones_like(tokens)
+    gemm_f = 2.0 * (L * arch.matmul_params_active_per_layer() * tokens + h * arch.vocab * head_rows) / (stage * pp)
     # keys per new query: the mean causal context (s + s_cached)/2, on windowed layers the mean of min(x, W)
     keys = mean_min(s_cached, s, xp.inf)
     if window_share > 0:
@@ -258,7 +267,7 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     kv_prefix_read = b * kept_prefix * kv_tok_gpu
     # prefill GEMMs by shape and GPU family, attention at the flash kernel's forward share (kernel_efficiency)
     pg, pg_c, pg_b = _roofline(gemm_f, streamed_gpu, prefill_gemm_rate(arch, hw, tok_rank, tp, peak, eff_compute,
-                                                                         eff_hbm), bw_eff)
+                                                                         eff_hbm, head_rows / adp), bw_eff)
     pa, pa_c, pa_b = _roofline(attn_f, kv_write + kv_prefix_read, prefill_attention_rate(hw, peak, eff_compute),
                                bw_eff)
     pg_b = pg_b + L / pp * tok_rank * elementwise_bytes_per_token(

@@ -58,3 +58,40 @@ def test_small_buffers_cost_the_same_at_tp8_whatever_alpha_below_the_measured_on
 def test_the_latency_cites_its_measurement():
     from trinity_desktop.model.inputs.presets import references
     assert comms.NCCL_SMALL_ALLREDUCE_SOURCE in references()
+
+
+# ------------------------------------------------------------- Hopper NVLink 4: the measured size excess (#22)
+def _hopper_allreduce(n, nbytes, hw_key="h100-sxm", intra=True):
+    from trinity_desktop.model.formulas.allreduce_latency import inference_allreduce_time
+
+    hw = HW[hw_key]
+    return float(inference_allreduce_time(n, nbytes, hw.scaleup_bw * 0.8, hw, 8, intra))
+
+
+@pytest.mark.parametrize("nbytes, measured_us", [(128, 19.19), (1024, 19.50), (16384, 20.71), (32768, 22.65),
+                                                 (131072, 23.71), (524288, 25.24), (1048576, 32.42)])
+def test_eight_h100_ranks_take_triton_distributed_57s_measured_time_at_every_size(nbytes, measured_us):
+    """Triton-distributed #57, NCCL column, 8 x H100 in one node: every row, at the default network efficiency."""
+    assert _hopper_allreduce(8, nbytes) == pytest.approx(measured_us * 1e-6, rel=1e-3)
+
+
+def test_the_1_mb_excess_is_held_above_the_last_row_and_shared_by_h200():
+    """1 MB: 32.42 us against the alpha-beta line's 19.19 + 2 x 7/8 x 1 MiB / 360 GB/s = 24.29 us, an excess of
+    8.13 us that larger messages keep; the H200's NVLink 4 fabric gets the same."""
+    line = 19.19e-6 + 2 * 7 / 8 * 8 * 2 ** 20 / 360e9
+    assert _hopper_allreduce(8, 8 * 2 ** 20) == pytest.approx(line + 8.1328e-6, rel=1e-3)
+    assert _hopper_allreduce(8, 8 * 2 ** 20, "h200-sxm") == pytest.approx(_hopper_allreduce(8, 8 * 2 ** 20), rel=1e-12)
+
+
+def test_the_excess_is_intra_node_and_hopper_only():
+    """Across nodes, and on other hardware (H800's 200 GB/s NVLink, B200), the former formula is unchanged."""
+    from trinity_desktop.model.formulas.allreduce_latency import hopper_size_excess
+
+    for key in ("h800-sxm", "b200"):
+        hw = HW[key]
+        assert _hopper_allreduce(8, 2 ** 20, key) == pytest.approx(
+            comms.tp_allreduce_time(8, 2 ** 20, hw.scaleup_bw * 0.8, hw.scaleup_latency_s), rel=1e-12)
+    hw = HW["h100-sxm"]
+    assert _hopper_allreduce(16, 2 ** 20, intra=False) == pytest.approx(
+        comms.tp_allreduce_time(16, 2 ** 20, hw.scaleup_bw * 0.8, hw.scaleout_latency_s), rel=1e-12)
+    assert hopper_size_excess(64.0, 360e9) == 0.0

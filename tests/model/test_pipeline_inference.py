@@ -24,14 +24,18 @@ def test_pp1_reproduces_the_tensor_parallel_numbers_bit_for_bit():
     gained its fixed cost per layer and step and its KV-read efficiency (model/formulas/decode_costs.py) and
     when the prefill GEMMs moved to the kernel curves (kernel_efficiency.py), and when TP all-reduces gained
     the measured per-call NCCL latency (comms.tp_allreduce_time), and when routed experts became grouped GEMMs
-    with their token permute (DeepSeek-V3 prefill 3.26 -> 4.09 s, kernel_efficiency.GROUPED_GEMM_SHARE)."""
+    with their token permute (DeepSeek-V3 prefill 3.26 -> 4.09 s, kernel_efficiency.GROUPED_GEMM_SHARE), and when
+    the prefill's LM head ran on the last prompt token only, its GEMM rate weighing the L layers against the one
+    head (Llama-3-70B 1.343 -> 1.332 s; DeepSeek-V3 4.09 -> 4.26 s: its grouped expert GEMMs, formerly one layer
+    averaged with an every-token head, now weigh as its 61 layers do), and when H100 TP all-reduces gained their measured size excess
+    (allreduce_latency.hopper_size_excess: Llama-3-70B TPOT 14.57 -> 15.21 ms)."""
     r = evaluate(_sc(batch=16)).infer
-    assert r["time_per_output_token_s"] == 0.014572379566070832
-    assert r["prefill_s"] == 1.342942850784333
+    assert r["time_per_output_token_s"] == 0.015214089788293052
+    assert r["prefill_s"] == 1.3330155496094207
     assert evaluate(_sc(batch=16)).memory_total == 27316148224.0
     d = evaluate(_sc(batch=64, model="deepseek-v3"))
-    assert d.infer["time_per_output_token_s"] == 0.0660629231014524
-    assert d.infer["prefill_s"] == 4.09077931655138
+    assert d.infer["time_per_output_token_s"] == 0.06696410287453354
+    assert d.infer["prefill_s"] == 4.261308038931572
     assert d.memory_total == 187269965568.0
     assert d.bytes_by_link["scale-up"] == 195887104.0
 
@@ -74,8 +78,10 @@ def test_small_batch_decode_is_not_faster_with_a_pipeline():
         tp8 = evaluate(_sc(gpus=8, pp=1, batch=batch)).infer["time_per_output_token_s"]
         tp4pp2 = evaluate(_sc(gpus=8, pp=2, batch=batch)).infer["time_per_output_token_s"]
         assert tp4pp2 >= tp8
+        # within 3%: at batch 2 TP4 all-reduces 32 KB, the pipeline's one-sequence micro-batches 16 KB, across
+        # NCCL's measured step from 20.71 to 22.65 us (Triton-distributed #57, allreduce_latency.py)
         assert tp4pp2 == pytest.approx(evaluate(_sc(gpus=4, pp=1, batch=batch)).infer["time_per_output_token_s"],
-                                       rel=0.02)
+                                       rel=0.03)
 
 
 def test_batch_below_pp_leaves_idle_slots():

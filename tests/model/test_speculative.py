@@ -111,9 +111,11 @@ def test_verify_step_between_one_and_gamma_plus_one_decode_steps(sc):
 
 def test_helps_when_hbm_bound_hurts_when_compute_bound(llama_small_and_large):
     small, large = (r.speculative for r in llama_small_and_large)
-    # batch 1: the weights are read once for 5 tokens, the verify step costs what a decode step costs
+    # batch 1: the weights are read once for 5 tokens, the verify step costs what a decode step costs, plus its
+    # 5-token TP all-reduces' measured size step on H100 (80 KB at 23.3 us against 16 KB at 20.7 us,
+    # Triton-distributed #57: allreduce_latency.hopper_size_excess)
     assert small.verify_bound == "memory" and small.verify_intensity < small.ridge
-    assert small.verify_cost_ratio == pytest.approx(1.0, abs=0.02)
+    assert small.verify_cost_ratio == pytest.approx(1.0, abs=0.04)
     assert small.speedup > 1.8
     # batch 1,024: 5 tokens per sequence are 5x the GEMM FLOPs, right of the ridge; slower than plain decode
     assert large.verify_bound == "compute" and large.verify_intensity > large.ridge

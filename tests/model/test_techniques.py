@@ -283,12 +283,14 @@ def test_long_context_decode_memory_pressure_grows_with_context(decode_128k):
 
 def test_long_context_moves_decode_toward_the_memory_corner(decode_128k):
     """Long contexts push decode toward memory (the KV cache): from 8k to 128k tokens the memory weight of the
-    triangle position grows by 40% and more, memory passes compute, and HBM moves data for more of the step.
+    triangle position grows by 35% and more, memory passes compute, and HBM moves data for more of the step.
     (With the measured fixed cost per layer, model/formulas/decode_costs.py, HBM idles during the launch gaps,
     so its pressure no longer reaches the full cache's 0.86.)"""
     short = evaluate(decode_128k.replace(prompt_len=8192 - 4096, gen_len=4096)).pressure
     long = evaluate(decode_128k).pressure
-    assert barycentric(*long.as_tuple())[2] > 1.4 * barycentric(*short.as_tuple())[2]
+    # (35%: the H100 TP all-reduces pay their measured size excess, allreduce_latency.hopper_size_excess, time
+    # on neither HBM nor compute, in both steps)
+    assert barycentric(*long.as_tuple())[2] > 1.35 * barycentric(*short.as_tuple())[2]
     assert long.memory > long.bandwidth > short.bandwidth
     assert long.memory > long.compute
     assert long.memory > 0.8
