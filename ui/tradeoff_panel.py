@@ -81,6 +81,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         label = QtWidgets.QLabel("Direction:")
         label.setFont(pw.font())
         label.setBuddy(self.direction_combo)
+        label.setProperty("editingControl", True)   # it titles the combo: off the slides with it (slide_controls)
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(pw.plot_background())
