@@ -28,6 +28,13 @@ class SlideReport:
                 "texts": self.texts}
 
 
+def crushed(spec, size) -> str | None:
+    """'flow 612 x 20 px < 360 x 220' when a panel of `size` (a QSize) is under the spec's declared minimum."""
+    if size.width() < spec.min_size[0] or size.height() < spec.min_size[1]:
+        return f"{spec.name} {size.width()} x {size.height()} px < {spec.min_size[0]} x {spec.min_size[1]}"
+    return None
+
+
 def crushed_panels(window) -> list[str]:
     """The visible chart panels smaller than their declared minimum size."""
     from trinity_desktop.docks import DOCKS
@@ -37,9 +44,9 @@ def crushed_panels(window) -> list[str]:
         dock = window.docks[spec.name]
         if spec.name in window.EDITING_DOCKS or not dock.isVisible():
             continue
-        size = dock.widget().size()
-        if size.width() < spec.min_size[0] or size.height() < spec.min_size[1]:
-            out.append(f"{spec.name} {size.width()} x {size.height()} px < {spec.min_size[0]} x {spec.min_size[1]}")
+        found = crushed(spec, dock.widget().size())
+        if found:
+            out.append(found)
     return out
 
 

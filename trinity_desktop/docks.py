@@ -176,7 +176,8 @@ def _routing():
 DOCKS: tuple[DockSpec, ...] = (
     DockSpec("controls", "Scenario", _controls, "left", "Ctrl+1"),
     DockSpec("deck", "Slides", _deck, "left", "Ctrl+0"),
-    DockSpec("triangle", "Trade-off triangle", _triangle, "top-left", "Ctrl+2", tab="Triangle", citations=("fan2026-trinity", "nccl-tests-performance")),
+    DockSpec("triangle", "Trade-off triangle", _triangle, "top-left", "Ctrl+2", tab="Triangle", citations=("fan2026-trinity", "nccl-tests-performance"),
+             min_size=(440, 460)),   # the triangle, its corner names and edge captions over a title and legend
     DockSpec("breakdown", "Memory and time", _breakdown, "top-right", "Ctrl+3", tab="Memory, time", citations=("zero", "korthikanti2022", "pipedream-1f1b", "vllm")),
     DockSpec("heatmap", "Workload pressure", _heatmap, "bottom-left", "Ctrl+4", tab="Workloads", citations=("fan2026-trinity", "roofline")),
     DockSpec("roofline", "Roofline", _roofline, "bottom-right", "Ctrl+5", citations=("roofline", "scaling-book", "flashattention", "leviathan2023", "deepseek-v3-mtp-decode")),

@@ -1,10 +1,11 @@
 """The audit of what a person sees: is every dock presentable, in every theme, on every slide, after edits?
 
 `audit(window)` brings each centre dock to the front in turn (and each tab of a panel's own tab widget) and
-reports, dock by dock: overlapping plot texts, texts clipped by their plot or shortened with an ellipsis,
-labels and buttons cut by their width, cut tabs, faint texts (measured on the rendered pixels against what is
-behind them: `audit_contrast`) and a chart dock that scrolls. The window itself is checked for cut dock tabs,
-cut Scenario-form values and a cut status bar. `audit_edits.edit_sequence` checks the layout's stability under
+reports, dock by dock: a panel under its declared minimum size (`docks.DockSpec.min_size`, as on slides),
+overlapping plot texts, texts clipped by their plot or shortened with an ellipsis, labels and buttons cut by
+their width, cut tabs, faint texts (measured on the rendered pixels against what is behind them:
+`audit_contrast`) and a chart dock that scrolls. The window itself is checked for cut dock tabs, cut
+Scenario-form values and a cut status bar. `audit_edits.edit_sequence` checks the layout's stability under
 edits and `audit_slides.audit_deck` every slide of a deck as presented.
 
 Run `python -m trinity_desktop.layout_audit 1366x768 [--theme dark] [--no-edits] [--no-slides] [--json]` to
@@ -28,6 +29,7 @@ from trinity_desktop.audit_contrast import (
     view_contrast,
 )
 from trinity_desktop.audit_curves import hidden_curves
+from trinity_desktop.audit_slides import crushed
 from trinity_desktop.audit_text import (
     cut_form_values,
     cut_table_cells,
@@ -35,6 +37,7 @@ from trinity_desktop.audit_text import (
     cut_widget_texts,
     scene_report,
 )
+from trinity_desktop.docks import DOCKS
 from trinity_desktop.layout_plan import FORM_DOCKS, offscreen_platform
 
 THEMES = ("light", "dark", "high-contrast")
@@ -51,16 +54,18 @@ class DockReport:
     below_goal: list[str] = field(default_factory=list)  # FLOOR_RATIO to GOAL_RATIO (reported, not failed)
     scrolls: bool = False
     size: tuple[int, int] = (0, 0)
+    crushed: list[str] = field(default_factory=list)     # the panel under its declared minimum size (docks.DOCKS)
 
     def problems(self) -> list[str]:
         return ([f"overlap: {a!r} and {b!r}" for a, b in self.overlaps] + [f"clipped: {t!r}" for t in self.clipped]
                 + [f"shortened: {t!r}" for t in self.shortened] + [f"cut: {t}" for t in self.cut]
-                + [f"faint: {t}" for t in self.faint] + (["the dock scrolls"] if self.scrolls else []))
+                + [f"faint: {t}" for t in self.faint] + (["the dock scrolls"] if self.scrolls else [])
+                + [f"crushed: {t}" for t in self.crushed])
 
     def as_dict(self) -> dict:
         return {"name": self.name, "overlaps": self.overlaps, "clipped": self.clipped, "shortened": self.shortened,
                 "cut": self.cut, "faint": self.faint, "below_goal": self.below_goal, "scrolls": self.scrolls,
-                "size": list(self.size)}
+                "size": list(self.size), "crushed": self.crushed}
 
 
 def dock_scrolls(dock, panel) -> bool:
@@ -122,7 +127,8 @@ def audit_dock(window, name: str, app, contrast: bool = True) -> DockReport:
                       clipped=[c for c in again.clipped if c in first.clipped],
                       shortened=[t for t in again.shortened if t in first.shortened],
                       cut=[c for c in again.cut if c in first.cut], faint=[f for f in again.faint if f in first.faint],
-                      below_goal=again.below_goal, scrolls=first.scrolls and again.scrolls, size=again.size)
+                      below_goal=again.below_goal, scrolls=first.scrolls and again.scrolls, size=again.size,
+                      crushed=again.crushed if first.crushed else [])
 
 
 def _look(window, name: str, app, contrast: bool) -> DockReport:
@@ -142,6 +148,8 @@ def _look(window, name: str, app, contrast: bool) -> DockReport:
     report = DockReport(name, size=(dock.width(), dock.height()))
     if name not in FORM_DOCKS:
         report.scrolls = dock_scrolls(dock, panel)
+        spec = next(s for s in DOCKS if s.name == name)   # in front, the panel has at least its declared room
+        report.crushed = [c for c in [crushed(spec, dock.widget().size())] if c]
     _add(report.cut, cut_table_cells(panel))   # every table reads whole (a long list may scroll, never sideways)
     if name != "controls":   # the Scenario form is checked as the window's ("form")
         _add(report.cut, cut_form_values(panel))

@@ -23,6 +23,9 @@ MIN_PANEL = QtCore.QSize(500, 420)     # the smallest centre panel the default l
 CONTROLS_WIDTH = 330                   # the scenario controls column on a wide screen
 CONTROLS_NARROW = 310                  # ... and on a laptop
 CHROME_HEIGHT = 90                     # menu bar, status bar, dock title and tab bars
+LEAD_ROW_SHARE = 0.56                  # in two rows, the top-left group (the triangle first) takes this share
+                                       # of its column's height: an equilateral triangle is limited by height;
+                                       # the group below keeps at least MIN_PANEL's height
 FORM_DOCKS = ("controls", "deck", "references")   # long forms and lists scroll; every chart shrinks to its dock
 
 
@@ -46,6 +49,13 @@ class LayoutPlan:
         row = row if self.rows == 2 else "top"
         col = col if self.columns == 2 else "left"
         return f"{row}-{col}"
+
+
+def lead_row_heights(column_height: int) -> tuple[int, int]:
+    """(top, bottom) heights of the left column's two groups: the top `LEAD_ROW_SHARE` of the column, the
+    bottom never under `MIN_PANEL`'s height (nor over the column)."""
+    bottom = min(max(MIN_PANEL.height(), round(column_height * (1 - LEAD_ROW_SHARE))), column_height)
+    return column_height - bottom, bottom
 
 
 def plan_for(available: QtCore.QRect | QtCore.QSize) -> LayoutPlan:

@@ -11,7 +11,13 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from trinity_desktop.dock_tabs import DockHolder, DockScroll, tidy_tab_bars
 from trinity_desktop.docks import DOCKS
 from trinity_desktop.help_texts import PRESSURE_HELP
-from trinity_desktop.layout_plan import FORM_DOCKS, available_geometry, keep_on_screen, plan_for
+from trinity_desktop.layout_plan import (
+    FORM_DOCKS,
+    available_geometry,
+    keep_on_screen,
+    lead_row_heights,
+    plan_for,
+)
 from trinity_desktop.layout_state import check_layout
 from trinity_desktop.lazy_panels import LazyPanels
 from trinity_desktop.menus import build_menus
@@ -156,6 +162,10 @@ class MainWindow(QtWidgets.QMainWindow):
             sep = self.style().pixelMetric(QtWidgets.QStyle.PixelMetric.PM_DockWidgetSeparatorExtent)
             half = (self.width() - self.layout_plan.controls_width - 3 * sep) // 2
             self.resizeDocks(columns, [half, half], QtCore.Qt.Orientation.Horizontal)
+        rows = [self._group_leaders[g] for g in ("top-left", "bottom-left") if g in self._group_leaders]
+        if len(rows) == 2:   # the triangle's row taller: its drawing is limited by height (LEAD_ROW_SHARE)
+            self.resizeDocks(rows, list(lead_row_heights(rows[0].height() + rows[1].height())),
+                             QtCore.Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["controls"]], [self.layout_plan.controls_width], QtCore.Qt.Orientation.Horizontal)
         self._default_state = self.saveState(LAYOUT_VERSION)
 

@@ -69,3 +69,15 @@ class LogSIAxis(WrappedLabelAxis):
             else:
                 out.append(si_decade(10.0 ** r * scale))
         return out
+
+
+def minus_sign(text: str) -> str:
+    """A number's text with the typographic minus (U+2212) for the hyphen-minus that Python writes."""
+    return text.replace("-", "\u2212")
+
+
+class MinusSignAxis(WrappedLabelAxis):
+    """A linear axis whose negative tick labels read with the typographic minus, as the panel's other numbers."""
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
+        return [minus_sign(s) for s in super().tickStrings(values, scale, spacing)]

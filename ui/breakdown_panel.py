@@ -28,6 +28,7 @@ STACK_BELOW_PX = 640   # a panel narrower than this stacks the memory bar above 
 BAD_COLOR = theme.BAD_COLOR  # the "does not fit" red (text and line), distinct from the component colours
 TIME_TITLES = {"train": "Step time", "prefill": "Prefill time", "decode": "Time per output token"}
 BAR_TICKS = {"train": "one step", "prefill": "one prompt", "decode": "one token"}
+LINE_OVERHANG = 0.08   # x units the capacity / needs lines reach past the bar (its leaders end at 0.53)
 
 
 STAGE_COLOR = theme.ON_LIGHT  # the followed stage: black on a white halo, readable on every segment colour
@@ -97,6 +98,8 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.need_text = pw.label_item("", color=BAD_COLOR, anchor=(1, 1), bold=True)
         self.need_text.setVisible(False)
         self.memory_plot.addItem(self.need_text, ignoreBounds=True)
+        # the capacity and needs lines stop just past the bar: its side labels, right of it, are never crossed
+        self.memory_plot.getViewBox().sigXRangeChanged.connect(self._span_lines)
 
         # The stage the step-through flow highlights: live memory as a line across the memory bar (black on a
         # white halo), its segment(s) outlined in the time bar, and a line of numbers below the plots.
@@ -311,6 +314,14 @@ class BreakdownPanel(QtWidgets.QWidget):
         candidates = [c for c in candidates if y0 + half <= c <= y1 - half] or [live]
         free = [c for c in candidates if all(c + half <= b or c - half >= t for b, t in taken)]
         return min(free or [live], key=lambda c: abs(c - live))
+
+    def _span_lines(self, *_) -> None:
+        """The horizontal lines end `LINE_OVERHANG` past the bar's right edge (a share of the view's width)."""
+        (x0, x1), _ = self.memory_plot.getViewBox().viewRange()
+        end = self.memory_bar.x + self.memory_bar.width / 2 + LINE_OVERHANG
+        share = min(max((end - x0) / max(x1 - x0, 1e-12), 0.0), 1.0)
+        for line in (self.capacity_line, self.need_line):
+            line.setSpan(0.0, share)
 
     def _update_memory(self, r: Results) -> None:
         names = list(r.memory)

@@ -200,4 +200,7 @@ def tradeoff_title(spent: str, saved: str, best: str, saved_pct: float, spent_pc
     """Explorer: 'ZeRO-3 saves the most memory: −22% for +250% bandwidth' (n techniques apply here)."""
     if n == 0 or not best:
         return f"Nothing here spends {spent} to save {saved}"
-    return f"{best} saves the most {saved}: −{saved_pct:.0f}% for {spent_pct:+.0f}% {spent}"
+    def signed(v: float) -> str:   # one minus sign, U+2212, in every number of the panel
+        return f"{'+' if v >= 0 else '−'}{abs(v):.0f}%"
+
+    return f"{best} saves the most {saved}: {signed(-saved_pct)} for {signed(spent_pct)} {spent}"

@@ -34,7 +34,6 @@ from trinity_desktop.ui.flow_timeline import bar_brush, timeline
 from trinity_desktop.ui.units import choose_time_unit, fmt_seconds
 from trinity_desktop.ui.wrap_layout import WrapLayout
 
-HIGHLIGHT_COLOR = theme.ON_LIGHT
 PLAY_INTERVAL_MS = 1500      # per phase: five training phases in 7.5 s
 PLAY_BUDGET_MS = 12_000      # the whole step, bar by bar, in at most this (faster steps for many bars)
 MIN_PLAY_INTERVAL_MS = 20
@@ -118,10 +117,12 @@ class FlowPanel(QtWidgets.QWidget):
         self.bars_item = pg.BarGraphItem(x0=[0.0], width=[0.0], y=[0.0], height=BAR_HEIGHT, brush=pw.plot_background(),
                                          pen=pg.mkPen(None))
         self.plot.addItem(self.bars_item)
-        self.outline = pg.PlotCurveItem(pen=pg.mkPen(HIGHLIGHT_COLOR, width=3), connect="pairs")
+        # the highlight outline and cursor in the plot's text colour: they read on every theme's background
+        # (black was drawn black on black in the high-contrast theme) and restyle_plots recolours them
+        self.outline = pg.PlotCurveItem(pen=pg.mkPen(theme.plot_text_color(), width=3), connect="pairs")
         self.outline.setZValue(50)
         self.plot.addItem(self.outline, ignoreBounds=True)
-        self.cursor_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(HIGHLIGHT_COLOR, width=1,
+        self.cursor_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(theme.plot_text_color(), width=1,
                                                                    style=QtCore.Qt.PenStyle.DashLine))
         self.cursor_line.setZValue(40)
         self.plot.addItem(self.cursor_line, ignoreBounds=True)

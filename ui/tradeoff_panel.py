@@ -22,21 +22,20 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from trinity_desktop.model import Results
-from trinity_desktop.model.formulas.pressure import RESOURCES
-from trinity_desktop.model.inputs.presets import references
 from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.model.views.workloads import evaluate_library
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.axes import MinusSignAxis, minus_sign
 from trinity_desktop.ui.tradeoff_geometry import ARROW_STRIP_PX, bubble_size, nearest_workload, symlog
-from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_seconds
+from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines
 
 HOVER_RADIUS_PX = 22.0
-MEASURE_NAMES = {"compute": "hardware FLOPs", "bandwidth": "link occupancy (Σ bytes / link bandwidth)",
-                 "memory": "HBM bytes per device"}
 AXIS_MEASURES = {"compute": "FLOPs", "bandwidth": "link time", "memory": "HBM bytes"}
 HEAD_PX = 13.0
+ZERO_STRIP_PX = 5.0   # the band along each zero line that "this scenario" keeps off
+ORIGIN_GAP_PX = 8.0   # 'this scenario' this far from the origin's dot
 LABEL_CHARS = 22   # a bubble's name wraps at this many characters
 TALL_PX = 640      # a panel lower than this lists the techniques that do not apply on two lines
 Y_TICKS = (-1000, -100, -10, -1, 0, 1, 10, 100, 1000, 10000)
@@ -46,8 +45,6 @@ def _finite(v: float) -> float:
     return float(v) if math.isfinite(v) else 0.0
 
 
-def _signed_bytes(v: float) -> str:
-    return ("+" if v > 0 else "−" if v < 0 else "±") + fmt_bytes(abs(v))
 
 
 class TradeoffPanel(QtWidgets.QWidget):
@@ -84,6 +81,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         label = QtWidgets.QLabel("Direction:")
         label.setFont(pw.font())
         label.setBuddy(self.direction_combo)
+        label.setProperty("editingControl", True)   # it titles the combo: off the slides with it (slide_controls)
 
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(pw.plot_background())
@@ -92,12 +90,12 @@ class TradeoffPanel(QtWidgets.QWidget):
             "The current scenario is the origin. Each arrow is a technique: x is the percent of the saved "
             "resource it saves, y the percent more of the spent resource it uses, the bubble at its head its "
             "deployment relevance. Hover for the numbers and the citation; click a bubble to apply it.")
-        self.plot: pg.PlotItem = self.graphics.addPlot()
+        self.plot: pg.PlotItem = self.graphics.addPlot(axisItems={"bottom": MinusSignAxis("bottom")})
         pw.style_plot(self.plot)
         pw.freeze_view(self.plot)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.getAxis("left").setWidth(96)
-        self.plot.getAxis("left").setTicks([[(float(symlog(v)), f"{v:+,d}%" if v else "0%") for v in Y_TICKS]])
+        self.plot.getAxis("left").setTicks([[(float(symlog(v)), f"{minus_sign(f'{v:+,d}')}%" if v else "0%") for v in Y_TICKS]])
         self.zero_x = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen(theme.MUTED_COLOR, width=1))
         self.zero_y = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(theme.MUTED_COLOR, width=1))
         for item in (self.zero_x, self.zero_y):
@@ -251,8 +249,7 @@ class TradeoffPanel(QtWidgets.QWidget):
                                  np.array([v for k in self._plot_xy for v in (0.0, self._plot_xy[k][1])]),
                                  pen=pg.mkPen(color, width=2.5))
         self.origin.setData([0.0], [0.0], brush=pg.mkBrush(theme.plot_text_color()), pen=pg.mkPen(None))
-        self.origin_text.setColor(theme.plot_text_color())
-        self.origin_text.setPos(0.0, 0.0)
+        self.origin_text.setColor(theme.plot_text_color())   # placed beside the origin in _update_labels
         self._x_range = (x_lo, x_hi)
         self.plot.setXRange(x_lo, x_hi, padding=0)
         self.plot.setYRange(y_lo, y_hi, padding=0)
@@ -362,9 +359,12 @@ class TradeoffPanel(QtWidgets.QWidget):
             marks.append((sx - r, sy - r, sx + r, sy + r))
         origin_px = ll.scene_point(vb, 0.0, 0.0)   # and off every arrow: no arrow runs through a name
         marks += [b for k in keys for b in ll.strip(*origin_px, *ll.scene_point(vb, *self._plot_xy[k]), ARROW_STRIP_PX)]
-        origin = self.origin_text.sceneBoundingRect()   # the names keep off "this scenario" too
-        if self.origin_text.isVisible() and origin.width() > 0:
-            marks.append((origin.left(), origin.top(), origin.right(), origin.bottom()))
+        left, top, right_px, bottom = ll.view_bounds(vb)   # 'this scenario' keeps off the zero lines too
+        zero = ll.strip(left, origin_px[1], right_px, origin_px[1], ZERO_STRIP_PX) \
+            + ll.strip(origin_px[0], top, origin_px[0], bottom, ZERO_STRIP_PX)
+        origin = self._place_origin_text(vb, origin_px, tuple(marks + zero))   # the names keep off it
+        if origin is not None:
+            marks.append(origin)
         right = ll.scene_point(vb, self._x_range[0] + 0.6 * (self._x_range[1] - self._x_range[0]), 0.0)[0]
         for key in keys:
             item = self.labels.get(key)
@@ -374,16 +374,32 @@ class TradeoffPanel(QtWidgets.QWidget):
                 self.plot.addItem(item, ignoreBounds=True)
                 self.labels[key] = item
             item.setText(textwrap.fill(names[key].name, LABEL_CHARS))   # wrapped, never cut
+            item.fill = pg.mkBrush(pw.plot_background())   # opaque: a zero line passes under the name, not through
             w, h = ll.text_size(item)
             sx, sy = ll.scene_point(vb, *self._plot_xy[key])
             sides = ("right", "left", "above", "below", "above-right", "below-right", "above-left", "below-left")
             if sx > right:
                 sides = ("left", "right", "above", "below", "above-left", "below-left", "above-right", "below-right")
             labels.append(ll.Label(key, w, h, ll.around(sx, sy, w, h, self._bubbles[key][2] / 2 + 3, sides)))
+        labels.sort(key=lambda label: label.key != self._focus_key)   # the ringed technique is named first
         boxes = self._placer.place(labels, ll.view_bounds(vb), tuple(marks))
         self.hidden_labels = {key for key in keys if boxes.get(key) is None}
         for key in keys:
             ll.put(self.labels[key], vb, boxes.get(key))
+
+    def _place_origin_text(self, vb, origin_px, marks: tuple) -> tuple | None:
+        """'this scenario' beside the origin in a quadrant no arrow or zero line crosses (below-right first);
+        crowded on every side, below-right as before. Returns the box taken."""
+        w, h = ll.text_size(self.origin_text)
+        sides = ("below-right", "above-left", "below-left", "above-right", "below", "above", "left", "right")
+        box = ll.place([ll.Label("origin", w, h, ll.around(*origin_px, w, h, ORIGIN_GAP_PX, sides, steps=1))],
+                       ll.view_bounds(vb), marks).get("origin")
+        if box is None:
+            self.origin_text.setAnchor((0.0, -0.3))
+            self.origin_text.setPos(0.0, 0.0)
+            return None
+        ll.put(self.origin_text, vb, box)
+        return box
 
     # ------------------------------------------------------------------ focus, hover, click
     def set_focus(self, what: str, key: str) -> None:
@@ -394,6 +410,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         if technique is not None and technique.direction != self._direction:
             self.set_direction(*technique.direction)
         self._ring_focus()
+        self._update_labels(self._label_groups[0])   # the ringed technique's name is placed first
 
     def _ring_focus(self) -> None:
         if self._focus_key in self._plot_xy:
@@ -450,38 +467,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         return True
 
     def _hover_lines(self, key: str) -> list[tuple[str, bool]]:
-        t = tq.load_techniques()[key]
-        e = self._effects.get(key)
-        ref = references()[t.citation]
-        cite = f"{ref.authors} ({ref.year}). {ref.title}."
-        lines = [(t.name, True), (tq.direction_label(t.spent, t.saved), False)]
-        if e is None or not e.applicable:
-            lines.append((e.reason if e is not None else "No scenario yet.", True))
-        else:
-            lines.append((f"{theme.RESOURCE_LABELS[t.saved]} saved: {e.saved_pct:.1f}% of "
-                          f"{MEASURE_NAMES[t.saved]}", True))
-            lines.append((f"{theme.RESOURCE_LABELS[t.spent]} spent: {e.spent_pct:+.1f}% "
-                          f"{MEASURE_NAMES[t.spent]}", True))
-            sign = "+" if e.d_flops >= 0 else "−"
-            lines.append((f"Δ FLOPs {sign}{fmt_flops(abs(e.d_flops))}; Δ FLOP-bound time "
-                          f"{'+' if e.d_compute_time >= 0 else '−'}{fmt_seconds(abs(e.d_compute_time))}; "
-                          f"Δ {'step' if e.before.kind == 'train' else 'time'} "
-                          f"{'+' if e.d_time >= 0 else '−'}{fmt_seconds(abs(e.d_time))}", False))
-            links = ", ".join(f"{k} {_signed_bytes(v)}" for k, v in e.d_bytes.items())
-            lines.append((f"Δ bytes per GPU: {links}", False))
-            lines.append((f"Δ memory: HBM {_signed_bytes(e.d_memory['hbm'])} per device "
-                          f"({e.before.memory_total / 1e9:.1f} → {e.after.memory_total / 1e9:.1f} GB); host "
-                          f"{_signed_bytes(e.d_memory['host'])}", False))
-            dp = ", ".join(f"{r} {v:+.2f}" for r, v in zip(RESOURCES, e.d_pressure, strict=True))
-            lines.append((f"Δ pressure: {dp}", False))
-            if t.read_pattern:
-                lines.append(("Computed here, not applied on click: a scenario has one attention span for the "
-                              "keys kept and the keys read.", False))
-        lines.append((f"Relevance {t.relevance:.1f}: {t.relevance_basis}", False))
-        if t.note:
-            lines.append((t.note, False))
-        lines.append((f"Source: {cite}", False))
-        return lines
+        return hover_lines(tq.load_techniques()[key], self._effects.get(key))
 
     # ------------------------------------------------------------------ accessors for tests
     def bubbles(self) -> dict[str, tuple[float, float, float, str, bool]]:

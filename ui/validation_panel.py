@@ -36,6 +36,8 @@ SIDE_BY_SIDE_WIDTH = 1000  # px: room for the scatter and the bars' assumption n
 STACKED_MIN_HEIGHT = 600   # px: below it, stacking leaves the scatter too short for its axis title
 LEGEND_COLUMNS = 3  # two kinds and up to four families in two rows: the legend fits half a 1366-wide dock
 KIND_STYLE = {"training": ("training", "o"), "inference": ("inference", "t1")}
+MARKER_PX = {"training": 10, "inference": 12}   # marker size by kind (a triangle reads at 12 px, a disc at 10)
+WHISKER_MIN_PX = 2.0   # the shortest part of a band whisker drawn past its marker
 FAMILY_COLORS = {"Ampere": theme.RESOURCE_COLORS["compute"], "Hopper": theme.RESOURCE_COLORS["bandwidth"],
                  "Blackwell": theme.RESOURCE_COLORS["memory"], "Apple silicon": theme.ACCENT_COLORS["pink"],
                  "Ada Lovelace": theme.ACCENT_COLORS["sky"]}
@@ -133,7 +135,7 @@ class ValidationPanel(QtWidgets.QWidget):
                 line = pg.PlotDataItem([], [], connect="pairs", pen=pg.mkPen(color, width=2))
                 self.scatter_plot.addItem(line)
                 self.band_lines[kind, family] = line
-                pts = pg.PlotDataItem([], [], pen=None, symbol=symbol, symbolSize=10 if symbol == "o" else 12,
+                pts = pg.PlotDataItem([], [], pen=None, symbol=symbol, symbolSize=MARKER_PX[kind],
                                       symbolBrush=color, symbolPen=pg.mkPen(theme.plot_text_color()))
                 self.scatter_plot.addItem(pts)
                 self.points[kind, family] = pts
@@ -145,6 +147,9 @@ class ValidationPanel(QtWidgets.QWidget):
             self.legend.addItem(pg.ScatterPlotItem(symbol="s", size=12, pen=pg.mkPen(theme.plot_text_color()),
                                                    brush=FAMILY_COLORS.get(family, theme.FALLBACK_COLOR)), family)
         self.hover = pw.HoverReadout(self.scatter_plot, self.hover_text_at, html=True)
+        # a whisker's part past its marker is measured in pixels: drawn again when the view's scale changes
+        self.scatter_plot.getViewBox().sigResized.connect(self._draw_bands)
+        self.scatter_plot.getViewBox().sigYRangeChanged.connect(self._draw_bands)
 
         self.bar_plot = self.graphics.addPlot(row=0, col=1)
         pw.style_plot(self.bar_plot, "What matters most", bottom="Sobol index of the headline time")
@@ -239,6 +244,25 @@ class ValidationPanel(QtWidgets.QWidget):
             rows = str(exc)
         worker_relay.post(self._on_rows, name, rows)
 
+    def _draw_bands(self, *_) -> None:
+        """Each run's p05-p95 band as a vertical whisker, drawn only where it reaches past its marker: the parts
+        above and below the marker, each at least `WHISKER_MIN_PX` long (a band narrower than the marker is
+        read in the hover; a whisker under its marker would only hide there)."""
+        vb = self.scatter_plot.getViewBox()
+        (_, _), (y0, y1) = vb.viewRange()
+        per_px = (y1 - y0) / max(vb.height(), 1.0)   # decades of predicted time per pixel (log axes)
+        for (kind, family), line in self.band_lines.items():
+            mine = [r for r in self.rows if r["kind"] == kind and r["family"] == family]
+            half = (MARKER_PX[kind] / 2 + 1) * per_px
+            xs, ys = [], []
+            for r in (r for r in mine if min(r["p05"], r["predicted"], r["p95"]) > 0):
+                mid = np.log10(r["predicted"])
+                for a, b in ((np.log10(r["p95"]), mid + half), (mid - half, np.log10(r["p05"]))):
+                    if a - b >= WHISKER_MIN_PX * per_px:
+                        xs += [r["measured"]] * 2
+                        ys += [10.0 ** a, 10.0 ** b]
+            line.setData(np.asarray(xs, float), np.asarray(ys, float))
+
     def _on_rows(self, name: str, rows) -> None:
         if name != self.set_name:
             return
@@ -250,13 +274,12 @@ class ValidationPanel(QtWidgets.QWidget):
             mine = [r for r in rows if r["kind"] == kind and r["family"] == family]
             m = np.array([r["measured"] for r in mine])
             pts.setData(m, np.array([r["predicted"] for r in mine]))
-            self.band_lines[kind, family].setData(np.repeat(m, 2),
-                                                  np.ravel([[r["p05"], r["p95"]] for r in mine]) if mine else [])
         values = [v for r in rows for v in (r["measured"], r["p05"], r["p95"])]
         lo, hi = min(values) / 1.5, max(values) * 1.5
         self.identity.setData([lo, hi], [lo, hi])
         self.scatter_plot.setXRange(np.log10(lo), np.log10(hi), padding=0.02)
         self.scatter_plot.setYRange(np.log10(lo), np.log10(hi), padding=0.02)
+        self._draw_bands()
         errors = np.abs([r["rel_error"] for r in rows])
         worst = rows[int(np.argmax(errors))]
         inside = sum(r["in_band"] for r in rows)

@@ -102,7 +102,10 @@ def test_split_title_against_neurosurgeon_table():
 def test_tradeoff_title_from_the_computed_effect(train):
     e = tq.technique_effect(train.scenario, "recompute-full")
     text = findings.tradeoff_title("compute", "memory", "Full recompute", e.saved_pct, e.spent_pct, 1)
-    assert text == f"Full recompute saves the most memory: −{e.saved_pct:.0f}% for {e.spent_pct:+.0f}% compute"
+    spent = f"{'+' if e.spent_pct >= 0 else '−'}{abs(e.spent_pct):.0f}%"   # one minus sign: U+2212
+    assert text == f"Full recompute saves the most memory: −{e.saved_pct:.0f}% for {spent} compute"
+    assert "-" not in findings.tradeoff_title("compute", "memory", "W", 61.0, -69.0, 2).replace("Trade-off", "")
+    assert findings.tradeoff_title("compute", "memory", "W", 61.0, -69.0, 2).endswith("−61% for −69% compute")
     assert findings.tradeoff_title("memory", "bandwidth", "", 0, 0, 0) == "Nothing here spends memory to save bandwidth"
 
 

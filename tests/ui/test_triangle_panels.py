@@ -178,7 +178,8 @@ def test_arrows_run_from_the_scenario_to_each_effect(explorer, train_results):
     best = max(drawn, key=lambda k: tq.technique_effect(train_results.scenario, k).saved_pct)
     e = tq.technique_effect(train_results.scenario, best)
     assert title_text(explorer.plot) == (f"{tq.load_techniques()[best].name} saves the most memory: "
-                                         f"−{e.saved_pct:.0f}% for {e.spent_pct:+.0f}% bandwidth")
+                                         f"−{e.saved_pct:.0f}% for {'+' if e.spent_pct >= 0 else '−'}"
+                                         f"{abs(e.spent_pct):.0f}% bandwidth")
     assert explorer.offer_text() == ""
 
 
