@@ -34,6 +34,7 @@ def test_the_prefill_head_does_not_grow_with_the_prompt():
     """Doubling the prompt doubles the layers' FLOPs but not the head's."""
     m = MODELS["llama-2-7b"]
     f1, f2 = _prefill_flops(m, 1, 1024), _prefill_flops(m, 1, 2048)
-    attn = lambda s: m.layers * s * attention_core_flops_per_token(s / 2.0, m.heads, m.qk_dim, m.v_dim)
+    def attn(s):
+        return m.layers * s * attention_core_flops_per_token(s / 2.0, m.heads, m.qk_dim, m.v_dim)
     head = 2.0 * m.hidden * m.vocab
     assert (f2 - attn(2048)) - 2.0 * (f1 - attn(1024)) == pytest.approx(-head, rel=1e-9)
