@@ -14,6 +14,7 @@ if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen" and importlib.u
 
 
 def pytest_collection_modifyitems(items):
-    """The packaging tests (marker `bundle`) first, in their order: under `--dist load` the first worker's first
-    batch then holds them all, so one worker builds the bundle while the others run the rest."""
-    items.sort(key=lambda item: item.get_closest_marker("bundle") is None)
+    """The packaging tests (marker `bundle`) first, then the long ones (marker `long`), each in their order:
+    `--dist load` hands out its first quarter of the tests one at a time to each worker in turn, so every worker
+    starts on a long test and none ends the run alone on one."""
+    items.sort(key=lambda item: (item.get_closest_marker("bundle") is None, item.get_closest_marker("long") is None))

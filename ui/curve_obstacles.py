@@ -92,12 +92,25 @@ def crosses_text(segments: np.ndarray, cx: float, cy: float, w: float, h: float,
     """True when a segment runs through the glyphs of a w × h text centred on (cx, cy), turned `degrees`
     counter-clockwise on screen; `inset` pixels of the box's margin may be touched (a TextItem's 4 px
     document margin holds no glyph). The segments are turned into the text's frame and clipped to its box."""
-    if not len(segments):
+    hw, hh = w / 2 - inset, h / 2 - inset
+    if not len(segments) or hw <= 0 or hh <= 0:
         return False
+    r = math.hypot(hw, hh)   # the turned box lies inside this circle: segments whose extent misses it cannot cross
+    xs, ys = segments[:, [0, 2]], segments[:, [1, 3]]
+    near = ((xs.max(axis=1) >= cx - r) & (xs.min(axis=1) <= cx + r)
+            & (ys.max(axis=1) >= cy - r) & (ys.min(axis=1) <= cy + r))
+    if not near.any():
+        return False
+    segments = segments[near]
     a = math.radians(degrees)
     c, s = math.cos(a), math.sin(a)
     x, y = segments[:, [0, 2]] - cx, segments[:, [1, 3]] - cy
     u, v = x * c - y * s, x * s + y * c   # along the text (screen: (cos a, -sin a)), and across it
     local = np.stack([u[:, 0], v[:, 0], u[:, 1], v[:, 1]], axis=1)
-    hw, hh = w / 2 - inset, h / 2 - inset
-    return hw > 0 and hh > 0 and bool(len(_clipped(local, (-hw, -hh, hw, hh))))
+    return bool(len(_clipped(local, (-hw, -hh, hw, hh))))
+
+
+def joined(parts: Iterable[np.ndarray]) -> np.ndarray:
+    """Segment arrays as one (n, 4) array, so one `crosses_text` call tests them all."""
+    parts = [p for p in parts if len(p)]
+    return np.concatenate(parts) if parts else np.zeros((0, 4))

@@ -93,6 +93,22 @@ def fit_axis_label(axis: pg.AxisItem, text: str) -> None:
     fit()
 
 
+class NextPass(QtCore.QObject):
+    """Calls `fn` once at the next pass of the event loop however often `poke` is called before it (a 0 ms
+    single-shot timer): a burst of resizes (a dock dragged, a window laid out) is laid out once, at its last size."""
+
+    def __init__(self, owner: QtCore.QObject, fn: Callable[[], None]):
+        super().__init__(owner)
+        self._fn = fn
+        self._timer = QtCore.QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(fn)
+
+    def poke(self, *_args) -> None:
+        self._timer.start()
+
+
 class SizeWatcher(QtCore.QObject):
     """Calls `fit` when `items` change size, coalesced so that a layout whose fit changes its own size cannot
     loop: a size equal to the last one fitted is ignored, a poke during the fit is deferred, and a size fitted
@@ -112,11 +128,16 @@ class SizeWatcher(QtCore.QObject):
         self._settle.setSingleShot(True)
         self._settle.setInterval(self.SETTLE_MS)
         self._settle.timeout.connect(self._settled)
+        self._next = NextPass(self, self._poked)
 
     def _size(self) -> tuple:
         return tuple(round(v) for item in self._items for v in (item.size().width(), item.size().height()))
 
     def poke(self, *_args) -> None:
+        """A size change: looked at on the event loop's next pass (`NextPass`), once for a burst of them."""
+        self._next.poke()
+
+    def _poked(self) -> None:
         key = self._size()
         if key == self._last:
             return

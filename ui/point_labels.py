@@ -28,8 +28,9 @@ class PointLabels:
         self.points: list[tuple[float, float, str, bool]] = []
         self.lines: list[tuple[tuple[float, float], ...]] = []
         self.layout = ll.LabelLayout()
-        plot.getViewBox().sigResized.connect(self.relayout)
-        plot.getViewBox().sigRangeChanged.connect(self.relayout)
+        follow = pw.NextPass(plot.getViewBox(), self.relayout)   # once per burst of resizes and range changes
+        plot.getViewBox().sigResized.connect(follow.poke)
+        plot.getViewBox().sigRangeChanged.connect(follow.poke)
 
     def set(self, points: Sequence[tuple[float, float, str, bool]], lines=(), colors=()) -> None:
         """(x, y, text, bold) per point, most important first; `lines`: polylines ((x, y), ...) the labels

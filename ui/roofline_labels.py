@@ -80,6 +80,7 @@ class RooflineLabels:
         self.legend_label = self._legend_widget()
         self.hidden_labels: set[str] = set()
         self._segments: list[np.ndarray] = []
+        self._joined, self._joined_from = np.zeros((0, 4)), 0   # _segments as one array, and how many it holds
         self.ceiling_lines: dict[str, pg.PlotDataItem] = {}   # the panel's roof lines: a roof's label may touch its own
         self._key: tuple | None = None
         self._legend_entries: tuple = ()
@@ -194,6 +195,7 @@ class RooflineLabels:
         lines = self._drawn_lines(bounds)
         self._place_bandwidth_labels(frame, index, bounds, vb, lines)
         self._segments = [*lines.values()]   # from here on no text sits on any drawn line, leaders included
+        self._joined_from = -1
         self._place_point_labels(frame, index, bounds, vb)
         self._place_notes(frame, notes, index, bounds, vb)
 
@@ -208,7 +210,9 @@ class RooflineLabels:
     def _take_clear(self, index: ll.SpatialIndex, bounds: ll.Box, box: ll.Box) -> bool:
         """`_take` for an upright text box that no drawn line (`_segments`) runs through."""
         cx, cy, w, h = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2, box[2] - box[0], box[3] - box[1]
-        if any(co.crosses_text(seg, cx, cy, w, h) for seg in self._segments):
+        if len(self._segments) != self._joined_from:
+            self._joined, self._joined_from = co.joined(self._segments), len(self._segments)
+        if co.crosses_text(self._joined, cx, cy, w, h):
             return False
         return self._take(index, bounds, [box])
 
@@ -292,7 +296,7 @@ class RooflineLabels:
             x_start, x_end = max(lx0, ly0 - b), min(math.log10(float(xs[-1])), ly1 - b, lx1)
             w, h = ll.text_size(label)
             length_dec = w / math.hypot(px_x, px_y)   # the text's length, in decades of x
-            others = [seg for name, seg in lines.items() if name != c.name]
+            others = co.joined(seg for name, seg in lines.items() if name != c.name)
             chosen = None
             for f in np.arange(0.0, 0.9, 0.025):   # from the line's left end rightward
                 x = x_start + f * (x_end - x_start)
@@ -302,7 +306,7 @@ class RooflineLabels:
                 for side in (1.0, -1.0):   # above the line, then below it
                     cx = sx + along[0] * w / 2 + side * up[0] * h / 2
                     cy = sy + along[1] * w / 2 + side * up[1] * h / 2
-                    if (not any(co.crosses_text(seg, cx, cy, w, h, angle) for seg in others)
+                    if (not co.crosses_text(others, cx, cy, w, h, angle)
                             and self._take(index, bounds, ll.rotated_text(cx, cy, w, h - 8, angle))):
                         chosen = (x, side)
                         break

@@ -100,7 +100,7 @@ class RooflinePanel(QtWidgets.QWidget):
         self.hover = pw.HoverReadout(self.plot, self.hover_text_at, on_move=self._hover_moved,
                                      on_leave=self._hover_left)
         pw.LeaveFilter(self.plot_widget, self.hover.leave)
-        self.plot.getViewBox().sigResized.connect(self._resized)
+        self.plot.getViewBox().sigResized.connect(pw.NextPass(self, self._resized).poke)   # once per burst
 
         # --- controls -----------------------------------------------------------------------------
         sweep = self.sweep_layer

@@ -114,7 +114,7 @@ class TrianglePanel(QtWidgets.QWidget):
         self.hover = pw.HoverReadout(self.plot, self._hover_at, on_move=self._hover_moved,
                                      on_leave=self._hover_left, html=True)
         pw.LeaveFilter(self.graphics, self.hover.leave)
-        self.plot.getViewBox().sigResized.connect(self._fit)
+        self.plot.getViewBox().sigResized.connect(pw.NextPass(self, self._fit).poke)   # once per burst of resizes
         self.plot.scene().sigMouseClicked.connect(self._scene_clicked)
 
         # --- technique list (the path): a collapsible side list, never on the plot -------------------

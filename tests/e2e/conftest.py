@@ -8,8 +8,6 @@ batch holds them all and nobody waits in practice."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shutil
 import subprocess
@@ -19,6 +17,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from once_per_session import built_once as _built_once  # tests/ is on sys.path
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = "trinity-desktop"
@@ -34,43 +33,6 @@ def _ensure_pyinstaller() -> None:
         import PyInstaller  # noqa: F401
     except ImportError:
         subprocess.run([sys.executable, "-m", "pip", "install", _pyinstaller_requirement()], check=True, timeout=600)
-
-
-@contextlib.contextmanager
-def _exclusive(lock_path: Path):
-    """Hold an exclusive lock on `lock_path` across processes (flock; elsewhere nothing: no xdist builds there)."""
-    try:
-        import fcntl
-    except ImportError:   # Windows: no flock
-        yield
-        return
-    with open(lock_path, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _built_once(tmp_path_factory, name: str, build) -> dict[str, str]:
-    """`build(folder) -> {key: path}`, run once per test session even across xdist workers.
-
-    Workers share the parent of their base temporary folders (pytest-xdist's documented pattern for a session
-    fixture computed once); the first one to hold the lock builds there and records the result in a JSON file,
-    the others read it. A failed build records nothing, so its error is raised again where it is needed."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return build(tmp_path_factory.mktemp(name))
-    shared = tmp_path_factory.getbasetemp().parent
-    record = shared / f"{name}.json"
-    with _exclusive(shared / f"{name}.lock"):
-        if record.is_file():
-            return json.loads(record.read_text())
-        folder = shared / name
-        shutil.rmtree(folder, ignore_errors=True)   # a build a crashed worker left half done
-        folder.mkdir()
-        built = build(folder)
-        record.write_text(json.dumps(built))
-        return built
 
 
 @pytest.fixture(scope="session")

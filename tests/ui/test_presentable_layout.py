@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 import pytest
+from once_per_session import built_once  # tests/ is on sys.path
 
 from trinity_desktop.layout_plan import lead_row_heights, parse_screen, plan_for
 
@@ -25,18 +26,27 @@ SIZES = ("1366x768", "1920x1080")
 THEMES = ("light", "dark", "high-contrast")
 
 
+pytestmark = pytest.mark.long   # six audits of a minute or more each (tests/conftest.py runs them first)
+
+
 @pytest.fixture(scope="module", params=[(s, t) for s in SIZES for t in THEMES], ids=lambda p: f"{p[0]}-{p[1]}")
-def audit(request):
+def audit(request, tmp_path_factory):
+    """The audit's report at one size and theme, made once per session even when `--dist load` hands this
+    module's tests to several workers (tests/once_per_session.py)."""
     size, theme = request.param
     env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
     env["QT_QPA_PLATFORM"] = "offscreen"
     # each size's layout checks once: the edits in the light theme, the slides in one dark theme
     slides = {"1366x768": "high-contrast", "1920x1080": "dark"}[size]
     extra = (["--no-edits"] if theme != "light" else []) + (["--no-slides"] if theme != slides else [])
-    out = subprocess.run([sys.executable, "-m", "trinity_desktop.layout_audit", size, "--theme", theme, "--json",
-                          *extra], env=env, capture_output=True, text=True, timeout=600)
-    assert out.returncode in (0, 1), out.stderr[-2000:]
-    return f"{size} {theme}", json.loads(out.stdout)
+
+    def run(_folder) -> dict:
+        out = subprocess.run([sys.executable, "-m", "trinity_desktop.layout_audit", size, "--theme", theme, "--json",
+                              *extra], env=env, capture_output=True, text=True, timeout=600)
+        assert out.returncode in (0, 1), out.stderr[-2000:]
+        return json.loads(out.stdout)
+
+    return f"{size} {theme}", built_once(tmp_path_factory, f"layout-audit-{size}-{theme}", run)
 
 
 def _dump(value) -> str:

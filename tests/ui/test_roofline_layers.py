@@ -119,3 +119,19 @@ def test_a_line_crosses_a_text_only_through_its_glyph_box_as_turned():
     assert crosses_text(beside, 0.0, 0.0, 100.0, 20.0, 0.0)
     assert crosses_text(np.array([[-60.0, 5.0, 60.0, 5.0]]), 0.0, 0.0, 100.0, 20.0)
     assert not crosses_text(np.array([[-60.0, 7.0, 60.0, 7.0]]), 0.0, 0.0, 100.0, 20.0)
+
+
+def test_many_segments_in_one_call_cross_as_any_one_of_them_does():
+    """`crosses_text` on a joined array (with its reject of segments far from the text) says what testing each
+    segment alone says, for random segments and random turned texts."""
+    import numpy as np
+
+    from trinity_desktop.ui.curve_obstacles import joined
+
+    rng = np.random.default_rng(21)
+    for _ in range(300):
+        parts = [rng.uniform(-200, 200, size=(int(rng.integers(0, 4)), 4)) for _ in range(4)]
+        cx, cy = rng.uniform(-100, 100, size=2)
+        w, h, deg = rng.uniform(5, 160), rng.uniform(5, 40), rng.uniform(-90, 90)
+        one_by_one = any(crosses_text(seg[None, :], cx, cy, w, h, deg) for part in parts for seg in part)
+        assert crosses_text(joined(parts), cx, cy, w, h, deg) == one_by_one
