@@ -81,6 +81,7 @@ ARCHITECTURE_RULES: Mapping[str, Rule] = {
     "v_head_dim": (1, _WIDTH, True),
     "params_published": (1, PETA, True),      # 0 = not published
     "params_active_published": (1, PETA, True),
+    "mtp_depth": (1, _COUNT, True),           # multi-token-prediction modules trained beside the model (0 = none)
 }
 
 
