@@ -3,6 +3,8 @@ headline names the bubble denominator, and each workload kind keeps its own layo
 
 from __future__ import annotations
 
+import pytest
+
 from trinity_desktop.model.inputs.presets import hardware_presets, model_presets
 from ui.controls import ScenarioControls
 
@@ -44,7 +46,7 @@ def test_flow_headline_names_the_bubble_denominator(shown_panel):
     text = panel.headline.text()
     frac = r.train["pipeline_bubble_fraction"]
     sc = r.scenario
-    assert frac == (sc.pp - 1) / (sc.micro_batches + sc.pp - 1)
+    assert frac == pytest.approx((sc.pp - 1) / (sc.micro_batches + sc.pp - 1), rel=1e-12)
     assert f"bubble {100 * frac:.1f}% of the pipeline phase" in text
     assert f"({100 * r.time['pipeline_bubble'] / r.time_total:.1f}% of the step)" in text
 
