@@ -45,8 +45,9 @@ run: $(STAMP)
 # On every core (pytest-xdist). A test whose worker process dies (a crash in Qt, not a failed assertion) is run
 # once more on a fresh worker and reported as a rerun: `--only-rerun '(?!)'` is a pattern that matches no error
 # message, so pytest-rerunfailures never reruns an ordinary failure. Rescheduling a crashed test needs a scheduler
-# that can put it back (`--dist load`); the packaging tests share one bundle build across workers under a lock.
-PYTEST_PARALLEL := -n auto --dist load --reruns 1 --only-rerun '(?!)'
+# that can put it back (`--dist worksteal`, which also lets an idle worker take the back half of a busy one's
+# queue: tests/long_first.py orders the suite for it); the packaging tests share one bundle build under a lock.
+PYTEST_PARALLEL := -n auto --dist worksteal --reruns 1 --only-rerun '(?!)'
 
 test: $(STAMP)
 	$(PY) -m pytest $(PYTEST_PARALLEL)

@@ -14,7 +14,8 @@ if os.environ.get("QT_QPA_PLATFORM", "offscreen") == "offscreen" and importlib.u
 
 
 def pytest_collection_modifyitems(items):
-    """The packaging tests (marker `bundle`) first, then the long ones (marker `long`), each in their order:
-    `--dist load` hands out its first quarter of the tests one at a time to each worker in turn, so every worker
-    starts on a long test and none ends the run alone on one."""
-    items.sort(key=lambda item: (item.get_closest_marker("bundle") is None, item.get_closest_marker("long") is None))
+    """Long tests first, shared out over the xdist workers so that none ends the run alone on one
+    (tests/long_first.py)."""
+    from long_first import ordered  # tests/ is on sys.path
+
+    items[:] = ordered(list(items), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))

@@ -1,10 +1,10 @@
 """Shared builds for the slow packaging tests: the one-folder bundle and the Linux installers are built once per
 test session and used by tests/e2e/test_bundle.py and tests/e2e/test_installer.py.
 
-`make test` runs on every core with `--dist load` (so that a test whose worker crashes can be rerun), which may
-give packaging tests to several workers: the first worker to take a file lock builds, the others wait for it and
-use its build (`_built_once`). tests/conftest.py puts the packaging tests first, so the first worker's first
-batch holds them all and nobody waits in practice."""
+`make test` runs on every core with `--dist worksteal` (so that a test whose worker crashes can be rerun), which
+may give packaging tests to several workers: the first worker to take a file lock builds, the others wait for it
+and use its build (`_built_once`, tests/once_per_session.py). tests/long_first.py keeps the packaging tests
+together at the front of one worker's block, so nobody waits in practice."""
 
 from __future__ import annotations
 

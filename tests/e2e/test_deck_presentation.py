@@ -84,7 +84,7 @@ def test_after_sigkill_the_next_start_restores_the_edit(tmp_path, qtbot):
 PRESENT_REPEATS = 12  # the exit crash hit about 1 run in 4: 12 clean runs miss it with p = 0.75^12 ≈ 3%
 
 
-@pytest.mark.long
+@pytest.mark.long(seconds=110)
 def test_present_to_exits_cleanly_every_time(xvfb_display, tmp_path):
     """The window is torn down in a defined order (app.tear_down): no crash at interpreter exit."""
     deck = next(p for p in example_decks() if "inference" in p.name)

@@ -67,7 +67,7 @@ def _settled(watchdog: Watchdog, what: str) -> None:
         time.sleep(0.003)
 
 
-@pytest.mark.long
+@pytest.mark.long(seconds=40)
 def test_every_dock_floated_tiny_and_huge_and_resized_rapidly(window, qtbot):
     rng = random.Random(26)
     watchdog = Watchdog()

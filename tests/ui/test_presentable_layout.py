@@ -26,7 +26,7 @@ SIZES = ("1366x768", "1920x1080")
 THEMES = ("light", "dark", "high-contrast")
 
 
-pytestmark = pytest.mark.long   # six audits of a minute or more each (tests/conftest.py runs them first)
+pytestmark = pytest.mark.long(seconds=30)   # six audits of 12-50 s each (tests/long_first.py runs them first)
 
 
 @pytest.fixture(scope="module", params=[(s, t) for s in SIZES for t in THEMES], ids=lambda p: f"{p[0]}-{p[1]}")

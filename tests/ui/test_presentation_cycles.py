@@ -53,7 +53,6 @@ def _own_objects(win) -> Counter:
                     "most zooms on one plot view": max(len(view.findChildren(_PlotZoom)) for view in views)})
 
 
-@pytest.mark.long
 def test_the_apps_own_objects_are_made_once_even_without_an_event_loop(window):
     """Failed before: +1 title label per dock and +1 zoom per plot at every start (deleteLater never ran)."""
     app = QtWidgets.QApplication.instance()
@@ -69,7 +68,6 @@ def test_the_apps_own_objects_are_made_once_even_without_an_event_loop(window):
     assert _own_objects(window) == {"title labels per dock": 1, "most zooms on one plot view": 1}
 
 
-@pytest.mark.long
 def test_start_stop_cycles_in_the_event_loop_keep_no_objects(window, qtbot):
     def settle():
         qtbot.wait(30)  # a real event loop: deferred deletions run, as in the app

@@ -140,7 +140,7 @@ def _warm_up(window) -> None:
     settle()
 
 
-@pytest.mark.long
+@pytest.mark.long(seconds=450)   # measured: 449 s on the 2-core machine, idle
 def test_two_thousand_random_actions_do_not_grow(window, tmp_path):
     began_all = time.perf_counter()
     rng = random.Random(SEED)

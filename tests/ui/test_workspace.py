@@ -75,7 +75,7 @@ def test_oversized_file_is_refused(window, tmp_path):
     assert window.store.scenario is before
 
 
-@pytest.mark.long
+@pytest.mark.long(seconds=55)
 def test_every_shipped_deck_opens_and_every_slide_renders(window):
     decks = example_decks()
     assert len(decks) >= 3
