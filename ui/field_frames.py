@@ -54,12 +54,11 @@ _installed: FramedFields | None = None
 
 
 def frame_fields(app: QtWidgets.QApplication, color: str) -> None:
-    """Install the framing style on the application once, and set its outline colour."""
+    """Install the framing style on the application once, and set its outline colour. No widget is visited:
+    the theme's new palette and style sheet (theme.apply_theme, just before) repaint every field, and a walk over
+    `app.allWidgets()` wraps widgets that are being destroyed (a worker crashed there in a CI run)."""
     global _installed
     if _installed is None or not shiboken6.isValid(_installed):   # none yet, or its application is gone
         _installed = FramedFields(QtWidgets.QStyleFactory.create(app.style().name()) or None)
         app.setStyle(_installed)
     _installed.frame = QtGui.QColor(color)
-    for widget in app.allWidgets():
-        if isinstance(widget, _FIELDS):
-            widget.update()

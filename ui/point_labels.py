@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyqtgraph as pg
+import shiboken6
 from PySide6 import QtGui
 
 from trinity_desktop.ui import label_layout as ll
@@ -51,8 +52,8 @@ class PointLabels:
 
     def relayout(self, *_) -> None:
         vb = self.plot.getViewBox()
-        if not self.points or vb.width() <= 0:
-            return
+        if not self.points or vb.width() <= 0 or not all(shiboken6.isValid(i.textItem) for i in self.items):
+            return   # nothing to place, no room yet, or the plot's items already torn down (a late resize)
         anchors = [ll.scene_point(vb, x, y) for x, y, _t, _b in self.points]
         labels = []
         for k, ((sx, sy), item) in enumerate(zip(anchors, self.items, strict=False)):
