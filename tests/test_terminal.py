@@ -18,7 +18,8 @@ def _env_without_display() -> dict:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a Linux session without a display")
 @pytest.mark.parametrize("args", [["--screenshot", "out.png"], ["deck.json", "--present-to", "slides"],
-                                  ["--startup-time"], []], ids=["screenshot", "present-to", "startup-time", "window"])
+                                  ["--startup-time"], [], ["bench"]],
+                         ids=["screenshot", "present-to", "startup-time", "window", "bench"])
 def test_no_display_is_one_line_and_exit_2(tmp_path, args):
     run = subprocess.run([sys.executable, "-m", "trinity_desktop", *args], cwd=tmp_path, env=_env_without_display(),
                          capture_output=True, text=True, timeout=120)

@@ -144,7 +144,12 @@ def _run_presets(args):
 
 
 def _run_bench(args) -> int:
+    from trinity_desktop import app
     from trinity_desktop.bench import run_bench
+
+    if app.no_display():  # its child windows would abort in Qt: one line and exit 2, as the window does
+        app.say(app.no_display())
+        return 2
 
     if args.welcome:
         from trinity_desktop.bench_welcome import run_welcome_bench
