@@ -96,14 +96,24 @@ def screenshot(path: str | Path, scale: float = 1.0, file: str | None = None) ->
         pixmap = pixmap.scaled(pixmap.size() * scale, QtCore.Qt.AspectRatioMode.KeepAspectRatio,
                                QtCore.Qt.TransformationMode.SmoothTransformation)
     path = Path(path)
-    problem = _writable_folder(path.parent)
-    ok = not problem and pixmap.save(str(path), "PNG")
+    problem = _writable_folder(path.parent) or _png_problem(pixmap, path)
     tear_down(window)
-    if not ok:
-        say(f"could not write {path}{': ' + problem if problem else ''}")
+    if problem:
+        say(f"could not write {path}: {problem}")
         return 2
     say(f"wrote {path} ({pixmap.width()}x{pixmap.height()})", error=False)
     return 0
+
+
+def _png_problem(image, path: Path) -> str:
+    """Write `image` as a PNG atomically (png_output); the reason it could not be, or ""."""
+    from trinity_desktop.png_output import save_png
+
+    try:
+        save_png(image, path)
+    except OSError as exc:
+        return str(exc)
+    return ""
 
 
 def _writable_folder(folder: Path) -> str:
@@ -209,8 +219,9 @@ def present_slides(file: str, folder: str | Path) -> int:
             return 2
         count, crushed = 0, []
         for i, image in render_slides(window):
-            if not image.save(str(folder / f"slide_{i + 1:02d}.png"), "PNG"):
-                say(f"could not write {folder / f'slide_{i + 1:02d}.png'}")
+            problem = _png_problem(image, folder / f"slide_{i + 1:02d}.png")
+            if problem:
+                say(f"could not write {folder / f'slide_{i + 1:02d}.png'}: {problem}")
                 return 1
             crushed += [f"slide {i + 1}: {panel}" for panel in crushed_panels(window)]
             count += 1

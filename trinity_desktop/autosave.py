@@ -33,6 +33,7 @@ from PySide6 import QtCore
 from trinity_desktop import session_file
 from trinity_desktop.deck import Deck
 from trinity_desktop.model import Scenario
+from trinity_desktop.model.base.files import write_atomically
 from trinity_desktop.ui import worker_relay
 
 AUTOSAVE_NAME = "autosave.json"
@@ -227,9 +228,7 @@ class Autosaver(QtCore.QObject):
         if primary_lock.exists() or primary_save.exists():
             autosave_name, lock_name = instance_names(os.getpid())
             self.autosave_path, self.lock_path = self.directory / autosave_name, self.directory / lock_name
-        tmp = self.lock_path.with_name(self.lock_path.name + ".tmp")
-        tmp.write_text(f"{os.getpid()} {process_start(os.getpid())}\n", encoding="utf-8")
-        os.replace(tmp, self.lock_path)
+        write_atomically(self.lock_path, f"{os.getpid()} {process_start(os.getpid())}\n".encode())
         self._owns_files = True
 
     def _stop_worker(self) -> None:

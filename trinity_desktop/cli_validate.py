@@ -122,9 +122,14 @@ def wrap_text(text_fn):
 
 
 def validate_report(args) -> dict:
+    from trinity_desktop.cli_options import CliError
+    from trinity_desktop.model.base.files import FileNotWritten
     from trinity_desktop.model.search.validation import validate
 
-    return validate(set_name=args.efficiency, samples=args.samples, fit=args.fit)
+    try:
+        return validate(set_name=args.efficiency, samples=args.samples, fit=args.fit)
+    except FileNotWritten as exc:  # the calibrated set is written atomically: the previous one stays
+        raise CliError(f"--fit: the calibrated efficiency set {exc}") from None
 
 
 QUANTITY_LABEL = {"step_time_s": "step", "request_s": "request", "ttft_s": "1st token",

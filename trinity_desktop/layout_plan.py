@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from trinity_desktop.model.base.files import write_atomically
+
 PREFERRED = QtCore.QSize(1920, 1200)
 VIRTUAL_SCREEN = (1920, 1080)          # the offscreen platform's screen unless told otherwise
 MIN_PANEL = QtCore.QSize(500, 420)     # the smallest centre panel the default layout makes
@@ -96,10 +98,7 @@ def offscreen_platform(width: int, height: int) -> str:
     config = {"screens": [{"name": "audit", "x": 0, "y": 0, "width": width, "height": height,
                            "logicalDpi": 96, "logicalBaseDpi": 96, "dpr": 1}]}
     path = os.path.join(tempfile.gettempdir(), f"trinity-screen-{width}x{height}.json")
-    handle, partial = tempfile.mkstemp(prefix="trinity-screen-", suffix=".part")
-    with os.fdopen(handle, "w") as f:
-        json.dump(config, f)
-    os.replace(partial, path)   # atomic: parallel runs never read a half-written file
+    write_atomically(path, json.dumps(config).encode())   # parallel runs never read a half-written file
     return f"offscreen:configfile={path}"
 
 

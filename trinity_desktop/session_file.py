@@ -29,7 +29,6 @@ import binascii
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, fields
 from pathlib import Path
@@ -38,7 +37,7 @@ from typing import Any
 from trinity_desktop.deck import Deck, Slide
 from trinity_desktop.model import Architecture, Efficiency, Hardware, Scenario, ValidationError, evaluate
 from trinity_desktop.model.base.errors import shown, shown_key, unknown_key
-from trinity_desktop.model.base.files import FileRefused, FileTooLarge, read_capped
+from trinity_desktop.model.base.files import FileRefused, FileTooLarge, read_capped, write_atomically
 from trinity_desktop.model.base.ranges import (
     ARCHITECTURE_RULES,
     EFFICIENCY_LIMITS,
@@ -58,6 +57,7 @@ from trinity_desktop.model.inputs.text_guard import (
     check_text,
     unwritable_text,
 )
+from trinity_desktop.refusals import one_line
 
 VERSION_KEY = "trinity_session"
 CURRENT_VERSION = 2
@@ -67,10 +67,11 @@ SUFFIX = ".trinity.json"  # suggested file name ending for dialogs; any name loa
 
 
 class SessionFileError(ValueError):
-    """A session file (or text) that cannot be used. `field` is the JSON path of the bad value, if any."""
+    """A session file (or text) that cannot be used. `field` is the JSON path of the bad value, if any; the
+    message is one short line (refusals.one_line)."""
 
     def __init__(self, message: str, field: str = ""):
-        super().__init__(message)
+        super().__init__(one_line(message))
         self.field = field
 
 
@@ -118,35 +119,11 @@ def dumps(scenario: Scenario, deck: Deck | None = None) -> str:
 
 
 def save(path: str | os.PathLike, scenario: Scenario, deck: Deck | None = None) -> Path:
-    """Write atomically: a temporary file in the same folder, flushed to disk, then `os.replace`.
+    """Write atomically (`write_atomically`: a temporary file in the same folder, fsync, `os.replace`).
 
     An existing file at `path` is either left as it was or replaced whole, never half-written.
     """
-    path = Path(path)
-    data = dumps(scenario, deck).encode("utf-8")
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    except OSError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        try:
-            os.chmod(tmp, mode)
-        except OSError:
-            pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return write_atomically(path, dumps(scenario, deck).encode("utf-8"))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -261,12 +238,8 @@ _RULES = {Hardware: HARDWARE_RULES, Architecture: ARCHITECTURE_RULES,
 
 
 def _bad(path: str, problem: str, value: Any = MISSING) -> SessionFileError:
-    got = "" if value is MISSING else f" (got {_short(value)})"
+    got = "" if value is MISSING else f" (got {shown(value)})"
     return SessionFileError(f"{path}: {problem}{got}", path)
-
-
-def _short(value: Any) -> str:
-    return shown(value)  # one line, at most ~40 characters (model/base/errors.py)
 
 
 def _number(path: str, value: Any, cls: type, name: str) -> float:

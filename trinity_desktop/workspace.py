@@ -215,7 +215,12 @@ class Workspace(QtCore.QObject):
         return self.window if name == "window" else self.window.panels[name]
 
     def export_png(self, name: str | None, path: str | Path, scale: int = 2) -> QtCore.QSize:
-        return export.export_widget_png(self._target(name), path, scale)
+        """The panel (or window) as a PNG of scale x its size, written atomically (png_output)."""
+        from trinity_desktop.png_output import save_png
+
+        image = export.render_widget(self._target(name), scale)
+        save_png(image, path)
+        return image.size()
 
     def export_svg(self, name: str | None, path: str | Path) -> Path:
         """The whole panel as SVG: every plot of a multi-plot panel, with its labels and legends as drawn."""
@@ -259,6 +264,7 @@ class Workspace(QtCore.QObject):
     def export_deck(self, folder: str | Path, scale: int = 2) -> list[Path]:
         """One PNG per slide, drawn as presented (title, caption and panels; no menus, controls or tab bars),
         and deck.pdf with the same pages."""
+        from trinity_desktop.png_output import save_png
         from trinity_desktop.presentation import render_slides
 
         win, deck = self.window, self.window.talk.deck
@@ -270,8 +276,10 @@ class Workspace(QtCore.QObject):
         images, written = [], []
         for i, image in render_slides(win, scale):
             path = folder / f"slide_{i + 1:02d}.png"
-            if not image.save(str(path), "PNG"):
-                raise OSError(f"could not write the PNG {path}")
+            try:
+                save_png(image, path)  # atomically: a failed export keeps the previous file
+            except OSError as exc:
+                raise OSError(f"could not write the PNG {path}: {exc}") from None
             images.append(image)
             written.append(path)
         export.export_pdf(images, folder / "deck.pdf")

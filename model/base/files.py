@@ -1,4 +1,4 @@
-"""Reading a user's file: regular files only, never more than a size cap. The one reader every loader uses.
+"""Reading a user's file (regular files only, never more than a size cap) and writing one atomically.
 
 A FIFO, a device (`/dev/zero`), a folder or a socket is refused before a byte is read, so that nothing hangs or
 reads without end; a regular file is read up to `limit + 1` bytes and refused when larger.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
@@ -59,3 +60,42 @@ def read_capped(path: str | os.PathLike, limit: int) -> bytes:
             size = len(data)
         raise FileTooLarge(max(size, len(data)), limit)
     return data
+
+
+class FileNotWritten(OSError):
+    """A save that did not happen: the previous file, if any, is left as it was; the message names the reason."""
+
+
+def write_atomically(path: str | os.PathLike, data: bytes) -> Path:
+    """Write `data` to `path` whole or not at all: a temporary file in the same folder, flushed to disk (fsync),
+    then renamed over `path` (`os.replace`, atomic on POSIX and Windows). An existing file keeps its permissions;
+    on any failure the temporary file is removed, the previous file stays, and `FileNotWritten` is raised."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    except OSError:
+        mode = 0o644
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
+    except (OSError, ValueError) as exc:
+        raise FileNotWritten(f"cannot write in the folder ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.chmod(tmp, mode)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise FileNotWritten(f"cannot be written ({exc.strerror or exc}); the previous file is kept") from None
+        raise
+    return path

@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from trinity_desktop.model.base.errors import ValidationError, shown, shown_key
+from trinity_desktop.model.base.files import write_atomically
 from trinity_desktop.model.base.ranges import EFFICIENCY_LIMITS, QUANTITY_RULE, check
 from trinity_desktop.model.inputs.presets import read_toml
 from trinity_desktop.model.inputs.scenario import Efficiency
@@ -144,5 +145,4 @@ def write_calibrated(ranges: Mapping[str, tuple[float, float, float]], note: str
                   f"high = {high:.6g}", 'source = "published-runs-fit"',
                   'note = "' + note.replace("\\", "/").replace('"', "'") + '"', ""]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return path
+    return write_atomically(path, "\n".join(lines).encode("utf-8"))  # a failed write keeps the previous set
