@@ -42,29 +42,25 @@ def _scale(text: str) -> float:
     return value
 
 
-LONG_WORD = 120  # characters: a longer argument echoed in a message is shortened (its start and its length)
-
-
-def _short_words(text: str) -> str:
-    return " ".join(w if len(w) <= LONG_WORD else f"{w[:20]}… ({len(w):,} characters)" for w in text.split(" "))
-
-
 class _OneLineErrors:
-    """stderr for the terminal: each message written stays on one line, its control characters and newlines
-    (a file name such as 'a\\nb.json', an escape sequence) shown as escapes, an echoed argument of more than
-    LONG_WORD characters shortened; the newline ending a write passes."""
+    """stderr for the terminal: each message written stays on one line (refusals.one_line: its control
+    characters and newlines, as in a file name such as 'a\\nb.json', shown as escapes, an echoed argument
+    shortened, the line at most MAX_LINE characters); the newline ending a write passes."""
 
     def __init__(self, stream):
         self._stream = stream
 
     def write(self, text: str) -> int:
-        from trinity_desktop.model.inputs.text_guard import escaped
+        from trinity_desktop.refusals import one_line
 
         body, end = (text[:-1], "\n") if text.endswith("\n") else (text, "")
-        return self._stream.write(_short_words(escaped(body)) + end)
+        return self._stream.write(one_line(body) + end)
 
     def __getattr__(self, name):
         return getattr(self._stream, name)
+
+
+MAX_ARGS = 1000  # command-line arguments: the longest real command has a few dozen
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,9 +68,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     stderr = sys.stderr
     sys.stderr = _OneLineErrors(stderr)
     try:
+        problem = _argv_problem(argv) or _stdout_problem(bool(argv) and argv[0] in CLI_COMMANDS)
+        if problem:
+            print(f"trinity-desktop: error: {problem}", file=sys.stderr)
+            return 2
         return _main(argv)
     finally:
         sys.stderr = stderr
+
+
+def _argv_problem(argv: list[str]) -> str:
+    """Why the command line is refused before it is parsed (too many arguments, an empty command), or ""."""
+    if len(argv) > MAX_ARGS:
+        return f"{len(argv):,} arguments given; at most {MAX_ARGS:,} are allowed"
+    if argv and argv[0] == "":
+        return "an empty command or file name was given (see --help)"
+    return ""
+
+
+def _stdout_problem(cli: bool) -> str:
+    """Why a command's output cannot be written (stdout closed: `>&-`), or "" (the window runs without a stdout,
+    as a desktop launcher starts it). On a terminal whose encoding cannot write
+    every character (LANG=C without UTF-8), characters it lacks are written as backslash escapes."""
+    if sys.stdout is None:
+        return "the standard output is closed; nothing can be written" if cli else ""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "")
+    if encoding != "utf8" and hasattr(sys.stdout, "reconfigure"):
+        try:
+            sys.stdout.reconfigure(errors="backslashreplace")
+        except (OSError, ValueError):
+            pass
+    return ""
 
 
 def _main(argv: list[str]) -> int:

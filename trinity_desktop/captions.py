@@ -6,7 +6,8 @@ as the panels format them (`ui.units`), so a caption can never disagree with its
 quotes the previous slide's value ("activations fall from {prev_activations} to {activations}"). Values of
 the model views a slide's panels draw (`{claims_agree}`, `{routing_cost_fall}`...) come from
 trinity_desktop/caption_views.py and are computed only when a template names them. A name that is not a value,
-or a previous-slide value on a first slide, is refused in one line (`CaptionError`).
+or a previous-slide value on a first slide, is refused in one line (`CaptionError`), as is any placeholder but a
+plain `{name}` and a caption over 2,000 characters.
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ import string
 
 from trinity_desktop.caption_views import VIEWS, key, view_of, view_values
 from trinity_desktop.model import Results
+from trinity_desktop.model.inputs.text_guard import CAPTION, escaped
 from trinity_desktop.ui.stage_labels import INFER_TIME_PART_TEXT
 from trinity_desktop.ui.units import fmt_seconds
 
 PREVIOUS = "prev_"
+CAPTION_MAX = CAPTION.max_chars  # characters of a caption (2,000; model/inputs/text_guard.py)
 
 
 class CaptionError(ValueError):
@@ -118,14 +121,33 @@ def caption_values(r: Results, previous: Results | None = None) -> CaptionValues
 
 
 def template_names(template: str) -> list[str]:
-    """The value names a template quotes, in order."""
-    return [name for _, name, _, _ in string.Formatter().parse(template) if name]
+    """The value names a template quotes, in order. Only plain `{name}` placeholders are allowed: a format spec
+    (`{model:>99999999}` would build a string of 100 MB), a conversion (`{model!r}`), an attribute or an index
+    (`{model.__class__}`, `{model[0]}`) and a template over CAPTION_MAX characters are refused (CaptionError)."""
+    if len(template) > CAPTION_MAX:
+        raise CaptionError(f"the caption is {len(template):,} characters; at most {CAPTION_MAX:,} are allowed")
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError as exc:   # an unmatched brace
+        raise CaptionError(f"the caption is not a valid template: {exc}") from None
+    names = []
+    for _, name, spec, conversion in parts:
+        if name is None:
+            continue
+        if not name.isidentifier() or spec or conversion:
+            typed = name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+            shown_field = escaped(typed if len(typed) <= 40 else typed[:40] + "…")
+            raise CaptionError(f"the caption's placeholder {{{shown_field}}} is not allowed: only plain {{name}} "
+                               "placeholders (no format, conversion, attribute or index)")
+        names.append(name)
+    return names
 
 
 def fill_caption(template: str, results: Results, previous: Results | None = None) -> str:
     """The caption with every {name} replaced by the slide's value ({prev_name}: the previous slide's)."""
+    names = template_names(template)
     values = caption_values(results, previous)
-    missing = [n for n in template_names(template) if n not in values]
+    missing = [n for n in names if n not in values]
     if missing:
         name = missing[0]
         where = "the previous slide" if name.startswith(PREVIOUS) and previous is None else "this slide"
@@ -143,7 +165,10 @@ def slide_caption(deck, index: int, results: Results | None = None) -> str:
     from trinity_desktop.model import ValidationError, evaluate
 
     slide = deck.slides[index]
-    names = template_names(slide.caption)
+    try:
+        names = template_names(slide.caption)
+    except CaptionError:
+        return slide.caption
     if not names:
         return slide.caption
     try:

@@ -78,6 +78,7 @@ from trinity_desktop.model.views.split import OBJECTIVES, edge_devices, networks
 from trinity_desktop.model.views.stages import request_time, stages_json
 from trinity_desktop.model.views.techniques import applicable, load_techniques
 from trinity_desktop.model.views.techniques import apply as apply_technique
+from trinity_desktop.refusals import one_line
 
 
 def _add_calc_split(calc) -> None:
@@ -475,9 +476,9 @@ def run_cli(argv: Sequence[str]) -> int:
             return out
         rep, text = out
     except CliError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        print(one_line(f"{PROG}: error: {exc}"), file=sys.stderr)
         return 2
     except ValidationError as exc:
-        print(f"{PROG}: error: {option_message(exc, args)}", file=sys.stderr)
+        print(one_line(f"{PROG}: error: {option_message(exc, args)}"), file=sys.stderr)
         return 2
     return write_report(json.dumps(rep, indent=2) if args.json else text(rep))

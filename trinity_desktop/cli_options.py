@@ -18,7 +18,7 @@ from trinity_desktop.model.base.ranges import INT64_MAX, SCENARIO_LIMITS, in_ran
 from trinity_desktop.model.inputs.scenario import FP8_RECIPES  # FP8 scaling recipe (#22)
 
 PROG = "trinity-desktop"
-BROKEN_PIPE_STATUS = 141  # 128 + SIGPIPE
+BROKEN_PIPE_STATUS = 0  # the reader had what it wanted (`| head`): a success, as the exit codes are 0, 1 and 2
 GPN_HELP = "devices sharing the scale-up fabric (default: the hardware's gpus_per_node_default, e.g. 4 on TPU v5p)"
 
 
@@ -175,9 +175,9 @@ def option_message(exc: ValidationError, args) -> str:
 
 
 def write_report(text: str) -> int:
-    """Print the report; a reader that closed the pipe early (`| head`) ends the command quietly with status
-    141 (128 + SIGPIPE, as Unix tools report it), with stdout pointed at /dev/null so that Python's flush
-    at exit does not raise again."""
+    """Print the report; a reader that closed the pipe early (`| head`) ends the command quietly with status 0
+    (it read what it wanted), with stdout pointed at /dev/null so that Python's flush at exit does not raise
+    again."""
     try:
         print(text)
         sys.stdout.flush()

@@ -45,12 +45,15 @@ from trinity_desktop.model.base.errors import ValidationError, shown
 from trinity_desktop.model.base.ranges import SCENARIO_LIMITS
 from trinity_desktop.model.search.disagg_planner import plan_disaggregated
 from trinity_desktop.model.search.layouts import layout_text
-from trinity_desktop.model.search.planner import OBJECTIVES, plan_training, training_space
+from trinity_desktop.model.search.planner import MAX_GPU_COUNTS, OBJECTIVES, plan_training, training_space
 from trinity_desktop.model.search.serving_planner import plan_serving, serving_space
 
 
 def _gpu_counts(text: str) -> list[int]:
-    """An argparse type: one GPU count or a comma-separated list, each a whole number >= 1."""
+    """An argparse type: one GPU count or a comma-separated list of at most MAX_GPU_COUNTS, each from 1 to the
+    scenario's highest (each count is a search of its own: 2,000 ran for minutes)."""
+    if text.count(",") >= MAX_GPU_COUNTS:
+        raise argparse.ArgumentTypeError(f"{text.count(',') + 1:,} GPU counts given; at most {MAX_GPU_COUNTS}")
     try:
         counts = [int(x) for x in text.split(",")]
     except ValueError:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.ranges import SCENARIO_LIMITS, check_limit
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.layout_rules import model_parallel_rules
 from trinity_desktop.model.inputs.scenario import OFFLOAD_MODES, RECOMPUTE, Scenario
@@ -81,7 +82,8 @@ def training_space(model: Architecture, gpus: int | Sequence[int], global_batch:
     count, PP divides a GPU count and is at most the layers, CP divides a GPU count and the sequence, EP
     divides the experts and a GPU count, the micro-batch divides the global batch (up to `max_micro_batch`),
     v is 1 or a divisor >= 2 of L / PP or (L + 2) / PP for some PP >= 2 (scenario rules)."""
-    counts = [gpus] if isinstance(gpus, int) else list(gpus)
+    counts = _checked_counts(gpus, global_batch, seq_len)
+    check_limit("max_micro_batch", max_micro_batch, SCENARIO_LIMITS["micro_batch"])
     gpu_divs = sorted({d for g in counts for d in divisors(g)})
     tp = tuple(d for d in gpu_divs if model.heads % d == 0)
     pp = tuple(d for d in gpu_divs if d <= model.layers)
@@ -91,6 +93,23 @@ def training_space(model: Architecture, gpus: int | Sequence[int], global_batch:
     vs = {1} | {v for p in pp if p >= 2 for n in (model.layers, model.layers + 2) if n % p == 0
                 for v in divisors(n // p) if v >= 2}
     return TrainSpace(tp=tp, pp=pp, cp=cp, ep=ep, micro_batch=mb, virtual_stages=tuple(sorted(vs)))
+
+
+MAX_GPU_COUNTS = 8  # GPU counts searched in one plan: each is a search of its own
+
+
+def _checked_counts(gpus: int | Sequence[int], global_batch: int, seq_len: int) -> list[int]:
+    """The GPU counts as a list, after every axis the search enumerates the divisors of is checked against its
+    scenario range (SCENARIO_LIMITS): a global batch of 10^18 would take a minute of divisor search before the
+    Scenario refused it."""
+    counts = [gpus] if isinstance(gpus, (int, np.integer)) else list(gpus)
+    if not 1 <= len(counts) <= MAX_GPU_COUNTS:
+        raise ValidationError("gpu_counts", len(counts), f"1 to {MAX_GPU_COUNTS} GPU counts in one plan")
+    for g in counts:
+        check_limit("gpus", g, SCENARIO_LIMITS["gpus"])
+    check_limit("global_batch", global_batch, SCENARIO_LIMITS["global_batch"])
+    check_limit("seq_len", seq_len, SCENARIO_LIMITS["seq_len"])
+    return [int(g) for g in counts]
 
 
 @dataclass(frozen=True)
@@ -341,7 +360,7 @@ def plan_training(model: Architecture, hardware, gpus: int | Sequence[int], glob
     if map_axes is not None and (len(map_axes) != 2 or map_axes[0] == map_axes[1]
                                  or not set(map_axes) <= set(AXES)):
         raise ValidationError("map_axes", map_axes, "two different axes of " + ", ".join(AXES))
-    counts = [gpus] if isinstance(gpus, int) else list(gpus)
+    counts = _checked_counts(gpus, global_batch, seq_len)
     space = space or training_space(model, counts, global_batch, seq_len)
     t_start = time.perf_counter()
     search = _Search(space, objective, top, map_axes)
