@@ -1,7 +1,7 @@
 """The one-line refusal: every message the command line (and a loader) prints when it refuses an input.
 
 A refusal names the field, shows the value as typed and says what is allowed: "--seq-len 1000…000 (400 digits)
-is not allowed: a whole number from 1 to 16777216". It stays on one line of at most MAX_LINE characters: control
+is not allowed: a whole number from 1 to 16777216". It stays on one line shorter than MAX_LINE characters: control
 characters and newlines are shown as escapes (`escaped`), a value longer than 20 characters is shortened
 (`shown`, model/base/errors.py), an echoed word over LONG_WORD characters keeps its start and its length, and a
 line still too long keeps its start and says how long it was.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from trinity_desktop.model.base.errors import shown
 from trinity_desktop.model.inputs.text_guard import escaped
 
-MAX_LINE = 200  # characters of one refusal, its "trinity-desktop: error: " included
+MAX_LINE = 200  # a refusal is shorter, its "trinity-desktop: error: " included
 LONG_WORD = 120  # characters: a longer argument echoed in a message is shortened (its start and its length)
 KEPT = 150  # characters kept of a line over MAX_LINE
 
@@ -32,6 +32,6 @@ def short_words(text: str) -> str:
 def one_line(text: str, limit: int = MAX_LINE) -> str:
     """`text` escaped onto one line, its long words shortened, and cut to `limit` characters with its length."""
     line = short_words(escaped(text))
-    if len(line) <= limit:
+    if len(line) < limit:
         return line
     return f"{line[:KEPT].rstrip()}… ({len(line):,} characters)"
