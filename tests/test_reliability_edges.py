@@ -24,7 +24,7 @@ def test_an_atomic_write_replaces_the_file_whole(tmp_path):
     os.chmod(path, 0o600)
     write_atomically(path, b"new")
     assert path.read_bytes() == b"new" and (path.stat().st_mode & 0o777) == 0o600
-    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]   # no temporary file left
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]  # no temporary file left
 
 
 def test_a_failed_write_keeps_the_previous_file_and_says_why(tmp_path, monkeypatch):
@@ -57,8 +57,20 @@ def test_the_calibrated_set_is_written_atomically(tmp_path, monkeypatch):
     assert path.read_text(encoding="utf-8") == before
 
 
-@pytest.mark.parametrize("template", ["{model:>99999999}", "{model!r}", "{model.__class__}", "{model[0]}", "{}",
-                                      "{0}", "{a:{b}}", "{model", "x" * 2001])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "{model:>99999999}",
+        "{model!r}",
+        "{model.__class__}",
+        "{model[0]}",
+        "{}",
+        "{0}",
+        "{a:{b}}",
+        "{model",
+        "x" * 2001,
+    ],
+)
 def test_only_plain_placeholders_and_2000_characters(template):
     with pytest.raises(CaptionError) as caught:
         template_names(template)
@@ -70,22 +82,30 @@ def test_plain_placeholders_are_read():
 
 
 def test_a_refusal_is_one_short_line():
-    assert refusal("--seq-len", 10 ** 399, "a whole number from 1 to 16777216") == (
-        "--seq-len 1000…000 (400 digits) is not allowed: a whole number from 1 to 16777216")
+    assert refusal("--seq-len", 10**399, "a whole number from 1 to 16777216") == (
+        "--seq-len 1000…000 (400 digits) is not allowed: a whole number from 1 to 16777216"
+    )
     line = one_line("error: " + " ".join(["word"] * 400) + "\nsecond line")
     assert len(line) < MAX_LINE and "\n" not in line and line.endswith("characters)")
 
 
-@pytest.mark.parametrize(("gpus", "batch", "seq", "field"), [(8, 10 ** 18, 4096, "global_batch"),
-                                                              (8, 512, 2 ** 63, "seq_len"),
-                                                              ([8] * 9, 512, 4096, "gpu_counts"),
-                                                              (2 ** 40, 512, 4096, "gpus"),
-                                                              (0, 512, 4096, "gpus")])
+@pytest.mark.parametrize(
+    ("gpus", "batch", "seq", "field"),
+    [
+        (8, 10**18, 4096, "global_batch"),
+        (8, 512, 2**63, "seq_len"),
+        ([8] * 9, 512, 4096, "gpu_counts"),
+        (2**40, 512, 4096, "gpus"),
+        (0, 512, 4096, "gpus"),
+    ],
+)
 def test_the_planner_refuses_out_of_range_axes_before_searching(gpus, batch, seq, field):
     model, hardware = presets.model_presets()["llama-2-7b"], presets.hardware_presets()["h100-sxm"]
     start = time.perf_counter()
-    for search in (lambda: training_space(model, gpus, batch, seq), lambda: plan_training(model, hardware, gpus,
-                                                                                          batch, seq)):
+    for search in (
+        lambda: training_space(model, gpus, batch, seq),
+        lambda: plan_training(model, hardware, gpus, batch, seq),
+    ):
         with pytest.raises(ValidationError) as caught:
             search()
         assert caught.value.field == field
