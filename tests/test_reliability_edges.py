@@ -110,3 +110,11 @@ def test_the_planner_refuses_out_of_range_axes_before_searching(gpus, batch, seq
             search()
         assert caught.value.field == field
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_calibrated_set_whose_folder_cannot_be_made_is_a_clear_error(tmp_path):
+    (tmp_path / "a_file").write_text("", encoding="utf-8")
+    with pytest.raises(FileNotWritten, match="its folder cannot be made"):
+        write_calibrated(
+            {"compute_efficiency": (0.4, 0.5, 0.6)}, "fit", tmp_path / "a_file" / "sub" / "c.toml"
+        )

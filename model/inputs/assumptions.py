@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from trinity_desktop.model.base.errors import ValidationError, shown, shown_key
-from trinity_desktop.model.base.files import write_atomically
+from trinity_desktop.model.base.files import FileNotWritten, write_atomically
 from trinity_desktop.model.base.ranges import EFFICIENCY_LIMITS, QUANTITY_RULE, check
 from trinity_desktop.model.inputs.presets import read_toml
 from trinity_desktop.model.inputs.scenario import Efficiency
@@ -144,5 +144,8 @@ def write_calibrated(ranges: Mapping[str, tuple[float, float, float]], note: str
         lines += ["[[assumption]]", f'name = "{name}"', f"low = {low:.6g}", f"likely = {likely:.6g}",
                   f"high = {high:.6g}", 'source = "published-runs-fit"',
                   'note = "' + note.replace("\\", "/").replace('"', "'") + '"', ""]
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FileNotWritten(f"cannot be written (its folder cannot be made: {exc.strerror or exc})") from None
     return write_atomically(path, "\n".join(lines).encode("utf-8"))  # a failed write keeps the previous set
