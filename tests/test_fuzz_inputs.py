@@ -34,7 +34,7 @@ def fuzz(cases: int):
     return lambda test: seed(int(chosen))(config(test))
 
 
-MAX_MESSAGE = 600
+MAX_MESSAGE = 199  # characters: a refusal is one line under 200 (trinity_desktop/refusals.py)
 
 # --- values a user (or an attacker) might type ----------------------------------------------------------------
 
