@@ -140,10 +140,15 @@ def _main(argv: list[str]) -> int:
 def _run_cli(argv: list[str]) -> int:
     """The CLI, with output that cannot be written (a full disk, /dev/full) reported in one line, exit 2."""
     from trinity_desktop.cli import run_cli
+    from trinity_desktop.stop_signals import Stopped, stopping_cleanly
 
     try:
-        code = run_cli(argv)
-        sys.stdout.flush()
+        with stopping_cleanly():
+            code = run_cli(argv)
+            sys.stdout.flush()
+    except Stopped as exc:   # Ctrl+C or SIGTERM during a search or a fit: one line, the signal's status
+        print(f"trinity-desktop: {exc}", file=sys.stderr)
+        return exc.status
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
         _detach_stdout()
         return 0
