@@ -9,6 +9,7 @@ from PySide6 import QtGui, QtWidgets
 from trinity_desktop.about import show_about
 from trinity_desktop.docks import DOCKS
 from trinity_desktop.model.inputs.presets import PresetError, load_hardware_file, load_model_file
+from trinity_desktop.ui import panel_protocol as pp
 from trinity_desktop.ui.theme import THEME_NAMES
 
 
@@ -35,6 +36,9 @@ class FileLoader:
         except PresetError as exc:
             return self._report(str(exc))
         self.window.hardware.update({hw.key: hw for hw in items})
+        for panel in self.window.panels.built().values():  # panels built before the file offer its devices too
+            if isinstance(panel, pp.HardwareChoicesView):
+                panel.set_hardware_choices(self.window.hardware)
         return self._loaded(f"Loaded {len(items)} hardware definition(s) from {path}")
 
     def load_model_file(self, path: str | Path) -> str:

@@ -88,8 +88,9 @@ def check_disaggregation(sc) -> None:
         raise ValidationError("kv_transfer_link", sc.kv_transfer_link,
                               f"scale-out or auto: a prefill and a decode instance ({lay.prefill.instance_gpus} + "
                               f"{lay.decode.instance_gpus} GPUs) must share one NVLink node of {sc.gpus_per_node} "
-                              f"for scale-up ({hw.name} scale-up {hw.scaleup_bw / 1e9:g} GB/s)")
+                              f"for scale-up ({hw.name} " + (f"scale-up {hw.scaleup_bw / 1e9:g} GB/s)"
+                                                             if hw.scaleup_bw > 0 else "scaleup_bw is absent)"))
     if lay.link == "scale-out" and hw.scaleout_bw <= 0:
         raise ValidationError("prefill_gpus", sc.prefill_gpus, f"0: {hw.name} has no link between the pools "
-                                                               "(no scale-out network, and the pair does not fit "
+                                                               "(scaleout_bw is absent, and the pair does not fit "
                                                                "one scale-up node)")

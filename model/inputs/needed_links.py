@@ -7,8 +7,9 @@ offload over an absent host link moved 4 GB per step in 0 s):
 - optimizer or activation offload (ZeRO-Offload, vDNN) and NVMe offload (ZeRO-Infinity) need the host link;
   NVMe offload also needs the local NVMe bandwidth;
 - offloading part of the KV cache (FlexGen) needs the host link (a CXL pool hangs off it too) and, for a CXL
-  target, a CXL pool in memory_tiers.toml (Pond). A CXL target is refused on hardware without a pool for every workload
-  kind, since the residency and roofline views place it whatever the kind.
+  target, a CXL pool in memory_tiers.toml (Pond). Both are refused for every workload kind, since the residency and
+  roofline views serve a training scenario as decode (`kv_residency.serving_scenario`) and place its KV cache whatever
+  the kind (a training step with a KV share on a device without a host link raised from those views).
 
 Scenario validation calls `check_needed_links` once, after its layout rules.
 """
@@ -30,7 +31,7 @@ def check_needed_links(scenario) -> None:
         if scenario.offload == "nvme" and hw.absent("nvme_bw"):
             raise ValidationError("offload", scenario.offload,
                                   f"none, optimizer or activations ({hw.name} has no local NVMe: nvme_bw is absent)")
-    if scenario.kind != "train" and scenario.kv_offload_fraction > 0 and hw.absent("host_link_bw"):
+    if scenario.kv_offload_fraction > 0 and hw.absent("host_link_bw"):
         raise ValidationError("kv_offload_fraction", scenario.kv_offload_fraction,
                               f"0 ({hw.name} has no host link to offload the KV cache over: host_link_bw is absent)")
     if scenario.kv_offload_tier == "cxl":

@@ -285,9 +285,10 @@ class Scenario:
         if links_ok(hw.scaleup_bw, hw.scaleout_bw, self.gpus, self.gpus_per_node):
             return
         if self.gpus > 1 and hw.scaleup_bw <= 0 and hw.scaleout_bw <= 0:
-            raise ValidationError("gpus", self.gpus, f"1 ({hw.name} has no device-to-device link)")
+            raise ValidationError("gpus", self.gpus, f"1 ({hw.name} has no device-to-device link: "
+                                  "scaleup_bw and scaleout_bw are absent)")
         raise ValidationError("gpus", self.gpus, f"at most one node of {self.gpus_per_node} (gpus_per_node): "
-                              f"{hw.name} has no scale-out link (scaleout_bw = 0) between nodes")
+                              f"{hw.name} has no scale-out link between nodes (scaleout_bw is absent)")
 
     def _check_lora(self):
         """LoRA / QLoRA (#23): targets by name; QLoRA needs adapters; adapters on MHA/GQA projections (MLA's

@@ -20,7 +20,8 @@ Variants (each is the baseline plus one change, not cumulative):
   + KV quantisation       kv_dtype = "fp8"          (inference only; 8-bit KV cache as in vLLM, "vllm")
 
 A variant that does not apply to the scenario's kind is listed with `scenario=None` and the reason, so the UI
-can show it greyed (KV quantisation on a training step; recomputation, ZeRO, offload, gradient compression
+can show it greyed; so is one the hardware cannot run, "not available on this hardware" with the refusal naming
+the missing field (+ offload without a host link: host_link_bw is absent, inputs/needed_links.py) (KV quantisation on a training step; recomputation, ZeRO, offload, gradient compression
 and FlashAttention on inference, whose core model stores no activations for a backward pass and no s x s
 attention scores).
 """
@@ -45,6 +46,7 @@ _TRAIN_ONLY = "training technique: an inference request has no backward pass, gr
 _FLASH_INFER = ("inference model already streams attention (no s x s scores stored), so FlashAttention "
                 "changes nothing there")
 _KV_TRAIN = "no KV cache in a training step"
+NOT_AVAILABLE = "not available on this hardware"
 
 
 @dataclass(frozen=True)
@@ -106,10 +108,13 @@ def variant_scenarios(base: Scenario) -> list[tuple[str, Scenario | None, str]]:
     b = baseline(base)
     out = []
     for v in VARIANTS:
-        if base.kind in v.kinds:
-            out.append((v.name, b.replace(**v.changes), ""))
-        else:
+        if base.kind not in v.kinds:
             out.append((v.name, None, f"not applicable: {v.not_applicable}"))
+            continue
+        try:
+            out.append((v.name, b.replace(**v.changes), ""))
+        except ValidationError as exc:  # an option the hardware lacks a field for (inputs/needed_links.py)
+            out.append((v.name, None, f"{NOT_AVAILABLE}: {exc}"))
     return out
 
 

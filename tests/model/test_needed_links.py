@@ -16,6 +16,7 @@ from trinity_desktop.model.inputs.presets import hardware_presets, load_hardware
 from trinity_desktop.model.views import techniques
 from trinity_desktop.model.views.roofline import roofline
 from trinity_desktop.model.views.stages import stages
+from trinity_desktop.model.views.variants import NOT_AVAILABLE, compare
 
 MINIMAL_TOML = """
 [[hardware]]
@@ -141,3 +142,39 @@ def test_a_device_without_a_16_bit_peak_is_refused_when_loaded(tmp_path):
     run = subprocess.run([sys.executable, "-m", "trinity_desktop", "calc", "infer", "--model", "llama-2-7b",
                           "--hardware-file", str(path), "--gpus", "1"], capture_output=True, text=True, timeout=120)
     assert run.returncode == 2 and "Traceback" not in run.stderr and run.stderr.strip().count("\n") == 0
+
+
+@pytest.mark.parametrize("kind", ["train", "prefill", "decode"])
+def test_a_kv_share_without_a_host_link_is_refused_for_every_kind(minimal, kind):
+    """Training ignores the KV share, but the residency and roofline views serve it as decode: a training step
+    with a share on a device without a host link raised from those views (#26)."""
+    with pytest.raises(ValidationError, match="host_link_bw is absent") as info:
+        _base(minimal, kind).replace(kv_offload_fraction=0.5)
+    assert info.value.field == "kv_offload_fraction"
+
+
+@pytest.mark.parametrize("hw_key", [*sorted(hardware_presets()), "minimal"])
+def test_the_outcome_variants_on_every_preset_and_the_minimal_file(minimal, hw_key):
+    """Every variant is evaluated or carries its reason; one the hardware cannot run is "not available on this
+    hardware", naming the missing value (+ offload without a host link), never raised."""
+    hw = minimal if hw_key == "minimal" else hardware_presets()[hw_key]
+    for kind in ("train", "prefill", "decode"):
+        for v in compare(_base(hw, kind)):
+            assert v.applicable or (v.reason and "\n" not in v.reason), (hw_key, kind, v.name)
+            if v.reason.startswith(NOT_AVAILABLE):
+                assert "is absent" in v.reason or "has no" in v.reason, v.reason
+    offload = {v.name: v for v in compare(_base(hw, "train"))}["+ offload"]
+    assert offload.applicable == (not hw.absent("host_link_bw"))
+    if not offload.applicable:
+        assert offload.reason.startswith(NOT_AVAILABLE) and "host_link_bw is absent" in offload.reason
+
+
+def test_the_link_refusals_name_the_absent_hardware_values(minimal):
+    with pytest.raises(ValidationError, match="scaleup_bw and scaleout_bw are absent"):
+        _base(minimal, "train").replace(gpus=2, tp=2)
+    one_node = dataclasses.replace(minimal, scaleup_bw=450e9, gpus_per_node_default=8)
+    with pytest.raises(ValidationError, match=r"scaleout_bw is absent"):
+        _base(one_node, "train").replace(gpus=16, gpus_per_node=8, tp=8, pp=2)
+    with pytest.raises(ValidationError, match="scaleout_bw is absent") as info:
+        _base(minimal, "decode").replace(prefill_gpus=1, decode_gpus=1)
+    assert info.value.field == "prefill_gpus"
