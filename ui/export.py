@@ -51,10 +51,11 @@ def render_widget(widget: QtWidgets.QWidget, scale: int = 2) -> QtGui.QImage:
 
 
 def export_widget_png(widget: QtWidgets.QWidget, path: str | os.PathLike, scale: int = 2) -> QtCore.QSize:
-    """Save the widget as a PNG of scale x its size; returns the PNG's pixel size."""
+    """Save the widget as a PNG of scale x its size, written atomically (png_output); returns the pixel size."""
+    from trinity_desktop.png_output import save_png
+
     image = render_widget(widget, scale)
-    if not image.save(str(path), "PNG"):
-        raise OSError(f"could not write the PNG {path}")
+    save_png(image, path)
     return image.size()
 
 
