@@ -114,7 +114,8 @@ def variant_scenarios(base: Scenario) -> list[tuple[str, Scenario | None, str]]:
         try:
             out.append((v.name, b.replace(**v.changes), ""))
         except ValidationError as exc:  # an option the hardware lacks a field for (inputs/needed_links.py)
-            out.append((v.name, None, f"{NOT_AVAILABLE}: {exc}"))
+            why = exc.allowed.partition("(")[2].rstrip(")") or str(exc)  # "X has no host link: host_link_bw is absent"
+            out.append((v.name, None, f"{NOT_AVAILABLE}: {why}"))
     return out
 
 
