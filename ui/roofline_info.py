@@ -17,11 +17,13 @@ from trinity_desktop.ui.roofline_style import fmt_count
 from trinity_desktop.ui.step_time_labels import roofline_footer_note
 from trinity_desktop.ui.units import fmt_seconds
 
-INFO_TOOLTIP = ("Ridge crossing: the batch where the decode GEMMs reach the datasheet ridge (closed form R·S/2W); "
-                "the model's step turns at the achievable ridge R·η_compute/η_HBM; with the KV cache's reads at the "
-                "mean context, the step's intensity may never reach the ridge. KV fit: where weights + KV cache "
-                "exceed 90% of HBM. SRAM/L2 roofs are omitted (no published on-chip bandwidth in the presets); "
-                "offload transfers are not points (no offload in the scenario).")
+INFO_TOOLTIP = (
+    "Ridge crossing: the batch where the decode GEMMs reach the datasheet ridge (closed form R·S/2W); "
+    "the model's step turns at the achievable ridge R·η_compute/η_HBM; with the KV cache's reads at the "
+    "mean context, the step's intensity may never reach the ridge. KV fit: where weights + KV cache "
+    "exceed 90% of HBM. SRAM/L2 roofs are omitted (no published on-chip bandwidth in the presets); "
+    "offload transfers are not points (no offload in the scenario)."
+)
 
 
 def info_rows(r: Results, s, index: int, errors: list[tuple[str, str]]) -> list[str]:
@@ -40,6 +42,9 @@ def info_rows(r: Results, s, index: int, errors: list[tuple[str, str]]) -> list[
         f"at datasheet peaks{roofline_footer_note(r)}{fits}.",
     ]
     if errors:
-        rows.append(f"<span style='color:{pw.secondary_text()}'>"
-                    + " ".join(f"{pw.html_escape(n)}: n/a ({pw.html_escape(e)})" for n, e in errors) + "</span>")
+        rows.append(
+            f"<span style='color:{pw.secondary_text()}'>"
+            + " ".join(f"{pw.html_escape(n)}: n/a ({pw.html_escape(e)})" for n, e in errors)
+            + "</span>"
+        )
     return rows
