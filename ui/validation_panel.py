@@ -192,6 +192,17 @@ class ValidationPanel(QtWidgets.QWidget):
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.bar_note)
 
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """A theme change: the background, the legend's text and every marker's outline in the new theme."""
+        super().changeEvent(event)
+        if pw.is_theme_change(event):
+            self.graphics.setBackground(pw.plot_background())
+            theme.restyle_markers(self.points.values())
+            theme.restyle_markers([sample.item for sample, _label in self.legend.items], width=1.5)
+            self.legend.setLabelTextColor(theme.plot_foreground())
+            for _sample, label in self.legend.items:   # setLabelTextColor only stores the colour: redraw the text
+                label.setText(label.text)
+
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         """Side by side when wide, or when too short to stack: stacked in a 784 x 519 dock (1920 x 1080) the
         scatter kept about 80 px of height, too little for its vertical axis title to be written whole; the bars
