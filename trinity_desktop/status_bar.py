@@ -3,11 +3,13 @@
 The summary is a list of parts in the order a person needs them: the binding resource with its pressure,
 each warning (does not fit, beyond the model's context, KV cache beyond HBM, host memory short), the three
 pressures, the step time, the memory per device, and the model on its hardware. The label shows as many whole parts as its
-width holds, from the first; the full summary is its tooltip. It never asks for more width than it has, so
+width holds, from the first (a warning too long for the room by its head); the full summary is its tooltip. It never asks for more width than it has, so
 a long summary cannot widen the window.
 """
 
 from __future__ import annotations
+
+import re
 
 from PySide6 import QtCore, QtWidgets
 
@@ -28,12 +30,19 @@ def _severity(note: str) -> int:
     return next((i for i, start in enumerate(_SEVERITY) if note.startswith(start)), len(_SEVERITY))
 
 
+def short_note(note: str) -> str:
+    """A warning without its closing explanation in parentheses (the panels say why): "... takes", not
+    "... takes (its learned position embeddings end there)"."""
+    return re.sub(r"\s*\([^()]*\)$", "", note.rstrip(".")).rstrip(".")
+
+
 def summary_parts(r: Results) -> list[str]:
     """The summary's parts, most important first."""
     sc = r.scenario
     pressures = dict(zip(("compute", "bandwidth", "memory"), r.pressure.as_tuple(), strict=True))
-    parts = [f"Binding: {r.bottleneck} (pressure {pressures[r.bottleneck]:.2f}; 1.00 = at its limit)"]
-    parts += [f"⚠ {note.rstrip('.')}" for note in sorted(r.notes, key=_severity)]
+    # short wordings, so that at 1366 px what binds and every warning stay on the bar together
+    parts = [f"{r.bottleneck.capitalize()} binds (pressure {pressures[r.bottleneck]:.2f} of 1.00)"]
+    parts += [f"⚠ {short_note(note)}" for note in sorted(r.notes, key=_severity)]
     parts.append("pressures " + ", ".join(f"{name} {value:.2f}" for name, value in pressures.items()))
     parts.append(step_part(r))
     parts.append(f"{r.memory_total / 1e9:.1f} of {r.capacity / 1e9:.0f} GB per device"
@@ -49,11 +58,15 @@ def step_part(r: Results) -> str:
 
 
 def fitted(parts: list[str], width: int, advance) -> str:
-    """As many whole parts as fit `width` pixels (`advance(text)` measures); at least the first, wrapped."""
+    """As many whole parts as fit `width` pixels (`advance(text)` measures); at least the first, wrapped. A
+    warning too long for the room left is shown by its head ("⚠ Does not fit"; the whole in the tooltip), so
+    that every warning stays in view beside what binds."""
     shown = ""
     for part in parts:
-        candidate = part if not shown else shown + SEPARATOR + part
-        if shown and advance(candidate) > width:
+        heads = [part] + ([part.split(": ", 1)[0]] if part.startswith("⚠") and ": " in part else [])
+        candidate = next((c for c in (h if not shown else shown + SEPARATOR + h for h in heads)
+                          if not shown or advance(c) <= width), None)
+        if candidate is None:
             break
         shown = candidate
     return shown

@@ -3,6 +3,8 @@ prefixes."""
 
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
 
 
@@ -81,3 +83,34 @@ class MinusSignAxis(WrappedLabelAxis):
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
         return [minus_sign(s) for s in super().tickStrings(values, scale, spacing)]
+
+
+ONE_TWO_FIVE = (1.0, 2.0, 5.0)
+TICK_ROOM_PX = 26.0   # a labelled tick of a vertical log axis needs this much height for its 11-pt text
+
+
+class OneTwoFiveAxis(LogSIAxis):
+    """A log axis labelled at 1, 2 and 5 of each decade ("0.2", "0.5", "1", "2", "5", "10") where the axis is long
+    enough for every label to read apart (TICK_ROOM_PX each); otherwise at whole decades, as LogSIAxis. All
+    labelled ticks sit on one level, so none is dropped by pyqtgraph's text-fill limits."""
+
+    def logTickValues(self, minVal, maxVal, size, stdTicks):  # noqa: N802, N803 (pyqtgraph names)
+        ticks = [math.log10(m) + e for e in range(math.floor(minVal) - 1, math.ceil(maxVal) + 1)
+                 for m in ONE_TWO_FIVE]
+        ticks = [t for t in ticks if minVal <= t <= maxVal]
+        self._decades_only = len(ticks) < 2 or size / len(ticks) < TICK_ROOM_PX
+        if self._decades_only:   # too short for 1, 2 and 5: labelled at whole decades only
+            return super().logTickValues(minVal, maxVal, size, stdTicks)
+        return [(1.0, ticks)]
+
+    def logTickStrings(self, values, scale, spacing):  # noqa: N802 (pyqtgraph name)
+        """1, 2 and 5 of a decade by their decimal prefix ("2 k", "0.5"); any other minor tick unlabelled."""
+        if getattr(self, "_decades_only", False):
+            return super().logTickStrings(values, scale, spacing)
+        out = []
+        for v in values:
+            e = math.floor(v + 1e-9)
+            mantissa = 10.0 ** (v - e)
+            m = next((m for m in ONE_TWO_FIVE if abs(mantissa - m) < 1e-6 * m), None)
+            out.append("" if m is None or abs(e) > 300 else si_decade(float(f"{m * 10.0 ** e * scale:.12g}")))
+        return out

@@ -8,12 +8,14 @@ dated models' memory needs (weights + 32k-token KV) against the devices' HBM cap
 from __future__ import annotations
 
 import numpy as np
+import pyqtgraph as pg
 from PySide6 import QtWidgets
 
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.memory_wall import LABELS, memory_wall, open_question_4
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.axes import OneTwoFiveAxis
 from trinity_desktop.ui.scale_chart import ScaleChart, combo, set_log_data
 from trinity_desktop.ui.units import fmt_bytes
 
@@ -24,6 +26,7 @@ SYMBOLS = {"peak_flops": "o", "hbm_bw": "s", "hbm_bytes": "d", "scaleup_bw": "t1
 SHORT = {"peak_flops": "FLOP/s", "hbm_bw": "HBM B/s", "hbm_bytes": "HBM bytes", "scaleup_bw": "scale-up",
          "scaleout_bw": "scale-out"}
 BASE_YEAR = 2020.0
+RING_PX = 22   # the scenario's device: a ring around its markers (11-15 px)
 VIEWS = (("Growth since 2020", "growth"), ("Model memory vs HBM", "capacity"), ("Ridge point", "ridge"))
 
 
@@ -43,7 +46,7 @@ class MemoryWallPanel(QtWidgets.QWidget):
             "fitted 2020 value, points per device, solid fitted lines, dashed published rates (Gholami et al.). "
             "Capacity view: models' weights + KV cache against devices' HBM capacity.",
             left="x 2020", bottom="release year", log_x=False, log_y=True,
-            controls=[("View", self.view_combo)], legend_columns=3)
+            controls=[("View", self.view_combo)], legend_columns=3, y_axis=OneTwoFiveAxis("left"))
         self.points = {q: self.chart.points(COLORS[q], SYMBOLS[q], SHORT[q]) for q in COLORS}
         self.fits = {q: self.chart.line(COLORS[q], 2.0) for q in COLORS}
         self.published = {q: self.chart.line(COLORS[q], 1.5, dash=True) for q in ("peak_flops", "hbm_bw", "scaleup_bw")}
@@ -52,6 +55,12 @@ class MemoryWallPanel(QtWidgets.QWidget):
         self.ridge_points = self.chart.points(theme.RESOURCE_COLORS["compute"], "o", "ridge point per device")
         self.ridge_fit = self.chart.line(theme.RESOURCE_COLORS["compute"], 2.0)
         self.ridge_published = self.chart.line(theme.RESOURCE_COLORS["compute"], 1.5, dash=True)
+        # the scenario's device, ringed in the focus colour: the one marked element (its points in every view)
+        self.ring = pg.PlotDataItem([], [], pen=None, symbol="o", symbolSize=RING_PX, symbolBrush=None,
+                                    symbolPen=pg.mkPen(theme.FOCUS_COLOR, width=2.5))
+        self.ring.setZValue(20)
+        self.chart.plot.addItem(self.ring, ignoreBounds=True)
+        self.device_key = ""
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.chart)
@@ -71,6 +80,7 @@ class MemoryWallPanel(QtWidgets.QWidget):
     def update_results(self, results: Results) -> None:
         if self.wall is None:
             self.wall = memory_wall()
+        self.device_key = results.scenario.hardware.key
         self.redraw()
 
     def redraw(self) -> None:
@@ -135,8 +145,24 @@ class MemoryWallPanel(QtWidgets.QWidget):
                                        "their papers, against one device's HBM. Hover the caption for open question 4.")
             self.chart.caption.setToolTip("Open question 4, computed: " + open_question_4(wall))
         self.chart.set_hover_points(hover)
+        self._ring_device(fit_devices, shown, g)
         xs = list(years) + ([m.year for m in wall.models] if self.view == "capacity" else [])
         self.chart.fit_range(xs, ys, pad=0.1)
+
+    def _ring_device(self, devices, shown: list[str], g) -> None:
+        """Ring the scenario's device at each of its points in the view (none when it has no release year)."""
+        me = next((d for d in devices if d.key == self.device_key), None)
+        if me is None:
+            self.ring.setData([], [])
+            return
+        if self.view == "ridge":
+            ys = [me.ridge]
+        else:
+            ys = [me.values[q] / (float(g[q].at(BASE_YEAR)) if self.view == "growth" else 1.0)
+                  for q in shown if me.values[q] > 0]
+        set_log_data(self.ring, [me.year] * len(ys), ys)
+        self.chart.legend.addItem(self.ring, me.name)   # the ring names its device
+        self.chart.fit_legend()
 
     def _draw_ridge(self, devices, years, hover: list) -> list[float]:
         """Peak FLOP/s / HBM bandwidth per device (the roofline's ridge, FLOP per byte) with its fitted drift and

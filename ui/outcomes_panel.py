@@ -271,12 +271,11 @@ class OutcomesPanel(QtWidgets.QWidget):
         self.na_label.setVisible(bool(na))
 
     def _update_legend(self) -> None:
-        def sq(color: str, text: str) -> str:
-            return f"<span style='color:{color}'>■</span>&nbsp;{pw.html_escape(text)}"
-
-        parts = [sq(part_colors()[p], PART_LABELS[p]) for p in PARTS]
-        self.legend_label.setText(" &nbsp; ".join(parts) + " &nbsp; <b>▭</b>&nbsp;binding part · "
-                                  "✗ does not fit: memory needed > HBM per GPU")
+        """The key: whole entries (marker and words joined by non-breaking spaces), wrapping only between them."""
+        parts = [pw.key_entry("■", PART_LABELS[p], part_colors()[p]) for p in PARTS]
+        parts += [pw.key_entry("<b>▭</b>", "binding part"),
+                  pw.key_entry("✗", "does not fit: memory needed > HBM per GPU")]
+        self.legend_label.setText(pw.key_line(parts))
 
     # ------------------------------------------------------------------ read-outs
     def row_at(self, y: float) -> int:

@@ -31,6 +31,7 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.batch_readout import BatchReadout
 from trinity_desktop.ui.cost_readout import CostReadout
 from trinity_desktop.ui.pareto_bars import ParetoBars
+from trinity_desktop.ui.planner_map import MapMarks, best_cell, contour_segments
 from trinity_desktop.ui.planner_panel_capacity import CapacityMode, capacity_edit
 from trinity_desktop.ui.planner_search import (
     AXIS_CHOICES,
@@ -142,8 +143,8 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         self.colorbar = pg.ColorBarItem(values=(0.0, 1.0), colorMap=self.cmap, interactive=False, width=20)
         self.colorbar.axis.setStyle(tickFont=pw.font())
         self.colorbar.axis.setWidth(80)
-        self.colorbar.axis.setLabel("best step time", **{"font-size": pw.LABEL_SIZE})
         self.graphics.addItem(self.colorbar, row=0, col=2)
+        self.marks = MapMarks(self.map_plot, self.colorbar)   # its label, the ring and the theme's text colours
         self.hatch = pg.PlotCurveItem(pen=pg.mkPen(HATCH_COLOR, width=1.5), connect="pairs")
         self.contours = pg.PlotCurveItem(pen=pg.mkPen(theme.ON_DARK, width=2), connect="pairs")
         self.contour_labels: list[pg.TextItem] = []
@@ -185,6 +186,14 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         layout.addWidget(self.batch_readout)
         self.cost_readout = CostReadout()  # cost and energy per million tokens (#23)
         layout.addWidget(self.cost_readout)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """A theme change redraws the map: its colour map, contours, ring and every text in the new theme."""
+        super().changeEvent(event)
+        if pw.is_theme_change(event):
+            self.marks.restyle()
+            if self.plan is not None and not isinstance(self.plan, CapacityPlan):
+                self._draw_map(self.plan)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         """Side by side when the panel is wide, the map under the front when it is narrow (a half-width dock)."""
@@ -398,7 +407,7 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         for axis, name, values in zip(("bottom", "left"), plan.map_axes, plan.map_values, strict=True):
             label_layout.set_thinned_ticks(self.map_plot.getAxis(axis),
                                            [(i + 0.5, value_text(name, v)) for i, v in enumerate(values)])
-            self.map_plot.setLabel(axis, AXIS_LABELS[name], **{"font-size": pw.LABEL_SIZE})
+            pw.set_axis_label(self.map_plot, axis, AXIS_LABELS[name])   # in the theme's colour, wrapped whole
         self.map_plot.setRange(xRange=(0, nx), yRange=(0, ny), padding=0)
         where, best_s = map_best(plan)
         pw.set_title(self.map_plot, pw.html_escape(findings.map_title(where, best_s, int((~finite).sum()), t.size)))
@@ -406,25 +415,13 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         ticks = np.linspace(lo, hi, 4) if hi - lo > 1e-9 else [lo]
         self.colorbar.axis.setTicks([[(float(v), fmt_seconds(10 ** v)) for v in ticks]])
         self._draw_contours(logt, finite, lo, hi, rgba)
+        self.marks.show_best(best_cell(plan))   # the fastest cell ringed: the one marked element
 
     def _draw_contours(self, logt, finite, lo, hi, rgba) -> None:
         """Contours of log step time at three levels, only between cells where a layout fits; labelled where they fit."""
-        xs, ys, filled, (nx, ny) = [], [], np.where(finite, logt, hi), logt.shape
-        levels = np.linspace(lo, hi, 5)[1:-1] if hi - lo > 1e-6 and min(nx, ny) >= 2 else []
-        self._contour_lines = []
-        for level in levels:
-            seg = np.asarray(pg.functions.isocurve(filled, level, connected=False), float).reshape(-1, 2, 2)
-            cells = np.concatenate([np.floor(seg), np.ceil(seg)], axis=1).astype(int)
-            cells[..., 0] = np.clip(cells[..., 0], 0, nx - 1)
-            cells[..., 1] = np.clip(cells[..., 1], 0, ny - 1)
-            keep = finite[cells[..., 0], cells[..., 1]].all(axis=1)
-            seg = seg[keep] + 0.5
-            xs += list(seg[:, :, 0].reshape(-1))
-            ys += list(seg[:, :, 1].reshape(-1))
-            if len(seg):
-                self._contour_lines.append((fmt_seconds(10 ** level), seg.mean(axis=1)))   # segment midpoints
+        xs, ys, self._contour_lines = contour_segments(logt, finite, lo, hi)
         self._contour_rgba = rgba
-        self.contours.setData(np.asarray(xs, float), np.asarray(ys, float))
+        self.contours.setData(xs, ys)
         self._place_contour_labels()
 
     def _place_contour_labels(self) -> None:

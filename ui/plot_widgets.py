@@ -48,7 +48,7 @@ def style_plot(plot: pg.PlotItem, title: str = "", left: str = "", bottom: str =
 
 
 def set_title(plot: pg.PlotItem, html: str, size: str = TITLE_SIZE, color: str | None = None) -> None:
-    """Set a plot's title (HTML-escaped text); it wraps onto two lines, then elides, to fit the plot width
+    """Set a plot's title (HTML-escaped text); it wraps at whole words (never elided) to fit the plot width
     (the full title is the tooltip when cut), and never widens the plot."""
     plot._full_title = (html, size, color or theme.plot_text_color())
     if not getattr(plot, "_title_spans", False):   # the title spans the axes' columns too: a sentence fits
@@ -67,7 +67,7 @@ def title_text(plot: pg.PlotItem) -> str:
 
 
 def set_axis_label(plot: pg.PlotItem, side: str, text: str, color: str | None = None) -> None:
-    """Set an axis label (plain text) that is elided to the axis length (the full text is its tooltip)."""
+    """Set an axis label (plain text) wrapped at whole words to the axis length (the full text is its tooltip)."""
     labels = getattr(plot, "_full_labels", {})
     labels[side] = (text, {"font-size": LABEL_SIZE} | ({"color": color} if color else {}))
     plot._full_labels = labels
@@ -77,17 +77,18 @@ def set_axis_label(plot: pg.PlotItem, side: str, text: str, color: str | None = 
 
 
 def fit_axis_label(axis: pg.AxisItem, text: str) -> None:
-    """Keep an axis label (plain text) elided to the axis length as the axis is resized (for axes outside a
-    PlotItem, e.g. a colour bar's); the full text is the axis tooltip when cut."""
+    """Keep an axis label (plain text) wrapped at whole words to the axis length as the axis is resized (for axes
+    outside a PlotItem, e.g. a colour bar's); the full text is the axis tooltip when wrapped."""
     def fit() -> None:
         length = axis.geometry().height() if axis.orientation in ("left", "right") else axis.geometry().width()
         metrics = QtGui.QFontMetrics(font(int(float(LABEL_SIZE.rstrip("pt")))))
-        shown = metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(int(length or 400) - 12, 10))
+        lines, _cut = _wrap(text, metrics, max(int(length or 400) - 12, 10), AXIS_LABEL_LINES)
+        shown = "<br>".join(html_escape(line) for line in lines)   # wrapped at whole words, never elided
         if shown != getattr(axis, "_shown_label", None):
             axis._shown_label = shown
             axis.setLabel(shown, **{"font-size": LABEL_SIZE})
             axis.resizeEvent()   # re-centre the new text on the axis (pyqtgraph does so only on a resize)
-            axis.setToolTip(text if shown != text else "")
+            axis.setToolTip(text if len(lines) > 1 else "")
 
     axis.geometryChanged.connect(fit)
     fit()
@@ -197,8 +198,10 @@ def _fit_scene_to_view(plot: pg.PlotItem) -> None:
 
 
 def _wrap(text: str, metrics: QtGui.QFontMetrics, width: float, max_lines: int) -> tuple[list[str], bool]:
-    """Words of `text` in at most `max_lines` lines of `width` pixels; the last line elided; (lines, cut)."""
-    width = int(width)   # whole pixels, the limit elidedText takes: a line that fits is never elided
+    """Words of `text` in at most `max_lines` lines of `width` pixels, broken only between whole words and
+    never elided ("st…", "ti…" read as nothing): the last line takes every word left; (lines, cut), cut when a
+    line is still wider than `width` (the full text is then the item's tooltip)."""
+    width = int(width)   # whole pixels: a line that fits is never counted as cut
     lines: list[str] = []
     words = text.split()
     while words and len(lines) < max_lines:
@@ -206,12 +209,9 @@ def _wrap(text: str, metrics: QtGui.QFontMetrics, width: float, max_lines: int) 
         while words and metrics.horizontalAdvance(line + " " + words[0]) <= width:
             line += " " + words.pop(0)
         lines.append(line)
-    cut = bool(words) or any(metrics.horizontalAdvance(line) > width for line in lines)
-    if not cut:
-        return lines, False
-    if lines:
+    if words and lines:
         lines[-1] = " ".join([lines[-1], *words])
-    return [metrics.elidedText(line, QtCore.Qt.TextElideMode.ElideRight, max(width, 10)) for line in lines], cut
+    return lines, any(metrics.horizontalAdvance(line) > width for line in lines)
 
 
 NARROW_AXIS_PX = 90   # a bottom axis narrower than this hides its tick labels

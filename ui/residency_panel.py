@@ -31,6 +31,7 @@ from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.curve_obstacles import line_boxes
 from trinity_desktop.ui.hierarchy_chart import HierarchyChart
+from trinity_desktop.ui.residency_labels import fit_columns, key_row, restyle_key
 from trinity_desktop.ui.residency_style import (
     MARKER_COLOR,
     TIER_COLORS,
@@ -107,7 +108,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.graphics.setAccessibleDescription(
             "Stacked areas: KV-cache gigabytes resident in HBM, host DRAM, the CXL pool and SSD against the "
             "context length; dashed lines: where each tier is full; black line (right axis): decode step time.")
-        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
+        self.plot: pg.PlotItem = self.graphics.addPlot(row=1, col=0)
         pw.style_plot(self.plot, "KV-cache residency", left="KV cache resident per GPU (GB)",
                       bottom=AXIS_TITLES["context"])
         pw.freeze_view(self.plot)
@@ -127,9 +128,8 @@ class ResidencyPanel(QtWidgets.QWidget):
 
         self.tops: dict[str, pg.PlotDataItem] = {}
         self.fills: dict[str, pg.FillBetweenItem] = {}
-        self.base = pg.PlotDataItem([0, 1], [0, 0], pen=pg.mkPen(None))
+        self.base = below = pg.PlotDataItem([0, 1], [0, 0], pen=pg.mkPen(None))
         self.plot.addItem(self.base)
-        below = self.base
         for name in RESIDENCY_TIERS:
             top = pg.PlotDataItem([0, 1], [0, 0], pen=pg.mkPen(pg.mkColor(TIER_COLORS[name]).darker(130), width=1))
             fill = pg.FillBetweenItem(below, top, brush=pg.mkBrush(TIER_COLORS[name]))
@@ -145,8 +145,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.cap_lines: dict[str, pg.InfiniteLine] = {}
         for name in RESIDENCY_TIERS:
             line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(pg.mkColor(TIER_COLORS[name]).darker(160),
-                                                                        width=2, style=QtCore.Qt.PenStyle.DashLine),
-                                   )
+                                                                        width=2, style=QtCore.Qt.PenStyle.DashLine))
             self.plot.addItem(line, ignoreBounds=True)
             self.cap_lines[name] = line
         self.cap_labels = {name: pw.label_item(anchor=(0, 1)) for name in RESIDENCY_TIERS}
@@ -161,7 +160,7 @@ class ResidencyPanel(QtWidgets.QWidget):
                                                                   "fill": pg.mkBrush(legend_fill())})   # reads on a fill
         self.marker.label.setFont(pw.font(bold=True))
         self.plot.addItem(self.marker, ignoreBounds=True)
-        self.legend = self.plot.addLegend(offset=(110, 8), labelTextSize="11pt", brush=pg.mkBrush(legend_fill()))
+        self.legend = key_row(self.graphics)   # a row above the plot: never a box over the data
         self.hover = pw.HoverReadout(self.plot, self._hover_text, on_leave=None)
         pw.LeaveFilter(self.graphics, self.hover.leave)
 
@@ -198,7 +197,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         super().changeEvent(event)
         if pw.is_theme_change(event) and self._results is not None:
             self.graphics.setBackground(pw.plot_background())
-            self.legend.setBrush(pg.mkBrush(legend_fill()))
+            restyle_key(self.legend)
             for label in (self.marker.label, *self.cap_labels.values()):
                 label.fill = pg.mkBrush(legend_fill())
             self.marker.label.setColor(marker_text())
@@ -299,6 +298,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         with no room is hidden (the hover gives the capacities)."""
         if self._curve is None:
             return
+        fit_columns(self.legend, self.graphics.width())   # the key's rows follow the chart's width
         self._sync_views()   # the right axis's curve where it is drawn: the labels keep off it
         vb = self.plot.getViewBox()
         bounds = ll.view_bounds(vb)

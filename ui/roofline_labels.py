@@ -84,17 +84,23 @@ class RooflineLabels:
         self.ceiling_lines: dict[str, pg.PlotDataItem] = {}   # the panel's roof lines: a roof's label may touch its own
         self._key: tuple | None = None
         self._legend_entries: tuple = ()
+        self._dtype = ""   # the scenario's number format: a shared roof's short name states it
 
     # ------------------------------------------------------------------ texts
     def ceiling_text(self, c: Ceiling) -> str:
-        """"BF16/FP16 989 TFLOP/s"; on a narrow plot a compute roof names its first format only."""
+        """"BF16/FP16 989 TFLOP/s"; on a narrow plot a shared compute roof names one format: the scenario's
+        where it is one of them ("FP16 989 TFLOP/s" for an FP16 run), else its first; wide, the scenario's first."""
         if c.kind != "compute":
             return f"{c.name} {fmt_rate(c.value)}"
-        name = c.name if self._plot.getViewBox().width() >= NARROW_PX else c.name.split("/")[0]
+        formats = c.name.split("/")
+        mine = next((f for f in formats if f.lower() == self._dtype), formats[0])
+        wide = "/".join([mine, *(f for f in formats if f != mine)])   # the scenario's format first
+        name = wide if self._plot.getViewBox().width() >= NARROW_PX else mine
         return f"{name} {fmt_flops_rate(c.value)}"
 
     def set_ceilings(self, roof: Roofline) -> None:
         """One label per ceiling of `roof` (the scenario format's and HBM's bold, the others secondary)."""
+        self._dtype = roof.dtype
         main_dtype_roof = compute_roof_name(roof)
         names = {c.name for c in roof.ceilings}
         for c in roof.ceilings:

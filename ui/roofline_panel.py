@@ -32,13 +32,12 @@ from trinity_desktop.ui.roofline_band import BAND_LEGEND, BAND_SWATCH, RooflineB
 from trinity_desktop.ui.roofline_compare import RooflineCompare
 from trinity_desktop.ui.roofline_frame import RooflineFrame, compute_roof_name, px_per_decade
 from trinity_desktop.ui.roofline_hover import RooflineHover
+from trinity_desktop.ui.roofline_info import INFO_TOOLTIP, info_rows
 from trinity_desktop.ui.roofline_labels import RooflineLabels
 from trinity_desktop.ui.roofline_speculative import speculative_title
 from trinity_desktop.ui.roofline_stage import RooflineStage
-from trinity_desktop.ui.roofline_style import BANDWIDTH, COMPUTE, LINK_SYMBOLS, SWEEP_GEMM, fmt_count
+from trinity_desktop.ui.roofline_style import BANDWIDTH, COMPUTE, LINK_SYMBOLS, SWEEP_GEMM
 from trinity_desktop.ui.roofline_sweep import RooflineSweep
-from trinity_desktop.ui.step_time_labels import roofline_footer_note  # the footer against the title (#23)
-from trinity_desktop.ui.units import fmt_seconds
 from trinity_desktop.ui.wrap_layout import control_row
 
 __all__ = ["SWEEP_GEMM", "RooflinePanel"]
@@ -120,10 +119,7 @@ class RooflinePanel(QtWidgets.QWidget):
         self.info_label.setWordWrap(True)
         self.info_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
         self.info_label.setAccessibleName("Roofline summary")
-        self.info_label.setToolTip("Ridge crossing: the batch where the decode GEMMs reach the ridge (closed "
-                                   "form R·S/2W). KV fit: where weights + KV cache exceed 90% of HBM. SRAM/L2 "
-                                   "roofs are omitted (no published on-chip bandwidth in the presets); offload "
-                                   "transfers are not points (no offload in the scenario).")
+        self.info_label.setToolTip(INFO_TOOLTIP)
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -343,26 +339,8 @@ class RooflinePanel(QtWidgets.QWidget):
         r, s = self._results, self.sweep_layer.sweep
         if r is None or s is None:
             return
-        sc = r.scenario
-        ctx = sc.prompt_len + sc.gen_len / 2
-        with_kv = (f"≈ {math.ceil(s.ridge_batch_with_kv):,}" if s.ridge_batch_with_kv > 0
-                   else f"never (step intensity → {s.step_intensity_limit:.3g} FLOP/B &lt; ridge)")
-        i = self.sweep_layer.slider.value()
-        parts = [
-            f"<b>Decode</b> ({pw.html_escape(sc.model.name)}, {s.dtype.upper()}, {sc.weight_dtype} weights): GEMMs turn "
-            f"compute-bound at batch ≈ <b>{math.ceil(s.ridge_batch):,}</b> (R·S/2W, datasheet ridge R; the "
-            f"model's step time turns at ≈ {math.ceil(s.ridge_batch_achievable):,}, the achievable ridge "
-            f"R·η_compute/η_HBM); including KV reads at "
-            f"{fmt_count(ctx)} context: {with_kv}.",
-            f"KV cache fits up to batch {s.kv_fit_limit_batch:,.0f} at this context, up to "
-            f"{fmt_count(s.kv_fit_limit_context)} tokens at batch {sc.batch}.",
-            f"At the slider: {fmt_seconds(float(s.time_per_token_s[i]))} per token step, the ideal roofline bound "
-            f"on one GPU at datasheet peaks{roofline_footer_note(r)}"  # not the title's time (#23)
-            + ("" if s.fits[i] else " — <span style='color:" + theme.BAD_COLOR + "'>does not fit in HBM</span>") + ".",
-        ]
-        errors = [f"{pw.html_escape(name)}: n/a ({pw.html_escape(e)})" for name, e in self.compare_layer.errors()]
-        self.info_label.setText(" ".join(parts) + (f"<br><span style='color:{pw.secondary_text()}'>" + " ".join(errors)
-                                                   + "</span>" if errors else ""))
+        rows = info_rows(r, s, self.sweep_layer.slider.value(), list(self.compare_layer.errors()))
+        self.info_label.setText("<br>".join(rows))
 
     # ------------------------------------------------------------------ hover
     def hover_text_at(self, lx: float, ly: float) -> str:

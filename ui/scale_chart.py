@@ -38,7 +38,7 @@ class ScaleChart(QtWidgets.QWidget):
 
     def __init__(self, name: str, accessible: str, description: str, left: str, bottom: str,
                  log_x: bool, log_y: bool, controls: Sequence = (), legend_columns: int = 2,
-                 sci_x: bool = False, parent=None):
+                 sci_x: bool = False, y_axis: pg.AxisItem | None = None, parent=None):
         super().__init__(parent)
         self.setObjectName(name)
         self.setAccessibleName(accessible)
@@ -60,7 +60,7 @@ class ScaleChart(QtWidgets.QWidget):
         if log_x:
             axes["bottom"] = SciLogAxis("bottom") if sci_x else pw.LogSIAxis("bottom")
         if log_y:
-            axes["left"] = pw.LogSIAxis("left")
+            axes["left"] = y_axis or pw.LogSIAxis("left")   # a panel may label its log axis at 1, 2 and 5
         self.plot: pg.PlotItem = column.addPlot(row=1, col=0, axisItems=axes)
         pw.style_plot(self.plot, "", left=left, bottom=bottom)
         self.plot.setLogMode(x=log_x, y=log_y)

@@ -39,6 +39,7 @@ PART_COLORS = {
 PART_LABELS = {"device": "Device compute", "transfer": "Transfer (RTT + upload)", "cloud": "Cloud compute"}
 ENERGY_COLOR = theme.RESOURCE_COLORS["memory"]   # bluish green, apart from the three time parts
 OPTIMUM_COLOR = theme.FOCUS_COLOR                 # the one marked split
+TITLE_PT = "12pt"   # the time and energy charts' titles
 UPLINK_RANGE_MBPS = (0.1, 1000.0)   # slider ends, log scale
 SPEED_RANGE = (0.01, 10.0)          # device speed multiplier, log scale
 SLIDER_STEPS_PER_DECADE = 100
@@ -331,14 +332,15 @@ class SplitPanel(QtWidgets.QWidget):
         least = "all cloud" if e == 0 else "all device" if e == n else f"split after {prof.layer_names[e - 1]}"
         pw.set_title(self.energy_plot, pw.html_escape(findings.split_title(
             least, "energy", float(t["energy_j"][e]), float(t["energy_j"][-1]), float(t["energy_j"][0]))),
-            size="11pt")
+            size=TITLE_PT)
         self.energy_marker.setData([float(k)], [energy_mj[k] + 0.08 * e_max])
         self._set_ticks(prof)
         total, dev_all, cloud_all = t["total_s"][k], t["total_s"][-1], t["total_s"][0]
         col = t["total_s"] if objective == "latency" else t["energy_j"]
         best = where if k in (0, n) else f"split {where}"
         pw.set_title(self.time_plot, pw.html_escape(findings.split_title(best, objective, float(col[k]),
-                                                                          float(col[-1]), float(col[0]))))
+                                                                          float(col[-1]), float(col[0]))),
+                     size=TITLE_PT)   # both charts' titles one size: 12 pt keeps each on two lines at 1366
         self.summary_label.setText(
             f"<b>Optimum ({objective}): {pw.html_escape(where)}</b> (split point {k} of {n}) — latency "
             f"{fmt_seconds(total)} = device {fmt_seconds(t['device_s'][k])} + transfer "

@@ -403,3 +403,14 @@ def field_frame_color(theme: str) -> str:
     mid = QtGui.QColor(*((a + b) // 2 for a, b in ((text.red(), window.red()), (text.green(), window.green()),
                                                     (text.blue(), window.blue()))))
     return readable(mid, window, FIELD_FRAME_CONTRAST)
+
+
+def restyle_markers(items, width: float = 1.0) -> None:
+    """After a theme change: each marker's outline in the new theme's plot text colour (PlotDataItem or
+    ScatterPlotItem), its fill kept, so a dark outline drawn for the light theme never sinks into a dark plot."""
+    pen = pg.mkPen(plot_text_color(), width=width)
+    for item in items:
+        if isinstance(item, pg.PlotDataItem):
+            item.setSymbolPen(pen)
+        elif isinstance(item, pg.ScatterPlotItem):
+            item.setPen(pen)

@@ -153,10 +153,12 @@ class TiledIOPanel(QtWidgets.QWidget):
                 f"{m_bytes / 1024:.0f} KiB SRAM per SM{'' if hw.sram_per_core_bytes > 0 else ', the paper’s 100 KB'})"
         agg = (f" Drawn as {g['flash'].shape[0]:,} × {g['flash'].shape[1]:,} cells: each cell sums {gr} × {gc} "
                f"tiles (grid capped at {MAX_CELLS} per side)." if (gr, gc) != (1, 1) else "")
-        self.note_label.setText(f"Grid: {shape}, one head of one sequence per tile.{agg} Standard attention's "
-                                "tiles carry the S, P (dP, dS) round trips of their B_r×B_c elements; "
-                                "FlashAttention's carry Q_i, O_i, ℓ_i, m_i per visit plus their share of K_j, "
-                                "V_j (Dao et al. 2022, Alg. 0/1/3/4).")
+        # at most two lines: the grid and its cells; what each tile carries is in the hover
+        cells = f"; {gr} × {gc} tiles per cell" if (gr, gc) != (1, 1) else ""
+        self.note_label.setText(f"Grid: {shape}, one head of one sequence per tile{cells}.")
+        self.note_label.setToolTip(f"{agg.strip()} Standard attention's tiles carry the S, P (dP, dS) round trips of "
+                                   "their B_r×B_c elements; FlashAttention's carry Q_i, O_i, ℓ_i, m_i per visit plus "
+                                   "their share of K_j, V_j (Dao et al. 2022, Alg. 0/1/3/4).".strip())
 
     def _draw_totals(self, std: float, fa: float) -> None:
         div, unit = bytes_unit(max(std, fa))

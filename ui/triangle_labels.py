@@ -23,6 +23,8 @@ from trinity_desktop.ui import theme
 
 SQRT3_2 = math.sqrt(3.0) / 2.0
 CORNERS = {"compute": (0.5, SQRT3_2), "bandwidth": (0.0, 0.0), "memory": (1.0, 0.0)}
+CENTROID = (0.5, SQRT3_2 / 3)   # equal pressures; drawn as a "+"
+CENTROID_PX = 7.0               # half the centroid's obstacle box (its 12-px "+" and a pixel round it)
 # (corner a, corner b, (trade-off, reverse) in long and short wording): the abstract's trade-off first.
 EDGE_CAPTIONS = (
     ("compute", "bandwidth", ("more computation → less bandwidth", "more bandwidth → less computation"),
@@ -176,7 +178,8 @@ class TriangleLabels:
     def place(self, positions: dict[str, tuple[float, float]], radii_px: dict[str, float],
               current: tuple[float, float] | None, split: tuple[float, float] | None) -> None:
         """Place the current star's label, the split label and every marker label (most important first)."""
-        marks: list[ll.Box] = []
+        cx, cy = ll.scene_point(self.vb, *CENTROID)   # the centroid's "+" (6 px each way) is never written over
+        marks: list[ll.Box] = [(cx - CENTROID_PX, cy - CENTROID_PX, cx + CENTROID_PX, cy + CENTROID_PX)]
         for key, (x, y) in positions.items():
             sx, sy = ll.scene_point(self.vb, x, y)
             r = radii_px.get(key, 6.0) + 1

@@ -23,7 +23,7 @@ from trinity_desktop.model.views.workloads import WorkloadRow, evaluate_library
 from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.technique_list import TechniqueList
-from trinity_desktop.ui.triangle_labels import CORNERS, SQRT3_2, TriangleLabels
+from trinity_desktop.ui.triangle_labels import CENTROID, CORNERS, SQRT3_2, TriangleLabels
 from trinity_desktop.ui.triangle_pools import PoolEdge
 from trinity_desktop.ui.triangle_readout import gpu_seconds, marker_size, pressure_lines
 
@@ -155,7 +155,7 @@ class TrianglePanel(QtWidgets.QWidget):
         ys = [CORNERS[r][1] for r in order]
         self.outline = pg.PlotCurveItem(xs, ys, pen=pg.mkPen(theme.plot_text_color(), width=2))
         self.plot.addItem(self.outline)
-        cx, cy = 0.5, SQRT3_2 / 3
+        cx, cy = CENTROID
         self.centroid = pg.ScatterPlotItem([cx], [cy], symbol="+", size=12, pen=pg.mkPen(theme.MUTED_COLOR, width=1.5))
         self.plot.addItem(self.centroid)
 

@@ -35,16 +35,19 @@ def fmt_rate(value: float, unit: str = "B/s") -> str:
 
 
 def fmt_seconds(value: float) -> str:
-    """Seconds with a sensible unit: 0.0123 -> '12.3 ms'."""
+    """Seconds with a sensible unit, 3 significant figures: 0.0123 -> '12.3 ms'; 1070.4 -> '1,070 s' (never
+    '1.07e+03 s'); a value that rounds up to 1000 of a unit reads in the next one (0.9999 -> '1 s')."""
     if value is None or not math.isfinite(value):
         return "—"
-    mag = abs(value)
+    rounded = float(f"{value:.3g}")
+    mag = abs(rounded)
+    if mag >= 1000.0:   # whole seconds, thousands separated
+        return f"{rounded:,.0f} s"
     if mag >= 1.0 or mag == 0:
-        return f"{value:.3g} s"
-    if mag >= 1e-3:
-        return f"{value * 1e3:.3g} ms"
-    if mag >= 1e-6:
-        return f"{value * 1e6:.3g} µs"
+        return f"{rounded:.3g} s"
+    for scale, unit in ((1e3, "ms"), (1e6, "µs")):
+        if mag * scale >= 1.0:
+            return f"{rounded * scale:.3g} {unit}"
     return f"{value * 1e9:.3g} ns"
 
 

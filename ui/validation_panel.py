@@ -34,6 +34,8 @@ HOVER_DECADES = 0.06  # a point is hovered within this distance in log10 units
 # kind -> (legend name, marker); hardware family -> Okabe-Ito colour of the theme (the rest: the fallback)
 SIDE_BY_SIDE_WIDTH = 1000  # px: room for the scatter and the bars' assumption names side by side
 STACKED_MIN_HEIGHT = 600   # px: below it, stacking leaves the scatter too short for its axis title
+SCATTER_MIN_VIEW_PX = 190  # stacked: the scatter's plot height (five decades of points read apart)
+BAR_ROW_PX = 18            # stacked: a bar row holds its 11-pt assumption name without touching the next
 LEGEND_COLUMNS = 3  # two kinds and up to four families in two rows: the legend fits half a 1366-wide dock
 KIND_STYLE = {"training": ("training", "o"), "inference": ("inference", "t1")}
 MARKER_PX = {"training": 10, "inference": 12}   # marker size by kind (a triangle reads at 12 px, a disc at 10)
@@ -45,6 +47,10 @@ KINDS = ("training", "inference")
 QUANTITY_TEXT = {"step_time_s": "training step time", "request_s": "inference request time (prefill + {g} output "
                  "tokens, batch {b})", "ttft_s": "first-token time (prefill of {s} tokens, batch {b})",
                  "time_per_output_token_s": "time per output token (batch {b})"}
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def source_label(ref) -> str:
@@ -108,6 +114,8 @@ class ValidationPanel(QtWidgets.QWidget):
         scatter_column.layout.setRowStretchFactor(0, 0)
         scatter_column.layout.setRowStretchFactor(1, 1)
         scatter_column.layout.setContentsMargins(0, 0, 0, 0)
+        self.legend.layout.setContentsMargins(2, 0, 2, 0)   # stacked at 1366 x 768 every row of pixels is the plot's
+        self.graphics.ci.setContentsMargins(2, 2, 2, 2)
         self.scatter_plot = scatter_column.addPlot(row=1, col=0, axisItems={
             "bottom": pw.LogSIAxis("bottom"), "left": pw.LogSIAxis("left")})
         pw.style_plot(self.scatter_plot, "Predicted vs measured time",
@@ -176,12 +184,24 @@ class ValidationPanel(QtWidgets.QWidget):
         set_label.setFont(pw.font())
         top.addWidget(set_label)
         top.addWidget(self.set_combo)
-        top.addWidget(self.summary, 1)
+        top.addStretch(1)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
+        layout.addWidget(self.summary)   # its own row: beside the combo it took five lines of a 517-px dock
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.bar_note)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """A theme change: the background, the legend's text and every marker's outline in the new theme."""
+        super().changeEvent(event)
+        if pw.is_theme_change(event):
+            self.graphics.setBackground(pw.plot_background())
+            theme.restyle_markers(self.points.values())
+            theme.restyle_markers([sample.item for sample, _label in self.legend.items], width=1.5)
+            self.legend.setLabelTextColor(theme.plot_foreground())
+            for _sample, label in self.legend.items:   # setLabelTextColor only stores the colour: redraw the text
+                label.setText(label.text)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         """Side by side when wide, or when too short to stack: stacked in a 784 x 519 dock (1920 x 1080) the
@@ -196,6 +216,10 @@ class ValidationPanel(QtWidgets.QWidget):
             self.graphics.addItem(self.bar_plot, row=0 if wide else 1, col=1 if wide else 0)
             self.graphics.ci.layout.setRowStretchFactor(0, 1)
             self.graphics.ci.layout.setRowStretchFactor(1, 1)
+        # stacked, the bars give the scatter its room first: at an even split it kept about 120 px of plot
+        self.scatter_plot.getViewBox().setMinimumHeight(0 if wide else SCATTER_MIN_VIEW_PX)
+        rows = len(self.bands.sensitivity) if self.bands is not None and self.bands.sensitivity else 0
+        self.bar_plot.getViewBox().setMinimumHeight(0 if wide else BAR_ROW_PX * rows)
 
     def _fit_legend_columns(self, wide: bool) -> None:
         """As many legend columns as the scatter's width holds whole entries (at most LEGEND_COLUMNS side by side;
@@ -287,9 +311,9 @@ class ValidationPanel(QtWidgets.QWidget):
                             for k in KINDS if any(r["kind"] == k for r in rows))
         pw.set_title(self.scatter_plot, pw.html_escape(findings.validation_title(
             len(rows), float(np.median(errors)), int(inside))), size="13pt")
-        self.summary.setText(
-            f"{len(rows)} runs ({name} set): median |error| {np.median(errors) * 100:.0f}% ({by_kind}); worst "
-            f"{errors.max() * 100:.0f}% ({worst['name'].split(',')[0].split(' (')[0]}); {inside} in p05–p95")
+        # the count, the median and the runs inside their band are in the scatter's title: not said twice
+        self.summary.setText(f"By kind, median |error|: {by_kind}; worst {errors.max() * 100:.0f}% "
+                             f"({worst['name'].split(',')[0].split(' (')[0]})")
 
     def is_ready(self) -> bool:
         return bool(self.rows) and self._requested == self.set_name
@@ -329,11 +353,13 @@ class ValidationPanel(QtWidgets.QWidget):
         self.first_bars.setOpts(x0=np.zeros_like(y), y=y, width=first, height=0.25)
         self.bar_plot.getAxis("left").setTicks([[(float(i), u.labels.get(k, k)) for i, k in enumerate(ranked)]])
         self.bar_plot.setYRange(-0.6, len(ranked) - 0.4, padding=0.0)
+        if not self._wide:
+            self.bar_plot.getViewBox().setMinimumHeight(BAR_ROW_PX * len(ranked))
         band = u.bands[u.headline]
         what = "step time" if u.headline == "time_per_step_s" else "time per output token"
         top = ranked[-1]
         pw.set_title(self.bar_plot, pw.html_escape(findings.sensitivity_title(what, u.labels.get(top, top),
                                                                                float(total[-1]))), size="13pt")
-        self.bar_note.setText(
-            f"Current scenario: {what} {fmt_seconds(band.point)}, p05–p95 {fmt_seconds(band.p05)} – "
-            f"{fmt_seconds(band.p95)} over {u.samples:,} Sobol samples. Wide bar: total index; narrow: first-order.")
+        # one line: which bar is which is in the hover, so that the stacked scatter keeps its plot height
+        self.bar_note.setText(f"{_cap(what)} {fmt_seconds(band.point)}, p05–p95 {fmt_seconds(band.p05)} – "
+                              f"{fmt_seconds(band.p95)} ({u.samples:,} Sobol samples)")

@@ -29,7 +29,7 @@ def test_status_bar_names_the_context_limit():
 
     sc = default_scenario().replace(kind="decode", gpus=8, prompt_len=(1 << 20) - 512, gen_len=512)
     parts = summary_parts(evaluate(sc))
-    assert parts[0].startswith("Binding: ")   # what binds first, then the warning, before any other figure
+    assert parts[0].split()[1] == "binds"   # what binds first, then the warning, before any other figure
     warnings = [p for p in parts if p.startswith("⚠")]
     assert parts[1:1 + len(warnings)] == warnings and len(warnings) >= 2   # does not fit, beyond the limit
     assert any("Beyond the model's limit" in w and f"{sc.model.max_seq:,}" in w for w in warnings)

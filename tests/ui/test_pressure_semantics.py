@@ -96,4 +96,4 @@ def test_status_bar_quotes_the_same_pressures(qtbot):
     text = win.status.full_text()
     for name, value in zip(RESOURCES, r.pressure.as_tuple(), strict=True):
         assert f"{name} {value:.2f}" in text
-    assert text.startswith(f"Binding: {r.bottleneck}")
+    assert text.startswith(f"{r.bottleneck.capitalize()} binds")

@@ -221,7 +221,7 @@ def test_tiled_io_panel(qtbot, default_results):
                              prompt_len=131072))
     p.update_results(long)
     assert max(p.drawn_shape()) <= 256 < max(p.grid_shape())
-    assert "each cell sums" in p.note_label.text()
+    assert "tiles per cell" in p.note_label.text() and "each cell sums" in p.note_label.toolTip()
     assert "FlashAttention" in p.hover_text_at("flash", 0.5, 0.5)
     assert p.decode_kv_read_bytes() == 0.0                  # prefill: no decode step
 

@@ -37,6 +37,7 @@ def test_roofline_footer_names_its_bound_and_the_titles_time(shown_panel):
     panel = shown_panel(RooflinePanel, r, size=(700, 700))
     text = panel.info_label.text()
     assert "per token step, the ideal roofline bound on one GPU at datasheet peaks" in text
+    assert text.count("<br>") == 2   # three rows, no compared hardware failed
     assert f"the title's {fmt_seconds(r.time_total)} per token is the model's time at batch 16" in text
     from trinity_desktop.ui.plot_widgets import title_text
 
