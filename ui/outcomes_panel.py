@@ -237,7 +237,7 @@ class OutcomesPanel(QtWidgets.QWidget):
             v = drawn[i]
             text = f" {fmt_seconds(v.time_total)} · {theme.RESOURCE_LABELS.get(v.binding, v.binding)}"
             if not v.fits:   # memory binds: the bar's end says by how much
-                text = f" {fmt_seconds(v.time_total)} ✗ {v.memory_total / 1e9:.0f} GB > {v.capacity / 1e9:.0f}"
+                text = f" {fmt_seconds(v.time_total)} ✗ {v.memory_total / 1e9:.0f} GB > {v.capacity / 1e9:.0f} GB"
             item.setText(text)
             item.setColor(theme.readable(theme.BAD_COLOR, pw.plot_background()) if not v.fits
                           else theme.plot_text_color())

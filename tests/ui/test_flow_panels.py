@@ -308,7 +308,7 @@ def test_variants_and_binding_labels(outcomes):
     assert len(texts) == len(VARIANTS) - 1
     base = outcomes.variants()[0]
     assert texts[0] == (f"{fmt_seconds(base.time_total)} ✗ {base.memory_total / 1e9:.0f} GB > "
-                        f"{base.capacity / 1e9:.0f}")   # baseline does not fit: memory binds
+                        f"{base.capacity / 1e9:.0f} GB")   # baseline does not fit: memory binds
     # selective recompute fits at 66 GB (memory pressure 0.83 binds); so does FlashAttention at 64 GB (0.79): its
     # compute pressure is 0.73 of the rate the H100's best GEMMs reach (pressure.achievable_compute)
     shown = [v.name for v in outcomes.variants() if v.results is not None]
