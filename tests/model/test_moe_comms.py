@@ -120,13 +120,15 @@ def test_planner_best_layout_within_20_percent_of_published_gpu_hours():
     assert gpu_hours_per_t == pytest.approx(PUBLISHED_GPU_HOURS_PER_T, rel=0.20)
 
 
-def test_deepseek_layout_within_20_percent_of_published_gpu_hours():
+def test_deepseek_layout_within_18_percent_of_published_gpu_hours():
     """DeepSeek-V3's own layout (§3.2: PP16 EP64 ZeRO-1 on 2,048 H800, DualPipe, FP8 dispatch, M = 4, blockwise FP8)
-    with its memory-bound kernels counted by kernel (train_elementwise.py) and its MTP module (train_mtp.py): ~152K
-    GPU hours per T tokens (~146K without MTP)."""
+    with its memory-bound kernels counted by kernel (train_elementwise.py), its MTP module (train_mtp.py) and the
+    pipeline paced by its busiest rank (the even split's 4 layers; under DualPipe an end rank holds half the first
+    stage with the embedding and half the last, 1 layer with the head, the loss and the MTP module): ~151K GPU hours
+    per T tokens, -16% of the published 180K."""
     r = evaluate(Scenario(**PUBLISHED, **AS_TRAINED))
     gpu_hours_per_t = 1e12 / (r.train["tokens_per_s"] / 2048) / 3600
-    assert gpu_hours_per_t == pytest.approx(PUBLISHED_GPU_HOURS_PER_T, rel=0.20)
+    assert gpu_hours_per_t == pytest.approx(PUBLISHED_GPU_HOURS_PER_T, rel=0.18)
 
 
 def test_megatron_bridge_dsv3_on_1024_h100_within_20_percent_with_group_limited_routing():
