@@ -160,17 +160,12 @@ def busiest_stage(layers, shape: StepShape, block, emb_bytes, head, hbm) -> Trai
     block's (GEMM, attention, bytes) plus its ends (vocabulary-parallelism: the head and loss make the last stage
     the slowest unless it holds fewer layers; megatron-uneven-pipeline: --decoder-first/last-pipeline-num-layers).
     Under DualPipe (`shape.dualpipe`, DeepSeek-V3 §3.2.1) rank i holds stage i and stage p-1-i, so the end ranks
-    run half the first and half the last stage per micro-batch. p = 1: the one stage holds everything. The even
-    split (no uneven counts set) leaves its remainder to the last stage."""
+    run half the first and half the last stage per micro-batch. p = 1: the one stage holds everything. The layer
+    counts are memory.stage_layer_counts' (the even split leaves its remainder to the last stage)."""
     gemm, attn, nbytes = block
     head_s, head_bytes = head
     pp, mtp = xp.asarray(shape.pp, dtype=float), xp.asarray(shape.mtp, dtype=float)
     n_first, n_mid, n_last = stage_layer_counts(layers, pp, shape.first_layers, shape.last_layers)
-    # the even split's last stage holds what the others leave, L - (p-1)·ceil(L/p), as Megatron-Bridge's layouts
-    # for 61 layers put 13 / 5 / 1 there on PP 4 / 8 / 16 (megatron-bridge-deepseek-v3-recipe)
-    even = (xp.asarray(shape.first_layers) == 0) & (xp.asarray(shape.last_layers) == 0)
-    rest = layers - (pp - 1.0) * xp.ceil(layers / pp)
-    n_last = xp.where(even, xp.where(rest >= 1.0, rest, xp.maximum(xp.floor(layers / pp), 1.0)), n_last)
     single = pp <= 1
     n_first = xp.where(single, float(layers), n_first)
     n_last = xp.where(single, 0.0, n_last) + mtp

@@ -57,6 +57,15 @@ def test_dualpipe_end_ranks_hold_half_the_first_and_half_the_last_stage():
     assert _seconds(2, layers=61, dualpipe=True) == pytest.approx((61 * 1.5 + 3.0) / 2.0)
 
 
+def test_memory_and_compute_share_the_even_split_remainder():
+    # 61 layers on PP 16: 4 on each of the first 15, the 1 left on the last, for the activations held as for
+    # the compute
+    from trinity_desktop.model.formulas.memory import stage_layer_counts
+    assert tuple(float(x) for x in stage_layer_counts(61, 16)) == (4.0, 4.0, 1.0)
+    assert tuple(float(x) for x in stage_layer_counts(61, 4)) == (16.0, 16.0, 13.0)
+    assert tuple(float(x) for x in stage_layer_counts(64, 16)) == (4.0, 4.0, 4.0)
+
+
 def test_busiest_stage_is_vectorised():
     pp = np.array([1.0, 2.0, 16.0])
     r = busiest_stage(64, _shape(pp), (1.0, 0.5, 0.0), 0.0, (3.0, 0.0), 1.0)
@@ -111,3 +120,4 @@ def test_flashattention4_runs_at_its_published_share_of_b200():
     fwd, _ = ke.attention_shares(ke.family_of("b200"))
     assert fwd == pytest.approx(0.717, abs=5e-4)
     assert fwd * H["b200"].peak("bf16") == pytest.approx(1613e12, rel=1e-3)
+
