@@ -36,6 +36,11 @@ from trinity_desktop.model.formulas.memory import stage_layer_counts
 from trinity_desktop.model.formulas.train_elementwise import layer_bytes_per_token
 
 LOSS_BYTES_PER_LOGIT = 12.0  # fp32 cross-entropy: 3 passes x 4 B per logit
+# HEAD_BF16: FP8 training that keeps the output head in 16 bits: Megatron-Core's output layer is its own
+# tensor_parallel.ColumnParallelLinear, not a Transformer Engine module, so TE's FP8 autocast leaves it in BF16
+# (key "megatron-core-output-layer"); DeepSeek-V3 §3.3.1 keeps "the embedding module, the output head" in BF16
+# or FP32 in its FP8 framework. torchtitan's Float8 converts every Linear not in filter_fqns (empty by default).
+HEAD_BF16_RECIPES = (1, 3)  # scenario.ACTIVATION_RECIPES.index("deepseek-v3"), .index("te-fp8")
 EMBEDDING_PASSES = 3.0     # gather (write b·s·h), its gradient read and scattered into the table
 
 
@@ -77,6 +82,7 @@ class KernelRates:
     act_bytes: object
     fp8: object
     fp8_blockwise: object = False   # DeepSeek-V3's blockwise FP8 scales (kernel_efficiency.BLOCKWISE_FP8_HOPPER)
+    head_bf16: object = False       # the output head's GEMM at the BF16 peak under FP8 training (HEAD_BF16 note)
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,12 @@ class TrainCompute:
     @property
     def total_s(self):
         return self.gemm_s + self.attention_s + self.memory_bound_s
+
+
+def head_in_bf16(activation_recipe):
+    """Whether FP8 training keeps the output head's GEMM in BF16 (HEAD_BF16): the frameworks of the activation
+    recipes (scenario.ACTIVATION_RECIPES) "te-fp8" (Megatron-Core with Transformer Engine) and "deepseek-v3"."""
+    return xp.isin(xp.asarray(activation_recipe), HEAD_BF16_RECIPES)
 
 
 def train_compute(arch, hw, shape: StepShape, rates: KernelRates, *, flops_mb, attn_flops_mb, attn_extra,
@@ -113,8 +125,12 @@ def train_compute(arch, hw, shape: StepShape, rates: KernelRates, *, flops_mb, a
     # the layers' GEMMs and the output head's (tokens x hidden x vocab/tp), each timed at its own shape
     tau = ke.seconds_per_flop(ke.with_backward(ke.layer_gemms(arch, tokens_mb, tp, ep)), family, peak, hw.hbm_bw,
                               eff_hbm, scale, fp8, in_bytes, blockwise=fp8_blockwise)
-    tau_head = ke.seconds_per_flop(ke.with_backward([ke.logits_gemm(arch, tokens_mb, tp)]), family, peak, hw.hbm_bw,
-                                   eff_hbm, scale, fp8, in_bytes, blockwise=fp8_blockwise)
+    peak16 = ke.bf16_peak(hw, peak)
+    head16 = xp.asarray(rates.head_bf16, dtype=bool)  # HEAD_BF16
+    head_fp8 = xp.asarray(fp8, dtype=bool) & ~head16
+    tau_head = ke.seconds_per_flop(ke.with_backward([ke.logits_gemm(arch, tokens_mb, tp)]), family,
+                                   xp.where(head16, peak16, peak), hw.hbm_bw, eff_hbm, scale, head_fp8,
+                                   xp.where(head_fp8, 1.0, 2.0), blockwise=fp8_blockwise)
     mtp = xp.asarray(shape.mtp, dtype=float)
     blocks = arch.layers + mtp  # the decoder layers and the MTP modules' blocks, over all the stages
     head_f = flops_mb * pp * xp.asarray(head_share, dtype=float)
@@ -124,7 +140,6 @@ def train_compute(arch, hw, shape: StepShape, rates: KernelRates, *, flops_mb, a
     # attention: fwd (+ recomputed fwd) and bwd parts of the model-convention FLOPs, per block
     n_fwd = 1.0 + attn_extra
     fwd_f, bwd_f = block_attn * n_fwd / (n_fwd + 2.0), block_attn * 2.0 / (n_fwd + 2.0)
-    peak16 = ke.bf16_peak(hw, peak)
     a_fwd, a_bwd = ke.attention_shares(family, attention_kernel)
     flash_s = 0.5 * (fwd_f / a_fwd + bwd_f / a_bwd) / (peak16 * scale)  # the causal half
     heads = arch.heads / tp

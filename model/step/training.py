@@ -65,7 +65,7 @@ from trinity_desktop.model.formulas.overlap import (
     dualpipe_exposed,
     tp_exposed,
 )
-from trinity_desktop.model.formulas.train_compute import KernelRates, StepShape, train_compute
+from trinity_desktop.model.formulas.train_compute import KernelRates, StepShape, head_in_bf16, train_compute
 from trinity_desktop.model.formulas.train_mtp import mtp_forward_flops_per_token
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
@@ -82,7 +82,6 @@ HOST_OPTIMIZER_BW = 50e9
 QUANT_FLOPS_PER_ELEMENT = 4.0
 QUANT_HBM_PASSES = 2.0
 OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS, OFFLOAD_NVME = 0, 1, 2, 3
-
 
 
 @record
@@ -293,8 +292,10 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     # memory-bound passes on HBM
     fp8 = runs_fp8(peak, hw)
     attn_extra = xp.where((recompute > 0) | xp.asarray(flash, dtype=bool), 1.0, 0.0)
+    rates = KernelRates(peak, eff_compute, eff_hbm, act_bytes, fp8, xp.asarray(x.fp8_recipe) == 1,
+                        head_in_bf16(x.activation_recipe))  # the head's GEMM in BF16 under TE's and DeepSeek's FP8
     kernels = train_compute(
-        arch, hw, shape, KernelRates(peak, eff_compute, eff_hbm, act_bytes, fp8, xp.asarray(x.fp8_recipe) == 1),
+        arch, hw, shape, rates,
         flops_mb=per_gpu_mb,
         attn_flops_mb=tokens * attn_all * (3.0 + attn_extra) / (m * dp) / (tp * pp * cp),
         attn_extra=attn_extra, micro_batch=micro_batch, s_keys=s_keys, flash=flash,

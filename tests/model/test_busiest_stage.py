@@ -121,3 +121,14 @@ def test_flashattention4_runs_at_its_published_share_of_b200():
     assert fwd == pytest.approx(0.717, abs=5e-4)
     assert fwd * H["b200"].peak("bf16") == pytest.approx(1613e12, rel=1e-3)
 
+
+def test_the_head_stays_in_bf16_under_te_and_deepseek_fp8():
+    # Megatron-Core's output layer is not a Transformer Engine module (megatron-core-output-layer) and DeepSeek-V3
+    # §3.3.1 keeps the output head in BF16: under FP8 training with either recipe the head is timed at the BF16
+    # peak; torchtitan's Float8 converts it (filter_fqns empty by default)
+    from trinity_desktop.model.formulas.train_compute import head_in_bf16
+    assert bool(head_in_bf16(3)) and bool(head_in_bf16(1)) and not bool(head_in_bf16(2)) and not bool(head_in_bf16(0))
+    run = next(r for r in published_runs() if r.name == "Megatron-Bridge 25.11 LLAMA3_8B on 8 H100, FP8-CS")
+    assert run.scenario.activation_recipe == "te-fp8"
+    te = evaluate(run.scenario).time_total
+    assert evaluate(run.scenario.replace(activation_recipe="megatron")).time_total < te
