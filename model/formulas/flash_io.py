@@ -108,6 +108,28 @@ def standard_attention_hbm_bytes(N, d, heads, batch, elem_bytes=2.0, backward=Tr
     return per_head * np.asarray(heads, dtype=float) * np.asarray(batch, dtype=float)
 
 
+# The elementwise share of those passes (the rest are the score GEMMs' own S write and P read, dP write and
+# dS reads): softmax forward reads S and writes P (2 N²); its backward reads P and dP and writes dS (3 N²).
+STD_FWD_SOFTMAX_PASSES = 2.0
+STD_BWD_SOFTMAX_PASSES = 3.0
+
+
+def standard_attention_elementwise_bytes(N, heads, batch, elem_bytes=2.0, forward_passes=1.0, backward=True,
+                                         masked=False, dropout=False):
+    """HBM bytes of standard attention's elementwise kernels over the N×N score matrix (Algorithms 0 and 3 less
+    the GEMMs' own reads and writes, which the GEMM is timed with): the softmax (2 N² forward, 3 N² backward),
+    the optional mask (2 + 2 N²) and dropout (2 + 2 N² and a 1-byte mask written forward, read backward).
+    Each pass over the matrix is counted once; a recomputed forward (`forward_passes` 2: selective or full
+    recomputation) runs the forward kernels again, mask regenerated with it."""
+    N, e, fwd = (np.asarray(x, dtype=float) for x in (N, elem_bytes, forward_passes))
+    back, mask, drop = (np.asarray(x, dtype=bool) for x in (backward, masked, dropout))
+    f = (STD_FWD_SOFTMAX_PASSES + np.where(mask, MASK_FWD_PASSES, 0.0) + np.where(drop, DROPOUT_FWD_PASSES, 0.0)) * e
+    f = f + np.where(drop, DROPOUT_MASK_BYTES, 0.0)
+    b = (STD_BWD_SOFTMAX_PASSES + np.where(mask, MASK_BWD_PASSES, 0.0) + np.where(drop, DROPOUT_BWD_PASSES, 0.0)) * e
+    b = np.where(back, b + np.where(drop, DROPOUT_MASK_BYTES, 0.0), 0.0)
+    return N * N * (fwd * f + b) * np.asarray(heads, dtype=float) * np.asarray(batch, dtype=float)
+
+
 def _flash_terms(d, elem_bytes, backward):
     """Per-head coefficients of FlashAttention's HBM bytes: (per-pass bytes per row, fixed bytes per Nd,
     fixed bytes per N). Total per head = T_c · N · per_row + N·d·fixed_nd + N·fixed_n."""

@@ -37,8 +37,9 @@ forward the high end, backward the low), 35% on H100 (Shah et al. 2024 abstract)
 75% of H100's BF16 peak forward (740 TFLOP/s). FlashAttention skips the causal mask's empty blocks, so it executes
 half of the s² score FLOPs; standard attention computes them all, as batched GEMMs plus HBM passes over s²
 (flash_io.standard_attention_hbm_bytes). Kernels: A100 FlashAttention-2; Hopper FlashAttention-3, whose backward
-share (not read) is its forward share times FlashAttention-2's backward/forward ratio; Blackwell FlashAttention-3's
-H100 shares (no Blackwell attention figure read). A family without a measured attention kernel (AMD, Gaudi) uses
+share (not read) is its forward share times FlashAttention-2's backward/forward ratio; B200 FlashAttention-4,
+1,613 TFLOP/s BF16 forward, 0.717 of its 2,250 TFLOP/s (Zadouri et al. 2026 abstract, key "flashattention4"; the
+backward by the same ratio); the other Blackwell parts FlashAttention-3's H100 shares (no figure of theirs read). A family without a measured attention kernel (AMD, Gaudi) uses
 its own GEMM share times FlashAttention-2's attention/GEMM ratio on A100 (stated transfers, not measurements).
 
 Apple's M4 Max GPU (40 cores) has no MAMF row, but a measured dense FP16 matmul: PyTorch 2.8 on MPS, 4,096 x 4,096,
@@ -63,6 +64,7 @@ CUBLAS_TILES = ((256.0, 128.0), (128.0, 256.0), (128.0, 128.0))  # nvidia-matmul
 FA2_A100_FWD, FA2_A100_BWD = 0.73, 0.50      # FlashAttention-2 abstract: 50-73% of A100 peak
 FA3_H100_FWD = 740.0 / 989.0                 # FlashAttention-3 abstract: 740 TFLOP/s BF16 (75%)
 FA2_H100_FWD = 0.35                          # FlashAttention-3 abstract: FlashAttention-2 at 35% of H100
+FA4_B200_FWD = 1613.0 / 2250.0               # FlashAttention-4 abstract: 1,613 TFLOP/s BF16 on B200 (71%)
 A100_MAMF_BF16 = 271.2 / 312.0
 GROUPED_GEMM_SHARE = 2672.0 / 3615.6  # megatron-dsv3-gb200 §1: MXFP8 grouped GEMM / GB200's dense FP8 MAMF
 # deepseek-profile-data train.json (module docstring): DeepSeek-V3's blockwise FP8 GEMMs, share of the FP8 peak
@@ -105,6 +107,8 @@ class KernelFamily:
 
 # FlashAttention-3's backward was not read: its forward share times FlashAttention-2's backward/forward ratio.
 _FA3_BWD = FA3_H100_FWD * FA2_A100_BWD / FA2_A100_FWD
+# FlashAttention-4's backward share is not read either: its forward share times the same ratio.
+_FA4_BWD = FA4_B200_FWD * FA2_A100_BWD / FA2_A100_FWD
 _HOPPER = dict(mamf_bf16=794.5 / 989.0, mamf_fp8=1402.6 / 1979.0, attn_fwd=FA3_H100_FWD, attn_bwd=_FA3_BWD,
                fp8_blockwise=BLOCKWISE_FP8_HOPPER)
 # SM counts: A100 108 (nvidia-matmul-guide §3.2), H100 SXM 132, B200 148 (18,944 CUDA cores / 128 per SM).
@@ -115,7 +119,7 @@ FAMILIES: dict[str, KernelFamily] = {
     "h800-sxm": KernelFamily("hopper", **_HOPPER),            # the H100's GH100 die; SM count not read
     "h200-sxm": KernelFamily("hopper", **{**_HOPPER, "mamf_fp8": 1453.4 / 1979.0}, sms=132),
     "h20": KernelFamily("hopper", **_HOPPER),                 # SM count not read
-    "b200": KernelFamily("blackwell", 1745.0 / 2250.0, 3432.5 / 4500.0, 148, FA3_H100_FWD, _FA3_BWD),
+    "b200": KernelFamily("blackwell", 1745.0 / 2250.0, 3432.5 / 4500.0, 148, FA4_B200_FWD, _FA4_BWD),
     "b300": KernelFamily("blackwell", 1769.0 / 2250.0, 3353.3 / 4500.0, 0, FA3_H100_FWD, _FA3_BWD),
     "gb200-nvl72": KernelFamily("blackwell", 1822.0 / 2500.0, 3615.6 / 5000.0, 0, FA3_H100_FWD, _FA3_BWD),
     "gb300-nvl72": KernelFamily("blackwell", 1769.0 / 2250.0, 3353.3 / 4500.0, 0, FA3_H100_FWD, _FA3_BWD),

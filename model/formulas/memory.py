@@ -160,10 +160,12 @@ def in_flight_at_stage(pp, micro_batches, virtual_stages=1, stage=0):
 
 
 def stage_layer_counts(layers, pp, first=0, last=0):
-    """(first, middle, last) stage layer counts. 0 for `first` / `last` = the even split ceil(L/p) (Narayanan et
-    al. 2021). Uneven stages (Megatron-LM's --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers;
-    Llama 3 §3.3.2 puts one layer fewer on the first and the last stage): the stages in between share the rest
-    evenly, ceil((L - first - last) / (p - #set)) on the busiest."""
+    """(first, middle, last) stage layer counts. 0 for both `first` and `last` = the even split: ceil(L/p) on
+    each stage (Narayanan et al. 2021) but the last, which holds what the others leave, L - (p-1)·ceil(L/p), as
+    Megatron-Bridge's layouts for 61 layers put 13 / 5 / 1 there on PP 4 / 8 / 16 (megatron-bridge-deepseek-v3-
+    recipe; floor(L/p) where nothing is left). Uneven stages (Megatron-LM's --decoder-first-pipeline-num-layers /
+    --decoder-last-pipeline-num-layers; Llama 3 §3.3.2 puts one layer fewer on the first and the last stage): the
+    stages in between share the rest evenly, ceil((L - first - last) / (p - #set)) on the busiest."""
     L, p = xp.asarray(layers, dtype=float), xp.asarray(pp, dtype=float)
     first, last = xp.asarray(first, dtype=float), xp.asarray(last, dtype=float)
     n_set = (first > 0) * 1.0 + (last > 0) * 1.0
@@ -172,7 +174,9 @@ def stage_layer_counts(layers, pp, first=0, last=0):
     even = xp.ceil(L / p)
     middle = xp.where(n_set > 0, xp.ceil(rest / xp.maximum(middle_stages, 1.0)), even)
     middle = xp.where(middle_stages > 0, middle, 0.0)
-    return xp.where(first > 0, first, even), middle, xp.where(last > 0, last, even)
+    left = L - (p - 1.0) * even
+    even_last = xp.where(n_set > 0, even, xp.where(left >= 1.0, left, xp.maximum(xp.floor(L / p), 1.0)))
+    return xp.where(first > 0, first, even), middle, xp.where(last > 0, last, even_last)
 
 
 def layers_per_stage(layers, pp, first=0, last=0):

@@ -11,9 +11,9 @@ Per token and module, forward (the training step multiplies by 3, as for every l
 The block is of the model's MoE kind where the model has MoE layers (DeepSeek-V3's MTP block is an MoE layer).
 Memory-bound passes: the block's as a layer's, one more cross-entropy over the logits.
 Where it sits: DeepSeek-V3 and Megatron-Bridge place the module with the loss on the last stage (Megatron-Bridge's
-PP 16 layout: the last stage holds one decoder layer, the MTP module and the loss). Its compute is stage-averaged
-as the output head's is (training.py: a balanced pipeline); its parameters, one micro-batch of its activations
-and the saved log-softmax of its loss are held by the last stage.
+PP 16 layout: the last stage holds one decoder layer, the MTP module and the loss). Its compute is the last
+stage's, with the output head's (train_compute.busiest_stage); its TP and EP traffic is stage-averaged; its
+parameters, one micro-batch of its activations and the saved log-softmax of its loss are held by the last stage.
 """
 
 from __future__ import annotations

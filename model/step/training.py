@@ -19,8 +19,10 @@ Time model (per GPU on the busiest pipeline stage, the critical path):
   step     = pipeline + exposed DP + optimizer (HBM-bound: reads and writes every local state byte)
              + gradient compression (DGC top-k selection; quantise/dequantise for quantised communication)
              + exposed offload transfers over the host link (and, for ZeRO-Infinity, to and from NVMe)
-  MTP      = the architecture's multi-token-prediction modules (formulas/train_mtp.py): their blocks' FLOPs, TP
-             all-reduces and EP all-to-alls and one more head each, stage-averaged like the head
+  compute  = the busiest stage's (train_compute.busiest_stage): the first stage's layers and the embedding, the
+             last stage's layers, output head, losses and MTP modules (formulas/train_mtp.py), the middle stages'
+             layers; under DualPipe the end ranks hold half the first and half the last stage. The MTP blocks' TP
+             all-reduces and EP all-to-alls are stage-averaged
 
 Quantised gradient communication (QSGD, Alistarh et al. 2017; 8-bit all-reduce): the data-parallel gradient
 traffic is sent at `grad_comm_bytes` per element instead of the gradient format's width, so the reduce-scatter
@@ -63,7 +65,7 @@ from trinity_desktop.model.formulas.overlap import (
     dualpipe_exposed,
     tp_exposed,
 )
-from trinity_desktop.model.formulas.train_compute import KernelRates, StepShape, train_compute
+from trinity_desktop.model.formulas.train_compute import KernelRates, StepShape, head_in_bf16, train_compute
 from trinity_desktop.model.formulas.train_mtp import mtp_forward_flops_per_token
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.hardware import Hardware
@@ -80,7 +82,6 @@ HOST_OPTIMIZER_BW = 50e9
 QUANT_FLOPS_PER_ELEMENT = 4.0
 QUANT_HBM_PASSES = 2.0
 OFFLOAD_NONE, OFFLOAD_OPTIMIZER, OFFLOAD_ACTIVATIONS, OFFLOAD_NVME = 0, 1, 2, 3
-
 
 
 @record
@@ -251,8 +252,10 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     act_keep = xp.where(xp.asarray(x.offload) == OFFLOAD_ACTIVATIONS, xp.minimum(lps, 2.0) / lps, 1.0)
 
     # --- memory per GPU -------------------------------------------------------------------------
+    dual_active = (m >= 2.0) & ((ep > 1.0) | (pp > 1.0))  # DualPipe pairs two micro-batches' chunks (overlap.py)
     shape = StepShape(tp=tp, pp=pp, cp=cp, ep=ep, dp=dp, zero=zero, recompute=recompute, m=m, v=v, s_local=s_local,
-                      lps=lps, act_keep=act_keep, mtp=x.mtp_depth)
+                      lps=lps, act_keep=act_keep, mtp=x.mtp_depth, first_layers=first_layers, last_layers=last_layers,
+                      dualpipe=xp.asarray(ep_overlap, dtype=bool) & dual_active, sp=sp)
     mem = stage_memory(arch, x, shape)  # step/train_memory.py
     psi_dense, psi_expert, k_bytes, per_layer_act = mem.psi_dense, mem.psi_expert, mem.k_bytes, mem.act_layer_bytes
     extras, activations = mem.extras, mem.activations
@@ -277,6 +280,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     fwd = layers_fwd + 2.0 * h * arch.vocab + mtp_head
     attn_all = (L + mtp) * attn_layer
     model_flops, hw_flops = training_flops(tokens, fwd, attn_all, layers_fwd, recompute, flash)
+    head_share = 3.0 * tokens * (2.0 * h * arch.vocab + mtp_head) / hw_flops  # the output heads' FLOPs
     # LoRA / QLoRA (#23, formulas/lora.py): no weight gradients for the frozen base; the adapters' own FLOPs
     lora = lora_flops(arch, x.lora_rank, x.lora_targets, tokens, fwd, attn_all, model_flops, hw_flops,
                       xp.asarray(x.lora_rank) > 0)
@@ -288,15 +292,16 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     # memory-bound passes on HBM
     fp8 = runs_fp8(peak, hw)
     attn_extra = xp.where((recompute > 0) | xp.asarray(flash, dtype=bool), 1.0, 0.0)
+    rates = KernelRates(peak, eff_compute, eff_hbm, act_bytes, fp8, xp.asarray(x.fp8_recipe) == 1,
+                        head_in_bf16(x.activation_recipe))  # the head's GEMM in BF16 under TE's and DeepSeek's FP8
     kernels = train_compute(
-        arch, hw, shape, KernelRates(peak, eff_compute, eff_hbm, act_bytes, fp8, xp.asarray(x.fp8_recipe) == 1),
+        arch, hw, shape, rates,
         flops_mb=per_gpu_mb,
         attn_flops_mb=tokens * attn_all * (3.0 + attn_extra) / (m * dp) / (tp * pp * cp),
-        attn_extra=attn_extra, micro_batch=micro_batch, s_keys=s_keys, sp=sp, flash=flash,
-        attention_kernel=x.attention_kernel)
+        attn_extra=attn_extra, micro_batch=micro_batch, s_keys=s_keys, flash=flash,
+        attention_kernel=x.attention_kernel, head_share=head_share)
     t_c = kernels.total_s + qlora_dequant_s(arch, mem.frozen_params, x.qlora, recompute, hw.hbm_bw * eff_hbm)
-    # DualPipe pairs a forward and a backward chunk of two micro-batches; its comm kernels hold some SMs
-    dual_active = (m >= 2.0) & ((ep > 1.0) | (pp > 1.0))
+    # DualPipe's comm kernels hold some SMs
     t_c = dualpipe_compute(t_c, ep_overlap, dual_active)
     bwd_share = (lora.backward + (hw_flops - model_flops)) / hw_flops
     t_bwd = t_c * bwd_share

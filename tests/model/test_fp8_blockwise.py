@@ -25,7 +25,7 @@ DSV3 = dict(hardware=HW["h800-sxm"], model=MODELS["deepseek-v3"], kind="train", 
 @pytest.fixture(scope="module")
 def pieces():
     # the profiled pair is a chunk of 4 MoE layers of a middle stage: without the MTP module, which sits on the last
-    # stage (formulas/train_mtp.py; the step spreads its compute over the stages, as the head's)
+    # stage (formulas/train_mtp.py), whose compute the busiest stage would then carry
     sc = Scenario(**DSV3, mtp_training=False)
     return {recipe: training_step(sc.model, sc.hardware, train_inputs(sc.replace(fp8_recipe=recipe))).pieces
             for recipe in ("blockwise", "tensorwise")}
@@ -43,14 +43,15 @@ def test_blockwise_share_is_the_profiles_flops_over_its_gemm_time():
 
 
 def test_the_modelled_dualpipe_pair_is_within_20_percent_of_the_profile(pieces):
-    """The published layout's busiest stage holds 4 layers, as the profiled chunk: one micro-batch's forward and
-    backward compute there is the pair's 129 ms (EP and PP hidden under DualPipe)."""
+    """The published layout's busiest stage holds 4 layers, as the profiled chunk (61 layers on PP 16: 4 on each but
+    the last, which holds 1 with the head; DualPipe's end ranks hold half of each, less than a middle rank): one
+    micro-batch's forward and backward compute there is the pair's 129 ms (EP and PP hidden under DualPipe)."""
     p = pieces["blockwise"]
     assert float(p.layers_per_stage) == 4.0
     assert float(p.ep_exposed_mb_s) == 0.0
     assert float(p.compute_mb_s) == pytest.approx(PAIR_S, rel=0.20)
-    # the tensorwise reading (cuBLAS MAMF GEMMs, Transformer Engine's cast-transposes) is 27% short of it
-    assert float(pieces["tensorwise"].compute_mb_s) < 0.75 * PAIR_S
+    # the tensorwise reading (cuBLAS MAMF GEMMs, Transformer Engine's cast-transposes) is 19% short of it
+    assert float(pieces["tensorwise"].compute_mb_s) < 0.85 * PAIR_S
 
 
 def test_blockwise_only_moves_fp8_on_hopper():

@@ -25,8 +25,9 @@ def test_stage_layer_counts():
     # DeepSeek-V3: 61 layers on 16 stages, 3 on the first and 2 on the last: 14 stages x 4 in between
     assert [float(x) for x in mem.stage_layer_counts(61, 16, 3, 2)] == [3.0, 4.0, 2.0]
     assert float(mem.layers_per_stage(61, 16, 3, 2)) == 4.0
-    # even split: ceil(61 / 16) = 4 everywhere
-    assert [float(x) for x in mem.stage_layer_counts(61, 16)] == [4.0, 4.0, 4.0]
+    # even split: ceil(61 / 16) = 4 on the first 15, the 1 they leave on the last (the compute's count too)
+    assert [float(x) for x in mem.stage_layer_counts(61, 16)] == [4.0, 4.0, 1.0]
+    assert float(mem.layers_per_stage(61, 16)) == 4.0
     # only the first set: the other 15 stages share 58 -> ceil 4 (Llama 3: 126 layers, PP16, one fewer each end)
     assert [float(x) for x in mem.stage_layer_counts(126, 16, 7, 7)] == [7.0, 8.0, 7.0]
     assert float(mem.layers_per_stage(80, 1)) == 80.0
