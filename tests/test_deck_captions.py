@@ -88,6 +88,29 @@ def test_the_laptop_slide_is_about_that_model_on_that_laptop():
             assert "dock_split" not in slide.docks   # the split panel cuts other models: it would disagree
 
 
+def test_the_laptop_slide_shows_the_weights_streaming_as_the_largest_part():
+    """Its title says decoding waits on memory bandwidth: streaming the weights is the largest part of the
+    panel's time per token (a 1B model spent 60% on kernel launches instead), and its caption quotes both parts."""
+    for _, i, slide, deck in SLIDES:
+        if slide.scenario.hardware.key == "m4-max" and "bandwidth" in slide.title:
+            r = evaluate(slide.scenario)
+            assert r.bottleneck == "bandwidth" and r.time["gemms"] > max(v for k, v in r.time.items() if k != "gemms")
+            values, text = caption_values(r), slide_caption(deck, i)
+            assert values["gemms_weights_time"] in text and values["kernel_launch_and_sync_time"] in text
+
+
+def test_the_edge_slide_runs_on_an_edge_device_where_bandwidth_binds():
+    """'At the edge, bandwidth is everything' on an edge device, not a datacenter GPU, with the bandwidth
+    pressure it quotes the largest of the three."""
+    slide, deck, i = next((s, d, i) for name, i, s, d in SLIDES if name == "coupled_triangle" and "edge" in s.title)
+    assert slide.scenario.hardware.kind != "datacenter-gpu"
+    r = evaluate(slide.scenario)
+    compute, bandwidth, memory = r.pressure.as_tuple()
+    assert r.bottleneck == "bandwidth" and bandwidth > max(compute, memory)
+    text = slide_caption(deck, i)
+    assert slide.scenario.hardware.name in text and caption_values(r)["bandwidth_pressure"] in text
+
+
 def test_a_view_is_computed_only_when_a_caption_quotes_it(monkeypatch):
     """Start-up and slide changes pay only for the views a caption names: a Results-only caption computes no
     view, a caption quoting one view computes that one, once."""
