@@ -223,6 +223,12 @@ def _print_human(result: dict) -> None:
         print(f"slide {slide['deck']} #{slide['slide']} {slide['title']!r}: {'ok' if not lines else ''}")
         for line in lines:
             print(f"      {line}")
+    if result.get("slides"):
+        slides = result["slides"]
+        count = {key: sum(len(s.get(key, [])) for s in slides) for key in ("crushed", "outside", "texts")}
+        print(f"slides: {sum(1 for s in slides if s['crushed'] or s['texts'] or s.get('outside'))} of {len(slides)} "
+              f"with findings ({count['crushed']} crushed panels, {count['outside']} outside the screen, "
+              f"{count['texts']} texts)")
 
 
 def found_anything(result: dict) -> bool:

@@ -15,7 +15,6 @@ slide as presented (title, caption, panels) for `--present-to` and the deck expo
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -36,20 +35,6 @@ PREFETCH_AFTER_MS = 1000      # the deck's flow timelines are laid out ahead fro
 MIN_LOGICAL_SIZE = (600, 330)  # ... but never laid out smaller than this, so labels keep their room
 NEXT_KEYS = ("PgDown", "Right", "Space", "Down")
 PREVIOUS_KEYS = ("PgUp", "Left", "Up", "Backspace")
-
-
-@dataclass(frozen=True)
-class SlideFonts:
-    """The slide's one text size: the plots' base text (`theme.base_font_size`, 11 pt) times the slide's
-    zoom, so widget text (read-outs, panel titles) reads at the size of the plot text beside it; never below
-    PRESENTATION_FONT_PT."""
-
-    zoom: float
-    base_pt: int = 11
-
-    @property
-    def pt(self) -> int:
-        return max(PRESENTATION_FONT_PT, int(self.base_pt * self.zoom + 0.5))
 
 
 def zoom_for(width: float, height: float) -> float:
@@ -224,12 +209,6 @@ class Presenter(QtCore.QObject):
     def _rezoom(self) -> None:
         self._zoom_views()
         self.fit_banner()
-        fonts = SlideFonts(self.shared_zoom())
-        app = QtWidgets.QApplication.instance()
-        if self.active and app.font().pointSize() != fonts.pt:   # one text scale across the slide's panels
-            font = QtGui.QFont(app.font())
-            font.setPointSize(fonts.pt)
-            app.setFont(font)
         for zoom in self._zooms:
             zoom.apply()
 
