@@ -364,7 +364,7 @@ def open_flow_at(window, slide) -> None:
     """Highlight the flow phase the slide names, zoomed to it (e.g. "forward", where the pipeline bubble shows);
     when it names none (or one this scenario does not have), the longest phase, on the whole step, so the slide
     opens on where the step's time goes (a pipeline's bubble is in its forward and backward phases), not on the
-    first phase's data load."""
+    first phase's data load; the other panels keep the whole step (they follow a phase the slide names)."""
     if "dock_flow" not in slide.docks:
         return
     flow = window.panels["flow"]   # built now if it never was
@@ -376,6 +376,9 @@ def open_flow_at(window, slide) -> None:
         flow.select(names.index(slide.flow_phase))
     elif names:
         flow.select(longest_phase(flow))
+        for panel in window.panels.built().values():   # the flow's highlight only: no other panel follows it
+            if isinstance(panel, StageView):
+                panel.show_stage("", {})
 
 
 def longest_phase(flow) -> int:

@@ -68,7 +68,7 @@ def captions_of(controls: list[QtWidgets.QWidget]) -> list[QtWidgets.QLabel]:
         labels = [w for w in widgets if isinstance(w, QtWidgets.QLabel)
                   and (slider_row or w.text().rstrip().endswith(":"))]
         if labels and all(id(w) in hidden or w in labels for w in widgets):
-            out += [label for label in labels if label not in out and label.isVisible()]
+            out += [label for label in labels if label not in out and not label.isHidden()]   # shown with its panel
     return out
 
 
