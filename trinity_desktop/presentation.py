@@ -209,6 +209,8 @@ class Presenter(QtCore.QObject):
     def _rezoom(self) -> None:
         self._zoom_views()
         self.fit_banner()
+        if self.active:
+            fit_to_screen(self.window)   # a slide's layout may have grown the window (a long caption at first)
         for zoom in self._zooms:
             zoom.apply()
 
