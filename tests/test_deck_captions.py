@@ -88,6 +88,32 @@ def test_the_laptop_slide_is_about_that_model_on_that_laptop():
             assert "dock_split" not in slide.docks   # the split panel cuts other models: it would disagree
 
 
+def test_the_laptop_slide_shows_the_weights_streaming_as_the_largest_part():
+    """Its title says decoding waits on memory bandwidth: streaming the weights is the largest part of the
+    panel's time per token (a 1B model spent 60% on kernel launches instead), and its caption quotes both parts."""
+    for _, i, slide, deck in SLIDES:
+        if slide.scenario.hardware.key == "m4-max" and "bandwidth" in slide.title:
+            r = evaluate(slide.scenario)
+            assert r.bottleneck == "bandwidth" and r.time["gemms"] > max(v for k, v in r.time.items() if k != "gemms")
+            values, text = caption_values(r), slide_caption(deck, i)
+            assert values["gemms_weights_time"] in text and values["kernel_launch_and_sync_time"] in text
+
+
+def test_the_single_stream_slide_says_what_its_panels_show():
+    """The coupled triangle's decode-at-batch-1 slide runs on an H100: its title claims no edge device, bandwidth
+    is the binding pressure it names, and its caption quotes the time per token's parts as the Memory and time
+    panel writes them (kernel launches, not the weights' stream, take most of it here)."""
+    slide, deck, i = next((s, d, i) for name, i, s, d in SLIDES
+                          if name == "coupled_triangle" and s.scenario.kind == "decode" and s.scenario.batch == 1)
+    assert slide.scenario.hardware.kind != "datacenter-gpu" or not slide.title.lower().startswith("at the edge")
+    r = evaluate(slide.scenario)
+    compute, bandwidth, memory = r.pressure.as_tuple()
+    assert r.bottleneck == "bandwidth" and bandwidth > max(compute, memory) and "bandwidth binds" in slide.title
+    values, text = caption_values(r), slide_caption(deck, i)
+    for name in ("token_time", "gemms_weights_time", "kernel_launch_and_sync_time", "bandwidth_pressure"):
+        assert values[name] in text, name
+
+
 def test_a_view_is_computed_only_when_a_caption_quotes_it(monkeypatch):
     """Start-up and slide changes pay only for the views a caption names: a Results-only caption computes no
     view, a caption quoting one view computes that one, once."""

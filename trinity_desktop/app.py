@@ -196,7 +196,7 @@ def offer_recovery(window, directory, ask=_ask_recovery) -> list[str]:
 
 def present_slides(file: str, folder: str | Path) -> int:
     """Open a deck, present it, and save one PNG per slide to `folder` (for checking a talk before giving it)."""
-    from trinity_desktop.audit_slides import crushed_panels
+    from trinity_desktop.audit_slides import crushed_panels, outside_screen
     from trinity_desktop.presentation import render_slides
 
     app = ensure_application()
@@ -223,7 +223,7 @@ def present_slides(file: str, folder: str | Path) -> int:
             if problem:
                 say(f"could not write {folder / f'slide_{i + 1:02d}.png'}: {problem}")
                 return 1
-            crushed += [f"slide {i + 1}: {panel}" for panel in crushed_panels(window)]
+            crushed += [f"slide {i + 1}: {line}" for line in crushed_panels(window) + outside_screen(window)]
             count += 1
         say(f"wrote {count} slides to {folder}", error=False)
         for line in crushed:   # a panel below its declared minimum size cannot tell its message

@@ -1,6 +1,7 @@
 """Panels on slides: every slide of a deck, as presented, gives each of its panels at least the panel's
 declared minimum size (`docks.DockSpec.min_size`) and shows no colliding, clipped, shortened or faint plot text
-(under `audit_contrast.FLOOR_RATIO` against the pixels behind it, in the theme shown)."""
+(under `audit_contrast.FLOOR_RATIO` against the pixels behind it, in the theme shown); the window lies inside its
+screen (`outside_screen`: part of a slide past the screen's edge is never seen)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,27 @@ class SlideReport:
     title: str
     crushed: list[str] = field(default_factory=list)   # "flow 612 x 20 px < 360 x 220"
     texts: list[str] = field(default_factory=list)     # overlapping, clipped, shortened or faint plot texts
+    outside: list[str] = field(default_factory=list)   # "window 1920 x 1080 at (0, 0) outside its screen 1366 x 768"
 
     @property
     def ok(self) -> bool:
-        return not self.crushed and not self.texts
+        return not self.crushed and not self.texts and not self.outside
 
     def as_dict(self) -> dict:
         return {"deck": self.deck, "slide": self.index + 1, "title": self.title, "crushed": self.crushed,
-                "texts": self.texts}
+                "texts": self.texts, "outside": self.outside}
+
+
+def outside_screen(window) -> list[str]:
+    """One line when the window's frame is not inside its screen's free area, else none."""
+    screen = window.screen()
+    if screen is None:
+        return []
+    room, frame = screen.availableGeometry(), window.frameGeometry()
+    if room.contains(frame):
+        return []
+    return [f"window {frame.width()} x {frame.height()} px at ({frame.x()}, {frame.y()}) falls outside its screen "
+            f"{room.width()} x {room.height()} px"]
 
 
 def crushed(spec, size) -> str | None:
@@ -74,7 +88,8 @@ def slide_texts(window) -> list[str]:
 def check_presented_slide(window, deck_title: str, index: int) -> SlideReport:
     """The report of the slide on screen now (the presenter shows it)."""
     slide = window.talk.deck.slides[index]
-    return SlideReport(deck_title, index, slide.title, crushed_panels(window), slide_texts(window))
+    return SlideReport(deck_title, index, slide.title, crushed_panels(window), slide_texts(window),
+                       outside_screen(window))
 
 
 def audit_deck(window, path, settle_s: float = 0.3) -> list[SlideReport]:

@@ -22,6 +22,14 @@ from trinity_desktop.model.inputs.text_guard import (
     shortened,
 )
 
+MAX_SLIDE_PANELS = 4   # a slide lays out one to four panels side by side (MainWindow.arrange)
+EDITING_DOCK_NAMES = ("dock_controls", "dock_deck")   # shown while editing a slide, never presented
+
+
+def panel_docks(docks) -> tuple[str, ...]:
+    """The chart docks of a slide's dock list (the editing docks left out)."""
+    return tuple(d for d in docks if d not in EDITING_DOCK_NAMES)
+
 
 @dataclass(frozen=True)
 class Slide:

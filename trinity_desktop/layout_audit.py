@@ -218,15 +218,22 @@ def _print_human(result: dict) -> None:
         for line in result["edits"]["problems"]:
             print(f"      {line}")
     for slide in result.get("slides", []):
-        lines = [f"crushed: {c}" for c in slide["crushed"]] + slide["texts"]
+        lines = ([f"crushed: {c}" for c in slide["crushed"]] + slide["texts"]
+                 + [f"outside: {o}" for o in slide.get("outside", [])])
         print(f"slide {slide['deck']} #{slide['slide']} {slide['title']!r}: {'ok' if not lines else ''}")
         for line in lines:
             print(f"      {line}")
+    if result.get("slides"):
+        slides = result["slides"]
+        count = {key: sum(len(s.get(key, [])) for s in slides) for key in ("crushed", "outside", "texts")}
+        print(f"slides: {sum(1 for s in slides if s['crushed'] or s['texts'] or s.get('outside'))} of {len(slides)} "
+              f"with findings ({count['crushed']} crushed panels, {count['outside']} outside the screen, "
+              f"{count['texts']} texts)")
 
 
 def found_anything(result: dict) -> bool:
     docks = any(DockReport(**{**d, "size": tuple(d["size"])}).problems() for d in result["docks"])
-    slides = any(s["crushed"] or s["texts"] for s in result.get("slides", []))
+    slides = any(s["crushed"] or s["texts"] or s.get("outside") for s in result.get("slides", []))
     return (not result["fits"] or docks or slides or any(result["window_problems"].values())
             or bool(result.get("edits", {}).get("problems")))
 

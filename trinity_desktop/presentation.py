@@ -29,6 +29,7 @@ from trinity_desktop.ui.presentation_protocol import AddedVariantsView, IdleWait
 
 PRESENTATION_FONT_PT = 14     # widget text in presentation mode (panel controls: readable, and they fit)
 TITLE_PT, CAPTION_PT = 28, 20  # the slide's title and caption
+COUNTER_PT = 14               # the slide number ("3 / 8"): read, not announced
 PLOT_ZOOM = 1.5               # plots drawn at up to 1.5x: fonts, markers and pens grow together
 PREFETCH_AFTER_MS = 1000      # the deck's flow timelines are laid out ahead from a second after the start
 MIN_LOGICAL_SIZE = (600, 330)  # ... but never laid out smaller than this, so labels keep their room
@@ -129,6 +130,7 @@ class Presenter(QtCore.QObject):
         layout = QtWidgets.QVBoxLayout(box)
         layout.setContentsMargins(16, 8, 16, 8)
         self.title_label = QtWidgets.QLabel()
+        self.title_label.setWordWrap(True)   # a long title wraps onto a second line, never cut or elided
         self.title_label.setAccessibleName("Slide title")
         self.caption_label = QtWidgets.QLabel()
         self.caption_label.setWordWrap(True)
@@ -147,8 +149,18 @@ class Presenter(QtCore.QObject):
         self.caption_label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding,
                                          QtWidgets.QSizePolicy.Policy.Preferred)
         bar.addWidget(box)
+        self._banner_box = box
         bar.hide()
         return bar
+
+    def fit_banner(self) -> None:
+        """The banner takes the height its own slide's title and caption need at the window's width (a toolbar
+        otherwise keeps the height of the first slide it showed, cutting a longer caption or wasting room)."""
+        box = self._banner_box
+        width = max(self.window.width() - 8, 200)
+        height = box.layout().totalHeightForWidth(width)
+        if height > 0 and box.height() != height:
+            box.setFixedHeight(height)
 
     # --- mode ----------------------------------------------------------------------------------
     def start(self, deck, index: int = 0) -> bool:
@@ -166,6 +178,8 @@ class Presenter(QtCore.QObject):
             app.setFont(font)
             self.title_label.setStyleSheet(f"font-size: {TITLE_PT}pt; font-weight: bold;")
             self.caption_label.setStyleSheet(f"font-size: {CAPTION_PT}pt;")
+            self.counter_label.setStyleSheet(f"font-size: {COUNTER_PT}pt;")
+            fit_to_screen(win)
             win.addToolBar(QtCore.Qt.ToolBarArea.TopToolBarArea, self._banner)
             self._banner.show()
             win.menuBar().hide()
@@ -194,6 +208,9 @@ class Presenter(QtCore.QObject):
 
     def _rezoom(self) -> None:
         self._zoom_views()
+        self.fit_banner()
+        if self.active:
+            fit_to_screen(self.window)   # a slide's layout may have grown the window (a long caption at first)
         for zoom in self._zooms:
             zoom.apply()
 
@@ -276,6 +293,7 @@ class Presenter(QtCore.QObject):
         win.store.set_scenario(slide.scenario, f"Slide {index + 1}")
         target = win.store.results
         self.caption_label.setText(slide_caption(self.deck, index, target))   # the numbers of this slide
+        self.fit_banner()
         if animate and target.scenario != before.scenario:
             self._glide = (before, target)
             self._frame(0.0)  # show the old values before the first repaint, then glide to the new ones
@@ -329,10 +347,27 @@ def reset_transient_state(window) -> None:
     window.store.set_focus("", "")
 
 
+def fit_to_screen(window) -> None:
+    """A window larger than its screen is sized back to the screen's free area (a slide laid out past the
+    screen's edge is not what the audience sees)."""
+    screen = window.screen()
+    if screen is None:
+        return
+    room, frame = screen.availableGeometry(), window.frameGeometry()
+    if room.contains(frame):
+        return
+    extra_w, extra_h = frame.width() - window.width(), frame.height() - window.height()
+    window.resize(min(window.width(), room.width() - extra_w), min(window.height(), room.height() - extra_h))
+    window.move(max(room.x(), min(frame.x(), room.right() - window.frameGeometry().width() + 1)),
+                max(room.y(), min(frame.y(), room.bottom() - window.frameGeometry().height() + 1)))
+
+
 def open_flow_at(window, slide) -> None:
     """Highlight the flow phase the slide names, zoomed to it (e.g. "forward", where the pipeline bubble shows);
-    the whole step when it names none or a phase this scenario does not have."""
-    if not slide.flow_phase or "dock_flow" not in slide.docks:
+    when it names none (or one this scenario does not have), the longest phase, on the whole step, so the slide
+    opens on where the step's time goes (a pipeline's bubble is in its forward and backward phases), not on the
+    first phase's data load; the other panels keep the whole step (they follow a phase the slide names)."""
+    if "dock_flow" not in slide.docks:
         return
     flow = window.panels["flow"]   # built now if it never was
     if flow.step_count() == 0:     # not drawn yet (its dock was just shown)
@@ -341,6 +376,17 @@ def open_flow_at(window, slide) -> None:
     if slide.flow_phase in names:
         flow.zoom_check.setChecked(True)
         flow.select(names.index(slide.flow_phase))
+    elif names:
+        flow.select(longest_phase(flow))
+        for panel in window.panels.built().values():   # the flow's highlight only: no other panel follows it
+            if isinstance(panel, StageView):
+                panel.show_stage("", {})
+
+
+def longest_phase(flow) -> int:
+    """Index of the flow's longest phase (the first of equals)."""
+    durations = [flow.current_phase_of(name).duration_s for name in flow.phase_names()]
+    return max(range(len(durations)), key=lambda i: (durations[i], -i))
 
 
 def follow_sweep(window, slide) -> None:

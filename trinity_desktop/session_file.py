@@ -34,7 +34,7 @@ from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
-from trinity_desktop.deck import Deck, Slide
+from trinity_desktop.deck import MAX_SLIDE_PANELS, Deck, Slide, panel_docks
 from trinity_desktop.model import Architecture, Efficiency, Hardware, Scenario, ValidationError, evaluate
 from trinity_desktop.model.base.errors import shown, shown_key, unknown_key
 from trinity_desktop.model.base.files import FileRefused, FileTooLarge, read_capped, write_atomically
@@ -357,6 +357,8 @@ def _slide_v1(data: Any, path: str) -> Slide:
     if not isinstance(docks, list) or not all(isinstance(d, str) for d in docks):
         raise _bad(f"{path}.docks", "must be a list of dock names", docks)
     docks = [_text(f"{path}.docks[{i}]", d, NAME) for i, d in enumerate(docks)]
+    if len(panel_docks(docks)) > MAX_SLIDE_PANELS:
+        raise _bad(f"{path}.docks", f"shows {len(panel_docks(docks))} panels; a slide shows at most {MAX_SLIDE_PANELS}")
     layout = _text(f"{path}.layout", data.get("layout", ""), LAYOUT)
     if layout:
         try:

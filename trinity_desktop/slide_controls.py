@@ -2,7 +2,7 @@
 
 A control is what a person edits or steps with: buttons (Previous / Play / Next, "Techniques ▸", check
 boxes), sliders, combo and spin boxes, line edits and item lists, and a label that only titles them
-("Decode sweep:"). `editing_controls(panel)` finds them by class; a panel can mark more widgets (a caption that only titles a hidden list) with the Qt property
+("Decode sweep:") or reads out a slider's value. `editing_controls(panel)` finds them by class; a panel can mark more widgets (a caption that only titles a hidden list) with the Qt property
 `EDITING_PROPERTY` set to True, or keep a widget of those classes on the slide by setting it to False.
 Scroll bars and the parts of a compound widget (a combo box's line edit, a tab bar's scroll buttons) are
 never touched on their own.
@@ -56,17 +56,19 @@ def _layout_of(widget: QtWidgets.QWidget) -> QtWidgets.QLayout | None:
 
 
 def captions_of(controls: list[QtWidgets.QWidget]) -> list[QtWidgets.QLabel]:
-    """Labels that only title controls ("Decode sweep:", "Direction:"): the ones in a row whose every other
-    widget is one of `controls`."""
+    """Labels that only title or read out controls: the ones in a row whose every other widget is one of
+    `controls`, either a caption ("Decode sweep:", "Direction:") or, beside a slider, its value ("batch 16")."""
     hidden, out = set(map(id, controls)), []
     for control in controls:
         layout = _layout_of(control)
         if layout is None:
             continue
         widgets = [layout.itemAt(i).widget() for i in range(layout.count()) if layout.itemAt(i).widget()]
-        labels = [w for w in widgets if isinstance(w, QtWidgets.QLabel) and w.text().rstrip().endswith(":")]
+        slider_row = any(isinstance(w, QtWidgets.QAbstractSlider) and id(w) in hidden for w in widgets)
+        labels = [w for w in widgets if isinstance(w, QtWidgets.QLabel)
+                  and (slider_row or w.text().rstrip().endswith(":"))]
         if labels and all(id(w) in hidden or w in labels for w in widgets):
-            out += [label for label in labels if label not in out and label.isVisible()]
+            out += [label for label in labels if label not in out and not label.isHidden()]   # shown with its panel
     return out
 
 

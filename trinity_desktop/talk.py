@@ -6,7 +6,7 @@ import base64
 
 from PySide6 import QtCore, QtGui
 
-from trinity_desktop.deck import Deck, Slide
+from trinity_desktop.deck import MAX_SLIDE_PANELS, Deck, Slide
 from trinity_desktop.presentation import Presenter, follow_sweep, open_flow_at, reset_transient_state
 
 
@@ -60,7 +60,7 @@ class TalkController(QtCore.QObject):
         """A slide capturing what is on screen now: scenario, visible docks, layout, focus."""
         win = self.window
         docks = tuple(d.objectName() for name, d in win.docks.items()
-                      if d.isVisible() and name not in win.EDITING_DOCKS)
+                      if d.isVisible() and name not in win.EDITING_DOCKS)[:MAX_SLIDE_PANELS]   # what a slide lays out
         layout = base64.b64encode(bytes(win.saveState(win.layout_version))).decode("ascii")
         sc = win.store.scenario
         title = f"{sc.model.name} on {sc.gpus} × {sc.hardware.name}"

@@ -200,9 +200,11 @@ def test_a_slide_opens_the_flow_at_its_phase(window):
     presentation.settle(0.3)
     flow = window.panels["flow"]
     assert flow.current_phase() is not None and flow.current_phase().name == "forward"
-    window.talk.presenter.go(2, animate=False)   # no phase named: the whole step, from the start
+    window.talk.presenter.go(2, animate=False)   # no phase named: the whole step, its longest phase highlighted
     presentation.settle(0.2)
-    assert flow.current_index() == 0
+    longest = max(flow.current_phase_of(n).duration_s for n in flow.phase_names())
+    assert not flow.zoom_check.isChecked() and flow.current_phase().duration_s == longest
+    assert flow.current_phase().name != "data load"
 
 
 def test_a_slide_keeps_its_flow_phase_in_the_session_file(tmp_path):
@@ -228,3 +230,79 @@ def test_a_slide_that_crushes_a_panel_is_reported(window, qtbot):
     assert crushed and all(" px < " in line for line in crushed)
     window.talk.presenter.stop()
     window.resize(1600, 950)
+
+
+def test_a_long_title_wraps_and_the_banner_takes_its_own_slides_height(window):
+    from trinity_desktop.deck import Deck, Slide
+
+    long_title = "A title long enough to need a second line on this window, " * 2
+    slides = (Slide(long_title.strip(), "One line.", default_scenario(), docks=("dock_triangle",)),
+              Slide("Short", "A caption. " * 30, default_scenario(), docks=("dock_triangle",)),
+              Slide("Short", "One line.", default_scenario(), docks=("dock_triangle",)))
+    window.talk.set_deck(Deck("banner", slides))
+    window.talk.present(0)
+    presenter = window.talk.presenter
+    heights = []
+    for i in range(3):
+        presenter.go(i, animate=False)
+        presentation.settle(0.2)
+        title, caption = presenter.title_label, presenter.caption_label
+        assert title.wordWrap() and "…" not in title.text() and title.text() == slides[i].title
+        for label in (title, caption):   # every line of the title and caption is inside the banner
+            assert label.height() >= label.heightForWidth(label.width()) - 1, (i, label.accessibleName())
+        heights.append(presenter._banner.height())
+    assert heights[1] > heights[2] and heights[0] > heights[2]   # the third slide does not keep the second's height
+    assert presenter.counter_label.font().pointSize() == presentation.COUNTER_PT
+
+
+def test_a_window_larger_than_its_screen_is_sized_back_to_it(window):
+    from trinity_desktop.audit_slides import outside_screen
+
+    room = window.screen().availableGeometry()
+    window.resize(room.width() + 400, room.height() + 300)
+    QtWidgets.QApplication.processEvents()
+    if room.contains(window.frameGeometry()):
+        pytest.skip("this platform keeps every window inside its screen")
+    assert outside_screen(window) and "outside its screen" in outside_screen(window)[0]
+    _deck(window)
+    window.talk.present(0)
+    presentation.settle(0.3)
+    assert room.contains(window.frameGeometry()) and outside_screen(window) == []
+
+
+def test_a_slide_hides_a_sliders_value_with_it(window):
+    _deck(window, "inference_reality")
+    window.talk.present(0)
+    presentation.settle(0.3)
+    sweep = window.panels["roofline"].sweep_layer
+    assert window.docks["roofline"].isVisible()
+    assert not sweep.slider.isVisible() and not sweep.slider_label.isVisible()   # no lone "batch 1"
+    window.talk.presenter.stop()
+    presentation.settle(0.1)
+    assert sweep.slider.isVisible() and sweep.slider_label.isVisible()
+
+
+def test_the_explorers_not_applicable_list_is_off_the_slides(window):
+    _deck(window, "coupled_triangle")
+    window.talk.present(len(window.talk.deck.slides) - 1)   # the explorer's slide
+    presentation.settle(0.3)
+    explorer = window.panels["tradeoff"]
+    assert not explorer.na_list.isVisible() and not explorer.na_title.isVisible()
+
+
+def test_a_deck_slide_with_more_than_four_panels_is_refused_in_one_line(window):
+    import json
+
+    from trinity_desktop import session_file
+    from trinity_desktop.deck import MAX_SLIDE_PANELS, Deck, Slide
+
+    docks = ("dock_controls", "dock_triangle", "dock_flow", "dock_roofline", "dock_heatmap", "dock_breakdown")
+    text = session_file.dumps(default_scenario(), Deck("crowded", (Slide("five", "", default_scenario(), docks=docks),)))
+    with pytest.raises(session_file.SessionFileError) as caught:
+        session_file.loads(text)
+    message = str(caught.value)
+    assert "\n" not in message and f"at most {MAX_SLIDE_PANELS}" in message and "5 panels" in message
+    doc = json.loads(text)
+    doc["deck"]["slides"][0]["docks"] = list(docks[:5])   # the Scenario form and four panels: fine
+    assert session_file.loads(json.dumps(doc))[1].slides[0].docks == docks[:5]
+    assert len(window.talk.current_slide().docks) <= MAX_SLIDE_PANELS   # a slide taken from the screen keeps four
