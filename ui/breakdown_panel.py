@@ -107,7 +107,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.live_halo = pg.PlotCurveItem(pen=pg.mkPen(theme.ON_DARK, width=8))
         self.live_line = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=3.5))
         self.live_leader = pg.PlotCurveItem(pen=pg.mkPen(STAGE_COLOR, width=1.2))
-        self.live_text = pw.label_item("", color=STAGE_COLOR, anchor=(1, 0.5), bold=True)
+        self.live_text = pw.label_item("", anchor=(1, 0.5), bold=True)  # coloured when drawn
         for z, item in ((9, self.live_halo), (10, self.live_line), (10, self.live_leader), (11, self.live_text)):
             item.setZValue(z)
             item.setVisible(False)
@@ -241,6 +241,7 @@ class BreakdownPanel(QtWidgets.QWidget):
             item.setData(np.array([x0, x1]), np.array([live, live]))
             item.setVisible(True)
         self.live_text.setText(self._live_label_text())
+        self.live_text.setColor(theme.plot_text_color())  # left of the bar, on the view's background
         label_x = bar.x - bar.width / 2 - 0.12
         y = self._live_label_y(live)
         self.live_text.setPos(label_x, y)
