@@ -192,7 +192,7 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         super().changeEvent(event)
         if pw.is_theme_change(event):
             self.marks.restyle()
-            if self.plan is not None and not isinstance(self.plan, CapacityPlan):
+            if getattr(self.plan, "map_time", None) is not None:   # a training plan: serving ones draw no map
                 self._draw_map(self.plan)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)

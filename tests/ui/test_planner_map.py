@@ -28,3 +28,16 @@ def test_map_follows_the_theme_and_rings_its_best_cell(shown_panel, qtbot):
             assert axis.textPen().color().name() == ink.lower()
     finally:
         theme.apply_theme("light")
+
+
+def test_a_theme_change_with_a_serving_plan_draws_no_map(shown_panel, qtbot):
+    """A serving plan has no layout map: a theme change once raised AttributeError (no map_time) from changeEvent."""
+    panel = shown_panel(PlannerPanel, evaluate(default_scenario().replace(kind="decode", gpus=8)), size=(723, 600))
+    qtbot.waitUntil(lambda: panel.plan is not None and not panel.cancel_button.isEnabled(), timeout=60000)
+    assert getattr(panel.plan, "map_time", None) is None and not panel.map_plot.isVisible()
+    try:
+        theme.apply_theme("dark")   # the theme change reaches the panel's changeEvent: nothing may raise
+        qtbot.wait(50)
+        assert panel.status.text()
+    finally:
+        theme.apply_theme("light")
