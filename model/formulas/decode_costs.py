@@ -14,6 +14,14 @@ not typed in:
 - llama.cpp on Apple GPUs (Metal): discussion #4167's summary table, M4 Max (546 GB/s, 40 GPU cores), Llama 2
   7B: F16 TG 31.64 tok/s (12.55 GiB) and Q4_0 TG 83.06 tok/s (3.56 GiB): c = 130 us per group (4.3 ms per
   token), B_eff = 493 GB/s. The same line predicts that row's Q8_0 TG (6.67 GiB) as 53.2 tok/s; measured 54.05.
+The two constants of a line belong together: c was solved jointly with B_eff, so pairing c with another
+bandwidth breaks the line that fits the rows. A runtime therefore carries its measured weight-streaming rate too,
+as a ratio on the `hbm_efficiency` assumption (B_eff / (datasheet x the assumption's likely 0.8), so the range
+still moves it): llama.cpp on Metal streams at 493 / (546 x 0.8) = 1.13 of it, the decode GEMV kernels only
+(prompt processing runs llama.cpp's matrix-matrix kernels, not measured by these rows). The CUDA-graph class
+keeps ratio 1: gpt-fast's 1.43 TB/s (0.70 of 2.039 TB/s) is of 8-bit weight-only kernels dequantising in the
+GEMV on GPUs power-capped at 330 W (its README), not the 16-bit GEMV of the engines it stands for, so only its
+fixed cost is transferred.
 Devices of other kinds (TPU, CPU, Gaudi) have no such table read here: their fixed cost is 0 (the roofline).
 
 HBM efficiency by kernel: weight-streaming GEMVs run at the scenario's `hbm_efficiency` (the assumption, its
@@ -83,6 +91,7 @@ LLAMA_CPP_M4_MAX = (
     BatchOneRow("Llama 2 7B Q4_0", 32, 3.56 * GIB, 83.06),
 )
 LLAMA_CPP_M4_MAX_Q8_0 = BatchOneRow("Llama 2 7B Q8_0", 32, 6.67 * GIB, 54.05)
+M4_MAX_DATASHEET_GBPS = 546.0  # the discussion's M4 Max row: 546 GB/s, 40 GPU cores (hardware.toml m4-max)
 
 # Paged-KV decode attention, H100 (flash-attention issue #1572): achieved GB/s at 4,000 tokens over the datasheet
 # 3.35 TB/s, against the assumption's likely weight-streaming efficiency.
@@ -102,14 +111,22 @@ class DecodeRuntime:
     fixed_per_group_s: float   # per layer per forward pass, and once more per step
     kv_read_ratio: float       # KV-read bandwidth / weight-streaming bandwidth (KV_READ_SOURCE where < 1)
     source: str                # references.toml key of the fixed cost
+    weight_stream_ratio: float = 1.0  # decode weight streaming / (hbm_bw x hbm_efficiency): the line's own B_eff
+
+
+def weight_stream_ratio(d: Decomposition, datasheet_bytes_per_s: float) -> float:
+    """The line's achieved weight-streaming bandwidth over the assumption's likely share of the datasheet:
+    B_eff / (datasheet x WEIGHT_STREAM_LIKELY) (module docstring)."""
+    return d.bandwidth_bytes_per_s / (datasheet_bytes_per_s * WEIGHT_STREAM_LIKELY)
 
 
 CUDA_GRAPHS = DecodeRuntime("cuda-graphs", "CUDA-graph engine (gpt-fast class)",
                             two_row_decomposition(*GPT_FAST_A100_INT8).fixed_per_group_s, KV_READ_RATIO,
                             "gpt-fast")
-LLAMA_CPP_METAL = DecodeRuntime("llama-cpp-metal", "llama.cpp on Metal",
-                                two_row_decomposition(*LLAMA_CPP_M4_MAX).fixed_per_group_s, 1.0,
-                                "llama-cpp-apple-silicon")
+_METAL_LINE = two_row_decomposition(*LLAMA_CPP_M4_MAX)
+LLAMA_CPP_METAL = DecodeRuntime("llama-cpp-metal", "llama.cpp on Metal", _METAL_LINE.fixed_per_group_s, 1.0,
+                                "llama-cpp-apple-silicon",
+                                weight_stream_ratio(_METAL_LINE, M4_MAX_DATASHEET_GBPS * 1e9))
 ROOFLINE_ONLY = DecodeRuntime("roofline", "no measured fixed cost (roofline only)", 0.0, 1.0,
                               "roofline")
 # hardware.toml `kind` -> the engine class its decode is measured with
