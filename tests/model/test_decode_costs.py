@@ -75,6 +75,50 @@ def test_weight_stream_ratio_moves_decode_gemvs_only():
     assert x.time["attention_kv_reads"] == pytest.approx(kv_read / bw, rel=1e-9)
 
 
+def test_fastertransformer_tp_sweep_hand_derived():
+    """FasterTransformer GPT guide, GPT-20B at batch 1, 80 in / 200 out on 1, 2, 4, 8 A100 (5,609, 3,532, 2,438,
+    2,053 ms; not validation runs). Bytes per pass by hand: 2 x (44 x (12 x 6144^2 + 13 x 6144) + 2 x 6144 +
+    6144 x 51200) = 40,498,864,128. Small all-reduces (nccl-tests): 10.0 us at 2 GPUs, 6.05 + 6 x 1.975 = 17.9 us at
+    4. Solving t(n) / 201 = 45 c + S / (n B) + 88 (AR(n) + d) on n = 1, 2, 4 gives c = 74.5 us, B = 1.650 TB/s,
+    d = 12.1 us, and the 8-GPU row comes out at 2,101 ms (+2.3%)."""
+    assert dc.FT_GPT20B_BYTES == 40_498_864_128
+    assert dc.a100_small_allreduce(2) == pytest.approx(10.0e-6, rel=1e-9)
+    assert dc.a100_small_allreduce(4) == pytest.approx(17.9e-6, rel=1e-9)
+    line = dc.FT_LINE
+    assert line.fixed_per_group_s == pytest.approx(74.52e-6, rel=2e-3)
+    assert line.bandwidth_bytes_per_s == pytest.approx(1.6495e12, rel=2e-3)
+    assert line.bandwidth_bytes_per_s / HW["a100-80gb-sxm"].hbm_bw == pytest.approx(0.809, abs=2e-3)
+    assert line.allreduce_call_s == pytest.approx(12.08e-6, rel=5e-3)
+    for n, ms in dc.FT_GPT20B_TP_ROWS:
+        ar = dc.a100_small_allreduce(n) if n > 1 else 0.0
+        t = 201 * line.seconds_per_pass(n, 44, dc.FT_GPT20B_BYTES, ar)
+        assert t == pytest.approx(ms * 1e-3, rel=1e-9 if n < 8 else 0.03)
+    assert dc.runtime_for("datacenter-gpu", "fastertransformer") is dc.FASTERTRANSFORMER
+    assert dc.runtime_for("datacenter-gpu") is dc.CUDA_GRAPHS and dc.CUDA_GRAPHS.allreduce_call_s == 0.0
+
+
+def test_fastertransformer_line_in_the_step():
+    """The same GPT-20B shape on 8 A100 at batch 1: FasterTransformer's line adds, per decode step, 45 groups x
+    (74.5 - 49.4) us of fixed cost and 88 all-reduce calls x 12.1 us over the CUDA-graph default; one GPU has no
+    all-reduce, so only the fixed cost moves there."""
+    from trinity_desktop.model.search.published_runs import published_runs
+
+    run = next(r for r in published_runs() if r.name.startswith("GPT-20B, TP 8, batch 1,"))
+    assert run.scenario.decode_runtime == "fastertransformer"
+    ft = evaluate(run.scenario)
+    auto = evaluate(run.scenario.replace(decode_runtime="auto"))
+    extra = 45 * (dc.FT_LINE.fixed_per_group_s - dc.CUDA_GRAPHS.fixed_per_group_s) + 88 * dc.FT_LINE.allreduce_call_s
+    assert extra == pytest.approx(45 * 25.16e-6 + 88 * 12.08e-6, rel=5e-3)
+    assert ft.infer["time_per_output_token_s"] - auto.infer["time_per_output_token_s"] == pytest.approx(extra,
+                                                                                                        rel=1e-9)
+    one = run.scenario.replace(gpus=1)
+    d1 = evaluate(one).infer["time_per_output_token_s"] - evaluate(one.replace(decode_runtime="auto")).infer[
+        "time_per_output_token_s"]
+    assert d1 == pytest.approx(45 * (dc.FT_LINE.fixed_per_group_s - dc.CUDA_GRAPHS.fixed_per_group_s), rel=1e-9)
+    with pytest.raises(Exception, match="decode_runtime"):
+        run.scenario.replace(decode_runtime="vllm")
+
+
 @settings(max_examples=60, deadline=None)
 @given(c=st.floats(1e-6, 5e-4), bw=st.floats(1e10, 1e13), l1=st.integers(1, 200), l2=st.integers(1, 200),
        s1=st.floats(1e8, 1e12), s2=st.floats(1e8, 1e12))
