@@ -190,8 +190,10 @@ LLAMA_CPP_METAL = DecodeRuntime("llama-cpp-metal", "llama.cpp on Metal", _METAL_
                                 weight_stream_ratio(_METAL_LINE, M4_MAX_DATASHEET_GBPS * 1e9))
 ROOFLINE_ONLY = DecodeRuntime("roofline", "no measured fixed cost (roofline only)", 0.0, 1.0,
                               "roofline")
+# KV reads: the decode attention kernel's rate (FasterTransformer's runs state masked-mha, decode_kernels.py),
+# else the GPU default's; so the ratio here is the CUDA-graph class's, as decode_kernels.kv_bandwidth reads it.
 FASTERTRANSFORMER = DecodeRuntime("fastertransformer", "FasterTransformer (eager kernels and NCCL calls)",
-                                  FT_LINE.fixed_per_group_s, 1.0, "fastertransformer-gpt",
+                                  FT_LINE.fixed_per_group_s, KV_READ_RATIO, "fastertransformer-gpt",
                                   allreduce_call_s=FT_LINE.allreduce_call_s)
 # Scenario.decode_runtime -> the engine line it names ("auto": the device kind's, RUNTIME_FOR_KIND)
 NAMED_RUNTIMES = {"fastertransformer": FASTERTRANSFORMER}
