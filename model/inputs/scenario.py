@@ -44,6 +44,8 @@ ATTENTION_KERNELS = ("auto", "flash-attention-2")  # attention kernel (#22): Sce
 FP8_RECIPES = ("tensorwise", "blockwise")  # FP8 GEMM scaling recipe (#22): Scenario.fp8_recipe
 # decode attention kernel (#22): Scenario.decode_attention_kernel (formulas/decode_kernels.py)
 DECODE_ATTENTION_KERNELS = ("auto", "masked-mha")
+# inference engine line (#22): Scenario.decode_runtime (formulas/decode_costs.py)
+DECODE_RUNTIMES = ("auto", "fastertransformer")
 OFFLOAD_CODE = {name: i for i, name in enumerate(OFFLOAD_MODES)}
 # Where offloaded KV cache lives: host DRAM over the host link (FlexGen), or a CXL memory pool (Pond).
 KV_OFFLOAD_TIERS = ("host", "cxl")
@@ -187,6 +189,9 @@ class Scenario:
     # decode attention kernel (#22): "auto" = the engine's grouped paged kernel; "masked-mha" = FasterTransformer's
     # and TensorRT-LLM's (before XQA, v0.8) masked MHA: KV read once per query head (formulas/decode_kernels.py)
     decode_attention_kernel: str = "auto"
+    # inference engine (#22): "auto" = the device kind's measured line (CUDA-graph engines on GPUs, llama.cpp on
+    # Apple GPUs); "fastertransformer" = FasterTransformer's own line: eager launches, in-engine NCCL calls
+    decode_runtime: str = "auto"
 
     def __post_init__(self):
         check_choice("kind", self.kind, WORKLOAD_KINDS)
@@ -217,6 +222,7 @@ class Scenario:
         check_choice("kv_transfer_link", self.kv_transfer_link, KV_TRANSFER_LINKS)
         check_disaggregation(self)
         check_choice("decode_attention_kernel", self.decode_attention_kernel, DECODE_ATTENTION_KERNELS)  # (#22)
+        check_choice("decode_runtime", self.decode_runtime, DECODE_RUNTIMES)  # (#22)
 
     # --- derived ------------------------------------------------------------------------------
     @property

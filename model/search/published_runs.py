@@ -49,7 +49,7 @@ _LAYOUT = ("gpus", "tp", "pp", "cp", "ep", "virtual_stages", "zero", "recompute"
            "global_batch", "seq_len", "precision", "flash_attention", "activation_recipe", "moe_node_limit",
            "attention_kernel", "mtp_training", "first_stage_layers", "last_stage_layers")  # + MTP as run, uneven stages (#22)
 _INFER_LAYOUT = ("gpus", "batch", "prompt_len", "gen_len", "weight_dtype", "kv_dtype")
-_INFER_OPTIONAL = ("decode_attention_kernel",)  # the kernel the published engine version runs (#22)
+_INFER_OPTIONAL = ("decode_attention_kernel", "decode_runtime")  # the published engine's kernel and line (#22)
 _MODEL_SHAPE = ("name", "layers", "hidden", "heads", "kv_heads", "head_dim", "ffn_hidden", "vocab")
 GIB = 2 ** 30
 

@@ -5,8 +5,9 @@ MLA caches one latent of kv_lora_rank + rope dims per layer (DeepSeek-V2/V3). Ea
 timed with the roofline, max(FLOPs / achievable peak, bytes / achievable HBM bandwidth) (Williams et al.
 2009), so decode at small batch is bound by reading the weights and the KV cache. Decode as measured
 (formulas/decode_costs.py): every forward pass also pays a fixed cost per layer and one more per step (kernel
-launch, synchronisation, sampling: "kernel launch and sync", 49 us per group on GPUs), and attention reads the
-paged KV cache at 0.69 of the weight-streaming bandwidth. In MoE decode the dense GEMMs and the routed experts'
+launch, synchronisation, sampling: "kernel launch and sync", 49 us per group on GPUs), the decode GEMVs stream the
+weights at the runtime's measured rate (llama.cpp on Metal: 1.13 x the assumption, its line's own bandwidth), and
+attention reads the paged KV cache at 0.69 of the weight-streaming bandwidth. In MoE decode the dense GEMMs and the routed experts'
 GEMMs are separate kernel groups on the roofline: b tokens touch E(1 - (1 - k/E)^b) of the E experts.
 
 Sliding-window attention (the architecture's own `sliding_window`, Mistral 7B §2: a rolling buffer of W tokens;
@@ -201,7 +202,8 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     L, h = arch.layers, arch.hidden
     peak_eff = peak * eff_compute
     bw_eff = hw.hbm_bw * eff_hbm
-    runtime = runtime_for(hw.kind)  # fixed costs and KV-read efficiency as measured (formulas/decode_costs.py)
+    runtime = runtime_for(hw.kind, x.decode_runtime)  # fixed costs, streaming and KV rates as measured (decode_costs)
+    ar_call = xp.where(tp > 1.0, runtime.allreduce_call_s, 0.0)  # the engine's cost per all-reduce call (decode_costs)
     # decode attention kernel (#22, formulas/decode_kernels.py): its KV-read rate, and reads per KV head
     bw_kv = kv_bandwidth(hw, eff_hbm, x.decode_attention_kernel)
     kv_reads = kv_read_multiplier(arch, x.decode_attention_kernel)
@@ -273,7 +275,8 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     pg_b = pg_b + L / pp * tok_rank * elementwise_bytes_per_token(
         arch, tp, act_bytes=act_bytes, fp8=runs_fp8(peak, hw)) / bw_eff  # norms, activation, FP8 casts
     pg = pg_c + pg_b
-    p_tp = L / pp * 2.0 * inference_allreduce_time(tp, tok_rank * h * act_bytes, bw_tp, hw, gpus_per_node, in_tp)
+    p_tp = L / pp * 2.0 * (inference_allreduce_time(tp, tok_rank * h * act_bytes, bw_tp, hw, gpus_per_node, in_tp)
+                           + ar_call)
     # MoE serving (#23): each GPU dispatches and combines its 1/stage share of the chunk's tokens per MoE layer
     ep_args = (x.ep, gpus_per_node, pp, act_bytes, x.moe_fp8_dispatch, x.moe_node_limit, eff_network)
     p_ep_traffic = ep_all_to_all(arch, hw, tokens / stage, *ep_args) if ep_any else NO_EP
@@ -321,11 +324,13 @@ def inference_step(arch: Architecture, hw: Hardware, inputs: InferInputs) -> Inf
     # Each kernel group on its own roofline: the dense GEMMs (attention projections, shared experts, LM head) see
     # all b tokens, the routed experts' GEMMs see b·k tokens spread over the experts touched, so they turn
     # compute-bound at a different batch.
-    dd, dd_c, dd_b = _roofline(d_gemm_f - expert_f, dense_read, peak_eff, bw_eff)
-    de, de_c, de_b = _roofline(expert_f, expert_read, peak_eff, bw_eff)
+    # decode GEMVs stream the weights at the runtime's measured rate (decode_costs: its line's own B_eff)
+    bw_w = bw_eff * runtime.weight_stream_ratio
+    dd, dd_c, dd_b = _roofline(d_gemm_f - expert_f, dense_read, peak_eff, bw_w)
+    de, de_c, de_b = _roofline(expert_f, expert_read, peak_eff, bw_w)
     dg, dg_c, dg_b = dd + de, dd_c + de_c, dd_b + de_b
-    d_tp = L / pp * 2.0 * inference_allreduce_time(tp, b_mb / adp * h * act_bytes, bw_tp, hw, gpus_per_node,
-                                                      in_tp)
+    d_tp = L / pp * 2.0 * (inference_allreduce_time(tp, b_mb / adp * h * act_bytes, bw_tp, hw, gpus_per_node,
+                                                       in_tp) + ar_call)
     d_pp = p2p_time(b_mb / adp * h * act_bytes, bw_pp, al_pp, piped)  # the micro-batch to the next stage
     # MoE serving (#23): per slot
     d_ep_traffic = ep_all_to_all(arch, hw, b_mb / stage, *ep_args, decode=True) if ep_any else NO_EP

@@ -148,6 +148,7 @@ class InferInputs(_Inputs):
     moe_fp8_dispatch: object = False
     moe_node_limit: object = 0
     decode_attention_kernel: object = 0  # index into scenario.DECODE_ATTENTION_KERNELS (#22, decode_kernels.py)
+    decode_runtime: str = "auto"  # scenario.DECODE_RUNTIMES (#22, decode_costs.py)
 
 
 def train_inputs(sc: Scenario) -> TrainInputs:
@@ -189,7 +190,8 @@ def infer_inputs(sc: Scenario) -> InferInputs:
         # MoE serving (#23)
         ep=sc.inference_ep, attention_dp=sc.attention_dp, redundant_experts=sc.redundant_experts,
         moe_fp8_dispatch=sc.moe_fp8_dispatch, moe_node_limit=sc.moe_node_limit,
-        decode_attention_kernel=DECODE_ATTENTION_KERNELS.index(sc.decode_attention_kernel))  # (#22)
+        decode_attention_kernel=DECODE_ATTENTION_KERNELS.index(sc.decode_attention_kernel),  # (#22)
+        decode_runtime=sc.decode_runtime)  # (#22)
 
 
 def kv_offload_bandwidth(sc: Scenario) -> float:

@@ -8,7 +8,7 @@ import pytest
 
 from trinity_desktop.model import evaluate
 from trinity_desktop.model.base.errors import ValidationError
-from trinity_desktop.model.formulas.decode_costs import CUDA_GRAPHS
+from trinity_desktop.model.formulas.decode_costs import FASTERTRANSFORMER
 from trinity_desktop.model.formulas.decode_kernels import LARGE_PAGE_RATIO
 from trinity_desktop.model.inputs import presets
 from trinity_desktop.model.search.published_runs import (
@@ -92,13 +92,15 @@ def test_gpt20b_single_gpu_request_by_hand():
     """FasterTransformer GPT-20B, 1 A100, batch 1, 200 in / 200 out, FP16, default efficiencies:
     decode is bandwidth-bound: each step reads the weights W = L (12h^2 + 13h) + Vh (+2h final norm) at 2 bytes
     at 0.8 x 2.039 TB/s and the KV cache 2 L h x 2 bytes x the mean context 200 + 100 at 0.85 of that (the run's
-    masked-MHA kernel over a contiguous cache: decode_kernels.LARGE_PAGE_RATIO), plus the fixed cost of L + 1 kernel groups (49 us each, decode_costs); the prefill is
+    masked-MHA kernel over a contiguous cache: decode_kernels.LARGE_PAGE_RATIO), plus the fixed cost of L + 1 kernel
+    groups (FasterTransformer's own 74.5 us each, decode_costs.FT_LINE; one GPU, so no all-reduce); the prefill is
     compute-bound: 2 (12 L h^2 + hV) x 200 FLOPs at 0.5 x 312 TFLOP/s (attention over 200 keys is < 1%), plus
     the same fixed cost once."""
     run = next(r for r in published_runs() if r.name.startswith("GPT-20B, 1 GPU, batch 1"))
     L, h, V = 44, 6144, 51200
     weights = L * (12 * h * h + 13 * h) + V * h + 2 * h
-    fixed = (L + 1) * CUDA_GRAPHS.fixed_per_group_s
+    assert run.scenario.decode_runtime == "fastertransformer"
+    fixed = (L + 1) * FASTERTRANSFORMER.fixed_per_group_s
     step = 2 * weights / (0.8 * 2.039e12) + 2 * L * h * 2 * 300 / (0.8 * 2.039e12 * LARGE_PAGE_RATIO) + fixed
     prefill = 2 * (12 * L * h * h + h * V) * 200 / (0.5 * 312e12) + fixed
     predicted = predicted_times([run], np.array([[0.5, 0.8, 0.8]]))[0, 0]
