@@ -95,7 +95,10 @@ def test_train_json_has_the_pipeline_bubble_fraction(capsys):
     rep = run_json(capsys, "calc", "train", "--model", "llama-3-70b", "--hardware", "h100-sxm", "--gpus", "64",
                    "--tp", "8", "--pp", "4", "--global-batch", "64", "--json")
     p, m = 4, rep["layout"]["micro_batches"]
-    assert rep["pipeline_bubble_fraction"] == pytest.approx((p - 1) / (m + p - 1), rel=1e-12)
+    # the last stage (output head, loss) paces; the lighter stages' fill and drain make the bubble a little less
+    # than the balanced stages' (p-1)/(m+p-1)
+    balanced = (p - 1) / (m + p - 1)
+    assert 0.9 * balanced < rep["pipeline_bubble_fraction"] < balanced
     t = rep["time_per_step_s"]
     assert rep["pipeline_bubble_share_of_step"] == pytest.approx(t["pipeline_bubble"] / t["total"], rel=1e-12)
 

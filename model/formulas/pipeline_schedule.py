@@ -51,13 +51,15 @@ def stage_order(p: int, v: int, m: int, stage: int) -> list[tuple[str, int, int]
     return order
 
 
-def interleaved_1f1b(p: int, v: int, m: int, t_f: float, t_b: float) -> list[list[ChunkOp]]:
-    """Every stage's chunk operations with start and end times (uniform chunk times t_f/v, t_b/v), simulated from
-    `stage_order` and the dependencies of the module docstring (Narayanan et al. 2021 §2.2.2)."""
+def interleaved_1f1b(p: int, v: int, m: int, t_f, t_b) -> list[list[ChunkOp]]:
+    """Every stage's chunk operations with start and end times (chunk times t_f/v, t_b/v: one number for every
+    stage, or one per stage), simulated from `stage_order` and the dependencies of the module docstring
+    (Narayanan et al. 2021 §2.2.2)."""
     if p < 2 or v < 1 or m < 1 or m % p:
         raise ValidationError("pipeline", (p, v, m), "p >= 2 stages, v >= 1 chunks and m a multiple of p")
     orders = [stage_order(p, v, m, s) for s in range(p)]
-    tf, tb = t_f / v, t_b / v
+    tf = np.broadcast_to(np.asarray(t_f, dtype=float), (p,)) / v
+    tb = np.broadcast_to(np.asarray(t_b, dtype=float), (p,)) / v
     f_end = np.full((p, v, m), np.nan)
     b_end = np.full((p, v, m), np.nan)
     done: list[list[ChunkOp]] = [[] for _ in range(p)]
@@ -77,7 +79,7 @@ def interleaved_1f1b(p: int, v: int, m: int, t_f: float, t_b: float) -> list[lis
                 if np.isnan(dep):
                     break
                 start = max(free[s], dep)
-                end = start + (tf if op == "F" else tb)
+                end = start + (tf[s] if op == "F" else tb[s])
                 (f_end if op == "F" else b_end)[s, c, j] = end
                 done[s].append(ChunkOp(op, j, c, start, end))
                 free[s] = end
@@ -111,15 +113,15 @@ class Timeline:
 def interleaved_timeline(p: int, v: int, m: int, t_f: float, t_b: float, max_micro_batches: int) -> Timeline:
     """`interleaved_1f1b` for drawing. When m > max_micro_batches, m_sim = the largest multiple of p not above
     it (at least 3p) is simulated and the other m - m_sim micro-batches (a multiple of p) are one grouped block
-    of (m - m_sim)(t_f + t_b) on every stage, inserted where stage 0 is half-way through its operations (in the
-    steady state every stage is busy, so shifting the later operations by the block keeps every dependency):
-    the timeline still ends at (m + (p-1)/v)(t_f + t_b)."""
+    of (m - m_sim)(t_f + t_b) on every stage (the busiest stage's, with per-stage times), inserted where stage 0 is
+    half-way through its operations (shifting every later operation by the block keeps every dependency): with
+    uniform times the timeline still ends at (m + (p-1)/v)(t_f + t_b)."""
     m_sim = m if m <= max(max_micro_batches, 3 * p) else max(3 * p, (max_micro_batches // p) * p)
     ops = interleaved_1f1b(p, v, m_sim, t_f, t_b)
     grouped = m - m_sim
     if not grouped:
         return Timeline(ops, [], 0)
-    delta = grouped * (t_f + t_b)
+    delta = grouped * float(np.max(np.asarray(t_f, dtype=float) + np.asarray(t_b, dtype=float)))  # the busiest's pace
     t_cut = ops[0][len(ops[0]) // 2].start_s
     shifted, groups = [], []
     for stage_ops in ops:

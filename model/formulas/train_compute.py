@@ -93,6 +93,7 @@ class TrainCompute:
     attention_s: object
     memory_bound_s: object
     memory_bound_bytes: object     # the memory-bound passes' HBM bytes
+    stage_s: tuple = (0.0, 0.0, 0.0)  # seconds of the first, a middle and the last stage (`busiest_stage`)
 
     @property
     def total_s(self):
@@ -176,7 +177,9 @@ def busiest_stage(layers, shape: StepShape, block, emb_bytes, head, hbm) -> Trai
     the slowest unless it holds fewer layers; megatron-uneven-pipeline: --decoder-first/last-pipeline-num-layers).
     Under DualPipe (`shape.dualpipe`, DeepSeek-V3 §3.2.1) rank i holds stage i and stage p-1-i, so the end ranks
     run half the first and half the last stage per micro-batch. p = 1: the one stage holds everything. The layer
-    counts are memory.stage_layer_counts' (the even split leaves its remainder to the last stage)."""
+    counts are memory.stage_layer_counts' (the even split leaves its remainder to the last stage). `stage_s`
+    holds the three stages' seconds (the ends' mean on both end ranks under DualPipe, the one stage's when p = 1)
+    for the pipeline's fill and drain (formulas/pipeline_bubble.py)."""
     gemm, attn, nbytes = block
     head_s, head_bytes = head
     pp, mtp = xp.asarray(shape.pp, dtype=float), xp.asarray(shape.mtp, dtype=float)
@@ -198,4 +201,4 @@ def busiest_stage(layers, shape: StepShape, block, emb_bytes, head, hbm) -> Trai
         total, pick = xp.where(slower, t, total), tuple(xp.where(slower, p, q) for p, q in zip(parts, pick, strict=True))
     gemm_s, attention_s, mem_bytes = pick
     return TrainCompute(gemm_s=gemm_s, attention_s=attention_s, memory_bound_s=mem_bytes / hbm,
-                        memory_bound_bytes=mem_bytes)
+                        memory_bound_bytes=mem_bytes, stage_s=tuple(t for t, _ in seconds))

@@ -9,10 +9,10 @@ Time model (per GPU on the busiest pipeline stage, the critical path):
              behind the paired chunk under DualPipe; both off by default, so all of it by default). EP: four
              all-to-alls per MoE layer of the GPU's tokens x hidden x top-k (comms.moe_all_to_all: FP8 dispatch,
              node-limited routing, DeepSeek-V3 §3.2.2 / §3.3.4)
-  pipeline = (m + (p - 1)/v) · t_mb      1F1B (v = 1): bubble fraction (p-1)/(m+p-1) (Narayanan et al. 2021);
-                                         interleaved 1F1B with v chunks per stage (§2.2.2): the bubble is
-                                         (p-1)/(v·m) of the ideal time m·t_mb, and every micro-batch crosses
-                                         v stage boundaries per direction on each GPU (v x the PP sends)
+  pipeline = m · t_mb + Σ_{other stages} t_s / v   (formulas/pipeline_bubble.py; balanced stages: (m + (p-1)/v) · t_mb,
+                                         Narayanan et al. 2021 §2.2.1/§2.2.2); interleaved 1F1B with v chunks
+                                         per stage: every micro-batch crosses v stage boundaries per direction
+                                         on each GPU (v x the PP sends)
   DP       = gradient sync overlapping the last micro-batch's backward in buckets (the last bucket exposed); ZeRO-3 parameter all-gathers
              prefetched behind each micro-batch's compute, and the DP link they hold during the last
              backward is not free for the gradient sync; ZeRO-1/2 parameter all-gather after the step
@@ -46,12 +46,10 @@ from trinity_desktop.model.formulas.comms import (
     gather_bus_factor,
     gather_time,
     gradient_sync,
-    is_intra_node,
     link_for_group,
     moe_all_to_all,
     moe_dispatch_bytes,
     moe_scaleup_bandwidths,
-    p2p_time,
 )
 from trinity_desktop.model.formulas.flops import attention_core_flops_per_token, training_flops
 from trinity_desktop.model.formulas.kernel_efficiency import mfu_peak, runs_fp8
@@ -65,6 +63,7 @@ from trinity_desktop.model.formulas.overlap import (
     dualpipe_exposed,
     tp_exposed,
 )
+from trinity_desktop.model.formulas.pipeline_bubble import pipeline_time, pp_sends
 from trinity_desktop.model.formulas.train_compute import KernelRates, StepShape, head_in_bf16, train_compute
 from trinity_desktop.model.formulas.train_mtp import mtp_forward_flops_per_token
 from trinity_desktop.model.inputs.architecture import Architecture
@@ -123,6 +122,9 @@ class TrainPieces:
     dp: object
     layers_per_stage: object
     compute_mb_s: object           # forward + backward compute of one micro-batch (recomputation included)
+    first_stage_mb_s: object       # compute_mb_s of the first, a middle and the last stage (the busiest is compute_mb_s)
+    middle_stage_mb_s: object
+    last_stage_mb_s: object
     backward_mb_s: object          # its backward share
     grad_overlap_s: object         # time the DP gradient sync hides behind
     recompute_mb_s: object
@@ -300,9 +302,9 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
         attn_flops_mb=tokens * attn_all * (3.0 + attn_extra) / (m * dp) / (tp * pp * cp),
         attn_extra=attn_extra, micro_batch=micro_batch, s_keys=s_keys, flash=flash,
         attention_kernel=x.attention_kernel, head_share=head_share)
-    t_c = kernels.total_s + qlora_dequant_s(arch, mem.frozen_params, x.qlora, recompute, hw.hbm_bw * eff_hbm)
-    # DualPipe's comm kernels hold some SMs
-    t_c = dualpipe_compute(t_c, ep_overlap, dual_active)
+    dequant = qlora_dequant_s(arch, mem.frozen_params, x.qlora, recompute, hw.hbm_bw * eff_hbm)
+    # DualPipe's comm kernels hold some SMs; each stage's compute, the busiest's t_c (train_compute.busiest_stage)
+    t_c, *stage_c = (dualpipe_compute(t + dequant, ep_overlap, dual_active) for t in (kernels.total_s, *kernels.stage_s))
     bwd_share = (lora.backward + (hw_flops - model_flops)) / hw_flops
     t_bwd = t_c * bwd_share
 
@@ -338,13 +340,8 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     b_ep = b_ep_out + b_ep_in
     in_ep = b_ep_out <= 0.0
 
-    pp_stride = tp * cp * dp
-    in_pp = is_intra_node(2, pp_stride, gpus_per_node) & (hw.scaleup_bw > 0)
-    bw_pp = xp.where(in_pp, hw.scaleup_bw, hw.scaleout_bw) * eff_network
-    al_pp = xp.where(in_pp, hw.scaleup_latency_s, hw.scaleout_latency_s)
     pp_msg = micro_batch * s_local * h * act_bytes / xp.where(sp, tp, 1.0)
-    t_pp = 2.0 * v * p2p_time(pp_msg, bw_pp, al_pp, active=pp > 1)  # a send forward + one backward per chunk
-    b_pp = xp.where(pp > 1, 2.0 * v * pp_msg, 0.0)
+    t_pp, b_pp, in_pp = pp_sends(pp, v, pp_msg, tp * cp * dp, gpus_per_node, hw, eff_network)  # formulas/pipeline_bubble
 
     # overlap (model/formulas/overlap.py): TP behind the GEMMs, then EP + PP behind what compute is left
     tp_exp = tp_exposed(t_tp, t_c, tp_overlap, sp)
@@ -353,8 +350,8 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     pp_exp = dualpipe_exposed(t_pp, hide - (t_ep - ep_exp), ep_overlap, dual_active)
     ep_pp_exp = ep_exp + pp_exp
     t_mb = t_c + tp_exp + t_cp + ep_pp_exp
-    pipeline = (m + (pp - 1.0) / v) * t_mb
-    bubble = (pp - 1.0) / v * t_mb
+    # fill and drain through every other stage once (formulas/pipeline_bubble.py), its communication as the busiest's
+    pipeline, bubble = pipeline_time(m, pp, v, t_mb, tuple(t + t_mb - t_c for t in stage_c))
 
     # --- data parallel: gradients and ZeRO parameter gathers ---------------------------------
     bw_dp, al_dp, in_dp = link_for_group(dp, tp * cp, gpus_per_node, hw, eff_network)
@@ -468,6 +465,7 @@ def training_step(arch: Architecture, hw: Hardware, inputs: TrainInputs) -> Trai
     link = lambda intra: xp.where(intra, "scale-up", "scale-out")  # noqa: E731
     pieces = TrainPieces(
         micro_batches=m, pp=pp, virtual_stages=v, dp=dp, layers_per_stage=lps, compute_mb_s=t_c,
+        first_stage_mb_s=stage_c[0], middle_stage_mb_s=stage_c[1], last_stage_mb_s=stage_c[2],
         backward_mb_s=t_bwd, grad_overlap_s=overlap_s,
         recompute_mb_s=t_c * (hw_flops_kernels - model_flops) / hw_flops_kernels, flops_mb=per_gpu_mb,
         backward_flop_share=bwd_share, recompute_flop_share=(hw_flops_kernels - model_flops) / hw_flops_kernels,

@@ -82,14 +82,17 @@ def notes(scenario: Scenario) -> tuple[str, ...]:
             "The KV cache fits in HBM: no offload or onload between memory tiers.")
 
 
-def bubble_fraction(items, lane: str = "stage 0") -> float:
-    """Idle share of one pipeline lane over the pipeline phase (time 0 to the last backward on any stage).
-    1F1B with uniform blocks: (p-1)/(m+p-1) on every stage (Narayanan et al. 2021)."""
+def bubble_fraction(items, lane: str | None = None) -> float:
+    """Idle share of one pipeline lane over the pipeline phase (time 0 to the last backward on any stage); no lane:
+    the least idle stage lane, the busiest stage's, whose idle time is the core's bubble when the last stage paces
+    (formulas/pipeline_bubble.py). 1F1B with uniform blocks: (p-1)/(m+p-1) on every stage (Narayanan et al. 2021)."""
     ends = [st.end_s for st in items if st.role in ("backward", "steady")]
     if not ends:
         return 0.0
     end = max(ends)
-    idle = sum(max(0.0, min(st.end_s, end) - st.start_s) for st in items if st.lane == lane and st.kind == "idle")
+    lanes = [lane] if lane else sorted({st.lane for st in items if st.lane.startswith("stage ")}) or ["stage 0"]
+    idle = min(sum(max(0.0, min(st.end_s, end) - st.start_s) for st in items if st.lane == ln and st.kind == "idle")
+               for ln in lanes)
     return idle / end if end > 0 else 0.0
 
 

@@ -7,8 +7,11 @@ host-link lanes show one GPU of stage 0, the stage the core's critical path ends
     block is forward compute, then the forward TP/CP/EP all-reduces/gathers and the pipeline send; the
     backward block is the backward collectives, the recomputation (selective, full or FlashAttention's) and
     the backward compute. Forward time = t_c - t_bwd, backward = t_bwd (training.py's split: backward is
-    2/3 of the model FLOPs plus every recomputed FLOP). With uniform blocks the pipeline lasts
-    (m + p - 1)(t_f + t_b), the core's `pipeline`; the idle gaps are the bubble, (p-1)/(m+p-1) of it.
+    2/3 of the model FLOPs plus every recomputed FLOP), each stage's blocks from its own compute (the first stage
+    with the embedding, the last with the output head, the loss and the MTP modules: train_compute.busiest_stage)
+    at the same split and with the busiest stage's communication. The pipeline lasts the core's `pipeline`,
+    m·t_max + the other stages' t_f + t_b once (formulas/pipeline_bubble.py; uniform blocks: (m + p - 1)(t_f + t_b),
+    a bubble of (p-1)/(m+p-1)); the idle gaps are the bubble.
     The collectives inside a block are drawn after its compute (in Megatron-LM they interleave with the
     layers; the core adds their time to the block, so the block length is the same).
   - DP gradient reduce-scatter (ZeRO >= 1) or all-reduce (ZeRO-0), drawn as GRAD_BUCKETS equal buckets on
@@ -35,6 +38,7 @@ import numpy as np
 
 from trinity_desktop.model.base.errors import ValidationError
 from trinity_desktop.model.formulas.memory import in_flight_at_stage, in_flight_micro_batches
+from trinity_desktop.model.formulas.pipeline_bubble import pipeline_time
 from trinity_desktop.model.formulas.pipeline_schedule import interleaved_timeline
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import Results
@@ -69,14 +73,18 @@ def training_pieces(sc: Scenario) -> TrainPieces:
     return TrainPieces(**out)
 
 
-def one_f_one_b(p: int, m: int, t_f: float, t_b: float) -> tuple[np.ndarray, np.ndarray]:
-    """Start times (F, B), each of shape (p, m), of the 1F1B schedule with uniform block times.
+def one_f_one_b(p: int, m: int, t_f, t_b) -> tuple[np.ndarray, np.ndarray]:
+    """Start times (F, B), each of shape (p, m), of the 1F1B schedule with block times t_f, t_b: one number for
+    every stage, or one per stage.
 
     Stage s runs w = min(p-1-s, m) warm-up forwards, then alternates F(w+i), B(i), then drains the backwards;
-    F(s, j) waits for F(s-1, j) and B(s, j) for B(s+1, j) (PipeDream-Flush / Megatron-LM 1F1B). The makespan is
-    (m + p - 1)(t_f + t_b) and each stage idles (p-1)(t_f + t_b) (Narayanan et al. 2021)."""
+    F(s, j) waits for F(s-1, j) and B(s, j) for B(s+1, j) (PipeDream-Flush / Megatron-LM 1F1B). With uniform
+    blocks the makespan is (m + p - 1)(t_f + t_b) and each stage idles (p-1)(t_f + t_b) (Narayanan et al. 2021);
+    with the last stage the busiest, m·t_max + the other stages' t_f + t_b (formulas/pipeline_bubble.py)."""
     if p < 1 or m < 1:
         raise ValidationError("pipeline", (p, m), "p >= 1 stages and m >= 1 micro-batches")
+    t_f = np.broadcast_to(np.asarray(t_f, dtype=float), (p,))
+    t_b = np.broadcast_to(np.asarray(t_b, dtype=float), (p,))
     orders = []
     for s in range(p):
         w = min(p - 1 - s, m)
@@ -103,10 +111,10 @@ def one_f_one_b(p: int, m: int, t_f: float, t_b: float) -> tuple[np.ndarray, np.
                     break
                 start = max(free[s], dep)
                 if op == "F":
-                    f_start[s, j], f_end[s, j] = start, start + t_f
+                    f_start[s, j], f_end[s, j] = start, start + t_f[s]
                 else:
-                    b_start[s, j], b_end[s, j] = start, start + t_b
-                free[s] = start + (t_f if op == "F" else t_b)
+                    b_start[s, j], b_end[s, j] = start, start + t_b[s]
+                free[s] = start + (t_f[s] if op == "F" else t_b[s])
                 ptr[s] += 1
                 remaining -= 1
                 progressed = True
@@ -141,12 +149,13 @@ class _Schedule:
     group0: tuple[float, str] | None
 
 
-def _one_f_one_b_schedule(p: int, m_true: int, m_sim: int, t_f: float, t_b: float, period: float,
-                          steady_links: dict) -> _Schedule:
-    """1F1B (`one_f_one_b`) over m_sim simulated micro-batches; the other m - m_sim are one grouped steady block
-    after B(s, m_sim // 2) on every stage, the later blocks shifted by its length. Blocks are listed F(j), B(j)
-    by j; live at F(j): forwards done j + 1 less backwards done max(0, j - w); at B(j): forwards done
-    min(m, j + 1 + w) less j (1F1B order, w = the stage's warm-up forwards)."""
+def _one_f_one_b_schedule(p: int, m_true: int, m_sim: int, t_f: np.ndarray, t_b: np.ndarray, period: float,
+                          steady_links: dict, pipe_end: float) -> _Schedule:
+    """1F1B (`one_f_one_b`, per-stage block times t_f, t_b) over m_sim simulated micro-batches; the other m - m_sim
+    are one grouped steady block after B(s, m_sim // 2) on every stage, the later blocks shifted by the busiest
+    stage's `period` each (a lighter stage's block holds its own work, then it idles). Blocks are listed F(j), B(j) by j; live at F(j): forwards done j + 1 less
+    backwards done max(0, j - w); at B(j): forwards done min(m, j + 1 + w) less j (1F1B order, w = the stage's
+    warm-up forwards). The pipeline ends at the core's `pipe_end`."""
     k_extra = m_true - m_sim
     cut = m_sim // 2  # the grouped steady block goes after B(s, cut) on every stage
     f_start, b_start = one_f_one_b(p, m_sim, t_f, t_b)
@@ -169,25 +178,25 @@ def _one_f_one_b_schedule(p: int, m_true: int, m_sim: int, t_f: float, t_b: floa
         for j in range(m_sim):
             jj, jb = mb_label(j, w), mb_label(j)
             t0 = f_start[s, j]
-            blocks.append(_Block("F", t0, t0 + t_f, jj, f"mb {jj}", j + 1 - max(0, j - w)))
+            blocks.append(_Block("F", t0, t0 + t_f[s], jj, f"mb {jj}", j + 1 - max(0, j - w)))
             t0 = b_start[s, j]
-            blocks.append(_Block("B", t0, t0 + t_b, jb, f"mb {jb}", min(m_sim, j + 1 + w) - j))
+            blocks.append(_Block("B", t0, t0 + t_b[s], jb, f"mb {jb}", min(m_sim, j + 1 + w) - j))
             if k_extra and j == cut:
-                g0 = t0 + t_b
-                blocks.append(_Block("G", g0, g0 + k_extra * period, -1,
+                g0 = t0 + t_b[s]
+                blocks.append(_Block("G", g0, g0 + k_extra * (t_f[s] + t_b[s]), -1,
                                      f"steady 1F1B x{k_extra} (forwards {cut + w + 1}-{cut + w + k_extra}, "
                                      f"backwards {cut + 1}-{cut + k_extra}, grouped)", min(p - s, m_true),
                                      {lk: k_extra * v for lk, v in steady_links.items()}))
         ops.append(blocks)
-    group0 = (b_start[0, cut] + t_b, f"micro-batches {cut + 1}-{cut + k_extra}") if k_extra else None
-    return _Schedule(ops, k_extra, (m_true + p - 1) * period, group0)
+    group0 = (b_start[0, cut] + t_b[0], f"micro-batches {cut + 1}-{cut + k_extra}") if k_extra else None
+    return _Schedule(ops, k_extra, pipe_end, group0)
 
 
-def _interleaved_schedule(p: int, chunks: int, m_true: int, t_f: float, t_b: float, period: float,
-                          steady_links: dict) -> _Schedule:
-    """Interleaved 1F1B (`interleaved_timeline`, each block a chunk: 1/chunks of a micro-batch's work), blocks in
-    execution order; live = the forwards begun less the backwards done, over chunks; the grouped steady block
-    after every stage's drawn blocks."""
+def _interleaved_schedule(p: int, chunks: int, m_true: int, t_f: np.ndarray, t_b: np.ndarray, steady_links: dict,
+                          pipe_end: float) -> _Schedule:
+    """Interleaved 1F1B (`interleaved_timeline`, per-stage times, each block a chunk: 1/chunks of a micro-batch's
+    work), blocks in execution order; live = the forwards begun less the backwards done, over chunks; the grouped
+    steady block after every stage's drawn blocks. The pipeline ends at the core's `pipe_end`."""
     tl = interleaved_timeline(p, chunks, m_true, t_f, t_b, MAX_SIMULATED_MICRO_BATCHES)
     k_extra = tl.grouped
     ops = []
@@ -203,12 +212,13 @@ def _interleaved_schedule(p: int, chunks: int, m_true: int, t_f: float, t_b: flo
                 n_live -= 1
         if tl.groups:
             g0, g1 = tl.groups[s]
+            g1 = min(g1, g0 + k_extra * (t_f[s] + t_b[s]))  # the stage's own work; it idles the rest of the group
             blocks.append(_Block("G", g0, g1, -1, f"steady interleaved 1F1B x{k_extra} micro-batches (grouped)",
                                  _f(in_flight_at_stage(p, m_true, chunks, s)),
                                  {lk: k_extra * x for lk, x in steady_links.items()}))
         ops.append(blocks)
     group0 = (tl.groups[0][0], f"{k_extra} micro-batches") if tl.groups else None
-    return _Schedule(ops, k_extra, (m_true + (p - 1) / chunks) * period, group0)
+    return _Schedule(ops, k_extra, pipe_end, group0)
 
 
 def training_stages(sc: Scenario, r: Results) -> list[Stage]:
@@ -236,6 +246,13 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
     comm_b = sum(t * (1.0 - share) for _, t, _, _, share in groups)
     t_f, t_b = t_fc + comm_f, comm_b + t_bwd
     period = t_f + t_b
+    # each stage's blocks from its own compute (the first, the middle and the last stage's; the busiest is t_c),
+    # the same split into forward, recomputation and backward, and the busiest stage's communication
+    stage_c = np.array([t_c] if p == 1 else [P.first_stage_mb_s, *[P.middle_stage_mb_s] * (p - 2), P.last_stage_mb_s])
+    fc_s, bwd_s, rc_s = (np.where(stage_c == t_c, x, stage_c * (x / t_c)) for x in (t_fc, t_bwd, t_rc))
+    tf_s, tb_s = fc_s + comm_f, comm_b + bwd_s
+    pipe_end, _ = pipeline_time(m_true, p, P.virtual_stages, period,
+                                (tf_s[0] + tb_s[0], tf_s[min(1, p - 1)] + tb_s[min(1, p - 1)], tf_s[-1] + tb_s[-1]))
     active = [label for label, t, _, _, _ in groups if t > 0]
     comm_label = " + ".join(active) if active else "communication"
     if hidden_mb > 0:
@@ -277,11 +294,11 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
 
     fwd_links, bwd_links = _links(hbm=weights_eff + act_mb), _links(hbm=2.0 * weights_eff + act_mb)
     if chunks > 1:
-        sched = _interleaved_schedule(p, chunks, m_true, t_f, t_b, period,
-                                      steady_links=_sum_links(fwd_links, bwd_links, comm_bytes_f, comm_bytes_b))
+        sched = _interleaved_schedule(p, chunks, m_true, tf_s, tb_s, _sum_links(
+            fwd_links, bwd_links, comm_bytes_f, comm_bytes_b), float(pipe_end))
     else:
-        sched = _one_f_one_b_schedule(p, m_true, m_sim, t_f, t_b, period, steady_links=_sum_links(
-            _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f, comm_bytes_b))
+        sched = _one_f_one_b_schedule(p, m_true, m_sim, tf_s, tb_s, period, _sum_links(
+            _links(hbm=3.0 * weights_eff + 2.0 * act_mb), comm_bytes_f, comm_bytes_b), float(pipe_end))
     k_extra, pipe_end = sched.grouped, sched.pipe_end
     # one code path for both schedules: each block's stages; stage0 collects stage 0's forward and backward compute
     # (tag, start, share of t_c, micro-batch), behind which the DP and host-link lanes hide their transfers
@@ -296,11 +313,11 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                 out.append(Stage(op.tag, "compute", lane, t0, op.end_s, k_extra * fl, op.links, lm,
                                  bind("compute", lm), -1, role="steady"))
             elif op.op == "F":
-                out.append(Stage(f"forward {tag}{hides}", "compute", lane, t0, t0 + t_fc / chunks,
+                out.append(Stage(f"forward {tag}{hides}", "compute", lane, t0, t0 + fc_s[s] / chunks,
                                  fl * (1 - P.backward_flop_share) / chunks, {k: x / chunks for k, x in fwd_f.items()},
                                  lm, bind("compute", lm), j, role="forward"))
                 if comm_f > 0:
-                    out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + t_fc / chunks,
+                    out.append(Stage(f"comm {comm_label} (fwd) {tag}", "communication", lane, t0 + fc_s[s] / chunks,
                                      op.end_s, 0.0, {k: x / chunks for k, x in comm_bytes_f.items()}, lm,
                                      bind("bandwidth", lm), j, role=comm_roles[0]))
                 if s == 0:
@@ -312,10 +329,10 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                                      {k: x / chunks for k, x in comm_bytes_b.items()}, lm, bind("bandwidth", lm), j,
                                      role=comm_roles[1]))
                 if t_rc > 0:
-                    out.append(Stage(f"{rec_name} {tag}", "compute", lane, t1, t1 + t_rc / chunks,
+                    out.append(Stage(f"{rec_name} {tag}", "compute", lane, t1, t1 + rc_s[s] / chunks,
                                      fl * P.recompute_flop_share / chunks, _links(), lm, bind("compute", lm), j,
                                      role=rec_role))
-                out.append(Stage(f"backward {tag}{hides}", "compute", lane, t1 + t_rc / chunks, op.end_s,
+                out.append(Stage(f"backward {tag}{hides}", "compute", lane, t1 + rc_s[s] / chunks, op.end_s,
                                  fl * (P.backward_flop_share - P.recompute_flop_share) / chunks,
                                  {k: x / chunks for k, x in bwd_f.items()}, lm, bind("compute", lm), j, role="backward"))
                 if s == 0:

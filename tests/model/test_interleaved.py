@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.model import Scenario, ValidationError, evaluate, evaluate_grid
 from trinity_desktop.model.formulas.memory import in_flight_micro_batches
+from trinity_desktop.model.formulas.pipeline_bubble import pipeline_time
 from trinity_desktop.model.formulas.pipeline_schedule import (
     interleaved_1f1b,
     interleaved_timeline,
@@ -21,21 +22,28 @@ from trinity_desktop.model.formulas.pipeline_schedule import (
     stage_order,
 )
 from trinity_desktop.model.inputs import presets
-from trinity_desktop.model.views.stages import bubble_fraction, stages, training_pieces
+from trinity_desktop.model.views.stages import bubble_fraction, one_f_one_b, stages, training_pieces
 
 
 def _pieces(sc):
     return training_pieces(sc)
 
 
+def _stage_times(P) -> np.ndarray:
+    """Each stage's seconds per micro-batch: its compute plus the busiest stage's exposed communication."""
+    comm = P.tp_exposed_mb_s + P.cp_mb_s + P.ep_exposed_mb_s + P.pp_exposed_mb_s
+    return np.array([P.first_stage_mb_s, *[P.middle_stage_mb_s] * (int(P.pp) - 2), P.last_stage_mb_s]) + comm
+
+
 @pytest.mark.parametrize("pp,v,gb", [(2, 2, 64), (4, 2, 32), (4, 4, 64), (8, 2, 16), (4, 5, 128)])
-def test_bubble_is_p_minus_1_over_v_m_of_the_ideal_time(pp, v, gb):
+def test_bubble_is_the_other_stages_over_v(pp, v, gb):
+    """Fill and drain through every stage but the busiest once, each over v chunks (formulas/pipeline_bubble.py;
+    balanced stages: (p-1)/(v·m) of the ideal time, Narayanan et al. 2021 §2.2.2)."""
     sc = default_scenario().replace(pp=pp, virtual_stages=v, global_batch=gb)
     r = evaluate(sc)
-    P = _pieces(sc)
-    m = r.train["micro_batches"]
-    t_mb = float(P.compute_mb_s + P.tp_mb_s + P.cp_mb_s + P.ep_mb_s + P.pp_mb_s)
-    assert r.time["pipeline_bubble"] / (m * t_mb) == pytest.approx((pp - 1) / (v * m), rel=1e-12)
+    t = _stage_times(_pieces(sc))
+    assert r.time["pipeline_bubble"] == pytest.approx((t.sum() - t.max()) / v, rel=1e-12)
+    assert t.max() == pytest.approx(float(_pieces(sc).compute_mb_s) + t[0] - float(_pieces(sc).first_stage_mb_s))
 
 
 def test_v_times_the_pipeline_messages_and_one_is_plain_1f1b():
@@ -43,11 +51,45 @@ def test_v_times_the_pipeline_messages_and_one_is_plain_1f1b():
     plain, inter = _pieces(base), _pieces(base.replace(virtual_stages=4))
     assert float(inter.pp_mb_bytes) == pytest.approx(4 * float(plain.pp_mb_bytes), rel=1e-12)
     assert float(inter.pp_mb_s) == pytest.approx(4 * float(plain.pp_mb_s), rel=1e-12)
-    # v = 1 is the plain 1F1B model exactly: (m + p - 1) t_mb, bubble (p-1)/(m+p-1)
+    # v = 1 is the plain 1F1B model exactly: m t_max + the other stages once
     r = evaluate(base)
-    m = r.train["micro_batches"]
-    t_mb = float(plain.compute_mb_s + plain.tp_mb_s + plain.cp_mb_s + plain.ep_mb_s + plain.pp_mb_s)
-    assert r.time["pipeline_bubble"] / ((m + 3) * t_mb) == pytest.approx(3 / (m + 3), rel=1e-12)
+    t = _stage_times(plain)
+    assert r.time["pipeline_bubble"] == pytest.approx(t.sum() - t.max(), rel=1e-12)
+
+
+def test_hand_derived_uneven_pipeline():
+    """p = 4, m = 8, stage times 1, 1, 1, 2 (forward a third): the last stage runs its 8 micro-batches back to back
+    after the first forward crosses stages 0-2 and before the last backward returns through them: 8·2 + 3 = 19,
+    v = 1; with v = 2 chunks the fill and drain halve: 8·2 + 3/2."""
+    t = np.array([1.0, 1.0, 1.0, 2.0])
+    pipeline, bubble = pipeline_time(8, 4, 1, 2.0, (1.0, 1.0, 2.0))
+    assert (float(pipeline), float(bubble)) == (19.0, 3.0)
+    f, b = one_f_one_b(4, 8, t / 3, 2 * t / 3)
+    assert b[0, -1] + 2.0 / 3 == pytest.approx(19.0, rel=1e-12)
+    assert float(pipeline_time(8, 4, 2, 2.0, (1.0, 1.0, 2.0))[0]) == 17.5
+    ops = interleaved_1f1b(4, 2, 8, t / 3, 2 * t / 3)
+    assert max(op.end_s for stage in ops for op in stage) == pytest.approx(17.5, rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=st.integers(2, 8), v=st.integers(1, 3), groups=st.integers(1, 4), first=st.floats(0.3, 1.0),
+       last=st.floats(1.0, 3.0), share=st.floats(0.5, 0.8))
+def test_uneven_schedules_last_the_formula_when_the_last_stage_paces(p, v, groups, first, last, share):
+    """Per-stage blocks (the first, p-2 middle stages of 1, the last the busiest): both schedules end at
+    m·t_max + the other stages / v; with the first stage the busiest they end no later (an upper bound)."""
+    m = groups * p
+    for t in (np.array([first, *[min(1.0, last)] * (p - 2), last]), np.array([last, *[1.0] * (p - 2), first])):
+        tf, tb = t * (1 - share), t * share
+        if v == 1:
+            f, b = one_f_one_b(p, m, tf, tb)
+            end = b[0, -1] + tb[0]
+        else:
+            end = max(op.end_s for stage in interleaved_1f1b(p, v, m, tf, tb) for op in stage)
+        formula = float(pipeline_time(m, p, v, t.max(), (t[0], t[min(1, p - 2)] if p > 2 else 0.0, t[-1]))[0])
+        if t[-1] == t.max():
+            assert end == pytest.approx(formula, rel=1e-9)
+        else:
+            assert end <= formula * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("pp,v,gb", [(4, 2, 32), (4, 4, 64), (8, 2, 16), (2, 5, 64), (4, 2, 8)])
@@ -92,9 +134,10 @@ def test_timeline_bubble_is_the_interleaved_fraction():
     r = evaluate(sc)
     m, p, v = r.train["micro_batches"], 4, 2
     items = stages(sc, r)
-    expected = ((p - 1) / v) / (m + (p - 1) / v)
-    for k in range(p):
-        assert bubble_fraction(items, f"stage {k}") == pytest.approx(expected, rel=1e-9)
+    t = _stage_times(_pieces(sc))
+    pipeline = m * t.max() + (t.sum() - t.max()) / v
+    for k in range(p):  # each lane idles the pipeline but its own m·t_s (balanced: ((p-1)/v) / (m + (p-1)/v))
+        assert bubble_fraction(items, f"stage {k}") == pytest.approx(1.0 - m * t[k] / pipeline, rel=1e-9)
 
 
 @pytest.mark.parametrize("changes,needle", [

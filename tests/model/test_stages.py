@@ -1,4 +1,5 @@
-"""Stage model and variants: the timeline adds up to the core's step time, the 1F1B bubble is (p-1)/(m+p-1),
+"""Stage model and variants: the timeline adds up to the core's step time, the 1F1B bubble is the other stages'
+fill and drain (balanced: (p-1)/(m+p-1)),
 overlap hides no more than the backward, decode slows as the cache grows, and techniques move the bottleneck."""
 
 from __future__ import annotations
@@ -102,17 +103,32 @@ def test_pipeline_lanes_are_tiled_without_overlap(changes):
         assert lane[-1].end_s == pytest.approx(r.time_total, rel=1e-9)
 
 
+def stage_times(sc) -> np.ndarray:
+    """Each stage's seconds per micro-batch from the core's pieces: its compute and the busiest's exposed comm."""
+    P = training_pieces(sc)
+    comm = P.tp_exposed_mb_s + P.cp_mb_s + P.ep_exposed_mb_s + P.pp_exposed_mb_s
+    p = int(P.pp)
+    if p == 1:
+        return np.array([P.compute_mb_s + comm])
+    return np.array([P.first_stage_mb_s, *[P.middle_stage_mb_s] * (p - 2), P.last_stage_mb_s]) + comm
+
+
 @pytest.mark.parametrize("pp,global_batch", [(2, 256), (4, 64), (8, 16), (8, 4 * 3), (4, 1024)])
 def test_bubble_fraction_is_one_f_one_b(pp, global_batch):
+    """The last stage (the output head and the loss) is the busiest: the pipeline lasts m·t_max + the other stages'
+    t_s once (formulas/pipeline_bubble.py), and each lane idles all of it but its own m·t_s."""
     sc = default_scenario().replace(pp=pp, global_batch=global_batch)
     r = evaluate(sc)
     p, m = sc.pp, r.train["micro_batches"]
     items = stages(sc, r)
-    expected = (p - 1) / (m + p - 1)
+    t = stage_times(sc)
+    assert t[-1] == t.max() and t[-1] > t[0]
+    pipeline = m * t.max() + t.sum() - t.max()
+    assert pipeline_end(items) == pytest.approx(pipeline, rel=1e-9)
     for k in range(p):
-        assert bubble_fraction(items, f"stage {k}") == pytest.approx(expected, rel=1e-9)
+        assert bubble_fraction(items, f"stage {k}") == pytest.approx(1.0 - m * t[k] / pipeline, rel=1e-9)
     # and the core agrees: bubble / pipeline
-    assert r.time["pipeline_bubble"] / pipeline_end(items) == pytest.approx(expected, rel=1e-9)
+    assert r.time["pipeline_bubble"] / pipeline_end(items) == pytest.approx((t.sum() - t.max()) / pipeline, rel=1e-9)
 
 
 def test_one_f_one_b_hand_schedule():
@@ -305,8 +321,14 @@ def test_any_layout_adds_up(sc):
     r = evaluate(sc)
     items = stages(sc, r)
     assert makespan(items) == pytest.approx(r.time_total, rel=1e-6)
-    m, p = r.train["micro_batches"], sc.pp
-    assert bubble_fraction(items) == pytest.approx((p - 1) / (m + p - 1), rel=1e-9, abs=1e-12)
+    m, t = r.train["micro_batches"], stage_times(sc)
+    end = pipeline_end(items)  # stage 0's lane holds its own m·t_0 of blocks, idle the rest
+    assert bubble_fraction(items, "stage 0") == pytest.approx(1.0 - m * t[0] / end, rel=1e-9, abs=1e-12)
+    assert bubble_fraction(items) == pytest.approx(1.0 - m * t.max() / end, rel=1e-9, abs=1e-12)  # the busiest lane
+    pipeline = m * t.max() + r.time["pipeline_bubble"]
+    assert end <= pipeline * (1 + 1e-9)  # the core's pipeline bounds the schedule, exactly when the last stage paces
+    if t[-1] >= t.max():
+        assert end == pytest.approx(pipeline, rel=1e-9)
     for s in items:
         assert s.end_s >= s.start_s >= 0
         assert all(math.isfinite(v) for v in (s.start_s, s.end_s, s.flops, *s.bytes_by_link.values(),
