@@ -39,7 +39,8 @@ _SPINS = {
     "tp": ("Tensor parallel (TP)", "Megatron-LM tensor parallelism: splits every layer; must divide the heads.",
            "train"),
     "pp": ("Pipeline parallel (PP)", "Pipeline stages, each holding layers / PP. Training: 1F1B schedule, the "
-           "bubble is (p-1)/(m+p-1). Inference: the batch circulates as PP micro-batches, a token takes PP stage slots "
+           "bubble is (p-1)/(m+p-1) with equal stages; the slowest stage (the first holds the embedding, the "
+           "last the output head) paces the others. Inference: the batch circulates as PP micro-batches, a token takes PP stage slots "
            "(time per output token = PP x slot); GPUs / PP is the tensor-parallel degree.", "cluster"),
     "virtual_stages": ("Virtual stages (interleaved)",
                        "Interleaved 1F1B (Narayanan et al. 2021): model chunks per pipeline stage. The bubble shrinks "

@@ -149,7 +149,8 @@ class FlowPanel(QtWidgets.QWidget):
         self.headline.setWordWrap(True)
         self.headline.setAccessibleName("Timeline summary")
         self.headline.setToolTip("Total time of the step (or request), layout and the 1F1B pipeline bubble: its "
-                                 "share of the pipeline phase, (p-1)/(m+p-1), and of the whole step")
+                                 "share of the pipeline phase ((p-1)/(m+p-1) with equal stages; the slowest stage paces "
+                                 "the rest) and of the whole step")
         self.legend_label = QtWidgets.QLabel("")
         self.legend_label.setFont(pw.font())
         self.legend_label.setTextFormat(QtCore.Qt.TextFormat.RichText)
