@@ -409,6 +409,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.save_layout()
         self.workspace.clean_exit()
+        self.stop_background_work()   # no worker outlives its window (a closed window's threads leaked until exit)
         super().closeEvent(event)
 
     # --- menus and files -------------------------------------------------------------------------

@@ -50,7 +50,7 @@ OPTIONS = (
 def _window(qtbot, tmp_path) -> MainWindow:
     """The window with the minimal device loaded from a file, on one device of it, every dock built."""
     win = MainWindow(ScenarioStore(default_scenario()), None)
-    qtbot.addWidget(win, before_close_func=lambda w: w.stop_background_work())   # no worker outlives the test
+    qtbot.addWidget(win)
     win.show()
     qtbot.waitExposed(win)
     path = tmp_path / "minimal.toml"
