@@ -189,14 +189,20 @@ class WelcomePage(QtWidgets.QFrame):
             self._set_points(size)
             return size
         layout = self.layout()
-        for points in range(MAX_POINTS, MIN_POINTS - 1, -1):
+
+        def fits(points: int) -> bool:
             self._set_points(points)
             layout.invalidate()
             layout.activate()
             need = layout.totalHeightForWidth(size.width()) if layout.hasHeightForWidth() else -1
             need = need if need > 0 else layout.totalMinimumSize().height()
-            if need <= size.height() and layout.totalMinimumSize().width() <= size.width():
-                break
+            return need <= size.height() and layout.totalMinimumSize().width() <= size.width()
+
+        low, high = MIN_POINTS, MAX_POINTS   # the room needed grows with the size: a binary search
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if fits(mid) else (low, mid - 1)
+        self._set_points(low)
         return self.points
 
     def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
@@ -216,6 +222,7 @@ class Welcome(QtCore.QObject):
         self.window = window
         self.page: WelcomePage | None = None
         self._wanted = False   # shown, or to be shown with the window
+        self._fitted = QtCore.QSize()   # the page size its text was last fitted to
         self.tour = Tour(window)
         if os.environ.get("TRINITY_FIRST_RUN") == "1":
             self.show()
@@ -277,7 +284,9 @@ class Welcome(QtCore.QObject):
         for rect in centre[1:]:
             area = area.united(rect)
         rect = area.adjusted(24, 24, -24, -24)
-        self.page.fit(rect.size())
+        if rect.size() != self._fitted:   # trying sizes posts layout requests: fit once per size, or it loops
+            self._fitted = rect.size()
+            self.page.fit(rect.size())
         self.page.setGeometry(rect)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)

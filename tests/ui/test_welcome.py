@@ -19,7 +19,7 @@ from trinity_desktop.welcome import FIRST_STEPS, SEEN_KEY, SENTENCES, deck_cards
 def window(qtbot, tmp_path):
     settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
     win = MainWindow(ScenarioStore(default_scenario()), settings)
-    qtbot.addWidget(win)
+    qtbot.addWidget(win, before_close_func=lambda w: w.stop_background_work())   # no worker outlives the test
     win.resize(1366, 768)
     win.show()
     qtbot.waitExposed(win)
