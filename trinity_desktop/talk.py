@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtGui
 
 from trinity_desktop.deck import MAX_SLIDE_PANELS, Deck, Slide
 from trinity_desktop.presentation import Presenter, follow_sweep, open_flow_at, reset_transient_state
+from trinity_desktop.welcome import deck_cards
 
 
 class TalkController(QtCore.QObject):
@@ -34,6 +35,8 @@ class TalkController(QtCore.QObject):
         panel.captionEdited.connect(lambda i, text: self.set_deck(self.deck.with_caption(i, text), i))
         panel.slideActivated.connect(self.show_slide)
         panel.presentRequested.connect(self.present)
+        panel.exampleRequested.connect(lambda path: self.window.workspace.open_path(path))
+        panel.set_examples([(title, path) for title, _count, path in deck_cards()])
         self.presenter.slideChanged.connect(panel.list.setCurrentRow)
         if self.deck is not None:
             panel.show_deck(self.deck, -1)

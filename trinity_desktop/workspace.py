@@ -16,6 +16,7 @@ from trinity_desktop.deck import example_decks
 from trinity_desktop.session_file import SessionFileError
 from trinity_desktop.ui import export
 from trinity_desktop.ui.presentation_protocol import IdleWaiter, RowsExporter
+from trinity_desktop.welcome import deck_cards
 
 MAX_RECENT = 8
 FILE_FILTER = "Trinity session (*.trinity.json *.json)"
@@ -57,8 +58,8 @@ class Workspace(QtCore.QObject):
         self.recent_menu = menu.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         examples = menu.addMenu("Open &example deck")
-        for path in example_decks():
-            examples.addAction(path.stem.replace("_", " ").capitalize(), lambda p=path: self.open_path(p))
+        for title, _count, path in deck_cards():   # by the titles the welcome page and the Slides dock show
+            examples.addAction(title, lambda p=path: self.open_path(p))
         menu.addSeparator()
         exports = menu.addMenu("&Export")
         entries = (

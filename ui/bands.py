@@ -194,7 +194,7 @@ def install(window) -> BandService:
     label = QtWidgets.QLabel("")
     label.setObjectName("BandStatus")
     label.setAccessibleName("Uncertainty range")
-    label.setToolTip("p05–p95 of the headline time over the assumption ranges (resources/assumptions.toml), "
+    label.setToolTip("p05–p95 of the headline time over the stated assumptions' ranges, "
                      "and the assumption whose range moves it most (total Sobol index)")
     window.statusBar().addPermanentWidget(label)
     action = QtGui.QAction("&Uncertainty bands", window)

@@ -288,9 +288,8 @@ class ScenarioControls(QtWidgets.QWidget):
     def _efficiency_combo(self) -> QtWidgets.QComboBox:
         """The named efficiency sets (model/inputs/assumptions.py): default, or calibrated by `validate --fit`."""
         combo = QtWidgets.QComboBox()
-        combo.setToolTip("compute_efficiency, hbm_efficiency and network_efficiency: the default assumptions "
-                         "(resources/assumptions.toml) or the set fitted to published runs by "
-                         "`trinity-desktop validate --fit`")
+        combo.setToolTip("Compute, HBM and network efficiency: the default assumptions (stated with their "
+                         "sources) or the set fitted to published runs by trinity-desktop validate --fit")
         combo.setAccessibleName("Efficiency set")
         for name in SETS:
             combo.addItem(name, name)

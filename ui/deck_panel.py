@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-EMPTY_TEXT = ("No deck yet. Add a slide from what is on screen (Ctrl+M), or open one of the four example talks "
-              "with File ▸ Open example deck.")
+from trinity_desktop.ui.wrap_layout import WrapLayout
+
+EMPTY_TEXT = ("No deck yet. Add a slide from what is on screen (Ctrl+M), or open an example talk: the button "
+              "below, or File ▸ Open example deck.")
 
 
 class DeckPanel(QtWidgets.QWidget):
@@ -20,6 +22,7 @@ class DeckPanel(QtWidgets.QWidget):
     titleEdited = QtCore.Signal(int, str)
     captionEdited = QtCore.Signal(int, str)
     presentRequested = QtCore.Signal(int)      # start presenting at slide i
+    exampleRequested = QtCore.Signal(object)   # open the example deck at this path
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -28,6 +31,12 @@ class DeckPanel(QtWidgets.QWidget):
         self.deck_title.setWordWrap(True)
         self.deck_title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # the deck's title as typed, never as HTML
         self.deck_title.setStyleSheet("font-weight: bold;")
+        self.examples_button = QtWidgets.QPushButton("Open an example talk")
+        self.examples_button.setToolTip("Open one of the example talks shipped with the app (F5 presents it)")
+        self.examples_button.setAccessibleName("Open an example talk")
+        self.examples_menu = QtWidgets.QMenu(self.examples_button)
+        self.examples_button.setMenu(self.examples_menu)
+        self.examples_button.setVisible(False)
         self.list = QtWidgets.QListWidget()
         self.list.setAccessibleName("Slides")
         self.list.setToolTip("Slides of the talk deck; double-click to show a slide")
@@ -36,7 +45,7 @@ class DeckPanel(QtWidgets.QWidget):
         self.list.currentRowChanged.connect(self._row_changed)
         self.list.itemDoubleClicked.connect(lambda item: self.slideActivated.emit(self.list.row(item)))
 
-        buttons = QtWidgets.QHBoxLayout()
+        buttons = WrapLayout(spacing=6)   # wraps in a narrow dock rather than widening it
         self.buttons = {}
         for key, text, tip in (("add", "Add", "Add a slide from the current scenario and layout (Ctrl+M)"),
                                ("update", "Update", "Replace the selected slide with the current state"),
@@ -76,11 +85,19 @@ class DeckPanel(QtWidgets.QWidget):
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.addWidget(self.deck_title)
+        layout.addWidget(self.examples_button, 0, QtCore.Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
         layout.addWidget(self.title_edit)
         layout.addWidget(self.caption_edit)
         self._slides = ()
+
+    def set_examples(self, examples) -> None:
+        """The example talks the empty state offers: (title, path) pairs, in menu order."""
+        self.examples_menu.clear()
+        for title, path in examples:
+            self.examples_menu.addAction(title, lambda p=path: self.exampleRequested.emit(p))
+        self.examples_button.setVisible(not self._slides and bool(examples))
 
     def _with_row(self, fn) -> None:
         row = self.list.currentRow()
@@ -117,6 +134,7 @@ class DeckPanel(QtWidgets.QWidget):
                 self.list.addItem(item)
             for key in ("update", "remove", "up", "down", "present"):
                 self.buttons[key].setEnabled(bool(self._slides))
+            self.examples_button.setVisible(not self._slides and not self.examples_menu.isEmpty())
         finally:
             self._updating = False
         row = current if 0 <= current < len(self._slides) else (0 if self._slides else -1)

@@ -67,7 +67,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.curves = None
         self.efficiency = None
         devices = edge_devices()
-        self.device_combo = named_combo.labelled_combo("Device", "Edge device the stacks decode on (edge.toml)",
+        self.device_combo = named_combo.labelled_combo("Device", "Edge device the stacks decode on",
                                               [(d.name, k) for k, d in devices.items()])
         self.device_combo.setCurrentIndex(list(devices).index(DEFAULT_DEVICE))
         self.format_combo = named_combo.labelled_combo("Weights", "Weight format as stored (effective bits per weight)",

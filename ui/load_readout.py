@@ -36,7 +36,7 @@ class LoadReadout(QtWidgets.QLabel):
         self.setAccessibleName("Load at the request rate")
         self.setToolTip("Poisson requests at the Scenario's rate on one replica, continuous batching with chunked "
                         "prefill (vLLM's scheduler): p95 time to first token and per output token, and the highest "
-                        "rate whose p95s meet the targets (model/search/load.py)")
+                        "rate whose p95s meet the targets")
         self._scenario = None
         self.hide()
 

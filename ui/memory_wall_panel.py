@@ -11,6 +11,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtWidgets
 
+from trinity_desktop.model.inputs.presets import hardware_presets
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.model.views.memory_wall import LABELS, memory_wall, open_question_4
 from trinity_desktop.ui import plot_widgets as pw
@@ -127,7 +128,8 @@ class MemoryWallPanel(QtWidgets.QWidget):
                 f"FLOP/s, 1.6x DRAM, 1.4x interconnect). Ridge point {g['ridge'].per_2y:.2f}x per two years.")
             self.chart.caption.setToolTip(
                 f"Scale-up {g['scaleup_bw'].per_2y:.2f}x, scale-out {g['scaleout_bw'].per_2y:.2f}x per two years. "
-                f"Release years: resources/hardware_years.toml. Left out (no cited year): {', '.join(wall.left_out)}.")
+                f"Release years: each preset's announcement date (cited in References). Left out (no cited year): "
+                f"{', '.join(hardware_presets()[k].name for k in wall.left_out)}.")
         else:
             pw.set_axis_label(self.chart.plot, "left", "bytes")
             self.chart.show_in_legend([(self.points["hbm_bytes"], "HBM capacity"), (self.models, "model weights + 32k KV")])

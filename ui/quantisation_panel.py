@@ -55,7 +55,7 @@ class QuantisationPanel(QtWidgets.QWidget):
         models = model_presets()
         self.model_combo = self._combo("Model", "Small LLM to quantise (sub-3B presets)",
                                        [(models[k].name, k) for k in SMALL_MODELS if k in models])
-        self.device_combo = self._combo("Device", "Edge device that runs the decode (edge.toml)",
+        self.device_combo = self._combo("Device", "Edge device that runs the decode",
                                         [(d.name, k) for k, d in edge_devices().items()])
         self.target_spin = QtWidgets.QSpinBox()
         self.target_spin.setRange(5, 2000)

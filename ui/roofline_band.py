@@ -102,4 +102,4 @@ class RooflineBand:
             f"compute_efficiency {low.compute:.0%}–{high.compute:.0%}, hbm_efficiency {low.hbm:.0%}–{high.hbm:.0%} "
             f"of the {dtype.upper()} peak and HBM bandwidth",
             f"point estimate: {fmt_flops_rate(likely)} (compute {eff.compute:.0%}, HBM {eff.hbm:.0%}); "
-            f"ranges: {self._bands.set_name} set (resources/assumptions.toml)"])
+            f"ranges: {self._bands.set_name} set of stated assumptions"])

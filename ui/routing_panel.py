@@ -50,7 +50,7 @@ class RoutingPanel(QtWidgets.QWidget):
         self.model_combo = named_combo.labelled_combo("Small model", "Model on the device (Q4_K weights)",
                                              [(model_presets()[k].name, k) for k in SMALL_MODELS], min_chars=8)
         self.model_combo.setCurrentIndex(1)
-        self.network_combo = named_combo.labelled_combo("Network", "Uplink and round trip to the cloud (edge.toml)",
+        self.network_combo = named_combo.labelled_combo("Network", "Uplink and round trip to the cloud",
                                                [(n.name, k) for k, n in networks().items()], min_chars=8)
         self.network_combo.setCurrentIndex(list(networks()).index("4g"))
         for combo in (self.device_combo, self.model_combo, self.network_combo):

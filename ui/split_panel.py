@@ -90,10 +90,10 @@ class SplitPanel(QtWidgets.QWidget):
         self._updating = False
 
         # ---------------------------------------------------------------- controls
-        self.model_combo = self._combo("Model profile", "Network to split: CNN layer tables (edge.toml) or a "
+        self.model_combo = self._combo("Model profile", "Network to split: a CNN's published layer table or a "
                                        "transformer preset processing a 512-token prompt",
                                        [(_profile_label(k), k) for k in profile_keys()])
-        self.device_combo = self._combo("Device", "Edge device that runs the first layers (edge.toml)",
+        self.device_combo = self._combo("Device", "Edge device that runs the first layers",
                                         [(d.name, k) for k, d in edge_devices().items()])
         self.network_combo = self._combo("Network", "Uplink to the cloud; sets the bandwidth slider and the "
                                          "round-trip time", [(n.name, k) for k, n in networks().items()])
@@ -359,7 +359,7 @@ class SplitPanel(QtWidgets.QWidget):
             f"ignored); cloud = {self._cloud.name}. Energy (device only, as Neurosurgeon): "
             f"{dev.power_w:g} W × device time ({e_flop * 1e12:.3g} pJ/FLOP at the achieved peak) + "
             f"{net.radio_power_w:g} W radio × upload time; radio tail, idle and download energy not counted. "
-            f"Powers are stated assumptions (edge.toml).")
+            f"Powers are stated assumptions.")
 
     def _set_ticks(self, prof) -> None:
         chart_px = self.width() // 2 - 60 if self.side_by_side() else self.width() - 60

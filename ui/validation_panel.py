@@ -85,8 +85,8 @@ class ValidationPanel(QtWidgets.QWidget):
                              for r in runs}
 
         self.set_combo = named_combo.labelled_combo(
-            "Efficiency set", "Assumption set the runs are predicted with: default (resources/assumptions.toml) "
-            "or calibrated (written by `trinity-desktop validate --fit`)", [("default", "default")])
+            "Efficiency set", "Assumption set the runs are predicted with: default (the stated assumptions) "
+            "or calibrated (written by trinity-desktop validate --fit)", [("default", "default")])
         self.set_combo.currentIndexChanged.connect(lambda _i: self.choose_set(self.set_combo.currentData()))
         self.summary = QtWidgets.QLabel("Computing the published runs")
         self.summary.setObjectName("ValidationSummary")

@@ -55,6 +55,13 @@ READ_PATTERNS = ("nsa", "strided")  # sparse attention that keeps every key and 
 _SCENARIO_FIELDS = {f.name for f in dataclasses.fields(Scenario)} - {"hardware", "model", "efficiency",
                                                                       "techniques"}
 _SCENARIO_PROPERTIES = {"dp", "micro_batches"}
+# A requirement's field as the Scenario form names it (user text carries no field names).
+_FIELD_WORDS = {"dp": "data parallelism", "micro_batch": "the micro-batch", "zero": "the ZeRO stage",
+                "kv_policy": "the KV cache policy", "kv_offload_fraction": "the KV offload share"}
+
+
+def _words(name: str) -> str:
+    return _FIELD_WORDS.get(name, name.replace("_", " "))
 
 
 def direction_label(spent: str, saved: str) -> str:
@@ -295,10 +302,10 @@ def previewable(technique: str | Technique, scenario: Scenario) -> tuple[bool, s
         return False, f"Applies to {' / '.join(t.kinds)} workloads, not {scenario.kind}."
     for name, value in t.requires.items():
         if getattr(scenario, name) != value:
-            return False, f"Needs {name} = {value} (this scenario has {getattr(scenario, name)})."
+            return False, f"Needs {_words(name)} = {value} (this scenario has {getattr(scenario, name)})."
     for name, value in t.requires_min.items():
         if getattr(scenario, name) < value:
-            return False, f"Needs {name} ≥ {value} (this scenario has {getattr(scenario, name)})."
+            return False, f"Needs {_words(name)} ≥ {value} (this scenario has {getattr(scenario, name)})."
     if scenario.model.attention == "mla" and "kv_heads" in t.model_set:
         return False, "The model uses MLA (a compressed latent KV cache); KV heads do not apply."
     if scenario.model.attention == "mla" and t.model_set.get("attention") == "mla":

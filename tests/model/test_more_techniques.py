@@ -69,7 +69,7 @@ def test_quantised_communication_technique_saves_bandwidth_spends_compute():
     assert e.d_bytes["scale-out"] < 0 and e.d_flops > 0
     assert e.after.scenario.grad_comm_bytes == 1.0
     ok, why = tq.applicable("quantised-communication", sc.replace(gpus=16, global_batch=16))  # DP = 1
-    assert not ok and "dp" in why
+    assert not ok and "data parallelism ≥ 2" in why
 
 
 def test_equal_width_is_the_same_as_off():
