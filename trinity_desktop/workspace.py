@@ -93,12 +93,14 @@ class Workspace(QtCore.QObject):
         win = self.window
         win.store.set_scenario(scenario, f"Open {Path(path).name}")
         win.talk.set_deck(deck, 0 if deck is not None and deck.slides else -1)
-        if not str(Path(path).resolve()).startswith(str(Path(example_decks()[0]).parent.resolve())
-                                                    if example_decks() else "\0"):
+        example = str(Path(path).resolve()).startswith(str(Path(example_decks()[0]).parent.resolve())
+                                                       if example_decks() else "\0")
+        if not example:
             self.path = Path(path)
         self._remember(Path(path))
         self._update_title()
-        win.statusBar().showMessage(f"Opened {path}", 6000)
+        opened = f"the example talk “{deck.title}”" if example and deck is not None else str(path)
+        win.statusBar().showMessage(f"Opened {opened}", 6000)   # an example deck by its title, not its install path
         return ""
 
     def recover(self, path: str | Path) -> str:

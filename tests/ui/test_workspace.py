@@ -83,6 +83,8 @@ def test_every_shipped_deck_opens_and_every_slide_renders(window):
         assert window.workspace.open_path(path) == "", path
         deck = window.talk.deck
         assert deck is not None and len(deck.slides) >= 3
+        # the status bar names the example talk by its title, never its install path
+        assert window.statusBar().currentMessage() == f"Opened the example talk “{deck.title}”"
         for i, slide in enumerate(deck.slides):
             window.talk.show_slide(i)
             assert window.store.scenario == slide.scenario
