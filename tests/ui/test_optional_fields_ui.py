@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from PySide6 import QtWidgets
 
+from tests.model.test_needed_links import MINIMAL_TOML  # the device file with only the required fields
 from trinity_desktop.defaults import default_scenario
 from trinity_desktop.docks import DOCKS
 from trinity_desktop.main_window import MainWindow
@@ -14,17 +15,6 @@ from trinity_desktop.model.views import techniques
 from trinity_desktop.model.views.variants import NOT_AVAILABLE
 from trinity_desktop.store import ScenarioStore
 from trinity_desktop.ui.panel_problem import problem_text
-
-MINIMAL_TOML = """
-[[hardware]]
-key = "minimal"
-name = "Minimal device"
-vendor = "Test"
-kind = "datacenter-gpu"
-peak_bf16 = 1e15
-hbm_bytes = 80e9
-hbm_bw = 3e12
-"""
 
 KINDS = ("train", "prefill", "decode")
 TRAIN, ALL = ("train",), KINDS
