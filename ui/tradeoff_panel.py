@@ -9,7 +9,8 @@ basis). The y axis is symmetric-log (sign(v)·log10(1 + |v|)) because spends ran
 Techniques that do not apply here, or that the model core does not compute yet, are listed under the chart
 with the reason. Where nothing applies, the chart says so and offers, in one click, the nearest library
 workload (by pressure) where something does, or the reverse direction when the catalogue has none this way.
-Labels are placed by the shared placer (ui/label_layout.py); one with no room is left to the hover.
+Labels are placed by the shared placer (ui/label_layout.py); a bubble whose name has no room carries a number,
+named in the key under the chart (ui/tradeoff_key.py).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.axes import MinusSignAxis, minus_sign
 from trinity_desktop.ui.tradeoff_geometry import ARROW_STRIP_PX, bubble_size, nearest_workload, symlog
 from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines
+from trinity_desktop.ui.tradeoff_key import NumberedKey
 
 HOVER_RADIUS_PX = 22.0
 AXIS_MEASURES = {"compute": "FLOPs", "bandwidth": "link time", "memory": "HBM bytes"}
@@ -119,6 +121,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.focus_ring.setZValue(12)
         self.plot.addItem(self.focus_ring)
         self.labels: dict[str, pg.TextItem] = {}
+        self.key = NumberedKey(self.plot)   # a name with no room beside its bubble: a number there, named in the key
 
         self.hover = pw.HoverReadout(self.plot, self._hover_at, on_move=self._hover_moved,
                                      on_leave=self._hover_left, html=True)
@@ -167,6 +170,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.key.label)
         layout.addWidget(self.offer_button)
         layout.addWidget(self.na_title)
         layout.addWidget(self.na_list)
@@ -386,6 +390,8 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.hidden_labels = {key for key in keys if boxes.get(key) is None}
         for key in keys:
             ll.put(self.labels[key], vb, boxes.get(key))
+        self.key.update(sorted(self.hidden_labels), self._plot_xy, {k: names[k].name for k in keys},
+                        {k: self._bubbles[k][0] for k in keys}, theme.RESOURCE_COLORS[self._direction[0]])
 
     def _place_origin_text(self, vb, origin_px, marks: tuple) -> tuple | None:
         """'this scenario' beside the origin in a quadrant no arrow or zero line crosses (below-right first);

@@ -1,0 +1,80 @@
+"""Trade-off explorer: every drawn bubble is named on screen, beside it or by a number on it and the key under
+the chart (at the 1920 x 1080 layout's dock size, 8 bubbles of 'spend bandwidth -> save memory' had 7 unnamed)."""
+
+import math
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pyqtgraph as pg  # noqa: E402
+import pytest  # noqa: E402
+
+from trinity_desktop.defaults import default_scenario  # noqa: E402
+from trinity_desktop.model import evaluate  # noqa: E402
+from trinity_desktop.model.views import techniques as tq  # noqa: E402
+from trinity_desktop.ui import label_layout as ll  # noqa: E402
+from trinity_desktop.ui.tradeoff_panel import TradeoffPanel  # noqa: E402
+
+DOCK_SIZES = [
+    (784, 530),
+    (517, 680),
+]  # the explorer's panel in the default layout at 1920 x 1080 and 1366 x 768
+
+
+@pytest.fixture(scope="module")
+def train_results():
+    return evaluate(default_scenario())
+
+
+def _shown_texts(panel: TradeoffPanel) -> str:
+    """Every text a person can read on the panel: the plot's visible text items and the visible labels."""
+    scene = panel.plot.scene()
+    texts = [
+        i.toPlainText().replace("\n", " ")
+        for i in scene.items()
+        if isinstance(i, pg.TextItem) and i.isVisible()
+    ]
+    texts += [w.text() for w in panel.findChildren(type(panel.caption)) if w.isVisible()]
+    return "\n".join(texts).replace("\u2028", " ")
+
+
+@pytest.mark.parametrize("size", DOCK_SIZES)
+@pytest.mark.parametrize("direction", tq.DIRECTIONS)
+def test_every_drawn_bubble_is_named_on_screen(shown_panel, qtbot, train_results, size, direction):
+    panel = shown_panel(TradeoffPanel, train_results, size)
+    panel.set_direction(*direction)
+    qtbot.wait(30)
+    names = tq.load_techniques()
+    shown = " ".join(_shown_texts(panel).split())  # wrapped names read as one line
+    for key, (_x, _y, _size, _color, enabled) in panel.bubbles().items():
+        if enabled:
+            assert names[key].name in shown, f"{names[key].name!r} is drawn but not named on screen"
+
+
+def test_a_number_sits_on_its_bubble_and_the_key_names_it(shown_panel, qtbot, train_results):
+    panel = shown_panel(TradeoffPanel, train_results, DOCK_SIZES[0])
+    panel.set_direction("bandwidth", "memory")
+    qtbot.wait(30)
+    assert panel.hidden_labels, "a crowded direction at this size numbers some bubbles"
+    vb = panel.plot.getViewBox()
+    key_text = panel.key.key_text()
+    names = tq.load_techniques()
+    for key in panel.hidden_labels:
+        number = panel.key.numbers[key]
+        assert f"{number} {names[key].name}" in key_text
+        item = next(
+            i for i in panel.key.items if i.isVisible() and str(number) in i.toPlainText().split(", ")
+        )
+        centre = item.mapToScene(item.boundingRect().center())
+        bx, by = ll.scene_point(vb, *panel._plot_xy[key])
+        grouped = len(item.toPlainText().split(", ")) > 1
+        if not grouped:
+            assert math.hypot(centre.x() - bx, centre.y() - by) <= panel.bubbles()[key][2] / 2
+    assert panel.key.label.isVisible() and "…" not in key_text
+
+
+def test_no_key_when_every_bubble_is_named(shown_panel, qtbot, train_results):
+    panel = shown_panel(TradeoffPanel, train_results, (1400, 1000))
+    panel.set_direction("compute", "memory")
+    qtbot.wait(30)
+    assert not panel.hidden_labels and not panel.key.label.isVisible() and panel.key.key_text() == ""

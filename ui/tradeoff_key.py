@@ -1,0 +1,83 @@
+"""The trade-off explorer's numbered key: a bubble whose name finds no room beside it carries a number on the
+bubble, and a key under the chart names it ("1 Activation offload to host · 2 ZeRO-2 …"). A name that does not
+fit is moved into a key, never dropped to the hover. Numbers run from the largest saving down."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from trinity_desktop.ui import plot_widgets as pw
+
+FILL_ALPHA = 150  # the bubbles' fill alpha (tradeoff_panel): a number's colour is chosen on the blended fill
+SAME_PLACE_PX = 14.0  # bubbles closer than this share one number item ("2, 3"), never two texts on each other
+
+
+def blended(color: str, background: str, alpha: int = FILL_ALPHA) -> tuple[float, float, float]:
+    """`color` at `alpha` (0–255) over `background`, as 0–255 RGB."""
+    c, b = QtGui.QColor(color), QtGui.QColor(background)
+    a = alpha / 255.0
+    return tuple(a * x + (1 - a) * y for x, y in zip(c.getRgb()[:3], b.getRgb()[:3], strict=True))
+
+
+class NumberedKey:
+    """Numbers on the unnamed bubbles of one plot and the key label that names them."""
+
+    def __init__(self, plot: pg.PlotItem):
+        self.plot = plot
+        self.items: list[pg.TextItem] = []
+        self.numbers: dict[str, int] = {}
+        self.label = QtWidgets.QLabel("")
+        self.label.setFont(pw.font())
+        self.label.setWordWrap(True)  # wraps at whole words; never widens the dock
+        self.label.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.label.setAccessibleName("Key to the numbered bubbles")
+        self.label.setVisible(False)
+
+    def update(
+        self,
+        hidden: list[str],
+        points: dict[str, tuple[float, float]],
+        names: dict[str, str],
+        saved: dict[str, float],
+        color: str,
+    ) -> None:
+        """Number the bubbles `hidden` (keys whose name has no room) at their `points` (view coordinates),
+        largest `saved` first, and name them in the key."""
+        order = sorted(hidden, key=lambda k: -saved.get(k, 0.0))
+        self.numbers = {key: i + 1 for i, key in enumerate(order)}
+        vb = self.plot.getViewBox()
+        groups: list[list[str]] = []
+        for key in order:  # bubbles on one spot share a number item
+            sx, sy = vb.mapViewToScene(QtCore.QPointF(*points[key])).toTuple()
+            for group in groups:
+                gx, gy = vb.mapViewToScene(QtCore.QPointF(*points[group[0]])).toTuple()
+                if abs(gx - sx) < SAME_PLACE_PX and abs(gy - sy) < SAME_PLACE_PX:
+                    group.append(key)
+                    break
+            else:
+                groups.append([key])
+        while len(self.items) < len(groups):
+            item = pw.label_item(anchor=(0.5, 0.5), size=11, bold=True)
+            item.setZValue(14)  # over the bubbles and their ring
+            self.plot.addItem(item, ignoreBounds=True)
+            self.items.append(item)
+        text_color = pw.contrast_text_color(blended(color, pw.plot_background()))
+        for i, item in enumerate(self.items):
+            if i >= len(groups):
+                item.setVisible(False)
+                continue
+            group = groups[i]
+            item.setText(", ".join(str(self.numbers[k]) for k in group))
+            item.setColor(text_color)
+            item.setPos(*points[group[0]])
+            item.setVisible(True)
+        text = " · ".join(f"<b>{self.numbers[k]}</b> {pw.html_escape(names[k])}" for k in order)
+        if text != self.label.text():
+            self.label.setText(text)
+        if self.label.isVisibleTo(self.label.parentWidget() or self.label) != bool(order):
+            self.label.setVisible(bool(order))
+
+    def key_text(self) -> str:
+        """The key as plain text ("" when every bubble is named beside it)."""
+        return QtGui.QTextDocumentFragment.fromHtml(self.label.text()).toPlainText() if self.numbers else ""
