@@ -1,6 +1,7 @@
 """The trade-off explorer's numbered key: a bubble whose name finds no room beside it carries a number on the
 bubble, and a key under the chart names it ("1 Activation offload to host · 2 ZeRO-2 …"). A name that does not
-fit is moved into a key, never dropped to the hover. Numbers run from the largest saving down."""
+fit is moved into a key, never dropped to the hover. Numbers run from the largest saving down. The list of
+what does not apply shows whole rows, never a row cut through its text (`fit_whole_rows`)."""
 
 from __future__ import annotations
 
@@ -81,3 +82,28 @@ class NumberedKey:
     def key_text(self) -> str:
         """The key as plain text ("" when every bubble is named beside it)."""
         return QtGui.QTextDocumentFragment.fromHtml(self.label.text()).toPlainText() if self.numbers else ""
+
+
+def fit_whole_rows(view: QtWidgets.QListWidget, budget_px: int) -> None:
+    """Size a word-wrapped list to the whole rows that fit in `budget_px` (at least its first row): the rest
+    scrolls by whole rows, and no row shows cut through its text."""
+    if shiboken_deleted(view):
+        return
+    view.setVerticalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerItem)
+    view.doItemsLayout()
+    total = 0
+    for i in range(view.count()):
+        h = view.visualItemRect(view.item(i)).height()
+        if total and total + h > budget_px:
+            break
+        total += h
+    height = max(total, QtGui.QFontMetrics(view.font()).lineSpacing()) + 2 * view.frameWidth()
+    view.setMinimumHeight(height)
+    view.setMaximumHeight(height)
+
+
+def shiboken_deleted(obj) -> bool:
+    """True when the Qt object behind `obj` is gone (a deferred call after the panel closed)."""
+    import shiboken6
+
+    return not shiboken6.isValid(obj)

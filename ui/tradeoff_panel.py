@@ -31,7 +31,7 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.axes import MinusSignAxis, minus_sign
 from trinity_desktop.ui.tradeoff_geometry import ARROW_STRIP_PX, bubble_size, nearest_workload, symlog
 from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines
-from trinity_desktop.ui.tradeoff_key import NumberedKey
+from trinity_desktop.ui.tradeoff_key import NumberedKey, fit_whole_rows
 
 HOVER_RADIUS_PX = 22.0
 AXIS_MEASURES = {"compute": "FLOPs", "bandwidth": "link time", "memory": "HBM bytes"}
@@ -161,6 +161,8 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.na_list.setToolTip("Techniques of this direction that do not apply to the current scenario, or that "
                                 "the model core does not compute yet, and why. Hover an entry for its details.")
         self._na_line_px = QtGui.QFontMetrics(pw.font(11)).lineSpacing()
+        self._na_budget = 4 * self._na_line_px + 8   # the list shows whole rows within this (fit_whole_rows)
+        self.na_list.setMinimumHeight(self._na_line_px + 10)   # never squeezed to a title over an empty box
         self.na_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         top = QtWidgets.QHBoxLayout()
@@ -177,10 +179,9 @@ class TradeoffPanel(QtWidgets.QWidget):
         layout.addWidget(self.caption)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        """A low panel keeps the chart: the list of what does not apply shrinks to two lines (it scrolls)."""
-        lines = 4 if event.size().height() >= TALL_PX else 2
-        self.na_list.setMaximumHeight(lines * self._na_line_px + 10)
-        self.na_list.setMinimumHeight(self._na_line_px + 10)   # never squeezed to a title over an empty box
+        """A low panel keeps the chart: the list of what does not apply shrinks to two lines of whole rows (it scrolls)."""
+        self._na_budget = (4 if event.size().height() >= TALL_PX else 2) * self._na_line_px + 8
+        QtCore.QTimer.singleShot(0, lambda: fit_whole_rows(self.na_list, self._na_budget))   # once laid out
         super().resizeEvent(event)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
@@ -248,6 +249,8 @@ class TradeoffPanel(QtWidgets.QWidget):
             self.na_list.addItem(item)
         self.na_title.setVisible(bool(disabled))
         self.na_list.setVisible(bool(disabled))
+        fit_whole_rows(self.na_list, self._na_budget)   # and again once laid out (a new width rewraps the rows)
+        QtCore.QTimer.singleShot(0, lambda: fit_whole_rows(self.na_list, self._na_budget))
         self.scatter.setData(spots)
         self.arrow_lines.setData(np.array([v for k in self._plot_xy for v in (0.0, self._plot_xy[k][0])]),
                                  np.array([v for k in self._plot_xy for v in (0.0, self._plot_xy[k][1])]),

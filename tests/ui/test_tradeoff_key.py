@@ -78,3 +78,21 @@ def test_no_key_when_every_bubble_is_named(shown_panel, qtbot, train_results):
     panel.set_direction("compute", "memory")
     qtbot.wait(30)
     assert not panel.hidden_labels and not panel.key.label.isVisible() and panel.key.key_text() == ""
+
+
+@pytest.mark.parametrize("size", [*DOCK_SIZES, (517, 600), (700, 900)])
+@pytest.mark.parametrize("direction", tq.DIRECTIONS)
+def test_the_not_applicable_list_shows_whole_rows(shown_panel, qtbot, train_results, size, direction):
+    """No row of the list is cut through its text at the box's bottom (it showed half a row at both sizes)."""
+    panel = shown_panel(TradeoffPanel, train_results, size)
+    panel.set_direction(*direction)
+    qtbot.wait(30)
+    view = panel.na_list
+    if not view.isVisible():
+        return
+    shown = view.viewport().rect()
+    rows = [view.visualItemRect(view.item(i)) for i in range(view.count())]
+    seen = [r for r in rows if r.intersects(shown)]
+    assert seen, "the list shows at least one row"
+    for r in seen:
+        assert shown.contains(r), f"row {r} is cut by the list's box {shown}"
