@@ -28,7 +28,8 @@ from trinity_desktop.model.views.workloads import evaluate_library
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui.axes import MinusSignAxis, minus_sign
+from trinity_desktop.ui import tradeoff_geometry as geometry
+from trinity_desktop.ui.axes import MinusSignAxis
 from trinity_desktop.ui.tradeoff_geometry import ARROW_STRIP_PX, bubble_size, nearest_workload, symlog
 from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines
 from trinity_desktop.ui.tradeoff_key import NumberedKey, fit_whole_rows
@@ -40,7 +41,6 @@ ZERO_STRIP_PX = 5.0   # the band along each zero line that "this scenario" keeps
 ORIGIN_GAP_PX = 8.0   # 'this scenario' this far from the origin's dot
 LABEL_CHARS = 22   # a bubble's name wraps at this many characters
 TALL_PX = 640      # a panel lower than this lists the techniques that do not apply on two lines
-Y_TICKS = (-1000, -100, -10, -1, 0, 1, 10, 100, 1000, 10000)
 
 
 def _finite(v: float) -> float:
@@ -97,7 +97,6 @@ class TradeoffPanel(QtWidgets.QWidget):
         pw.freeze_view(self.plot)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.getAxis("left").setWidth(96)
-        self.plot.getAxis("left").setTicks([[(float(symlog(v)), f"{minus_sign(f'{v:+,d}')}%" if v else "0%") for v in Y_TICKS]])
         self.zero_x = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen(theme.MUTED_COLOR, width=1))
         self.zero_y = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(theme.MUTED_COLOR, width=1))
         for item in (self.zero_x, self.zero_y):
@@ -279,6 +278,9 @@ class TradeoffPanel(QtWidgets.QWidget):
         self._ring_focus()
 
     def _resized(self, *_) -> None:
+        vb = self.plot.getViewBox()   # tick labels a line apart, whatever the chart's height
+        self.plot.getAxis("left").setTicks([geometry.spaced_ticks(vb.height() / max(np.ptp(vb.viewRange()[1]), 1e-9),
+                                                                  QtGui.QFontMetrics(pw.font()).lineSpacing())])
         self._update_heads()
         self._update_labels(self._label_groups[0])
 

@@ -96,3 +96,24 @@ def test_the_not_applicable_list_shows_whole_rows(shown_panel, qtbot, train_resu
     assert seen, "the list shows at least one row"
     for r in seen:
         assert shown.contains(r), f"row {r} is cut by the list's box {shown}"
+
+
+@pytest.mark.parametrize("size", [*DOCK_SIZES, (700, 600)])
+@pytest.mark.parametrize("direction", tq.DIRECTIONS)
+def test_the_spend_axis_labels_are_a_line_apart(shown_panel, qtbot, train_results, size, direction):
+    """On a low chart '+1%', '0%' and '−1%' printed on each other (1920 x 1080, 'spend bandwidth')."""
+    from PySide6 import QtGui
+
+    from trinity_desktop.ui import plot_widgets as pw
+
+    panel = shown_panel(TradeoffPanel, train_results, size)
+    panel.set_direction(*direction)
+    qtbot.wait(30)
+    vb = panel.plot.getViewBox()
+    lo, hi = vb.viewRange()[1]
+    ticks = panel.plot.getAxis("left")._tickLevels[0]
+    ys = sorted(ll.scene_point(vb, 0.0, pos)[1] for pos, _ in ticks if lo <= pos <= hi)
+    line = QtGui.QFontMetrics(pw.font()).lineSpacing()
+    assert len(ys) >= 2
+    gaps = [b - a for a, b in zip(ys, ys[1:], strict=False)]
+    assert min(gaps) >= line - 0.5, f"tick labels {min(gaps):.1f} px apart, a line is {line} px"
