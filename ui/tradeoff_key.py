@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from trinity_desktop.ui import plot_widgets as pw
 
 FILL_ALPHA = 150  # the bubbles' fill alpha (tradeoff_panel): a number's colour is chosen on the blended fill
+NUMBER_MARGIN_PX = 1.0  # the number's box margin: its opaque box stays about a small bubble's size
 SAME_PLACE_PX = 14.0  # bubbles closer than this share one number item ("2, 3"), never two texts on each other
 
 
@@ -60,10 +61,12 @@ class NumberedKey:
                 groups.append([key])
         while len(self.items) < len(groups):
             item = pw.label_item(anchor=(0.5, 0.5), size=11, bold=True)
-            item.setZValue(14)  # over the bubbles and their ring
+            item.textItem.document().setDocumentMargin(NUMBER_MARGIN_PX)  # a box no wider than a small bubble
+            item.setZValue(14)  # over the bubbles, their ring and the lines that end under them
             self.plot.addItem(item, ignoreBounds=True)
             self.items.append(item)
-        text_color = pw.contrast_text_color(blended(color, pw.plot_background()))
+        fill = blended(color, pw.plot_background())
+        text_color = pw.contrast_text_color(fill)
         for i, item in enumerate(self.items):
             if i >= len(groups):
                 item.setVisible(False)
@@ -71,6 +74,7 @@ class NumberedKey:
             group = groups[i]
             item.setText(", ".join(str(self.numbers[k]) for k in group))
             item.setColor(text_color)
+            item.fill = pg.mkBrush(QtGui.QColor(*(round(c) for c in fill)))  # opaque: a line passes under it
             item.setPos(*points[group[0]])
             item.setVisible(True)
         text = " · ".join(f"<b>{self.numbers[k]}</b> {pw.html_escape(names[k])}" for k in order)
