@@ -25,6 +25,7 @@ HOT = theme.RESOURCE_COLORS["compute"]
 STORAGE = theme.RESOURCE_COLORS["memory"]
 SEED_PAIR = ("q4_k", "q2_k")   # the seed's "2-bit saves 43%" read on stored formats
 LOW_BIT = theme.RESOURCE_COLORS["bandwidth"]
+QUALITY_MIN_STACKED_PX = 180   # stacked (a 1366 x 768 dock): the quality chart keeps ~105 px of plot, the bars the rest
 LOG_TOP = 3.7   # the quality chart's top, log10 of the % rise (a row above it is named in the caption)
 SHORT_NAMES = {"gptq4_g128": "GPTQ4 g128", "awq4_g128": "AWQ4 g128", "nf4_dq": "NF4 + DQ"}
 
@@ -159,7 +160,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.caption = QtWidgets.QLabel(
             f"Circles: llama.cpp quantize README ({c.model}); triangles: Huang et al. 2024, Llama-3-8B at group 128"
             f"{off_scale_text()}. Cliff: a step's share of the perplexity rise exceeds its share of the storage "
-            "saved. Kurtic et al. 2024: FP8 lossless, INT4 weight-only rivals INT8.")
+            "saved.")   # Kurtic et al. 2024's finding is in the hover: the caption leaves the stacked chart its room
         self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.caption.setToolTip(
             f"{c.model}: fp16 {c.points[0].size_gib:g} GiB, perplexity {c.points[0].perplexity:g}. The K-quant "
@@ -186,8 +187,9 @@ class QuantQualityPanel(QtWidgets.QWidget):
         super().resizeEvent(event)
         if restack(self, self.plots):
             stacked = self.plots.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
-            self.plots.setStretch(0, 1 if stacked else 3)   # stacked: the thirteen bars get the taller share
+            self.plots.setStretch(0, 1 if stacked else 3)   # stacked: the thirteen bars get the taller share,
             self.plots.setStretch(1, 2)
+            self.quality_widget.setMinimumHeight(QUALITY_MIN_STACKED_PX if stacked else 0)   # its points a plot
 
     def update_results(self, results: Results) -> None:
         """The published points do not depend on the scenario; the current weight format's bar is bold."""

@@ -50,3 +50,12 @@ def test_huang_points_on_the_quality_chart(shown_panel):
     assert "GPTQ 2-bit, group 128 (Llama-3-8B)" in panel.quality_hover(float(xs[i]), float(ys[i]))
     texts = [item.toPlainText() for item in panel.qlabels.items if item.isVisible()]
     assert any("GPTQ/AWQ 3-bit +34%" in t for t in texts)
+
+
+def test_stacked_in_a_laptop_dock_both_charts_keep_their_room(shown_panel):
+    """At the 1366 x 768 dock size (517 x 703) the stacked quality chart kept 77-85 px of plot for its eight
+    points: it now keeps at least 95 px while every one of the thirteen bars still shows its value label."""
+    panel = shown_panel(QuantQualityPanel, size=(517, 703))
+    assert panel.plots.direction().name == "TopToBottom"
+    assert panel.qplot.getViewBox().height() >= 95
+    assert all(label.isVisible() for label in panel.value_labels)
