@@ -52,10 +52,15 @@ def test_huang_points_on_the_quality_chart(shown_panel):
     assert any("GPTQ/AWQ 3-bit +34%" in t for t in texts)
 
 
-def test_stacked_in_a_laptop_dock_both_charts_keep_their_room(shown_panel):
+def test_stacked_in_a_laptop_dock_both_charts_keep_their_room(shown_panel, qtbot):
     """At the 1366 x 768 dock size (517 x 703) the stacked quality chart kept 77-85 px of plot for its eight
     points: it now keeps at least 95 px while every one of the thirteen bars still shows its value label."""
-    panel = shown_panel(QuantQualityPanel, size=(517, 703))
+    from trinity_desktop.defaults import default_scenario
+    from trinity_desktop.model import evaluate
+
+    panel = shown_panel(QuantQualityPanel, evaluate(default_scenario()), size=(517, 703))
+    qtbot.waitExposed(panel)
+    qtbot.wait(100)   # the restack and the plots' layout settle
     assert panel.plots.direction().name == "TopToBottom"
     assert panel.qplot.getViewBox().height() >= 95
     assert all(label.isVisible() for label in panel.value_labels)
