@@ -214,6 +214,20 @@ def stored_layer_loads(layers, pp, micro_batches, virtual_stages=1, first=0, las
 LOSS_FORWARD_BYTES_PER_LOGIT = 2.0 + 4.0 + 4.0
 LOSS_BACKWARD_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0
 LOSS_BYTES_PER_LOGIT = max(LOSS_FORWARD_BYTES_PER_LOGIT, LOSS_BACKWARD_BYTES_PER_LOGIT)
+# With TP the output layer is vocabulary-parallel and torchtitan runs the loss under `loss_parallel()`, whose DTensor
+# handlers fuse nll_loss's and log-softmax's backward (reference "pytorch-loss-parallel", _nll_loss_and_log_softmax_
+# backward): `grad_input = torch.zeros_like(x)` (4 B), then `(grad_input + torch.exp(x)) * grad_output`, with the
+# saved fp32 log-softmax x (4 B): x, grad_input, exp(x) and their sum are live together, 16 B per local logit. Its
+# forward (_log_softmax: the fp32 input, `shifted = x - x_max`, `torch.exp(shifted)`, beside the 16-bit logits) holds
+# 14. Derived (D) from the ops, not measured here.
+LOSS_PARALLEL_BACKWARD_BYTES_PER_LOGIT = 4.0 + 4.0 + 4.0 + 4.0
+# The caching allocator's share of the loss (torchtitan reports `reserved_bytes.all.peak`, reference
+# "torchtitan-memory-monitor"): the 16-bit logits, freed before the backward (`del pred`), leave a block of 2 B per
+# logit that no fp32 logits-shaped tensor of the backward fits in (the allocator serves a request only from a free
+# block at least its size; under expandable segments the block beside it, the freed fp32 upcast, takes the
+# backward's first fp32 tensor and leaves those 2 B), so the backward's last fp32 tensor maps new memory and the
+# 2 B stay reserved at the peak. Derived (D) from the allocation order, not measured here.
+LOSS_FREED_LOGITS_BYTES = 2.0
 # NCCL: each connection of each channel holds one Simple-protocol buffer of NCCL_BUFFSIZE, 4 MiB by default
 # (reference "nccl-buffsize": NCCL src/init.cc `DEFAULT_BUFFSIZE (1 << 22)`); the ring search builds at most MAXCHANNELS / 2 = 16 channels
 # (src/include/devcomm.h `MAXCHANNELS 32`; init.cc `ringGraph.maxChannels = MAXCHANNELS/2`), each ring
@@ -232,12 +246,18 @@ CUDA_CONTEXT_BYTES = 781.0 * 2**20
 ALLOCATOR_RESERVE_FRACTION = 0.05
 
 
-def logits_buffer_bytes(micro_batch, seq_len, vocab, tp=1, bytes_per_logit=LOSS_BYTES_PER_LOGIT):
+def logits_buffer_bytes(micro_batch, seq_len, vocab, tp=1, bytes_per_logit=None):
     """Bytes the output layer and the loss hold at their peak on the last stage: b·s·(V/t)·bytes_per_logit
     (LOSS_BYTES_PER_LOGIT = 12: in the loss's backward the saved fp32 log-softmax, the fp32 gradient nll_loss hands
-    it and the one it writes). At b = 1, s = 8192, V = 128256, t = 1: 12.6 GB; the fp32 logits alone are 4.2 GB."""
-    return (xp.asarray(micro_batch, dtype=float) * xp.asarray(seq_len, dtype=float) * float(vocab)
-            / xp.asarray(tp, dtype=float) * bytes_per_logit)
+    it and the one it writes; at t > 1 the loss-parallel backward's LOSS_PARALLEL_BACKWARD_BYTES_PER_LOGIT = 16,
+    unless `bytes_per_logit` is given), plus the freed 16-bit logits the allocator keeps reserved
+    (LOSS_FREED_LOGITS_BYTES = 2). At b = 1, s = 8192, V = 128256, t = 1: 14.7 GB; the fp32 logits alone 4.2 GB."""
+    tp = xp.asarray(tp, dtype=float)
+    if bytes_per_logit is None:
+        bytes_per_logit = (xp.where(tp > 1.0, LOSS_PARALLEL_BACKWARD_BYTES_PER_LOGIT, LOSS_BYTES_PER_LOGIT)
+                           + LOSS_FREED_LOGITS_BYTES)
+    return (xp.asarray(micro_batch, dtype=float) * xp.asarray(seq_len, dtype=float) * float(vocab) / tp
+            * bytes_per_logit)
 
 
 def recompute_working_set_bytes(layer_none, layer_stored, recompute):
@@ -261,6 +281,19 @@ def zero3_gather_buffer_bytes(layer_params, zero, weight_bytes=2.0, dp=2, layers
     live = xp.minimum(2.0, xp.asarray(layers, dtype=float))
     on = (xp.asarray(zero) >= 3) & (xp.asarray(dp, dtype=float) > 1.0)
     return xp.where(on, live * per_layer * weight_bytes, 0.0)
+
+
+def fsdp_root_unsharded_bytes(root_params, zero, dp, pp, weight_bytes=2.0):
+    """FSDP2's root group (the embedding, final norm and output layer torchtitan leaves to `fully_shard(model)`)
+    stays unsharded from its forward to its backward: FSDP2 sets the root's `post_forward_mesh_info = None` ("For
+    the root, do not reshard after forward since for training, the parameters would be freed and all-gathered
+    immediately"; reference "pytorch-fsdp2-root"). Live at the loss: root_params x weight_bytes x (1 - 1/DP), the
+    shard being counted with the model states. Zero below ZeRO-3, at DP = 1 and under PP (the stage stays gathered:
+    zero3_pipeline_resident_bytes)."""
+    dp = xp.asarray(dp, dtype=float)
+    on = (xp.asarray(zero) >= 3) & (dp > 1.0) & (xp.asarray(pp, dtype=float) <= 1.0)
+    full = xp.asarray(root_params, dtype=float) * weight_bytes * (1.0 - 1.0 / xp.maximum(dp, 1.0))
+    return xp.where(on, full, 0.0)
 
 
 # FSDP2 accumulates the unsharded gradients of micro-batches whose reduce-scatter it skips in its reduce dtype
@@ -348,8 +381,9 @@ def peak_memory_extras(layer_stored, layer_none, peak_loads, last_loads, *, reco
 # What each memory part beyond the model states holds, and its source: the breakdown's hover text.
 MEMORY_PART_NOTES = {
     "activations": "stored activations of the micro-batches in flight, plus at the peak the logits and loss "
-                   "(b·s·V/t x 12 B, last stage) or the layer being recomputed, and ZeRO-3 gathers "
-                   "(korthikanti2022, cce, pytorch-fsdp2-prefetch)",
+                   "(b·s·V/t x 12 B, 16 B when vocabulary-parallel, + 2 B of freed 16-bit logits the allocator keeps; "
+                   "last stage) or the layer being recomputed, ZeRO-3 gathers and FSDP's root group (korthikanti2022, "
+                   "cce, pytorch-loss-parallel, torchtitan-memory-monitor, pytorch-fsdp2-prefetch, pytorch-fsdp2-root)",
     "network_buffers": "NCCL channel buffers: 16 channels x 2 connections x NCCL_BUFFSIZE 4 MiB per ring group, "
                        "4 MiB per pipeline / all-to-all peer (nccl-buffsize)",
     "runtime": "CUDA context 781 MiB (pytorch-cuda-context) + 5% caching-allocator reserve (assumption)",

@@ -17,6 +17,7 @@ from trinity_desktop.model.formulas.memory import (
     PeakExtras,
     activation_bytes_per_layer,
     deepseek_v3_activation_bytes_per_layer,
+    fsdp_root_unsharded_bytes,
     layers_per_stage,
     logits_buffer_bytes,
     model_state_bytes,
@@ -149,11 +150,16 @@ def stage_memory(arch: Architecture, x: TrainInputs, shape: StepShape) -> StageM
     mtp_loads = xp.asarray(x.mtp_depth, dtype=float) * last_loads / last_layers
     peak_loads, last_loads = xp.maximum(peak_loads, last_loads + mtp_loads), last_loads + mtp_loads
     layer_none = activation_bytes_per_layer(s_local, micro_batch, widths, tp, sp, 0, flash, act_bytes=act_bytes)
-    layer_params = (psi_dense + psi_expert + (frozen_dense + frozen_expert) / weight_bytes) / lps
+    # p = 1 under FSDP: the root group (embeddings, final norm, output layer) is gathered on its own, not per layer
+    root = xp.where(lora_on | (xp.asarray(pp, dtype=float) > 1.0), 0.0,
+                    (arch.embedding_params() + arch._norm_params()) / xp.asarray(tp, dtype=float))
+    layer_params = (psi_dense - root + psi_expert + (frozen_dense + frozen_expert) / weight_bytes) / lps
+    gather = (zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, shard, lps)
+              + fsdp_root_unsharded_bytes(root, zero, shard, pp, weight_bytes))
     extras = peak_memory_extras(per_layer_act, layer_none, peak_loads, last_loads, recompute=recompute, pp=pp,
                                 logits=logits_buffer_bytes(micro_batch, s_local, arch.vocab, tp)
                                 + mtp_saved_logits_bytes(micro_batch, s_local, arch.vocab, tp, x.mtp_depth),
-                                gather=zero3_gather_buffer_bytes(layer_params, zero, weight_bytes, shard, lps),
+                                gather=gather,
                                 network_buffers=nccl_buffer_bytes(tp, cp, shard, pp, ep), keep=act_keep)
     return StageMemory(psi_dense=psi_dense, psi_expert=psi_expert, k_bytes=k_bytes, act_layer_bytes=per_layer_act,
                        extras=extras, activations=extras.activations / act_keep,  # before activation offload

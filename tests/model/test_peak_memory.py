@@ -25,8 +25,20 @@ def test_logits_buffer_at_a_128k_vocabulary():
     n = 1 * 8192 * 128256
     assert n * 4 == pytest.approx(4.2e9, rel=0.01)
     assert mem.LOSS_FORWARD_BYTES_PER_LOGIT == 10.0 and mem.LOSS_BACKWARD_BYTES_PER_LOGIT == 12.0
-    assert mem.logits_buffer_bytes(1, 8192, 128256) == n * 12.0
-    assert mem.logits_buffer_bytes(2, 8192, 128256, tp=8) == pytest.approx(2 * n * 12.0 / 8, rel=1e-12)
+    assert mem.LOSS_FREED_LOGITS_BYTES == 2.0  # the freed 16-bit logits stay reserved at the peak
+    assert mem.logits_buffer_bytes(1, 8192, 128256) == n * (12.0 + 2.0)
+    assert mem.logits_buffer_bytes(2, 8192, 128256, tp=8, bytes_per_logit=12.0) == pytest.approx(2 * n * 12.0 / 8)
+
+
+def test_loss_parallel_logits_at_tp8():
+    """TP 8 (vocabulary-parallel, torchtitan's loss_parallel): the fused nll + log-softmax backward holds the saved
+    fp32 log-softmax, zeros_like of it, its exp and their sum, 4 x 4 = 16 B per local logit, and the freed BF16 logits
+    2 B more. Llama 3.1 70B, local batch 16 x 8192 on TP 8: 16 x 8192 x 128,256 / 8 = 2,101,346,304 logits x 18 B =
+    37,824,233,472 B; 12 + 2 B without TP."""
+    assert mem.LOSS_PARALLEL_BACKWARD_BYTES_PER_LOGIT == 16.0
+    assert 16 * 8192 * 128256 / 8 == 2_101_346_304
+    assert mem.logits_buffer_bytes(16, 8192, 128256, tp=8) == 37_824_233_472
+    assert mem.logits_buffer_bytes(16, 8192, 128256, tp=1) == 16 * 8192 * 128256 * 14.0
 
 
 def test_nccl_buffers_are_a_few_hundred_mib():
@@ -43,6 +55,19 @@ def test_zero3_gathers_two_layers():
     assert mem.zero3_gather_buffer_bytes(1e9, 3, 2.0, dp=8, layers=1) == 1e9 * 2.0   # one layer on the stage
     assert mem.zero3_gather_buffer_bytes(1e9, 3, 2.0, dp=1, layers=40) == 0.0        # nothing sharded
     assert mem.zero3_gather_buffer_bytes(1e9, 2, 2.0, dp=8, layers=40) == 0.0
+
+
+def test_fsdp_root_group_stays_gathered_at_the_loss():
+    """Llama 3 8B's root group (torchtitan's fully_shard(model)): embedding and output 128,256 x 4,096 each plus the
+    final norm's 4,096 = 1,050,677,248 parameters, unsharded in BF16 from the forward to the backward (FSDP2's root
+    keeps post_forward_mesh_info None); FSDP 8 already counts 1/8: 1,050,677,248 x 2 x 7/8 = 1,838,685,184 B. Nothing
+    without ZeRO-3, at DP 1, or under PP (the stage stays gathered there)."""
+    root = 2 * 128256 * 4096 + 4096
+    assert root == 1_050_677_248
+    assert mem.fsdp_root_unsharded_bytes(root, 3, 8, 1) == 1_838_685_184
+    assert mem.fsdp_root_unsharded_bytes(root, 2, 8, 1) == 0.0
+    assert mem.fsdp_root_unsharded_bytes(root, 3, 1, 1) == 0.0
+    assert mem.fsdp_root_unsharded_bytes(root, 3, 8, 8) == 0.0
 
 
 def test_recompute_working_set():
@@ -125,28 +150,29 @@ def _allocator_bytes(r):
     return r.memory_total - mem.CUDA_CONTEXT_BYTES
 
 
-def test_torchtitan_llama31_8b_32k_full_recompute_within_25_percent():
+def test_torchtitan_llama31_8b_32k_full_recompute_within_5_percent():
     """torchtitan docs/performance.md Table 2, row FSDP 8 CP 1: Llama 3.1 8B, 8 H100, sequence 32,768, local batch
     1, full activation checkpointing: 83.9 GiB. Before the complete peak the model said 24.7 GB (-73%); the
-    logits (b·s·V x 12 B = 50 GB) close most of the gap. Stated tolerance: 25% (torch.compile + Float8 buffers
-    are not modelled)."""
+    logits (b·s·V x 12 B = 50 GB) closed most of the gap (-11%); FSDP's root group kept gathered (1.7 GiB) and the
+    freed BF16 logits the allocator keeps reserved (b·s·V x 2 B = 7.8 GiB) bring it to +1%. Stated tolerance: 5%."""
     sc = Scenario(hardware=H["h100-sxm"], model=M["llama-3-8b"], kind="train", gpus=8, tp=1, pp=1, zero=3,
                   micro_batch=1, global_batch=8, seq_len=32768, recompute="full")
     err = _allocator_bytes(evaluate(sc)) / (83.9 * GIB) - 1.0
-    assert abs(err) <= 0.25, err
+    assert abs(err) <= 0.05, err
 
 
 @pytest.mark.parametrize("gpus,measured_gib", [(8, 82.4), (128, 67.0)])
-def test_torchtitan_llama31_8b_selective_op_ac_within_25_percent(gpus, measured_gib):
+def test_torchtitan_llama31_8b_selective_op_ac_within_10_percent(gpus, measured_gib):
     """torchtitan Tables 1 and 3, row FSDP: Llama 3.1 8B on 8 / 128 H100, local batch 2, sequence 8192, selective
     op-level checkpointing: 82.4 / 67.0 GiB. With Megatron's selective tensor set (all but the attention core) the
     model read +23% / +30% before #22 (and +56% with the logits added); torchtitan's policy saves only every second
-    matmul output (recipe "torchtitan-op-sac"), which brings it to -15% / -17%. Stated tolerance: 25%."""
+    matmul output (recipe "torchtitan-op-sac"), which brought it to -15% / -17%; FSDP's root group and the freed BF16
+    logits kept reserved bring it to -3% / -3%. Stated tolerance: 10%."""
     sc = Scenario(hardware=H["h100-sxm"], model=M["llama-3-8b"], kind="train", gpus=gpus, tp=1, pp=1, zero=3,
                   micro_batch=2, global_batch=2 * gpus, seq_len=8192, recompute="selective",
                   activation_recipe="torchtitan-op-sac")
     err = _allocator_bytes(evaluate(sc)) / (measured_gib * GIB) - 1.0
-    assert abs(err) <= 0.25, err
+    assert abs(err) <= 0.10, err
 
 
 def test_op_sac_stores_every_second_matmul():
@@ -156,15 +182,16 @@ def test_op_sac_stores_every_second_matmul():
     assert got == 2 * h + 2 * q + 2 * k + 2 * f + 2 * h + 2 * q
 
 
-def test_torchtitan_llama31_70b_tp8_full_recompute_within_40_percent():
+def test_torchtitan_llama31_70b_tp8_full_recompute_within_15_percent():
     """torchtitan Table 4, row 2D: Llama 3.1 70B, FSDP 32 x TP 8, local batch 16, sequence 8192, full
-    activation checkpointing: 71.9 GiB. The model reads 47 GiB (-35%; it read -66% before the logits and the
-    recomputed layer were counted): the backward's activation gradients of the recomputed layer and Float8's
-    buffers are not modelled. Stated tolerance: 40%."""
+    activation checkpointing: 71.9 GiB. The model reads 63 GiB (-12%; -35% before the loss-parallel backward's
+    16 B per local logit and the freed BF16 logits kept reserved, -66% before the logits and the recomputed layer
+    were counted): the backward's activation gradients of the recomputed layer and Float8's buffers are not
+    modelled. Stated tolerance: 15%."""
     sc = Scenario(hardware=H["h100-sxm"], model=M["llama-3.1-70b"], kind="train", gpus=256, tp=8, pp=1, zero=3,
                   micro_batch=16, global_batch=512, seq_len=8192, recompute="full")
     err = _allocator_bytes(evaluate(sc)) / (71.9 * GIB) - 1.0
-    assert abs(err) <= 0.40, err
+    assert abs(err) <= 0.15, err
 
 
 # --- invariants -------------------------------------------------------------------------------------------------
