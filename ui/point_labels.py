@@ -51,6 +51,13 @@ class PointLabels:
         self.relayout()
 
     def relayout(self, *_) -> None:
+        try:
+            self._relayout()
+        except RuntimeError:   # the plot torn down during the pass (a garbage collection freed its panel)
+            if all(shiboken6.isValid(i.textItem) for i in self.items):
+                raise
+
+    def _relayout(self) -> None:
         vb = self.plot.getViewBox()
         if not self.points or vb.width() <= 0 or not all(shiboken6.isValid(i.textItem) for i in self.items):
             return   # nothing to place, no room yet, or the plot's items already torn down (a late resize)
