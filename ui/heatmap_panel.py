@@ -26,7 +26,6 @@ NA_VALUE = -1.0
 FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour, visible on cividis
 TIME_NAMES = {"train": "step time", "prefill": "prefill time", "decode": "time per output token"}
 NAME_SPLITS = (*named_combo.NAME_DETAIL, ": ")   # a workload's short name is what comes before its detail
-OUTLINE_ROOMY_PX = 30.0   # a row this tall keeps the 6-px binding outline inset in its cell
 
 
 def row_heat(values: np.ndarray) -> np.ndarray:
@@ -92,7 +91,6 @@ class HeatmapPanel(QtWidgets.QWidget):
         pw.freeze_view(self.plot)
         vb = self.plot.getViewBox()
         vb.sigResized.connect(self._set_row_ticks)
-        vb.sigResized.connect(self._style_outlines)
         vb.invertY(True)
         vb.setDefaultPadding(0.0)
         self.plot.getAxis("bottom").setTicks([[(i + 0.5, theme.RESOURCE_LABELS[r])
@@ -179,9 +177,14 @@ class HeatmapPanel(QtWidgets.QWidget):
                     item.setText(f"{v:.2f} ✗" if (j == 2 and v > 1.0) else f"{v:.2f}")
                     item.setColor(pw.contrast_text_color(rgba[i, j]))
 
-        self._binding_cells = [(RESOURCES.index(row.results.bottleneck), i) for i, row in enumerate(self._rows)
-                               if row.results is not None and row.results.bottleneck in RESOURCES]
-        self._style_outlines()
+        rects = []
+        for i, row in enumerate(self._rows):
+            if row.results is not None and row.results.bottleneck in RESOURCES:
+                j = RESOURCES.index(row.results.bottleneck)
+                rects.append((j + 0.04, i + 0.06, 0.92, 0.88))
+        xs, ys = pw.rect_outline_points(rects)
+        self.bottleneck_outer.setData(xs, ys)
+        self.bottleneck_inner.setData(xs, ys)
 
         gx = [0.0, 3.0] * (n + 1) + [v for j in range(4) for v in (float(j), float(j))]
         gy = [float(i) for i in range(n + 1) for _ in (0, 1)] + [v for _ in range(4) for v in (0.0, float(n))]
@@ -192,19 +195,6 @@ class HeatmapPanel(QtWidgets.QWidget):
         self.plot.setXRange(0, 3, padding=0)
         self.plot.setYRange(0, max(n, 1), padding=0)
         self.set_focus(self._focus_key)
-
-    def _style_outlines(self, *_) -> None:
-        """Outline each binding cell. A row under OUTLINE_ROOMY_PX gets a thinner outline on the cell's edges,
-        so the cell's number stays clear of it (inset into a 19-px row, the 6-px stroke crossed the digits)."""
-        n = max(len(self._rows), 1)
-        row_px = self.plot.getViewBox().height() / n
-        roomy = row_px >= OUTLINE_ROOMY_PX
-        self.bottleneck_outer.setPen(pg.mkPen(theme.ON_LIGHT, width=6 if roomy else 4))
-        dx, dy = (0.04, 0.06) if roomy else (0.0, 0.0)
-        rects = [(j + dx, i + dy, 1 - 2 * dx, 1 - 2 * dy) for j, i in getattr(self, "_binding_cells", [])]
-        xs, ys = pw.rect_outline_points(rects)
-        self.bottleneck_outer.setData(xs, ys)
-        self.bottleneck_inner.setData(xs, ys)
 
     def _set_row_ticks(self, *_) -> None:
         """Row names on two lines where a row is tall enough for them, else on one, in whole words

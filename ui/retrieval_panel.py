@@ -23,7 +23,6 @@ from trinity_desktop.model.inputs.scale_facts import retrieval_points
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
-from trinity_desktop.ui.axes import minus_sign
 from trinity_desktop.ui.scale_chart import ScaleChart, combo, faded, set_log_data
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
@@ -32,7 +31,6 @@ INDEX_COLORS = {"hnsw": theme.RESOURCE_COLORS["memory"], "ivfpq": theme.RESOURCE
                 "diskann": theme.RESOURCE_COLORS["bandwidth"]}
 TIER_WORDS = {"hbm": "device memory", "host": "host DRAM", "cxl": "CXL pool", "ssd": "SSD"}
 DIMS = (384, 768, 1536)
-ON_LINE_DECADES = 0.1   # a dashed line this close (26%) to the chosen index's 3.5-px line is drawn on it
 
 
 def _count(n: float) -> str:
@@ -40,16 +38,6 @@ def _count(n: float) -> str:
         if n >= factor:
             return f"{n / factor:.3g}{word}"
     return f"{n:.0f}"
-
-
-def on_line_name(index: str, index_bytes, chosen: str, chosen_bytes) -> str:
-    """The legend name of `index`'s bytes line: where it stays within ON_LINE_DECADES of the chosen index's
-    thick line at every N, it is drawn on it and says so with its median difference ("DiskANN (+5%, on HNSW's
-    line)"): a legend entry never names a line no one can see."""
-    ratio = np.asarray(index_bytes, dtype=float) / np.asarray(chosen_bytes, dtype=float)
-    if index == chosen or not np.all(np.abs(np.log10(ratio)) < ON_LINE_DECADES):
-        return INDEX_LABELS[index]
-    return f"{INDEX_LABELS[index]} ({minus_sign(f'{np.median(ratio) - 1:+.0%}')}, on {INDEX_LABELS[chosen]}'s line)"
 
 
 class RetrievalPanel(QtWidgets.QWidget):
@@ -134,18 +122,17 @@ class RetrievalPanel(QtWidgets.QWidget):
         placed = r.tier != "none"
         qs = np.asarray(r.query_s)[placed]
         bytes_view = self.view == "bytes"
-        names = {i: on_line_name(i, runs[i].index_bytes, self.index, runs[self.index].index_bytes) for i in INDEXES}
         for i, item in self.lines.items():
             chosen = i == self.index
             item.setVisible(bytes_view)
             item.setPen(pg.mkPen(INDEX_COLORS[i], width=3.5 if chosen else 1.5,
                                  style=QtCore.Qt.PenStyle.SolidLine if chosen else QtCore.Qt.PenStyle.DashLine))
-            item.setZValue(11 if names[i] != INDEX_LABELS[i] else 10 if chosen else 5)   # dashes over the line
+            item.setZValue(10 if chosen else 5)
             set_log_data(item, N, runs[i].index_bytes)
         self.time_line.setVisible(not bytes_view)
         self.published.setVisible(not bytes_view)
         pts = [p for p in retrieval_points() if p.latency_s > 0]
-        self.chart.show_in_legend([(self.lines[i], names[i]) for i in INDEXES] if bytes_view else
+        self.chart.show_in_legend([(self.lines[i], INDEX_LABELS[i]) for i in INDEXES] if bytes_view else
                                   [(self.time_line, f"{label}, this model"), (self.published, "published latency")])
         if bytes_view:
             lo_y, hi_y = 1e7, max(float(runs[i].index_bytes[-1]) for i in INDEXES)

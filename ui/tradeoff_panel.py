@@ -9,8 +9,7 @@ basis). The y axis is symmetric-log (sign(v)·log10(1 + |v|)) because spends ran
 Techniques that do not apply here, or that the model core does not compute yet, are listed under the chart
 with the reason. Where nothing applies, the chart says so and offers, in one click, the nearest library
 workload (by pressure) where something does, or the reverse direction when the catalogue has none this way.
-Labels are placed by the shared placer (ui/label_layout.py); a bubble whose name has no room carries a number,
-named in the key under the chart (ui/tradeoff_key.py).
+Labels are placed by the shared placer (ui/label_layout.py); one with no room is left to the hover.
 """
 
 from __future__ import annotations
@@ -28,11 +27,9 @@ from trinity_desktop.model.views.workloads import evaluate_library
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui import tradeoff_geometry as geometry
-from trinity_desktop.ui.axes import MinusSignAxis
+from trinity_desktop.ui.axes import MinusSignAxis, minus_sign
 from trinity_desktop.ui.tradeoff_geometry import ARROW_STRIP_PX, bubble_size, nearest_workload, symlog
 from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines
-from trinity_desktop.ui.tradeoff_key import NumberedKey, fit_whole_rows
 
 HOVER_RADIUS_PX = 22.0
 AXIS_MEASURES = {"compute": "FLOPs", "bandwidth": "link time", "memory": "HBM bytes"}
@@ -41,6 +38,7 @@ ZERO_STRIP_PX = 5.0   # the band along each zero line that "this scenario" keeps
 ORIGIN_GAP_PX = 8.0   # 'this scenario' this far from the origin's dot
 LABEL_CHARS = 22   # a bubble's name wraps at this many characters
 TALL_PX = 640      # a panel lower than this lists the techniques that do not apply on two lines
+Y_TICKS = (-1000, -100, -10, -1, 0, 1, 10, 100, 1000, 10000)
 
 
 def _finite(v: float) -> float:
@@ -97,6 +95,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         pw.freeze_view(self.plot)
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.getAxis("left").setWidth(96)
+        self.plot.getAxis("left").setTicks([[(float(symlog(v)), f"{minus_sign(f'{v:+,d}')}%" if v else "0%") for v in Y_TICKS]])
         self.zero_x = pg.InfiniteLine(pos=0, angle=90, pen=pg.mkPen(theme.MUTED_COLOR, width=1))
         self.zero_y = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(theme.MUTED_COLOR, width=1))
         for item in (self.zero_x, self.zero_y):
@@ -120,7 +119,6 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.focus_ring.setZValue(12)
         self.plot.addItem(self.focus_ring)
         self.labels: dict[str, pg.TextItem] = {}
-        self.key = NumberedKey(self.plot)   # a name with no room beside its bubble: a number there, named in the key
 
         self.hover = pw.HoverReadout(self.plot, self._hover_at, on_move=self._hover_moved,
                                      on_leave=self._hover_left, html=True)
@@ -160,8 +158,6 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.na_list.setToolTip("Techniques of this direction that do not apply to the current scenario, or that "
                                 "the model core does not compute yet, and why. Hover an entry for its details.")
         self._na_line_px = QtGui.QFontMetrics(pw.font(11)).lineSpacing()
-        self._na_budget = 4 * self._na_line_px + 8   # the list shows whole rows within this (fit_whole_rows)
-        self.na_list.setMinimumHeight(self._na_line_px + 10)   # never squeezed to a title over an empty box
         self.na_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
         top = QtWidgets.QHBoxLayout()
@@ -171,16 +167,16 @@ class TradeoffPanel(QtWidgets.QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.graphics, 1)
-        layout.addWidget(self.key.label)
         layout.addWidget(self.offer_button)
         layout.addWidget(self.na_title)
         layout.addWidget(self.na_list)
         layout.addWidget(self.caption)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        """A low panel keeps the chart: the list of what does not apply shrinks to two lines of whole rows (it scrolls)."""
-        self._na_budget = (4 if event.size().height() >= TALL_PX else 2) * self._na_line_px + 8
-        QtCore.QTimer.singleShot(0, lambda: fit_whole_rows(self.na_list, self._na_budget))   # once laid out
+        """A low panel keeps the chart: the list of what does not apply shrinks to two lines (it scrolls)."""
+        lines = 4 if event.size().height() >= TALL_PX else 2
+        self.na_list.setMaximumHeight(lines * self._na_line_px + 10)
+        self.na_list.setMinimumHeight(self._na_line_px + 10)   # never squeezed to a title over an empty box
         super().resizeEvent(event)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
@@ -248,8 +244,6 @@ class TradeoffPanel(QtWidgets.QWidget):
             self.na_list.addItem(item)
         self.na_title.setVisible(bool(disabled))
         self.na_list.setVisible(bool(disabled))
-        fit_whole_rows(self.na_list, self._na_budget)   # and again once laid out (a new width rewraps the rows)
-        QtCore.QTimer.singleShot(0, lambda: fit_whole_rows(self.na_list, self._na_budget))
         self.scatter.setData(spots)
         self.arrow_lines.setData(np.array([v for k in self._plot_xy for v in (0.0, self._plot_xy[k][0])]),
                                  np.array([v for k in self._plot_xy for v in (0.0, self._plot_xy[k][1])]),
@@ -278,9 +272,6 @@ class TradeoffPanel(QtWidgets.QWidget):
         self._ring_focus()
 
     def _resized(self, *_) -> None:
-        vb = self.plot.getViewBox()   # tick labels a line apart, whatever the chart's height
-        self.plot.getAxis("left").setTicks([geometry.spaced_ticks(vb.height() / max(np.ptp(vb.viewRange()[1]), 1e-9),
-                                                                  QtGui.QFontMetrics(pw.font()).lineSpacing())])
         self._update_heads()
         self._update_labels(self._label_groups[0])
 
@@ -395,8 +386,6 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.hidden_labels = {key for key in keys if boxes.get(key) is None}
         for key in keys:
             ll.put(self.labels[key], vb, boxes.get(key))
-        self.key.update(sorted(self.hidden_labels), self._plot_xy, {k: names[k].name for k in keys},
-                        {k: self._bubbles[k][0] for k in keys}, theme.RESOURCE_COLORS[self._direction[0]])
 
     def _place_origin_text(self, vb, origin_px, marks: tuple) -> tuple | None:
         """'this scenario' beside the origin in a quadrant no arrow or zero line crosses (below-right first);
