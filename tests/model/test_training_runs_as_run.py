@@ -9,6 +9,7 @@ import pytest
 
 from trinity_desktop.model import evaluate
 from trinity_desktop.model.formulas import comms
+from trinity_desktop.model.inputs.presets import hardware_presets
 from trinity_desktop.model.search.published_runs import published_runs
 
 
@@ -54,6 +55,17 @@ def test_torchtitans_h100_is_the_96_gb_hbm2e_part_and_its_published_layouts_fit(
     assert all(r.scenario.hardware.key == hw.key for r in runs)
     small = [r for r in runs if r.scenario.model.key == "llama-3-8b"]
     assert small and all(evaluate(r.scenario).fits for r in small)
+
+
+def test_torchtitans_500_w_h100_peaks_lie_a_third_of_the_way_from_nvl_to_sxm():
+    """Footnote 2 of torchtitan's H100 page puts the 500 W part's peak between the NVL and the SXM; linear in power
+    from the NVL's 400 W to the SXM's 700 W, 500 W is a third of the way: BF16 835.5 + (989.4 - 835.5) / 3 = 886.8
+    TFLOP/s and FP8 1,670.5 + (1,978.9 - 1,670.5) / 3 = 1,773.3 (H100 datasheet's dense columns)."""
+    hw = hardware_presets()["h100-96gb-500w"]
+    sxm = hardware_presets()["h100-sxm"]
+    assert hw.peak_flops["bf16"] == pytest.approx(835.5e12 + (989.4e12 - 835.5e12) / 3, rel=1e-3)
+    assert hw.peak_flops["fp8"] == pytest.approx(1670.5e12 + (1978.9e12 - 1670.5e12) / 3, rel=1e-3)
+    assert hw.peak_flops["bf16"] < sxm.peak_flops["bf16"] and hw.peak_flops["fp8"] < sxm.peak_flops["fp8"]
 
 
 def test_megatron_bridge_fp8_layouts_on_80_gb_h100_fit_with_transformer_engines_fp8_inputs():
