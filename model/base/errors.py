@@ -1,4 +1,5 @@
-"""The one error type the model raises for bad input."""
+"""The error types the model raises for bad input: ValidationError, and MissingLinkError for an option the hardware
+lacks a link for."""
 
 from __future__ import annotations
 
@@ -14,6 +15,17 @@ class ValidationError(ValueError):
         self.value = value
         self.allowed = allowed
         super().__init__(f"{field} = {shown(value)} is not allowed: {allowed}")
+
+
+class MissingLinkError(ValidationError):
+    """A refusal because the hardware lacks a field an option moves bytes over (#26): `missing` names the absent
+    field(s) ("host_link_bw"), `why` says so for a reader ("H100 has no host link: host_link_bw is absent"), and
+    the panels show `why` as "not available on this hardware" instead of parsing the message."""
+
+    def __init__(self, field: str, value: object, allowed: str, missing: str, why: str):
+        self.missing = missing
+        self.why = why
+        super().__init__(field, value, allowed)
 
 
 SHOWN_MAX = 20  # characters of a value in a message; a longer one is shortened

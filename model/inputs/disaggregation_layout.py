@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.errors import MissingLinkError, ValidationError
 
 KV_TRANSFER_LINKS = ("auto", "scale-up", "scale-out")
 
@@ -85,12 +85,15 @@ def check_disaggregation(sc) -> None:
     hw = sc.hardware
     if lay.link == "scale-up" and (hw.scaleup_bw <= 0 or lay.prefill.instance_gpus + lay.decode.instance_gpus
                                    > sc.gpus_per_node):
-        raise ValidationError("kv_transfer_link", sc.kv_transfer_link,
-                              f"scale-out or auto: a prefill and a decode instance ({lay.prefill.instance_gpus} + "
-                              f"{lay.decode.instance_gpus} GPUs) must share one NVLink node of {sc.gpus_per_node} "
-                              f"for scale-up ({hw.name} " + (f"scale-up {hw.scaleup_bw / 1e9:g} GB/s)"
-                                                             if hw.scaleup_bw > 0 else "scaleup_bw is absent)"))
+        allowed = (f"scale-out or auto: a prefill and a decode instance ({lay.prefill.instance_gpus} + "
+                   f"{lay.decode.instance_gpus} GPUs) must share one NVLink node of {sc.gpus_per_node} for scale-up "
+                   f"({hw.name} ")
+        if hw.scaleup_bw > 0:
+            raise ValidationError("kv_transfer_link", sc.kv_transfer_link,
+                                  allowed + f"scale-up {hw.scaleup_bw / 1e9:g} GB/s)")
+        raise MissingLinkError("kv_transfer_link", sc.kv_transfer_link, allowed + "scaleup_bw is absent)",
+                               "scaleup_bw", f"{hw.name} has no scale-up link: scaleup_bw is absent")
     if lay.link == "scale-out" and hw.scaleout_bw <= 0:
-        raise ValidationError("prefill_gpus", sc.prefill_gpus, f"0: {hw.name} has no link between the pools "
-                                                               "(scaleout_bw is absent, and the pair does not fit "
-                                                               "one scale-up node)")
+        why = f"{hw.name} has no link between the pools (scaleout_bw is absent, and the pair does not fit one " \
+              "scale-up node)"
+        raise MissingLinkError("prefill_gpus", sc.prefill_gpus, f"0: {why}", "scaleout_bw", why)

@@ -16,29 +16,34 @@ Scenario validation calls `check_needed_links` once, after its layout rules.
 
 from __future__ import annotations
 
-from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.errors import MissingLinkError
 
 HOST_OFFLOADS = ("optimizer", "activations", "nvme")
 
 
 def check_needed_links(scenario) -> None:
-    """Raise ValidationError naming the option and the hardware field it lacks; None when all are present."""
+    """Raise MissingLinkError naming the option and the hardware field it lacks; None when all are present."""
     hw = scenario.hardware
     if scenario.kind == "train" and scenario.offload in HOST_OFFLOADS:
         if hw.absent("host_link_bw"):
-            raise ValidationError("offload", scenario.offload,
-                                  f"none ({hw.name} has no host link: host_link_bw is absent)")
+            _refuse("offload", scenario.offload, "none", "host_link_bw", f"{hw.name} has no host link")
         if scenario.offload == "nvme" and hw.absent("nvme_bw"):
-            raise ValidationError("offload", scenario.offload,
-                                  f"none, optimizer or activations ({hw.name} has no local NVMe: nvme_bw is absent)")
+            _refuse("offload", scenario.offload, "none, optimizer or activations", "nvme_bw",
+                    f"{hw.name} has no local NVMe")
     if scenario.kv_offload_fraction > 0 and hw.absent("host_link_bw"):
-        raise ValidationError("kv_offload_fraction", scenario.kv_offload_fraction,
-                              f"0 ({hw.name} has no host link to offload the KV cache over: host_link_bw is absent)")
+        _refuse("kv_offload_fraction", scenario.kv_offload_fraction, "0", "host_link_bw",
+                f"{hw.name} has no host link to offload the KV cache over")
     if scenario.kv_offload_tier == "cxl":
         from trinity_desktop.model.inputs.tiers import (
             tier_map,  # reads the tier presets: imported when needed
         )
 
         if "cxl" not in tier_map(hw):
-            raise ValidationError("kv_offload_tier", "cxl",
-                                  f"host ({hw.name} has no CXL memory pool in memory_tiers.toml)")
+            why = f"{hw.name} has no CXL memory pool in memory_tiers.toml"
+            raise MissingLinkError("kv_offload_tier", "cxl", f"host ({why})", "cxl tier", why)
+
+
+def _refuse(field: str, value: object, allowed: str, missing: str, lacks: str):
+    """"<allowed> (<device> has no <link>: <field> is absent)", typed with the absent field."""
+    why = f"{lacks}: {missing} is absent"
+    raise MissingLinkError(field, value, f"{allowed} ({why})", missing, why)

@@ -17,7 +17,7 @@ from trinity_desktop.model.base.dtypes import (
     WEIGHT_FORMATS,
     check_choice,
 )
-from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.errors import MissingLinkError, ValidationError
 from trinity_desktop.model.base.ranges import EFFICIENCY_LIMITS, SCENARIO_LIMITS, check_limit
 from trinity_desktop.model.inputs.architecture import Architecture
 from trinity_desktop.model.inputs.disaggregation_layout import KV_TRANSFER_LINKS, check_disaggregation
@@ -291,10 +291,11 @@ class Scenario:
         if links_ok(hw.scaleup_bw, hw.scaleout_bw, self.gpus, self.gpus_per_node):
             return
         if self.gpus > 1 and hw.scaleup_bw <= 0 and hw.scaleout_bw <= 0:
-            raise ValidationError("gpus", self.gpus, f"1 ({hw.name} has no device-to-device link: "
-                                  "scaleup_bw and scaleout_bw are absent)")
-        raise ValidationError("gpus", self.gpus, f"at most one node of {self.gpus_per_node} (gpus_per_node): "
-                              f"{hw.name} has no scale-out link between nodes (scaleout_bw is absent)")
+            why = f"{hw.name} has no device-to-device link: scaleup_bw and scaleout_bw are absent"
+            raise MissingLinkError("gpus", self.gpus, f"1 ({why})", "scaleup_bw, scaleout_bw", why)
+        why = f"{hw.name} has no scale-out link between nodes (scaleout_bw is absent)"
+        raise MissingLinkError("gpus", self.gpus, f"at most one node of {self.gpus_per_node} (gpus_per_node): {why}",
+                               "scaleout_bw", why)
 
     def _check_lora(self):
         """LoRA / QLoRA (#23): targets by name; QLoRA needs adapters; adapters on MHA/GQA projections (MLA's

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from trinity_desktop.model.base.errors import ValidationError
+from trinity_desktop.model.base.errors import MissingLinkError, ValidationError
 from trinity_desktop.model.inputs.scenario import Scenario
 from trinity_desktop.model.step.evaluation import Results, evaluate
 
@@ -113,9 +113,10 @@ def variant_scenarios(base: Scenario) -> list[tuple[str, Scenario | None, str]]:
             continue
         try:
             out.append((v.name, b.replace(**v.changes), ""))
-        except ValidationError as exc:  # an option the hardware lacks a field for (inputs/needed_links.py)
-            why = exc.allowed.partition("(")[2].rstrip(")") or str(exc)  # "X has no host link: host_link_bw is absent"
-            out.append((v.name, None, f"{NOT_AVAILABLE}: {why}"))
+        except MissingLinkError as exc:  # an option the hardware lacks a link for (inputs/needed_links.py)
+            out.append((v.name, None, f"{NOT_AVAILABLE}: {exc.why}"))
+        except ValidationError as exc:  # a variant this scenario's layout cannot take
+            out.append((v.name, None, f"not valid here: {exc}"))
     return out
 
 

@@ -178,3 +178,23 @@ def test_the_link_refusals_name_the_absent_hardware_values(minimal):
     with pytest.raises(ValidationError, match="scaleout_bw is absent") as info:
         _base(minimal, "decode").replace(prefill_gpus=1, decode_gpus=1)
     assert info.value.field == "prefill_gpus"
+
+
+def test_a_missing_link_refusal_is_typed_with_the_absent_field_and_a_reader_reason(minimal):
+    """The panels read `MissingLinkError.missing` / `.why`, not the message's wording: every "needs a link" rule
+    raises the typed error naming the absent field, and the message still reads as a one-line refusal."""
+    from trinity_desktop.model.base.errors import MissingLinkError
+
+    train = _base(minimal, "train")
+    cases = [(lambda: train.replace(offload="optimizer"), "host_link_bw"),
+             (lambda: _base(minimal, "decode").replace(kv_offload_fraction=0.5), "host_link_bw"),
+             (lambda: train.replace(gpus=2, gpus_per_node=2, global_batch=8), "scaleup_bw, scaleout_bw")]
+    for build, field in cases:
+        with pytest.raises(MissingLinkError) as err:
+            build()
+        assert err.value.missing == field and field.split(",")[0] in err.value.why
+        assert minimal.name in err.value.why and "\n" not in str(err.value) and len(str(err.value)) < 200
+    # a layout refusal that is not about a link stays a plain ValidationError: "not valid here", not "not available"
+    with pytest.raises(ValidationError) as plain:
+        _base(hardware_presets()["h100-sxm"], "train").replace(tp=3)
+    assert not isinstance(plain.value, MissingLinkError)
