@@ -140,3 +140,20 @@ def test_a_signal_during_a_command_is_one_line_and_the_shells_status(name, statu
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == status, run.stderr
     assert run.stderr.strip() == f"trinity-desktop: stopped by {name}", run.stderr
+
+
+def test_only_refusals_are_capped_other_stderr_output_passes_unchanged(capsys):
+    """stderr is not wrapped: a refusal is one short line (print_refusal), while a multi-line message that is not a
+    refusal (a Python warning, Qt's own output) keeps its lines."""
+    from trinity_desktop.__main__ import main
+    from trinity_desktop.refusals import MAX_LINE, print_refusal
+
+    before = sys.stderr
+    assert main(["calc", "train", "--seq-len", "9" * 400]) == 2
+    assert sys.stderr is before
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and len(err) < MAX_LINE and "(400 digits)" in err
+    print("first line\nsecond line", file=sys.stderr)
+    assert capsys.readouterr().err == "first line\nsecond line\n"
+    print_refusal("a\nb.json cannot be read")
+    assert capsys.readouterr().err == "trinity-desktop: error: a\\nb.json cannot be read\n"

@@ -28,7 +28,9 @@ class _GuiParser(argparse.ArgumentParser):
     """Argument errors exit 2 with one line (argparse would print the usage text as well)."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        from trinity_desktop.refusals import one_line
+
+        self.exit(2, one_line(f"{self.prog}: error: {message}") + "\n")
 
 
 def _scale(text: str) -> float:
@@ -42,39 +44,18 @@ def _scale(text: str) -> float:
     return value
 
 
-class _OneLineErrors:
-    """stderr for the terminal: each message written stays on one line (refusals.one_line: its control
-    characters and newlines, as in a file name such as 'a\\nb.json', shown as escapes, an echoed argument
-    shortened, the line at most MAX_LINE characters); the newline ending a write passes."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        from trinity_desktop.refusals import one_line
-
-        body, end = (text[:-1], "\n") if text.endswith("\n") else (text, "")
-        return self._stream.write(one_line(body) + end)
-
-    def __getattr__(self, name):
-        return getattr(self._stream, name)
-
-
 MAX_ARGS = 1000  # command-line arguments: the longest real command has a few dozen
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    stderr = sys.stderr
-    sys.stderr = _OneLineErrors(stderr)
-    try:
-        problem = _argv_problem(argv) or _stdout_problem(bool(argv) and argv[0] in CLI_COMMANDS)
-        if problem:
-            print(f"trinity-desktop: error: {problem}", file=sys.stderr)
-            return 2
-        return _main(argv)
-    finally:
-        sys.stderr = stderr
+    problem = _argv_problem(argv) or _stdout_problem(bool(argv) and argv[0] in CLI_COMMANDS)
+    if problem:
+        from trinity_desktop.refusals import print_refusal
+
+        print_refusal(problem)
+        return 2
+    return _main(argv)
 
 
 def _argv_problem(argv: list[str]) -> str:
@@ -140,6 +121,7 @@ def _main(argv: list[str]) -> int:
 def _run_cli(argv: list[str]) -> int:
     """The CLI, with output that cannot be written (a full disk, /dev/full) reported in one line, exit 2."""
     from trinity_desktop.cli import run_cli
+    from trinity_desktop.refusals import print_refusal
     from trinity_desktop.stop_signals import Stopped, stopping_cleanly
 
     try:
@@ -147,14 +129,14 @@ def _run_cli(argv: list[str]) -> int:
             code = run_cli(argv)
             sys.stdout.flush()
     except Stopped as exc:   # Ctrl+C or SIGTERM during a search or a fit: one line, the signal's status
-        print(f"trinity-desktop: {exc}", file=sys.stderr)
+        print_refusal(str(exc), prefix="trinity-desktop: ")
         return exc.status
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as Unix tools do
         _detach_stdout()
         return 0
     except OSError as exc:
         _detach_stdout()
-        print(f"trinity-desktop: error: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        print_refusal(f"cannot write the output: {exc.strerror or exc}")
         return 2
     return code
 

@@ -28,9 +28,10 @@ def say(message: str, error: bool = True) -> None:
     """One line on the terminal: stderr with the program's error prefix (or stdout), control characters and
     newlines of file names shown as escapes."""
     from trinity_desktop.model.inputs.text_guard import escaped
+    from trinity_desktop.refusals import print_refusal
 
     if error:
-        print(f"trinity-desktop: error: {escaped(message)}", file=sys.stderr)
+        print_refusal(message)
     else:
         print(escaped(message))
 
@@ -198,6 +199,7 @@ def present_slides(file: str, folder: str | Path) -> int:
     """Open a deck, present it, and save one PNG per slide to `folder` (for checking a talk before giving it)."""
     from trinity_desktop.audit_slides import crushed_panels, outside_screen
     from trinity_desktop.presentation import render_slides
+    from trinity_desktop.refusals import print_refusal
 
     app = ensure_application()
     app.setProperty("trinity_quiet", True)
@@ -227,7 +229,7 @@ def present_slides(file: str, folder: str | Path) -> int:
             count += 1
         say(f"wrote {count} slides to {folder}", error=False)
         for line in crushed:   # a panel below its declared minimum size cannot tell its message
-            print(f"trinity-desktop: warning: {line}", file=sys.stderr)
+            print_refusal(line, prefix="trinity-desktop: warning: ")
         return 1 if crushed else 0
     finally:
         tear_down(window)

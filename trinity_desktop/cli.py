@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 
 from trinity_desktop import cli_claims, cli_load, cli_validate
@@ -78,7 +77,7 @@ from trinity_desktop.model.views.split import OBJECTIVES, edge_devices, networks
 from trinity_desktop.model.views.stages import request_time, stages_json
 from trinity_desktop.model.views.techniques import applicable, load_techniques
 from trinity_desktop.model.views.techniques import apply as apply_technique
-from trinity_desktop.refusals import one_line
+from trinity_desktop.refusals import print_refusal
 
 
 def _add_calc_split(calc) -> None:
@@ -476,9 +475,9 @@ def run_cli(argv: Sequence[str]) -> int:
             return out
         rep, text = out
     except CliError as exc:
-        print(one_line(f"{PROG}: error: {exc}"), file=sys.stderr)
+        print_refusal(str(exc), prefix=f"{PROG}: error: ")
         return 2
     except ValidationError as exc:
-        print(one_line(f"{PROG}: error: {option_message(exc, args)}"), file=sys.stderr)
+        print_refusal(option_message(exc, args), prefix=f"{PROG}: error: ")
         return 2
     return write_report(json.dumps(rep, indent=2) if args.json else text(rep))

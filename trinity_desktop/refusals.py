@@ -9,12 +9,15 @@ line still too long keeps its start and says how long it was.
 
 from __future__ import annotations
 
+import sys
+
 from trinity_desktop.model.base.errors import shown
 from trinity_desktop.model.inputs.text_guard import escaped
 
 MAX_LINE = 200  # a refusal is shorter, its "trinity-desktop: error: " included
 LONG_WORD = 120  # characters: a longer argument echoed in a message is shortened (its start and its length)
 KEPT = 150  # characters kept of a line over MAX_LINE
+ERROR = "trinity-desktop: error: "  # the prefix of every refusal on the terminal
 
 
 def refusal(field: str, value: object, allowed: str) -> str:
@@ -35,3 +38,9 @@ def one_line(text: str, limit: int = MAX_LINE) -> str:
     if len(line) < limit:
         return line
     return f"{line[:KEPT].rstrip()}… ({len(line):,} characters)"
+
+
+def print_refusal(message: str, prefix: str = ERROR) -> None:
+    """One refusal or warning on stderr, on one short line (`one_line`); other output on stderr (Qt's and Python's
+    own messages) passes unchanged."""
+    print(one_line(prefix + message), file=sys.stderr)
