@@ -172,7 +172,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
             state_points.append((float(lx[i]), float(np.log10(curve.state_bytes[i])), short, key == "hybrid"))
         top = max(float(max(cur.speedup.max() for cur in c.curves)), SEED_SPEEDUP) * 1.15
         self.splot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
-        self.splot.setYRange(np.log10(0.9), float(np.log10(top)), padding=0)
+        self.splot.setYRange(np.log10(0.6), float(np.log10(top)), padding=0)   # room to name the 1x baseline below it
         ticks = [(float(np.log10(v)), f"{v:g}") for v in (1, 1.5, 2, 4, 8, 16, 32) if v < top]
         self.splot.getAxis("left").setTicks([sorted(ticks), []])
         # the cited ratios are named on the right axis, next to their dashed lines

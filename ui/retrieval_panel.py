@@ -23,6 +23,7 @@ from trinity_desktop.model.inputs.scale_facts import retrieval_points
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
+from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.scale_chart import ScaleChart, combo, faded, set_log_data
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
 
@@ -70,6 +71,7 @@ class RetrievalPanel(QtWidgets.QWidget):
             "Jégou et al. (PQ codes of d/16 bytes), Subramanya et al. (DiskANN). Query time = round trips x tier "
             "latency + bytes / tier bandwidth.")
         self.lines = {i: self.chart.line(INDEX_COLORS[i], 2.0, INDEX_LABELS[i]) for i in INDEXES}
+        self.line_labels = PointLabels(self.chart.plot, len(INDEXES))   # each index named on its line
         self.bands: list[pg.LinearRegionItem] = []
         self.band_labels: list[pg.TextItem] = []
         self.time_line = self.chart.line(theme.RESOURCE_COLORS["memory"], 3.0)
@@ -127,8 +129,8 @@ class RetrievalPanel(QtWidgets.QWidget):
             item.setVisible(bytes_view)
             item.setPen(pg.mkPen(INDEX_COLORS[i], width=3.5 if chosen else 1.5,
                                  style=QtCore.Qt.PenStyle.SolidLine if chosen else QtCore.Qt.PenStyle.DashLine))
-            item.setZValue(10 if chosen else 5)
-            set_log_data(item, N, runs[i].index_bytes)
+            item.setZValue(5 if chosen else 10)   # the others' dashes drawn over the chosen line: one they coincide
+            set_log_data(item, N, runs[i].index_bytes)   # with (DiskANN's bytes lie on HNSW's) still shows
         self.time_line.setVisible(not bytes_view)
         self.published.setVisible(not bytes_view)
         pts = [p for p in retrieval_points() if p.latency_s > 0]
@@ -137,6 +139,7 @@ class RetrievalPanel(QtWidgets.QWidget):
         if bytes_view:
             lo_y, hi_y = 1e7, max(float(runs[i].index_bytes[-1]) for i in INDEXES)
             self._draw_bands(tiers, lo_y, hi_y)
+            self._name_lines({i: runs[i].index_bytes for i in INDEXES}, lo_y)
             pw.set_axis_label(self.chart.plot, "left", "bytes")
             self.chart.fit_range([N[0], N[-1]], [lo_y, hi_y], pad=0.0)
             self.chart.set_hover_points(
@@ -151,6 +154,7 @@ class RetrievalPanel(QtWidgets.QWidget):
                 f"{t.label} {fmt_bytes(t.capacity_bytes)}" for t in tiers) + ".")
         else:
             self._draw_bands([], 1.0, 1.0)
+            self.line_labels.set([])
             pw.set_axis_label(self.chart.plot, "left", "query time (s)")
             set_log_data(self.time_line, N[placed], qs)
             set_log_data(self.published, [p.vectors for p in pts], [p.latency_s for p in pts])
@@ -169,6 +173,21 @@ class RetrievalPanel(QtWidgets.QWidget):
                                        f"{engines[-1]}, measured on their own machines (hover each).")
         self._summary = {"tier_at_10m": str(evaluate_retrieval(1e7, self.dim, self.index, hw, self.dtype).tier),
                          "spill": spill}
+
+    def _name_lines(self, index_bytes: dict, lo_y: float) -> None:
+        """Each index's name on its own line, the chosen one bold and first, at its own share of the visible span
+        (two lines that coincide get their names at different places, never one name over another)."""
+        order = [self.index] + [i for i in INDEXES if i != self.index]
+        points, lines, colors = [], [], []
+        for share, i in zip((0.55, 0.8, 0.3), order, strict=True):
+            b = np.asarray(index_bytes[i], dtype=float)
+            lines.append(tuple(zip(np.log10(N), np.log10(np.maximum(b, 1.0)), strict=True)))
+            seen = np.flatnonzero(b >= lo_y)
+            if seen.size:
+                k = int(seen[0] + share * (len(N) - 1 - seen[0]))
+                points.append((float(np.log10(N[k])), float(np.log10(b[k])), INDEX_LABELS[i], i == self.index))
+                colors.append(INDEX_COLORS[i])
+        self.line_labels.set(points, lines=lines, colors=colors)
 
     def _draw_bands(self, tiers, lo_y: float, hi_y: float) -> None:
         plot = self.chart.plot
