@@ -29,7 +29,7 @@ from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.axes import MinusSignAxis, minus_sign
 from trinity_desktop.ui.tradeoff_geometry import ARROW_STRIP_PX, bubble_size, nearest_workload, symlog
-from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines
+from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines, not_drawn_text
 
 HOVER_RADIUS_PX = 22.0
 AXIS_MEASURES = {"compute": "FLOPs", "bandwidth": "link time", "memory": "HBM bytes"}
@@ -37,7 +37,6 @@ HEAD_PX = 13.0
 ZERO_STRIP_PX = 5.0   # the band along each zero line that "this scenario" keeps off
 ORIGIN_GAP_PX = 8.0   # 'this scenario' this far from the origin's dot
 LABEL_CHARS = 22   # a bubble's name wraps at this many characters
-TALL_PX = 640      # a panel lower than this lists the techniques that do not apply on two lines
 Y_TICKS = (-1000, -100, -10, -1, 0, 1, 10, 100, 1000, 10000)
 
 
@@ -151,14 +150,12 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.na_title = QtWidgets.QLabel("Not applicable to this scenario (not drawn):")
         self.na_title.setFont(pw.font(bold=True))
         self.na_title.setProperty("editingControl", True)   # it titles the list: off the slides with it (slide_controls)
-        self.na_list = QtWidgets.QListWidget()
+        self.na_list = QtWidgets.QLabel()   # grouped by reason, whole lines that wrap: never a scrolled, cut row
         self.na_list.setFont(pw.font(11))
         self.na_list.setWordWrap(True)
+        self.na_list.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.na_list.setAccessibleName("Techniques that do not apply here, with the reason")
-        self.na_list.setToolTip("Techniques of this direction that do not apply to the current scenario, or that "
-                                "the model core does not compute yet, and why. Hover an entry for its details.")
-        self._na_line_px = QtGui.QFontMetrics(pw.font(11)).lineSpacing()
-        self.na_list.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.na_list.setProperty("editingControl", True)   # an explorer's detail: off the slides (slide_controls)
 
         top = QtWidgets.QHBoxLayout()
         top.addWidget(label)
@@ -171,13 +168,6 @@ class TradeoffPanel(QtWidgets.QWidget):
         layout.addWidget(self.na_title)
         layout.addWidget(self.na_list)
         layout.addWidget(self.caption)
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        """A low panel keeps the chart: the list of what does not apply shrinks to two lines (it scrolls)."""
-        lines = 4 if event.size().height() >= TALL_PX else 2
-        self.na_list.setMaximumHeight(lines * self._na_line_px + 10)
-        self.na_list.setMinimumHeight(self._na_line_px + 10)   # never squeezed to a title over an empty box
-        super().resizeEvent(event)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
@@ -233,15 +223,13 @@ class TradeoffPanel(QtWidgets.QWidget):
             fill.setAlpha(150)
             spots.append({"pos": (x, float(yv)), "size": size, "brush": pg.mkBrush(fill),
                           "pen": pg.mkPen(color, width=1.5), "data": t.key})
-        self.na_list.clear()
+        entries = []
         for t in disabled:   # listed apart with the reason; no bubble, no number
             self._bubbles[t.key] = (0.0, 0.0, bubble_size(t.relevance), theme.MUTED_COLOR, False)
             e = self._effects.get(t.key)
-            reason = e.reason if e is not None else "No scenario yet."
-            item = QtWidgets.QListWidgetItem(f"{t.name} — {reason}")
-            item.setData(QtCore.Qt.ItemDataRole.UserRole, t.key)
-            item.setToolTip("\n".join(text for text, _ in self._hover_lines(t.key)))
-            self.na_list.addItem(item)
+            entries.append((t.name, e.reason if e is not None else "No scenario yet."))
+        self.na_list.setText(not_drawn_text(entries))
+        self.na_list.setToolTip("\n\n".join(f"{name}: {reason}" for name, reason in entries))
         self.na_title.setVisible(bool(disabled))
         self.na_list.setVisible(bool(disabled))
         self.scatter.setData(spots)

@@ -54,10 +54,17 @@ def test_a_technique_focus_turns_the_explorer_and_previews_on_the_triangle(shown
     assert triangle.preview_visible()
 
 
-def test_the_not_applicable_list_keeps_a_line_on_a_low_panel(shown_panel):
-    r = evaluate(workload("long-context-decode"))
+def test_the_not_applicable_list_reads_whole_on_a_low_panel(shown_panel):
+    """Grouped by reason on whole wrapped lines (never a scrolled list with a row cut at its edge), and the chart
+    keeps most of a low panel."""
+    r = evaluate(workload("dense-pretrain"))
     explorer = shown_panel(TradeoffPanel, size=(660, 420))
     explorer.update_results(r)
     explorer.set_direction("compute", "memory")
-    if explorer.na_title.isVisible():
-        assert explorer.na_list.height() >= explorer.na_list.minimumHeight() > 10
+    assert explorer.na_title.isVisible()
+    label = explorer.na_list
+    assert label.height() >= label.heightForWidth(label.width()) > 10
+    assert "Applies to prefill / decode workloads, not train: KV-cache quantisation," in label.text()
+    assert label.text().count("KV-cache quantisation") == 1   # FP8 and INT4 named once; the hover has both
+    assert "KV-cache quantisation (FP8)" in label.toolTip() and "KV-cache quantisation (INT4)" in label.toolTip()
+    assert explorer.graphics.height() >= 200
