@@ -5,6 +5,7 @@ Nothing here knows about a particular panel; panels build on these and keep the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -197,13 +198,30 @@ def _fit_scene_to_view(plot: pg.PlotItem) -> None:
             central.setGeometry(view.range)
 
 
+UNITS = frozenset("s ms µs ns h GB TB MB kB GiB TiB MiB B W kW J mJ kWh % × x GB/s TB/s MB/s FLOP/s TFLOP/s PFLOP/s "
+                  "tokens tokens/s bits".split())
+_NUMBER = re.compile(r"[−+-]?[\d.,]+[kMGT]?$")
+
+
+def _words(text: str) -> list[str]:
+    """The words a title wraps between, a number and its unit kept as one ("29 s", "80 GB"): a line never ends
+    with a bare number whose unit starts the next."""
+    words: list[str] = []
+    for word in text.split():
+        if words and _NUMBER.match(words[-1]) and word.rstrip(",.;:)") in UNITS:
+            words[-1] += " " + word
+        else:
+            words.append(word)
+    return words
+
+
 def _wrap(text: str, metrics: QtGui.QFontMetrics, width: float, max_lines: int) -> tuple[list[str], bool]:
     """Words of `text` in at most `max_lines` lines of `width` pixels, broken only between whole words and
     never elided ("st…", "ti…" read as nothing): the last line takes every word left; (lines, cut), cut when a
     line is still wider than `width` (the full text is then the item's tooltip)."""
     width = int(width)   # whole pixels: a line that fits is never counted as cut
     lines: list[str] = []
-    words = text.split()
+    words = _words(text)
     while words and len(lines) < max_lines:
         line = words.pop(0)
         while words and metrics.horizontalAdvance(line + " " + words[0]) <= width:
