@@ -612,6 +612,7 @@ def test_requests_that_fit_are_unchanged(sc, monkeypatch):
     assert not any(s.kind == "memory-transfer" for s in items)
     assert all(set(s.live_memory_by_tier) == {"hbm", "host"} and s.live_memory_by_tier["host"] == 0.0 for s in items)
     monkeypatch.setattr(request_mod, "kv_tiers", lambda *a, **k: None)
+    monkeypatch.setattr(request_mod, "_RECENT_PLANS", [])   # a plan made before the patch is not reused
     assert stages(sc) == items
     assert makespan(items) == pytest.approx(evaluate(sc).infer["request_s"], rel=1e-6)
 
@@ -619,6 +620,7 @@ def test_requests_that_fit_are_unchanged(sc, monkeypatch):
 def test_switching_the_tier_model_off_gives_the_cores_request(spill_case, monkeypatch):
     sc, r, items = spill_case
     monkeypatch.setattr(request_mod, "kv_tiers", lambda *a, **k: None)
+    monkeypatch.setattr(request_mod, "_RECENT_PLANS", [])   # a plan made before the patch is not reused
     plain = stages(sc, r)
     in_hbm = r.infer["prefill_s"] + sc.gen_len * r.infer["time_per_output_token_s"]  # the core's, cache in HBM
     assert makespan(plain) == pytest.approx(in_hbm, rel=1e-6)
