@@ -4,7 +4,7 @@ slides of a deck being presented, and the bars' brushes, one per role, highlight
 A 16,384-GPU interleaved step (the planner deck's fastest layout: PP 32 x 4 virtual stages) has 62,483 stages,
 seconds of work for `model.views.stages.stages`; `prefetch` lays it out while the speaker is still on the slides
 before, so the slide that shows it paints at once. `timeline` returns the cached (stages, phases), waits for a
-layout in progress, or computes them itself; the last CACHE_SIZE scenarios are kept.
+layout in progress, or computes them itself; the last CACHE_SIZE scenarios are kept, up to MAX_CACHED_BARS bars.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from trinity_desktop.ui import theme
 from trinity_desktop.ui.flow_readout import ROLE_COLORS
 
 CACHE_SIZE = 8
+MAX_CACHED_BARS = 200_000   # about 55 MB of bars: the planner deck's 16,384-GPU steps and a few small ones
 FADED_ALPHA = 55   # bars outside the highlighted phase
 
 _lock = threading.Lock()
@@ -41,14 +42,30 @@ def _claim(scenario: Scenario) -> tuple[Future, bool]:
                 return future, False
         future = Future()
         _cache.append((scenario, future))
-        del _cache[:-CACHE_SIZE]
+        _bound()
         return future, True
+
+
+def _bound() -> None:
+    """Keep the last CACHE_SIZE scenarios, newest first, while their laid-out bars stay under MAX_CACHED_BARS
+    (one in progress counts none; the newest is always kept). The caller holds the lock."""
+    kept, bars = [], 0
+    for known, future in reversed(_cache[-CACHE_SIZE:]):
+        done = future.done() and future.exception() is None
+        n = len(future.result()[0]) if done else 0
+        if kept and bars + n > MAX_CACHED_BARS:
+            continue
+        kept.append((known, future))
+        bars += n
+    _cache[:] = kept[::-1]
 
 
 def _lay_out(future: Future, scenario: Scenario, results: Results | None) -> None:
     try:
         items = stages(scenario, results)
         future.set_result((items, phases(items, scenario.kind)))
+        with _lock:
+            _bound()   # its size is known now
     except Exception as exc:   # noqa: BLE001 (whoever waits gets it: the panel explains a bad scenario)
         with _lock:   # ... and it is not kept: the next call tries again
             _cache[:] = [(known, f) for known, f in _cache if f is not future]

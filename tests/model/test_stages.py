@@ -683,3 +683,16 @@ def test_one_spilling_request_runs_its_step_once(monkeypatch):
     items = stages(sc, r)
     assert calls == ["request", "sweep", "sweep"]
     assert makespan(items) == pytest.approx(r.infer["request_s"], rel=1e-9)
+
+
+def test_bars_share_their_byte_and_memory_mixes_and_hold_no_instance_dict():
+    """A 1F1B step repeats a few byte / memory mixes over its micro-batches: the bars share one read-only mapping
+    per distinct mix (the flow keeps 68,745 bars of a 16,384-GPU step: 59 MB with a dict per bar, 19 MB so)."""
+    sc = default_scenario().replace(pp=4, global_batch=1024)
+    items = stages(sc, evaluate(sc))
+    assert len(items) > 500
+    assert len({id(s.bytes_by_link) for s in items}) < len(items) / 10
+    assert len({id(s.live_memory_by_tier) for s in items}) < len(items) / 2
+    assert not hasattr(items[0], "__dict__")
+    with pytest.raises(TypeError):
+        items[0].bytes_by_link["hbm"] = 1.0   # shared, so read-only

@@ -40,3 +40,19 @@ def test_an_error_reaches_the_caller():
     with pytest.raises(ValidationError):
         flow_timeline.timeline(sc, evaluate(sc.replace(seq_len=2048)))   # results of another scenario
     assert flow_timeline.timeline(sc, evaluate(sc))[0] == stages(sc)      # the failure was not kept
+
+
+def test_the_cache_keeps_the_newest_timelines_within_its_bar_budget(monkeypatch):
+    """A 16,384-GPU step has 68,745 bars: the cache holds the last CACHE_SIZE scenarios only while their bars
+    stay within MAX_CACHED_BARS, the newest always kept."""
+    monkeypatch.setattr(flow_timeline, "_cache", [])
+    scenarios = [default_scenario().replace(seq_len=1024 * k) for k in (1, 2, 3)]
+    sizes = [len(flow_timeline.timeline(sc)[0]) for sc in scenarios]
+    assert [known for known, _ in flow_timeline._cache] == scenarios   # all three fit the default budget
+    monkeypatch.setattr(flow_timeline, "MAX_CACHED_BARS", sizes[-1] + sizes[-2])
+    flow_timeline.timeline(scenarios[0].replace(seq_len=512))          # a fourth: the oldest two go
+    kept = [known for known, _ in flow_timeline._cache]
+    assert kept[-1].seq_len == 512 and scenarios[0] not in kept and len(kept) <= 3
+    monkeypatch.setattr(flow_timeline, "MAX_CACHED_BARS", 0)
+    flow_timeline.timeline(scenarios[1])
+    assert [known for known, _ in flow_timeline._cache] == [scenarios[1]]   # the newest stays, even over budget
