@@ -51,8 +51,12 @@ def test_memory_wall_panel(qtbot, results):
     p.update_results(results)
     g = p.growth()
     assert f"{g['peak_flops']:.2f}x" in _title(p.chart)
+    named = {text: bold for _x, _y, text, bold in p.fit_labels.points}   # each fitted line named with its rate
+    assert named[f"FLOP/s {g['peak_flops']:.2f}x"] is True and f"HBM B/s {g['hbm_bw']:.2f}x" in named
+    assert all(x > max(d.year for d in p.wall.devices) for x, *_ in p.fit_labels.points)   # right of the data
     p.view_combo.setCurrentIndex(1)
     assert f"{g['model_memory']:.2f}x" in _title(p.chart) and "DeepSeek-V3" in _title(p.chart)
+    assert not p.fit_labels.points   # the growth lines' names leave with them
 
 
 def test_batch_law_panel(qtbot, results):
