@@ -161,6 +161,8 @@ class Presenter(QtCore.QObject):
         height = box.layout().totalHeightForWidth(width)
         if height > 0 and box.height() != height:
             box.setFixedHeight(height)
+            self._banner.layout().invalidate()   # the tool bar (and its dock area) shrink with it, not only grow
+            self._banner.setFixedHeight(self._banner.sizeHint().height())
 
     # --- mode ----------------------------------------------------------------------------------
     def start(self, deck, index: int = 0) -> bool:

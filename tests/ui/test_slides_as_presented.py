@@ -251,7 +251,7 @@ def test_a_long_title_wraps_and_the_banner_takes_its_own_slides_height(window):
         for label in (title, caption):   # every line of the title and caption is inside the banner
             assert label.height() >= label.heightForWidth(label.width()) - 1, (i, label.accessibleName())
         heights.append(presenter._banner.height())
-    assert heights[1] > heights[2] and heights[0] > heights[2]   # the third slide does not keep the second's height
+    assert heights[1] > heights[2] and heights[0] > heights[2], heights   # the third slide does not keep the second's height
     assert presenter.counter_label.font().pointSize() == presentation.COUNTER_PT
 
 
