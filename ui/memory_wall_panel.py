@@ -165,6 +165,8 @@ class MemoryWallPanel(QtWidgets.QWidget):
         points = [(end, float(np.log10(g[q].at(end) / base[q])), f"{SHORT[q]} {g[q].per_2y:.2f}x",
                    q == "peak_flops") for q in shown]
         lines = [tuple(zip(years, np.log10(g[q].at(years) / base[q]), strict=True)) for q in shown]
+        lines += [tuple(zip(years, (years - BASE_YEAR) / 2.0 * np.log10(g[q].published_per_2y), strict=True))
+                  for q in shown if q in self.published]   # and off the dashed published rates
         self.fit_labels.set(points, lines=lines, colors=[COLORS[q] for q in shown])
 
     def _ring_device(self, devices, shown: list[str], g) -> None:

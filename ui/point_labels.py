@@ -28,17 +28,19 @@ class PointLabels:
             plot.addItem(item, ignoreBounds=True)
         self.points: list[tuple[float, float, str, bool]] = []
         self.lines: list[tuple[tuple[float, float], ...]] = []
+        self.avoid: list = []
         self.layout = ll.LabelLayout()
         follow = pw.NextPass(plot.getViewBox(), self.relayout)   # once per burst of resizes and range changes
         plot.getViewBox().sigResized.connect(follow.poke)
         plot.getViewBox().sigRangeChanged.connect(follow.poke)
 
-    def set(self, points: Sequence[tuple[float, float, str, bool]], lines=(), colors=()) -> None:
+    def set(self, points: Sequence[tuple[float, float, str, bool]], lines=(), colors=(), avoid=()) -> None:
         """(x, y, text, bold) per point, most important first; `lines`: polylines ((x, y), ...) the labels
         keep off; all in view coordinates. `colors`: theme colours per label (default: the text colour), made
-        readable on the plot's background."""
+        readable on the plot's background. `avoid`: other text items of the plot the labels keep off."""
         self.points = list(points)[: len(self.items)]
         self.lines = [tuple(line) for line in lines]
+        self.avoid = list(avoid)
         bg = QtGui.QColor(theme.THEMES[theme.current_theme()]["plot_bg"])
         for k, (item, (_x, _y, text, bold)) in enumerate(zip(self.items, self.points, strict=False)):
             color = colors[k] if k < len(colors) else theme.plot_text_color()
@@ -73,6 +75,10 @@ class PointLabels:
             pts = [ll.scene_point(vb, x, y) for x, y in line]
             for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):
                 obstacles += ll.strip(x0, y0, x1, y1, 4.0)
+        for item in self.avoid:
+            if shiboken6.isValid(item) and item.isVisible():
+                r = item.sceneBoundingRect()
+                obstacles.append(ll.box_of(r.x(), r.y(), r.width(), r.height()))
         boxes = self.layout.place(labels, ll.view_bounds(vb), obstacles)
         for k, item in enumerate(self.items[: len(self.points)]):
             ll.put(item, vb, boxes.get(str(k)))

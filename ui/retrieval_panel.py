@@ -187,7 +187,7 @@ class RetrievalPanel(QtWidgets.QWidget):
                 k = int(seen[0] + share * (len(N) - 1 - seen[0]))
                 points.append((float(np.log10(N[k])), float(np.log10(b[k])), INDEX_LABELS[i], i == self.index))
                 colors.append(INDEX_COLORS[i])
-        self.line_labels.set(points, lines=lines, colors=colors)
+        self.line_labels.set(points, lines=lines, colors=colors, avoid=self.band_labels)   # off the tiers' names
 
     def _draw_bands(self, tiers, lo_y: float, hi_y: float) -> None:
         plot = self.chart.plot
