@@ -462,10 +462,11 @@ def html_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def key_entry(marker: str, text: str, color: str | None = None) -> str:
-    """One legend entry as rich text: a (coloured) marker and its words joined by non-breaking spaces, so a
-    wrapping key never leaves a marker at a line's end and its label on the next."""
-    mark = f"<span style='color:{color}'>{marker}</span>" if color else marker
+def key_entry(marker: str, text: str, color: str | None = None, marker_pt: int | None = None) -> str:
+    """One legend entry as rich text: a (coloured, `marker_pt`-sized) marker and its words joined by non-breaking
+    spaces, so a wrapping key never leaves a marker at a line's end and its label on the next."""
+    style = (f"color:{color};" if color else "") + (f" font-size:{marker_pt}pt" if marker_pt else "")
+    mark = f"<span style='{style}'>{marker}</span>" if style else marker
     return mark + "&nbsp;" + html_escape(text).replace(" ", "&nbsp;")
 
 

@@ -169,9 +169,8 @@ class RooflineLabels:
         if entries == self._legend_entries:
             return
         self._legend_entries = entries
-        self.legend_label.setText(pw.key_line(   # whole entries: a wrapped key breaks only between them
-            f"<span style='color:{color}; font-size:13pt'>{glyph}</span>&nbsp;"
-            + pw.html_escape(text).replace(" ", "&nbsp;") for glyph, color, text in entries))
+        self.legend_label.setText(pw.key_line([pw.key_entry(glyph, text, color, marker_pt=13)
+                                               for glyph, color, text in entries]))
 
     def legend_texts(self) -> list[str]:
         return [text for _, _, text in self._legend_entries]
