@@ -467,7 +467,7 @@ def key_entry(marker: str, text: str, color: str | None = None, marker_pt: int |
     spaces, so a wrapping key never leaves a marker at a line's end and its label on the next."""
     style = (f"color:{color};" if color else "") + (f" font-size:{marker_pt}pt" if marker_pt else "")
     mark = f"<span style='{style}'>{marker}</span>" if style else marker
-    return mark + "&nbsp;" + html_escape(text).replace(" ", "&nbsp;")
+    return mark + "&nbsp;" + html_escape(text).replace(" ", "&nbsp;").replace("-", "\u2011")   # non-breaking hyphen
 
 
 def key_line(entries) -> str:
