@@ -20,6 +20,7 @@ from trinity_desktop.ui import breakdown_hover as hover
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.batch_readout import batch_of, fmt_tokens
+from trinity_desktop.ui.chart_layout import stack_below
 from trinity_desktop.ui.stacked_bar import StackedBar
 from trinity_desktop.ui.stage_segments import time_segments_for_stage
 from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds, fmt_value
@@ -291,10 +292,7 @@ class BreakdownPanel(QtWidgets.QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         """Stack the two bars on a narrow panel: each then has the width its side labels need."""
-        direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if event.size().width() < STACK_BELOW_PX
-                     else QtWidgets.QBoxLayout.Direction.LeftToRight)
-        if self.plots_layout.direction() != direction:
-            self.plots_layout.setDirection(direction)
+        stack_below(self.plots_layout, event.size().width(), STACK_BELOW_PX)
         super().resizeEvent(event)
 
     def _live_label_y(self, live: float) -> float:

@@ -36,3 +36,14 @@ def restack(panel: QtWidgets.QWidget, plots: QtWidgets.QBoxLayout) -> bool:
     plots.setDirection(direction)
     return True
 
+
+
+def stack_below(layout: QtWidgets.QBoxLayout, width: int, below_px: int) -> bool:
+    """Lay `layout` top to bottom when the panel is narrower than `below_px`, left to right otherwise (a side
+    read-out moves under its chart); True when it changed."""
+    direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if width < below_px
+                 else QtWidgets.QBoxLayout.Direction.LeftToRight)
+    if layout.direction() == direction:
+        return False
+    layout.setDirection(direction)
+    return True

@@ -4,7 +4,7 @@ Lanes (y) are pipeline stages, the DP network and the host link (training) or th
 (x) is in s / ms / µs. A stepper (previous, next, play; Left/Right arrow keys, Space) walks the step phase by
 phase (model/views/phases.py: data load, forward, backward, gradient sync, optimizer; or prefill, KV offload,
 decode, KV onload): the phase's bars keep their colour, the rest fade. "1F1B detail" steps bar by bar instead
-(every micro-batch's forward and backward). Play walks the whole step in at most PLAY_BUDGET_MS.
+(every micro-batch's forward and backward). Play walks the whole step in at most PLAY_BUDGET_MS (ui/flow_stepper.py).
 `stageFocused(name, numbers)` lets the roofline and memory panels follow. The stages come from
 `trinity_desktop.model.views.stages.stages(scenario, results)`; items are long-lived and updated with setOpts/setData.
 """
@@ -20,6 +20,7 @@ from trinity_desktop.model.views.phases import Phase
 from trinity_desktop.model.views.stages import Stage, bubble_fraction, lane_order, notes
 from trinity_desktop.ui import label_layout, theme
 from trinity_desktop.ui import plot_widgets as pw
+from trinity_desktop.ui.chart_layout import stack_below
 from trinity_desktop.ui.flow_readout import (
     PER_GPU_LANES,
     ROLE_COLORS,
@@ -30,23 +31,15 @@ from trinity_desktop.ui.flow_readout import (
     stage_html,
     time_ticks,
 )
+from trinity_desktop.ui.flow_stepper import PLAY_INTERVAL_MS, play_interval_ms, step_key
 from trinity_desktop.ui.flow_timeline import bar_brush, timeline
 from trinity_desktop.ui.units import choose_time_unit, fmt_seconds
 from trinity_desktop.ui.wrap_layout import WrapLayout
 
-PLAY_INTERVAL_MS = 1500      # per phase: five training phases in 7.5 s
-PLAY_BUDGET_MS = 12_000      # the whole step, bar by bar, in at most this (faster steps for many bars)
-MIN_PLAY_INTERVAL_MS = 20
 PHASE_MARGIN = 0.05          # a zoomed phase fills the width but this share either side
 BAR_HEIGHT = 0.72
-
-
-def play_interval_ms(steps: int, detail: bool) -> int:
-    """Milliseconds between Play's steps: PLAY_INTERVAL_MS per phase; bar by bar, fast enough that the whole
-    step takes at most PLAY_BUDGET_MS."""
-    if not detail:
-        return min(PLAY_INTERVAL_MS, PLAY_BUDGET_MS // max(steps, 1))
-    return max(MIN_PLAY_INTERVAL_MS, min(PLAY_INTERVAL_MS, PLAY_BUDGET_MS // max(steps, 1)))
+STACK_BELOW_PX = 720      # the read-out goes under the chart in a narrower panel
+DETAIL_MAX_PX = 340
 
 
 class FlowPanel(QtWidgets.QWidget):
@@ -137,7 +130,7 @@ class FlowPanel(QtWidgets.QWidget):
         self.detail_label.setWordWrap(True)
         self.detail_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         self.detail_label.setMinimumWidth(270)
-        self.detail_label.setMaximumWidth(340)
+        self.detail_label.setMaximumWidth(DETAIL_MAX_PX)
         self.detail_label.setAccessibleName("Highlighted stage numbers")
         self.detail_label.setToolTip("The highlighted stage: time window, FLOPs and bytes per GPU, live memory per "
                                      "tier and the binding resource")
@@ -165,7 +158,7 @@ class FlowPanel(QtWidgets.QWidget):
         buttons = WrapLayout(spacing=8)
         for w in (self.prev_button, self.play_button, self.next_button, self.zoom_check, self.detail_check):
             buttons.addWidget(w)
-        middle = QtWidgets.QHBoxLayout()
+        self.middle = middle = QtWidgets.QHBoxLayout()   # the read-out beside the chart, or under it (narrow)
         middle.addWidget(self.gantt_widget, 1)
         middle.addWidget(self.detail_label)
         layout = QtWidgets.QVBoxLayout(self)
@@ -427,32 +420,25 @@ class FlowPanel(QtWidgets.QWidget):
             self.plot.setXRange(0, total, padding=0.01)
         self.plot.getAxis("bottom").setTicks([time_ticks(lo, hi, self._scale)])
 
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        """Under STACK_BELOW_PX the read-out moves under the chart (beside it, a 517-px dock left the chart
+        230 px), with room for its usual lines so that stepping does not make the chart jump."""
+        if stack_below(self.middle, event.size().width(), STACK_BELOW_PX):
+            stacked = self.middle.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
+            self.detail_label.setMaximumWidth(16_777_215 if stacked else DETAIL_MAX_PX)
+            self.detail_label.setMinimumHeight(6 * self.detail_label.fontMetrics().lineSpacing() if stacked else 0)
+        super().resizeEvent(event)
+
     # ------------------------------------------------------------------ keyboard
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt name)
-        if not self._handle_key(event.key()):
+        if not step_key(self, event.key()):
             super().keyPressEvent(event)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt name)
         if event.type() == QtCore.QEvent.Type.KeyPress and event.key() in (QtCore.Qt.Key.Key_Left,
                                                                              QtCore.Qt.Key.Key_Right):
-            return self._handle_key(event.key())
+            return step_key(self, event.key())
         return False
-
-    def _handle_key(self, key) -> bool:
-        Key = QtCore.Qt.Key
-        if key == Key.Key_Left:
-            self.step(-1)
-        elif key == Key.Key_Right:
-            self.step(1)
-        elif key == Key.Key_Space:
-            self.toggle_play()
-        elif key == Key.Key_Home:
-            self.select(0)
-        elif key == Key.Key_End:
-            self.select(len(self._stages) - 1)
-        else:
-            return False
-        return True
 
     # ------------------------------------------------------------------ read-outs
     def phase_html(self, ph: Phase) -> str:

@@ -304,7 +304,9 @@ def _with_alpha(color: QtGui.QColor, alpha: int) -> QtGui.QColor:
 # --- text contrast (WCAG 2.1: 4.5:1 for text) ---------------------------------------------------------
 MIN_TEXT_CONTRAST = 4.5
 _COLOR_IN_HTML = re.compile(r"color\s*:\s*(#[0-9a-fA-F]{6})")
-_SWATCH_SPAN = re.compile(r"<span style='color:\s*#[0-9a-fA-F]{6}'>\s*[■▨●▲◆★]\s*</span>")
+# a legend marker in the data's own colour (pw.key_entry: "color:#RRGGBB;" and perhaps a font size): it must
+# match what it keys, so readable_html leaves it
+_SWATCH_SPAN = re.compile(r"<span style='color:\s*#[0-9a-fA-F]{6};?(?:\s*font-size:\s*\d+pt;?)?'>\s*[■▨●▲▼◆★]\s*</span>")
 CONTRAST_COLORS = {"#000000", "#ffffff"}  # black or white chosen against data (heatmap cells): not recoloured
 
 

@@ -133,3 +133,16 @@ def test_a_disabled_button_looks_disabled_in_every_theme(qtbot, name):
         assert MIN_DISABLED_CONTRAST <= contrast_ratio(off, background) < contrast_ratio(on, background)
     finally:
         theme.apply_theme("light")
+
+
+def test_a_legend_marker_keeps_the_colour_of_what_it_keys():
+    """A key's marker is the data's own colour in every theme (the flow's sky-blue "data load" square was
+    darkened to steel blue on the light theme, so it matched the "communication" square, not its bars);
+    the key's words are still made readable."""
+    from trinity_desktop.ui import plot_widgets as pw
+
+    sky = theme.ACCENT_COLORS["sky"]
+    for entry in (pw.key_entry("■", "data load", sky), pw.key_entry("●", "HBM", sky, marker_pt=13)):
+        assert theme.readable_html(entry, "#FFFFFF") == entry
+    words = f"<span style='color:{sky}'>a sky-blue sentence</span>"
+    assert theme.readable_html(words, "#FFFFFF") != words
