@@ -31,6 +31,7 @@ N = np.logspace(4, 11, 141)
 INDEX_COLORS = {"hnsw": theme.RESOURCE_COLORS["memory"], "ivfpq": theme.RESOURCE_COLORS["compute"],
                 "diskann": theme.RESOURCE_COLORS["bandwidth"]}
 TIER_WORDS = {"hbm": "device memory", "host": "host DRAM", "cxl": "CXL pool", "ssd": "SSD"}
+SAME_LINE_RTOL = 0.12   # within 12% (0.05 decade, about 2 px on the bytes axis) a line lies under the chosen one
 DIMS = (384, 768, 1536)
 
 
@@ -176,16 +177,19 @@ class RetrievalPanel(QtWidgets.QWidget):
 
     def _name_lines(self, index_bytes: dict, lo_y: float) -> None:
         """Each index's name on its own line, the chosen one bold and first, at its own share of the visible span
-        (two lines that coincide get their names at different places, never one name over another)."""
-        order = [self.index] + [i for i in INDEXES if i != self.index]
+        (a line under the chosen one, within SAME_LINE_RTOL, is named with it: DiskANN's bytes are HNSW's + 5%)."""
+        chosen = np.asarray(index_bytes[self.index], dtype=float)
+        same = [i for i in INDEXES if i != self.index and np.allclose(index_bytes[i], chosen, rtol=SAME_LINE_RTOL)]
+        order = [self.index] + [i for i in INDEXES if i != self.index and i not in same]
         points, lines, colors = [], [], []
-        for share, i in zip((0.55, 0.8, 0.3), order, strict=True):
+        for share, i in zip((0.55, 0.8, 0.3), order, strict=False):
             b = np.asarray(index_bytes[i], dtype=float)
             lines.append(tuple(zip(np.log10(N), np.log10(np.maximum(b, 1.0)), strict=True)))
             seen = np.flatnonzero(b >= lo_y)
-            if seen.size:
+            if seen.size:   # a line under the chosen one is named with it ("HNSW and DiskANN"), not off it
                 k = int(seen[0] + share * (len(N) - 1 - seen[0]))
-                points.append((float(np.log10(N[k])), float(np.log10(b[k])), INDEX_LABELS[i], i == self.index))
+                name = " and ".join(INDEX_LABELS[j] for j in [i] + (same if i == self.index else []))
+                points.append((float(np.log10(N[k])), float(np.log10(b[k])), name, i == self.index))
                 colors.append(INDEX_COLORS[i])
         self.line_labels.set(points, lines=lines, colors=colors, avoid=self.band_labels)   # off the tiers' names
 

@@ -117,3 +117,13 @@ def test_memory_wall_ridge_view(qtbot, results):
     assert f"{wall.growth['ridge'].per_2y:.2f}x" in title and f"{newest.ridge:.0f} FLOP per byte" in title
     assert p.ridge_points.isVisible() and not p.points["peak_flops"].isVisible()
     assert f"{3.0 / 1.6:.2f}x" in p.chart.caption.text()
+
+
+def test_a_line_under_the_chosen_index_is_named_with_it(qtbot, results):
+    """In the bytes view DiskANN's line lies under HNSW's (graph and full vectors on either tier): its name was
+    placed off both lines, next to nothing. It is named with the chosen line; IVF-PQ keeps its own name."""
+    p = RetrievalPanel()
+    qtbot.addWidget(p)
+    p.update_results(results)
+    names = [text for _x, _y, text, _bold in p.line_labels.points]
+    assert names[0] == "HNSW and DiskANN" and "IVF-PQ" in names and "DiskANN" not in names[1:]
