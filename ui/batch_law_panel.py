@@ -13,6 +13,7 @@ from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.batch_readout import batch_sentence
 from trinity_desktop.ui.batch_readout import fmt_tokens as _tokens
+from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.scale_chart import ScaleChart, set_log_data
 
 
@@ -24,11 +25,13 @@ class BatchLawPanel(QtWidgets.QWidget):
         self.chart = ScaleChart(
             "BatchLawChart", "Global batch against training compute",
             "Log-log: training compute (6 N D FLOPs) across, global batch in tokens up. Markers: published runs; line: "
-            "the DeepSeek LLM law; the large marker: the current training scenario.",
+            "the DeepSeek LLM law; the star: the current training scenario, the ring on the line: the law's batch at its compute.",
             left="tokens/step", bottom="training compute C = 6 N D (FLOPs)", log_x=True, log_y=True, sci_x=True)
-        self.law = self.chart.line(theme.COMPONENT_COLORS["gradients"], 2.5, "law: 0.292 C^0.3271", dash=True)
+        self.law = self.chart.line(theme.COMPONENT_COLORS["gradients"], 2.5, "law: 0.292 C<sup>0.3271</sup>", dash=True)
         self.runs = self.chart.points(theme.RESOURCE_COLORS["bandwidth"], "o", "published runs")
         self.mine = self.chart.points(theme.RESOURCE_COLORS["compute"], "star", "your run", 20)
+        self.optimum = self.chart.points(theme.COMPONENT_COLORS["gradients"], "o", "", 13)   # the law at your compute
+        self.labels = PointLabels(self.chart.plot, 2)   # the two values the title compares, on the chart
         self.current = None
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -46,8 +49,17 @@ class BatchLawPanel(QtWidgets.QWidget):
         if sc.kind == "train":
             self.current = scenario_batch(sc.global_batch, sc.seq_len, results.params_active)
             cs.append(self.current.compute)
+        c_law = np.logspace(np.log10(min(cs)) - 0.5, np.log10(max(cs)) + 0.5, 40)
+        if sc.kind == "train":
             ys += [self.current.batch_tokens, self.current.optimal_tokens]
             set_log_data(self.mine, [self.current.compute], [self.current.batch_tokens])
+            set_log_data(self.optimum, [self.current.compute], [self.current.optimal_tokens])
+            x = float(np.log10(self.current.compute))
+            self.labels.set([(x, float(np.log10(self.current.batch_tokens)),
+                              f"your run {_tokens(self.current.batch_tokens)}", True),
+                             (x, float(np.log10(self.current.optimal_tokens)),
+                              f"optimum {_tokens(self.current.optimal_tokens)}", False)],
+                            lines=[tuple(zip(np.log10(c_law), np.log10(optimal_batch_tokens(c_law)), strict=True))])
             hover.append((self.current.compute, self.current.batch_tokens,
                           f"your run: {sc.global_batch} x {sc.seq_len} = {_tokens(self.current.batch_tokens)} tokens\n"
                           f"C = 6 N x 20 N = {self.current.compute:.2g} FLOPs"))
@@ -55,14 +67,15 @@ class BatchLawPanel(QtWidgets.QWidget):
         else:
             self.current = None
             self.mine.setData([], [])
+            self.optimum.setData([], [])
+            self.labels.set([])
             v3, l1 = pts[-1], pts[0]
             self.chart.set_title(f"Published batches grew {v3.run.batch_tokens / l1.run.batch_tokens:.1f}x from "
                                  f"{l1.run.model} to {v3.run.model}; the law predicts "
                                  f"{v3.optimal_tokens / l1.optimal_tokens:.1f}x")
-        c = np.logspace(np.log10(min(cs)) - 0.5, np.log10(max(cs)) + 0.5, 40)
-        set_log_data(self.law, c, optimal_batch_tokens(c))
+        set_log_data(self.law, c_law, optimal_batch_tokens(c_law))
         self.chart.set_hover_points(hover)
-        self.chart.fit_range(list(c), ys + list(optimal_batch_tokens(c[[0, -1]])), pad=0.06)
+        self.chart.fit_range(list(c_law), ys + list(optimal_batch_tokens(c_law[[0, -1]])), pad=0.06)
         self.chart.caption.setText("Dots: LLaMA, GPT-3, Llama 2, Llama 3, DeepSeek-V2/V3 (hover each). Line: DeepSeek LLM's "
                                    "fit. Your run sits at a Chinchilla-optimal D = 20 N.")
         self.chart.caption.setToolTip(

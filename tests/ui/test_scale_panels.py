@@ -1,6 +1,7 @@
 """The scale-over-time docks (issue 25): each builds, draws the current scenario, states a computed finding in its
 title, and is registered in the dock registry."""
 
+import numpy as np
 import pytest
 
 from trinity_desktop.docks import DOCKS
@@ -66,9 +67,13 @@ def test_batch_law_panel(qtbot, results):
     sc = results.scenario
     b = scenario_batch(sc.global_batch, sc.seq_len, results.params_active)
     assert f"{b.batch_tokens / 1e6:.3g}M" in _title(p.chart) and f"{b.optimal_tokens / 1e6:.3g}M" in _title(p.chart)
+    # the two numbers the title compares are on the chart too: the star and the law's ring at the same compute
+    labels = [text for _x, _y, text, _bold in p.labels.points]
+    assert labels == [f"your run {b.batch_tokens / 1e6:.3g}M", f"optimum {b.optimal_tokens / 1e6:.3g}M"]
+    assert list(p.optimum.getData()[0]) == pytest.approx([np.log10(b.compute)])
     infer = evaluate(Scenario(hardware=H100, model=model_presets()["llama-3-8b"], kind="decode", gpus=1))
     p.update_results(infer)
-    assert "grew 15.7x" in _title(p.chart)
+    assert "grew 15.7x" in _title(p.chart) and p.labels.points == []
 
 
 def test_test_time_panel(qtbot, results):
