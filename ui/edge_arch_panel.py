@@ -59,6 +59,9 @@ def edge_arch_title(curves) -> str:
     return f"{hybrid.name} decodes {at4k:.2f}x as fast as attention at 4k tokens; {reach}, {seed_text}"
 
 
+HYBRID_LABEL_AT = 0.72   # share of the context axis where the hybrid is named (its line stands apart there)
+
+
 class EdgeArchPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -106,7 +109,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         for value, _text, _p in self.cited:
             self.splot.addItem(pg.InfiniteLine(pos=float(np.log10(value)), angle=0, pen=pg.mkPen(fg, width=1.5,
                                                                                 style=QtCore.Qt.PenStyle.DashLine)))
-        self.slabels = PointLabels(self.splot, 3)
+        self.slabels = PointLabels(self.splot, 1)   # the hybrid named on its line; every line in the key
         self.shover = pw.HoverReadout(self.splot, self.speed_hover)
         pw.LeaveFilter(self.speed_widget, self.shover.leave)
 
@@ -124,7 +127,6 @@ class EdgeArchPanel(QtWidgets.QWidget):
                             for key, color in COLORS.items()}
         for line in self.state_lines.values():
             self.tplot.addItem(line)
-        self.tlabels = PointLabels(self.tplot, 3)
 
         self.caption = QtWidgets.QLabel("")
         self.caption.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
@@ -143,6 +145,15 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.plots.addWidget(self.speed_widget, 3)
         self.plots.addWidget(self.state_widget, 2)
         frame_panel(self, controls, self.title, self.plots, self.caption)
+        # the lines' key, under both charts: the three lines start together at 1x and the state chart's run a
+        # few pixels apart, so names on the charts sat nearer another line (at 1366 the baseline's under the hybrid's)
+        self.key = QtWidgets.QLabel("")
+        self.key.setObjectName("EdgeArchKey")
+        self.key.setTextFormat(QtCore.Qt.TextFormat.RichText)
+        self.key.setWordWrap(True)
+        self.key.setFont(pw.font())
+        self.key.setAccessibleName("Line key")
+        self.layout().insertWidget(self.layout().indexOf(self.caption), self.key)
         self.refresh()
 
     def resizeEvent(self, event):  # noqa: N802 (Qt name)
@@ -160,16 +171,11 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.curves = c = edge_arch_curves(self.device_combo.currentData(), self.format_combo.currentData(),
                                            efficiency=self.efficiency, hybrid=self.hybrid_combo.currentData())
         lx = np.log10(c.context)
-        points, state_points = [], []
-        where = {"attention": 0.45, "hybrid": 0.72, "conv": 0.55}   # share of the axis each line is named at
         for curve in c.curves:
-            key = curve.role
-            self.lines[key].setData(c.context, curve.speedup)
-            self.state_lines[key].setData(c.context, curve.state_bytes)
-            short = line_name(curve)
-            i = int(where[key] * (len(lx) - 1))
-            points.append((float(lx[i]), float(np.log10(curve.speedup[i])), short, key == "hybrid"))
-            state_points.append((float(lx[i]), float(np.log10(curve.state_bytes[i])), short, key == "hybrid"))
+            self.lines[curve.role].setData(c.context, curve.speedup)
+            self.state_lines[curve.role].setData(c.context, curve.state_bytes)
+        hybrid = c.by_role("hybrid")
+        i = int(HYBRID_LABEL_AT * (len(lx) - 1))
         top = max(float(max(cur.speedup.max() for cur in c.curves)), SEED_SPEEDUP) * 1.15
         self.splot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
         self.splot.setYRange(np.log10(0.6), float(np.log10(top)), padding=0)   # room to name the 1x baseline below it
@@ -180,26 +186,26 @@ class EdgeArchPanel(QtWidgets.QWidget):
                                                for v, text, _p in self.cited], []])
         cited_lines = [((float(lx[0]), float(np.log10(v))), (float(lx[-1]), float(np.log10(v))))
                        for v, _t, _p in self.cited]
-        order = [1, 2, 0]
-        colors = [COLORS[c.curves[i].role] for i in order]
-        self.slabels.set([points[i] for i in order], colors=colors,
-                         lines=[tuple(zip(lx, np.log10(cur.speedup), strict=True)) for cur in c.curves]
-                         + cited_lines)
+        self.slabels.set([(float(lx[i]), float(np.log10(hybrid.speedup[i])), line_name(hybrid), True)],
+                         colors=[COLORS["hybrid"]],
+                         lines=[tuple(zip(lx, np.log10(cur.speedup), strict=True)) for cur in c.curves] + cited_lines)
         ly = [np.log10(cur.state_bytes) for cur in c.curves]
         self.tplot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
         self.tplot.setYRange(float(min(y.min() for y in ly)) - 0.3, float(max(y.max() for y in ly)) + 0.3, padding=0)
-        self.tlabels.set(state_points, colors=[COLORS[cur.role] for cur in c.curves], lines=[tuple(zip(lx, y, strict=True)) for y in ly])
+        self.key.setText(pw.key_line([pw.key_entry("━", line_name(cur), COLORS[cur.role]) for cur in c.curves]))
         name = line_name(c.by_role("hybrid"))
         pw.set_title(self.splot, pw.html_escape(speedup_chart_title(c, name)))   # each chart states its finding
         pw.set_title(self.tplot, pw.html_escape(state_chart_title(c, name)))
         device = edge_devices()[c.device].name.split(" (")[0]
         self.title.setText(f"{edge_arch_title(c)}.")   # the state chart's title tells how the state grows
         attention = c.by_role("attention").name
-        self.caption.setText(
-            f"{device}, {c.weight_dtype} weights, batch-1 decode, roofline time per token of each "
-            f"block's weights, state and KV reads. Attention: {attention}; {c.by_role('hybrid').name}: 10 gated short-conv + 6 GQA "
-            "blocks (Transformers LFM2 docs); all short-conv: hypothetical. Dashed: Liquid AI's 2x (context not stated) and the "
-            "synthesis' claimed 2.5x.")
+        self.caption.setText(   # two lines (the rest in the hover): the charts keep their height
+            f"Batch-1 decode on {device}, {c.weight_dtype} weights: roofline time per token of each block's weight, "
+            f"state and KV reads. Dashed: Liquid AI's 2x and the synthesis' 2.5x. Hover for the blocks.")
+        self.caption.setToolTip(
+            f"Attention: {attention}; {c.by_role('hybrid').name}: 10 gated short-conv + 6 GQA blocks (Transformers "
+            "LFM2 docs); all short-conv: hypothetical. Dashed: Liquid AI's 2x (context not stated) and the synthesis' "
+            "claimed 2.5x.")
 
     def speed_hover(self, x: float, _y: float) -> str:
         c = self.curves

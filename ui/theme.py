@@ -306,7 +306,7 @@ MIN_TEXT_CONTRAST = 4.5
 _COLOR_IN_HTML = re.compile(r"color\s*:\s*(#[0-9a-fA-F]{6})")
 # a legend marker in the data's own colour (pw.key_entry: "color:#RRGGBB;" and perhaps a font size): it must
 # match what it keys, so readable_html leaves it
-_SWATCH_SPAN = re.compile(r"<span style='color:\s*#[0-9a-fA-F]{6};?(?:\s*font-size:\s*\d+pt;?)?'>\s*[■▨●▲▼◆★]\s*</span>")
+_SWATCH_SPAN = re.compile(r"<span style='color:\s*#[0-9a-fA-F]{6};?(?:\s*font-size:\s*\d+pt;?)?'>\s*[■▨●▲▼◆★━]\s*</span>")
 CONTRAST_COLORS = {"#000000", "#ffffff"}  # black or white chosen against data (heatmap cells): not recoloured
 
 
