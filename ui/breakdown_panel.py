@@ -144,7 +144,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.summary_label.setAccessibleName("Scenario summary")
         self.summary_label.setToolTip(
             "MFU: model FLOPs utilisation (model FLOPs per second / peak). TTFT: time to first token "
-            "(prefill). TPOT: time per output token (decode). Bottleneck: the binding resource "
+            "(the prefill of the batch's prompts, all arriving at once; Poisson arrivals: System outcomes). TPOT: time per output token (decode). Bottleneck: the binding resource "
             "(largest pressure; memory whenever it does not fit).")
         self.summary_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -404,7 +404,8 @@ class BreakdownPanel(QtWidgets.QWidget):
                      f"batch {fmt_tokens(batch.batch_tokens)} tokens (published optimum {fmt_tokens(batch.optimal_tokens)})"]
         else:
             parts = [_fmt_tokens_per_s(r.infer.get("tokens_per_s", 0.0)),
-                     f"TTFT {fmt_seconds(r.infer.get('prefill_s', 0.0))}",
+                     f"TTFT {fmt_seconds(r.infer.get('prefill_s', 0.0))}"   # the batch's prompts in one prefill
+                     + (f" ({r.scenario.batch} prompts at once)" if r.scenario.batch > 1 else ""),
                      f"TPOT {fmt_seconds(r.infer.get('time_per_output_token_s', 0.0))}",
                      f"KV cache {fmt_bytes(r.infer.get('kv_bytes_per_token', 0.0))}/token"]
         plain = " · ".join(parts + [f"bottleneck: {bottleneck}"])

@@ -421,9 +421,11 @@ class FlowPanel(QtWidgets.QWidget):
         self.plot.getAxis("bottom").setTicks([time_ticks(lo, hi, self._scale)])
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        """Under STACK_BELOW_PX the read-out moves under the chart (beside it, a 517-px dock left the chart
-        230 px), with room for its usual lines so that stepping does not make the chart jump."""
-        if stack_below(self.middle, event.size().width(), STACK_BELOW_PX):
+        """In a tall panel under STACK_BELOW_PX wide the read-out moves under the chart (beside it, a 517-px dock
+        left the chart 230 px), with room for its usual lines so that stepping does not make the chart jump; a
+        wide, low panel (a slide's) keeps it beside, where a chart of 32 lanes keeps its height."""
+        size = event.size()
+        if stack_below(self.middle, size.width() if size.height() > size.width() else STACK_BELOW_PX, STACK_BELOW_PX):
             stacked = self.middle.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
             self.detail_label.setMaximumWidth(16_777_215 if stacked else DETAIL_MAX_PX)
             self.detail_label.setMinimumHeight(6 * self.detail_label.fontMetrics().lineSpacing() if stacked else 0)

@@ -21,6 +21,7 @@ from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.cost_readout import CostReadout
 from trinity_desktop.ui.load_readout import LoadReadout
+from trinity_desktop.ui.tradeoff_hover import not_drawn_text
 from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds
 
 LINK_ORDER = ("hbm", "scale-up", "scale-out", "host")
@@ -133,6 +134,7 @@ class OutcomesPanel(QtWidgets.QWidget):
         self.na_label.setWordWrap(True)
         self.na_label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
         self.na_label.setAccessibleName("Variants that do not apply here")
+        self.na_label.setProperty("editingControl", True)   # an explorer's detail: off the slides (slide_controls)
 
         buttons = QtWidgets.QHBoxLayout()
         buttons.addWidget(self.headline, 1)
@@ -215,7 +217,7 @@ class OutcomesPanel(QtWidgets.QWidget):
         self.time_plot.setYRange(-0.5, max(n, 1) - 0.5, padding=0.02)
         self._fit_x()
         self._update_titles(kind)
-        self._update_legend()
+        self._update_legend(outlined=bool(bound))
 
     def _set_row_names(self, drawn: list[VariantResult]) -> None:
         """Variant names as the left axis' ticks, the axis as wide as the longest name (never cut)."""
@@ -266,15 +268,17 @@ class OutcomesPanel(QtWidgets.QWidget):
                                             base.fits if base is not None else True, PER.get(kind, "step"))
         pw.set_title(self.time_plot, pw.html_escape(title))
         na = [v for v in self._rows if v.results is None]
-        self.na_label.setText(("Not applicable here: " + "; ".join(f"{v.name} ({_reason(v.reason)})" for v in na)
-                               + ".") if na else "")
+        entries = [(v.name, _reason(v.reason)) for v in na]   # grouped by reason, each in full in the hover
+        self.na_label.setText(("Not applicable here (not drawn):\n" + not_drawn_text(entries)) if na else "")
+        self.na_label.setToolTip("\n\n".join(f"{name}: {reason}" for name, reason in entries))
         self.na_label.setVisible(bool(na))
 
-    def _update_legend(self) -> None:
-        """The key: whole entries (marker and words joined by non-breaking spaces), wrapping only between them."""
+    def _update_legend(self, outlined: bool = True) -> None:
+        """The key: whole entries (marker and words joined by non-breaking spaces), wrapping only between them;
+        "binding part" only when a part is outlined (where memory binds every row, none is)."""
         parts = [pw.key_entry("■", PART_LABELS[p], part_colors()[p]) for p in PARTS]
-        parts += [pw.key_entry("<b>▭</b>", "binding part"),
-                  pw.key_entry("✗", "does not fit: memory needed > HBM per GPU")]
+        parts += [pw.key_entry("<b>▭</b>", "binding part")] if outlined else []
+        parts += [pw.key_entry("✗", "does not fit: memory needed > HBM per GPU")]
         self.legend_label.setText(pw.key_line(parts))
 
     # ------------------------------------------------------------------ read-outs

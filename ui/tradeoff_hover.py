@@ -73,6 +73,7 @@ def not_drawn_text(entries: list[tuple[str, str]]) -> str:
         head = reason.strip().rstrip(".")
         if len(head) > SHORT_REASON:
             head = head.split(":")[0].split(". ")[0]
+        head = head[:1].upper() + head[1:]   # each group starts a line
         short = name.split(" (")[0]
         names = groups.setdefault(head, [])
         if short not in names:

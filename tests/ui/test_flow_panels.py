@@ -313,7 +313,10 @@ def test_variants_and_binding_labels(outcomes):
     # compute pressure is 0.73 of the rate the H100's best GEMMs reach (pressure.achievable_compute)
     shown = [v.name for v in outcomes.variants() if v.results is not None]
     assert labels["+ FlashAttention"] == "memory" and texts[shown.index("+ FlashAttention")].endswith("· Memory")
-    assert "+ KV quantisation (no KV cache in a training step)" in outcomes.na_label.text()
+    # listed apart, grouped by reason (each in full in the hover), and off the slides with the editing controls
+    assert "No KV cache in a training step: + KV quantisation." in outcomes.na_label.text()
+    assert "+ KV quantisation: no KV cache in a training step" in outcomes.na_label.toolTip()
+    assert outcomes.na_label.property("editingControl") is True
 
 
 def test_outcomes_title_states_the_fastest_that_fits(outcomes):
