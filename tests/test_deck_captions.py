@@ -136,9 +136,13 @@ def test_a_view_is_computed_only_when_a_caption_quotes_it(monkeypatch):
 def _panel_text(panel) -> str:
     """Everything a panel writes: labels, plot titles, text items on the plots and the hover read-outs."""
     import pyqtgraph as pg
-    from PySide6 import QtWidgets
+    from PySide6 import QtGui, QtWidgets
 
-    texts = [w.text() for w in panel.findChildren(QtWidgets.QLabel)]
+    labels = panel.findChildren(QtWidgets.QLabel)
+    texts = [w.text() for w in labels]
+    # and as read: a rich-text key's non-breaking spaces and hyphens are spaces and hyphens
+    texts += [QtGui.QTextDocumentFragment.fromHtml(w.text()).toPlainText().replace("\u2011", "-").replace("\xa0", " ")
+              for w in labels if "&nbsp;" in w.text()]
     for view in panel.findChildren(pg.PlotWidget) + panel.findChildren(pg.GraphicsLayoutWidget):
         for item in view.scene().items():
             if isinstance(item, pg.TextItem):

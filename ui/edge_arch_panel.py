@@ -25,7 +25,6 @@ from trinity_desktop.ui import named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.chart_layout import frame_panel, restack
 from trinity_desktop.ui.edge_findings import speedup_chart_title, state_chart_title
-from trinity_desktop.ui.point_labels import PointLabels
 from trinity_desktop.ui.wrap_layout import control_row
 
 SEED_SPEEDUP = 2.5   # the seed: "2.5x better cost ratios than attention on CPUs"
@@ -57,9 +56,6 @@ def edge_arch_title(curves) -> str:
     reach = f"2x from {_k(two)}" if two else f"not 2x by {end}"
     seed_text = f"{SEED_SPEEDUP:g}x from {_k(seed)}" if seed else f"not {SEED_SPEEDUP:g}x by {end}"
     return f"{hybrid.name} decodes {at4k:.2f}x as fast as attention at 4k tokens; {reach}, {seed_text}"
-
-
-HYBRID_LABEL_AT = 0.72   # share of the context axis where the hybrid is named (its line stands apart there)
 
 
 class EdgeArchPanel(QtWidgets.QWidget):
@@ -109,7 +105,6 @@ class EdgeArchPanel(QtWidgets.QWidget):
         for value, _text, _p in self.cited:
             self.splot.addItem(pg.InfiniteLine(pos=float(np.log10(value)), angle=0, pen=pg.mkPen(fg, width=1.5,
                                                                                 style=QtCore.Qt.PenStyle.DashLine)))
-        self.slabels = PointLabels(self.splot, 1)   # the hybrid named on its line; every line in the key
         self.shover = pw.HoverReadout(self.splot, self.speed_hover)
         pw.LeaveFilter(self.speed_widget, self.shover.leave)
 
@@ -146,7 +141,8 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.plots.addWidget(self.state_widget, 2)
         frame_panel(self, controls, self.title, self.plots, self.caption)
         # the lines' key, under both charts: the three lines start together at 1x and the state chart's run a
-        # few pixels apart, so names on the charts sat nearer another line (at 1366 the baseline's under the hybrid's)
+        # few pixels apart, so names on the charts sat nearer another line (at 1366 the baseline's under the
+        # hybrid's) and moved with every resize
         self.key = QtWidgets.QLabel("")
         self.key.setObjectName("EdgeArchKey")
         self.key.setTextFormat(QtCore.Qt.TextFormat.RichText)
@@ -174,34 +170,30 @@ class EdgeArchPanel(QtWidgets.QWidget):
         for curve in c.curves:
             self.lines[curve.role].setData(c.context, curve.speedup)
             self.state_lines[curve.role].setData(c.context, curve.state_bytes)
-        hybrid = c.by_role("hybrid")
-        i = int(HYBRID_LABEL_AT * (len(lx) - 1))
         top = max(float(max(cur.speedup.max() for cur in c.curves)), SEED_SPEEDUP) * 1.15
         self.splot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
-        self.splot.setYRange(np.log10(0.6), float(np.log10(top)), padding=0)   # room to name the 1x baseline below it
+        self.splot.setYRange(np.log10(0.6), float(np.log10(top)), padding=0)   # the 1x baseline off the bottom axis
         ticks = [(float(np.log10(v)), f"{v:g}") for v in (1, 1.5, 2, 4, 8, 16, 32) if v < top]
         self.splot.getAxis("left").setTicks([sorted(ticks), []])
         # the cited ratios are named on the right axis, next to their dashed lines
         self.splot.getAxis("right").setTicks([[(float(np.log10(v)), f"{text.split(':')[0]} {v:g}x")
                                                for v, text, _p in self.cited], []])
-        cited_lines = [((float(lx[0]), float(np.log10(v))), (float(lx[-1]), float(np.log10(v))))
-                       for v, _t, _p in self.cited]
-        self.slabels.set([(float(lx[i]), float(np.log10(hybrid.speedup[i])), line_name(hybrid), True)],
-                         colors=[COLORS["hybrid"]],
-                         lines=[tuple(zip(lx, np.log10(cur.speedup), strict=True)) for cur in c.curves] + cited_lines)
         ly = [np.log10(cur.state_bytes) for cur in c.curves]
         self.tplot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
         self.tplot.setYRange(float(min(y.min() for y in ly)) - 0.3, float(max(y.max() for y in ly)) + 0.3, padding=0)
-        self.key.setText(pw.key_line([pw.key_entry("━", line_name(cur), COLORS[cur.role]) for cur in c.curves]))
+        entries = [pw.key_entry("━", line_name(cur), COLORS[cur.role]) for cur in c.curves]
+        self.key.setText(pw.key_line([f"<b>{e}</b>" if cur.role == "hybrid" else e   # the highlighted line, bold
+                                      for e, cur in zip(entries, c.curves, strict=True)]))
         name = line_name(c.by_role("hybrid"))
         pw.set_title(self.splot, pw.html_escape(speedup_chart_title(c, name)))   # each chart states its finding
         pw.set_title(self.tplot, pw.html_escape(state_chart_title(c, name)))
         device = edge_devices()[c.device].name.split(" (")[0]
         self.title.setText(f"{edge_arch_title(c)}.")   # the state chart's title tells how the state grows
         attention = c.by_role("attention").name
-        self.caption.setText(   # two lines (the rest in the hover): the charts keep their height
+        self.caption.setText(   # short (the sources in the hover): the charts keep their height
             f"Batch-1 decode on {device}, {c.weight_dtype} weights: roofline time per token of each block's weight, "
-            f"state and KV reads. Dashed: Liquid AI's 2x and the synthesis' 2.5x. Hover for the blocks.")
+            f"state and KV reads; {c.by_role('hybrid').name}: 10 short-conv + 6 GQA blocks. Dashed: Liquid AI's 2x "
+            "and the synthesis' 2.5x.")
         self.caption.setToolTip(
             f"Attention: {attention}; {c.by_role('hybrid').name}: 10 gated short-conv + 6 GQA blocks (Transformers "
             "LFM2 docs); all short-conv: hypothetical. Dashed: Liquid AI's 2x (context not stated) and the synthesis' "
