@@ -38,6 +38,7 @@ ZERO_STRIP_PX = 5.0   # the band along each zero line that "this scenario" keeps
 ORIGIN_GAP_PX = 8.0   # 'this scenario' this far from the origin's dot
 LABEL_CHARS = 22   # a bubble's name wraps at this many characters
 Y_TICKS = (-1000, -100, -10, -1, 0, 1, 10, 100, 1000, 10000)
+TICK_PAD = 0.25   # symlog units beyond the outermost ticks (room for a name above the top bubble)
 
 
 def _finite(v: float) -> float:
@@ -211,8 +212,12 @@ class TradeoffPanel(QtWidgets.QWidget):
         x_lo = min([0.0, *xs]) - 5.0
         x_hi = max([10.0, *xs]) + 5.0
         y_vals = symlog(ys) if ys else np.zeros(0)
-        y_lo = min([-0.5, *y_vals.tolist()]) - 0.3
-        y_hi = max([1.0, *y_vals.tolist()]) + 0.45
+        # out to the ticks beyond the outermost bubbles: a tick above the highest (+27% had none above +10%) and
+        # room there for its name
+        ticks = symlog(np.array(Y_TICKS, dtype=float))
+        top, bottom = max([1.0, *y_vals.tolist()]), min([-0.5, *y_vals.tolist()])
+        y_hi = float(ticks[ticks >= top + 0.1].min(initial=ticks.max())) + TICK_PAD
+        y_lo = float(ticks[ticks <= bottom - 0.1].max(initial=ticks.min())) - TICK_PAD
         color = theme.RESOURCE_COLORS[spent]
         spots = []
         for t, x, y, yv in zip(enabled, xs, ys, y_vals, strict=True):
@@ -368,7 +373,10 @@ class TradeoffPanel(QtWidgets.QWidget):
             sides = ("right", "left", "above", "below", "above-right", "below-right", "above-left", "below-left")
             if sx > right:
                 sides = ("left", "right", "above", "below", "above-left", "below-left", "above-right", "below-right")
-            labels.append(ll.Label(key, w, h, ll.around(sx, sy, w, h, self._bubbles[key][2] / 2 + 3, sides)))
+            gap = self._bubbles[key][2] / 2 + 3
+            diagonal = tuple(side for side in sides if "-" in side)   # then clear of the bubble's square box
+            labels.append(ll.Label(key, w, h, ll.around(sx, sy, w, h, gap, sides) + ll.around(sx, sy, w, h, gap * 1.45,
+                                                                                          diagonal)))
         labels.sort(key=lambda label: label.key != self._focus_key)   # the ringed technique is named first
         boxes = self._placer.place(labels, ll.view_bounds(vb), tuple(marks))
         self.hidden_labels = {key for key in keys if boxes.get(key) is None}

@@ -15,7 +15,7 @@ from trinity_desktop.model.views import techniques as tq
 from trinity_desktop.model.views.workloads import evaluate_library, workload_scenario  # noqa: E402
 from trinity_desktop.ui import theme  # noqa: E402
 from trinity_desktop.ui.plot_widgets import title_text  # noqa: E402
-from trinity_desktop.ui.tradeoff_panel import TradeoffPanel, symlog  # noqa: E402
+from trinity_desktop.ui.tradeoff_panel import Y_TICKS, TradeoffPanel, symlog  # noqa: E402
 from trinity_desktop.ui.triangle_panel import CORNERS, SQRT3_2, TrianglePanel, triangle_point  # noqa: E402
 
 H100 = presets.hardware_presets()["h100-sxm"]
@@ -162,6 +162,20 @@ def test_bubbles_equal_the_computed_effects(explorer, train_results):
     assert bubbles["zero-2"][2] > bubbles["offload-activations"][2]
     assert t["zero-2"].relevance > t["offload-activations"].relevance
     assert explorer._plot_xy["zero-3"][1] == pytest.approx(float(symlog(bubbles["zero-3"][1])))
+
+
+def test_every_bubble_is_named_and_a_tick_lies_beyond_the_outermost(shown_panel, train_results, qtbot):
+    """At the 1366 dock's size the default direction's headline bubble (full recomputation, +27% compute) had
+    no name (no room between it and the plot's top) and the y ticks stopped at +10%. The y range reaches the
+    ticks beyond the outermost bubbles, and every bubble is named."""
+    explorer = shown_panel(TradeoffPanel, train_results, size=(517, 680))
+    qtbot.wait(50)
+    ys = [y for x, y in explorer._plot_xy.values()]
+    (_, _), (lo, hi) = explorer.plot.getViewBox().viewRange()
+    ticks = [float(symlog(v)) for v in Y_TICKS]
+    assert any(max(ys) < t <= hi for t in ticks) and any(lo <= t < min(ys) for t in ticks)
+    assert explorer.hidden_labels == set()
+    assert all(explorer.labels[k].isVisible() for k in explorer._plot_xy)
 
 
 def test_arrows_run_from_the_scenario_to_each_effect(explorer, train_results):
