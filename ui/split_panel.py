@@ -85,6 +85,7 @@ class SplitPanel(QtWidgets.QWidget):
         self._table: dict | None = None
         self._profile = None
         self._optimum = 0
+        self._marked: tuple[int, ...] = ()   # the splits the two charts mark (their ticks are named)
         self._last_position: float | None = None
         self._time_scale, self._time_unit = 1e3, "ms"
         self._updating = False
@@ -208,11 +209,13 @@ class SplitPanel(QtWidgets.QWidget):
     def _combo(self, name: str, tip: str, items) -> QtWidgets.QComboBox:
         return named_combo.labelled_combo(name, tip, items, 12)
 
-    def _set_legend(self, where: str) -> None:
-        """One key entry per part; each marker and its words are joined by non-breaking spaces."""
+    def _set_legend(self, where: str, least_energy: str = "") -> None:
+        """One key entry per part; each marker and its words are joined by non-breaking spaces. The energy
+        chart's ▼ marks its least-energy split when that is not the optimum."""
         parts = [pw.key_entry("■", PART_LABELS[k], PART_COLORS[k]) for k in ("device", "transfer", "cloud")]
         parts += [pw.key_entry("■", "device energy", ENERGY_COLOR),
                   pw.key_entry("▼", f"optimum: {where}" if where else "optimum", OPTIMUM_COLOR)]
+        parts += [pw.key_entry("▼", f"least energy: {least_energy}", OPTIMUM_COLOR)] if least_energy else []
         self.legend_label.setText(pw.key_line(parts))
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
@@ -322,7 +325,6 @@ class SplitPanel(QtWidgets.QWidget):
         top = bottom[k]
         self.optimum_marker.setData([float(k)], [top + 0.05 * y_max])
         where = "all cloud" if k == 0 else "all device" if k == n else f"after {prof.layer_names[k - 1]}"
-        self._set_legend(where)
         energy_mj = t["energy_j"] * 1e3
         self.energy_bars.setOpts(x=x, height=energy_mj, width=0.7)
         e_max = float(energy_mj.max()) * 1.25 if energy_mj.max() > 0 else 1.0
@@ -333,7 +335,10 @@ class SplitPanel(QtWidgets.QWidget):
         pw.set_title(self.energy_plot, pw.html_escape(findings.split_title(
             least, "energy", float(t["energy_j"][e]), float(t["energy_j"][-1]), float(t["energy_j"][0]))),
             size=TITLE_PT)
-        self.energy_marker.setData([float(k)], [energy_mj[k] + 0.08 * e_max])
+        # each chart marks its own finding: the energy chart the least-energy split its title names
+        self.energy_marker.setData([float(e)], [energy_mj[e] + 0.08 * e_max])
+        self._set_legend(where, "" if e == k else least.removeprefix("split "))
+        self._marked = (k, e)
         self._set_ticks(prof)
         total, dev_all, cloud_all = t["total_s"][k], t["total_s"][-1], t["total_s"][0]
         col = t["total_s"] if objective == "latency" else t["energy_j"]
@@ -363,20 +368,20 @@ class SplitPanel(QtWidgets.QWidget):
 
     def _set_ticks(self, prof) -> None:
         chart_px = self.width() // 2 - 60 if self.side_by_side() else self.width() - 60
-        ticks = self._ticks(prof, max(3, min(7, chart_px // TICK_LABEL_PX)))
+        ticks = self._ticks(prof, max(3, min(7, chart_px // TICK_LABEL_PX)), keep=self._marked)
         self.time_plot.getAxis("bottom").setTicks([ticks, []])
         self.energy_plot.getAxis("bottom").setTicks([ticks, []])
 
     @staticmethod
-    def _ticks(prof, labels: int = 7) -> list[tuple[float, str]]:
+    def _ticks(prof, labels: int = 7, keep=()) -> list[tuple[float, str]]:
+        """About `labels` split points named along the axis, always the ends and the marked ones (`keep`:
+        a marked split is named, its crowding neighbours are not)."""
         n = prof.layers
         step = max(1, math.ceil(n / labels))
-        ticks = [(0.0, "0 cloud")]
-        for k in range(step, n, step):
-            if n - k >= step:   # never crowding the last name
-                ticks.append((float(k), prof.layer_names[k - 1]))
-        ticks.append((float(n), f"{n} device"))
-        return ticks
+        marked = sorted({int(i) for i in keep if step / 2 <= i <= n - step / 2})   # not crowding an end
+        inner = [k for k in range(step, n, step) if n - k >= step and all(abs(k - m) >= step for m in marked)]
+        ticks = [(0.0, "0 cloud")] + [(float(k), prof.layer_names[k - 1]) for k in sorted(inner + marked)]
+        return ticks + [(float(n), f"{n} device")]
 
     # ------------------------------------------------------------------ main-window interface
     def update_results(self, results: Results) -> None:

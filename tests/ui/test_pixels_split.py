@@ -4,6 +4,7 @@ values, no label is drawn inside the latency chart's data, and each legend entry
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from PySide6 import QtWidgets
 
@@ -37,7 +38,7 @@ def test_both_charts_keep_a_readable_plot_area(shown_panel, qtbot, screen):
 def test_every_legend_entry_is_one_unbreakable_run():
     panel = SplitPanel()
     entries = panel.legend_label.text().split("&nbsp;&nbsp; ")
-    assert len(entries) == 5
+    assert len(entries) == 6   # three parts, energy, the optimum and (AlexNet on a phone) the least-energy split
     assert all(" " not in entry.replace("<span style=", "") for entry in entries)
 
 
@@ -45,3 +46,16 @@ def test_every_legend_entry_is_one_unbreakable_run():
                                             (0.9, [0, 0.2, 0.4, 0.6, 0.8]), (100.0, [0, 20, 40, 60, 80, 100])])
 def test_energy_ticks_are_round_and_at_least_three(peak, expected):
     assert [v for v, _ in _round_ticks(peak)] == pytest.approx(expected)
+
+
+def test_the_energy_chart_marks_and_names_the_split_its_title_names(qtbot):
+    """The energy chart's title named pool5 as the least-energy split while its ▼ sat on the latency
+    optimum (all device) and no tick named pool5: its ▼ marks its own finding and that split is named."""
+    panel = SplitPanel()
+    qtbot.addWidget(panel)
+    e = int(np.argmin(panel._table["energy_j"]))
+    name = panel._profile.layer_names[e - 1]
+    assert f"after {name}" in panel.energy_plot.titleLabel.text and e != panel.optimal_index()
+    assert list(panel.energy_marker.getData()[0]) == [float(e)]
+    assert (float(e), name) in panel.energy_plot.getAxis("bottom")._tickLevels[0]
+    assert f"least&nbsp;energy:&nbsp;after&nbsp;{name}" in panel.legend_label.text()
