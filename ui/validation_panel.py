@@ -162,10 +162,12 @@ class ValidationPanel(QtWidgets.QWidget):
         self.bar_plot = self.graphics.addPlot(row=0, col=1)
         pw.style_plot(self.bar_plot, "What matters most", bottom="Sobol index of the headline time")
         pw.freeze_view(self.bar_plot)
+        # grey and vermillion: the scatter's key gives orange and blue to hardware families, so the bars take
+        # neither (they read as Ampere and Hopper)
         self.total_bars = pg.BarGraphItem(x0=[], y=[], height=0.6, width=[],
-                                          brush=pg.mkBrush(theme.RESOURCE_COLORS["compute"]), pen=None)
+                                          brush=pg.mkBrush(theme.MUTED_COLOR), pen=None)
         self.first_bars = pg.BarGraphItem(x0=[], y=[], height=0.25, width=[],
-                                          brush=pg.mkBrush(theme.RESOURCE_COLORS["bandwidth"]), pen=None)
+                                          brush=pg.mkBrush(theme.FOCUS_COLOR), pen=None)
         self.bar_plot.addItem(self.total_bars)
         self.bar_plot.addItem(self.first_bars)
         self.bar_plot.setXRange(0.0, 1.0, padding=0.02)
@@ -176,8 +178,8 @@ class ValidationPanel(QtWidgets.QWidget):
         self.bar_note.setFont(pw.font(11))
         self.bar_note.setWordWrap(True)
         self.bar_note.setAccessibleName("Sensitivity note")
-        self.bar_note.setToolTip("Wide bar: total Sobol index (the share of the spread this assumption causes, "
-                                 "with its interactions); narrow bar: first-order index (alone)")
+        self.bar_note.setToolTip("Grey (wide) bar: total Sobol index (the share of the spread this assumption "
+                                 "causes, with its interactions); red (narrow) bar: first-order index (alone)")
 
         top = QtWidgets.QHBoxLayout()
         set_label = QtWidgets.QLabel("Efficiency set")
@@ -361,5 +363,8 @@ class ValidationPanel(QtWidgets.QWidget):
         pw.set_title(self.bar_plot, pw.html_escape(findings.sensitivity_title(what, u.labels.get(top, top),
                                                                                float(total[-1]))), size="13pt")
         # one line: which bar is which is in the hover, so that the stacked scatter keeps its plot height
-        self.bar_note.setText(f"{_cap(what)} {fmt_seconds(band.point)}, p05–p95 {fmt_seconds(band.p05)} – "
-                              f"{fmt_seconds(band.p95)} ({u.samples:,} Sobol samples)")
+        self.bar_note.setText(f"Bars: grey total, red alone. {_cap(what)} {fmt_seconds(band.point)}, p05–p95 "
+                              f"{fmt_seconds(band.p05)} – {fmt_seconds(band.p95)}")   # one line: the chart keeps its axis
+        self.bar_note.setToolTip(f"{u.samples:,} Sobol samples. Grey (wide) bar: total Sobol index (the share of the "
+                                 "spread this assumption causes, with its interactions); red (narrow) bar: "
+                                 "first-order index (alone)")
