@@ -26,7 +26,8 @@ from trinity_desktop.ui.flow_readout import ROLE_COLORS
 
 CACHE_SIZE = 8
 MAX_CACHED_BARS = 200_000   # about 55 MB of bars: the planner deck's 16,384-GPU steps and a few small ones
-FADED_ALPHA = 55   # bars outside the highlighted phase
+FADED_ALPHA = 55        # bars outside the highlighted phase, on a light plot
+FADED_ALPHA_DARK = 130  # on a dark one: at 55 a faded blue was #18313e on #1e1e1e, gone on a projector
 
 _lock = threading.Lock()
 _cache: list[tuple[Scenario, Future]] = []   # scenarios are not hashable: a short list, compared by ==
@@ -107,7 +108,8 @@ def bar_brush(role: str, faded: bool = False, theme_name: str = "") -> QtGui.QBr
     """The bar brush of a role (faded outside the highlight); one per (role, faded, theme), shared by every bar."""
     color = QtGui.QColor(theme.MUTED_COLOR if role == "idle" else ROLE_COLORS.get(role, theme.FALLBACK_COLOR))
     if faded:
-        color.setAlpha(FADED_ALPHA)
+        plot_bg = theme.THEMES.get(theme_name, theme.THEMES["light"])["plot_bg"]
+        color.setAlpha(FADED_ALPHA if theme.luminance(QtGui.QColor(plot_bg)) > 0.5 else FADED_ALPHA_DARK)
     if role == "idle":
         return QtGui.QBrush(color, QtCore.Qt.BrushStyle.BDiagPattern)
     return QtGui.QBrush(color)

@@ -144,8 +144,8 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.step_swatch = pg.PlotDataItem([], [], pen=pg.mkPen(step_color(), width=3))
         self.cap_lines: dict[str, pg.InfiniteLine] = {}
         for name in RESIDENCY_TIERS:
-            line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(pg.mkColor(TIER_COLORS[name]).darker(160),
-                                                                        width=2, style=QtCore.Qt.PenStyle.DashLine))
+            line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(theme.plot_text_color(), width=1.5,   # each
+                                                                        style=QtCore.Qt.PenStyle.DashLine))  # theme
             self.plot.addItem(line, ignoreBounds=True)
             self.cap_lines[name] = line
         self.cap_labels = {name: pw.label_item(anchor=(0, 1)) for name in RESIDENCY_TIERS}

@@ -18,8 +18,9 @@ def _cividis(v: float) -> str:
     return _CIVIDIS.map(v, mode="qcolor").name()
 
 
-# HBM takes the memory resource colour; the slower tiers a dark-to-light cividis sequence.
-TIER_COLORS = {"hbm": theme.RESOURCE_COLORS["memory"], "host": _cividis(0.12), "cxl": _cividis(0.5),
+# HBM takes the memory resource colour; the slower tiers a dark-to-light cividis sequence, from 0.25 (at 0.12
+# host DRAM was navy, 1.4:1 on the dark theme's plot); their capacity lines are dashed in the text colour.
+TIER_COLORS = {"hbm": theme.RESOURCE_COLORS["memory"], "host": _cividis(0.25), "cxl": _cividis(0.5),
                "ssd": _cividis(0.88), "sram": theme.ACCENT_COLORS["pink"], "rdma": theme.FOCUS_COLOR}
 MARKER_COLOR = theme.FOCUS_COLOR
 
