@@ -318,7 +318,9 @@ class MatrixPanel(QtWidgets.QWidget):
         per_rank = float(s["sent_per_rank"].max()) if n > 0 else 0.0
         text = ("; ".join(parts) or "one rank: nothing to send") + \
             f". Each rank sends up to {fmt_bytes(per_rank)}; sync time {fmt_seconds(s['time_s'])}."
-        text += f" {s['k']} rank(s) per node x {s['m']} node(s) ({sc.gpus_per_node} GPUs per node)"
+        k, m = int(s["k"]), int(s["m"])
+        text += (f" {k} DP rank{'s' if k != 1 else ''} per node × {m} node{'s' if m != 1 else ''}"
+                 f" ({sc.gpus_per_node} GPUs per node)")
         text += "; orange lines: node boundaries." if cuts else "."
         if self._algorithm == "in-network":
             text += " Switch row/column: (n-1)/(n+1)·S-equivalent per rank (NCCL bus factor)."
