@@ -25,6 +25,7 @@ from trinity_desktop.ui.stacked_bar import StackedBar
 from trinity_desktop.ui.stage_segments import time_segments_for_stage
 from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds, fmt_value
 
+PRESSURES = ("compute", "bandwidth", "memory")
 STACK_BELOW_PX = 640   # a panel narrower than this stacks the memory bar above the time bar
 BAD_COLOR = theme.BAD_COLOR  # the "does not fit" red (text and line), distinct from the component colours
 TIME_TITLES = {"train": "Step time", "prefill": "Prefill time", "decode": "Time per output token"}
@@ -144,8 +145,8 @@ class BreakdownPanel(QtWidgets.QWidget):
         self.summary_label.setAccessibleName("Scenario summary")
         self.summary_label.setToolTip(
             "MFU: model FLOPs utilisation (model FLOPs per second / peak). TTFT: time to first token "
-            "(the prefill of the batch's prompts, all arriving at once; Poisson arrivals: System outcomes). TPOT: time per output token (decode). Bottleneck: the binding resource "
-            "(largest pressure; memory whenever it does not fit).")
+            "(the prefill of the batch's prompts, all arriving at once; Poisson arrivals: System outcomes). TPOT: time per output token (decode). Binds: the resource under the most "
+            "pressure (memory whenever it does not fit), not the largest part of the time.")
         self.summary_label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.stage_label = QtWidgets.QLabel("")
@@ -408,9 +409,13 @@ class BreakdownPanel(QtWidgets.QWidget):
                      + (f" ({r.scenario.batch} prompts at once)" if r.scenario.batch > 1 else ""),
                      f"TPOT {fmt_seconds(r.infer.get('time_per_output_token_s', 0.0))}",
                      f"KV cache {fmt_bytes(r.infer.get('kv_bytes_per_token', 0.0))}/token"]
-        plain = " · ".join(parts + [f"bottleneck: {bottleneck}"])
+        # "binds" with its pressure, as the triangle and the status bar say it: "bottleneck: memory" under
+        # "compute takes 74%" read as a contradiction (the time's largest part is not the tightest resource)
+        pressure = f"{getattr(r.pressure, r.bottleneck, 0.0):.2f}" if r.bottleneck in PRESSURES else ""
+        binds = f" binds (pressure {pressure})" if pressure else " binds"
+        plain = " · ".join(parts + [f"{bottleneck}{binds}"])
         html = " &nbsp;·&nbsp; ".join(pw.html_escape(p) for p in parts)
-        html += f" &nbsp;·&nbsp; bottleneck: <b><span style='color:{color}'>{bottleneck}</span></b>"
+        html += f" &nbsp;·&nbsp; <b><span style='color:{color}'>{bottleneck}</span></b>{binds}"
         self._summary_plain = plain
         self.summary_label.setText(html)
 

@@ -60,12 +60,12 @@ def binding_count_title(bindings: Sequence[str], hardware: str) -> str:
 
 
 def triangle_title(binding: str, pressure: float, library: Sequence[str], hardware: str) -> str:
-    """Triangle: 'This scenario is memory-bound (1.24: does not fit); bandwidth binds 8 of 13 workloads on
+    """Triangle: 'Memory binds this scenario (1.24: does not fit); bandwidth binds 8 of 13 workloads on
     H100'."""
     here = ""
     if binding:
         detail = f"{pressure:.2f}: does not fit" if binding == "memory" and pressure > 1.0 else f"{pressure:.2f}"
-        here = f"This scenario is {binding}-bound ({detail})"
+        here = f"{_cap(binding)} binds this scenario ({detail})"   # "binds", as the status bar: "-bound" is the roofline's word
     bound = [b for b in library if b]
     if not bound:
         return here or f"No workload evaluates on {hardware}"

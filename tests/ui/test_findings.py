@@ -56,10 +56,10 @@ def test_binding_count_and_triangle_titles_over_the_library(train):
     text = findings.binding_count_title(bindings, "H100")
     assert text == f"{top.capitalize()} binds {bindings.count(top)} of {len(rows)} workloads on H100"
     text = findings.triangle_title(train.bottleneck, getattr(train.pressure, train.bottleneck), bindings, "H100")
-    assert text == (f"This scenario is {train.bottleneck}-bound ({getattr(train.pressure, train.bottleneck):.2f}); "
+    assert text == (f"{train.bottleneck.capitalize()} binds this scenario ({getattr(train.pressure, train.bottleneck):.2f}); "
                     f"{top} binds {bindings.count(top)} of {len(rows)} workloads on H100")
     assert findings.triangle_title("memory", 1.24, ["memory"], "H100") == \
-        "This scenario is memory-bound (1.24: does not fit); memory binds 1 of 1 workloads on H100"
+        "Memory binds this scenario (1.24: does not fit); memory binds 1 of 1 workloads on H100"
     assert findings.binding_count_title([], "H100") == "No workload evaluates on H100"
 
 
