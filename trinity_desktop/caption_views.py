@@ -23,6 +23,7 @@ from trinity_desktop.model.claims.catalogue import all_claims
 from trinity_desktop.model.formulas.batch_law import published_points, scenario_batch
 from trinity_desktop.model.formulas.retrieval import (
     INDEX_LABELS,
+    QUOTED_COLLECTIONS,
     evaluate_retrieval,
     index_bytes,
     spill_points,
@@ -43,7 +44,6 @@ EDGE_ARCH_CONTEXT = 4096                   # the context the edge architecture p
 EDGE_ARCH_CLAIM = "synth-gated-conv"       # the synthesis' "2.5x better cost ratios than attention on CPUs"
 RETRIEVAL_QUOTE = ("hnsw", 768, "fp32")    # the retrieval panel's opening index, dimensions and vector format
 RETRIEVAL_VECTORS = 1e7                    # the collection size the caption quotes the index bytes at
-RETRIEVAL_QUERIES = {"10m": 1e7, "1b": 1e9}  # the collection sizes the caption quotes the query time at
 TEST_TIME_TOKENS = 8192                    # the reasoning length per sample the caption quotes costs at
 
 
@@ -179,7 +179,7 @@ def _retrieval_queries(r: Results) -> dict[str, str]:
     writes them) and the published latencies' range and count (retrieval_points, measured on their own machines)."""
     index, dim, dtype = RETRIEVAL_QUOTE
     out = {}
-    for name, n in RETRIEVAL_QUERIES.items():
+    for name, n in QUOTED_COLLECTIONS.items():
         x = evaluate_retrieval(n, dim, index, r.scenario.hardware, dtype)
         out.update({f"retrieval_query_{name}": fmt_seconds(float(x.query_s)),
                     f"retrieval_tier_{name}": TIER_WORDS[str(x.tier)]})

@@ -46,6 +46,7 @@ SECTOR_BYTES = 4096.0     # DiskANN reads whole 4 KiB SSD sectors
 CPU_TIERS = ("host", "cxl", "ssd")
 GPU_TIERS = ("hbm", "host", "cxl", "ssd")
 UNIFIED_KINDS = ("laptop-soc", "laptop-cpu")   # device memory is the CPU's own DRAM
+QUOTED_COLLECTIONS = {"10m": 1e7, "1b": 1e9}   # the collection sizes the panel's title and its captions quote
 
 
 @dataclass(frozen=True)
