@@ -246,11 +246,13 @@ class ResidencyPanel(QtWidgets.QWidget):
             if visible:
                 self.legend.addItem(self.swatches[name], TIER_LABELS[name] if name != "hbm" else "HBM")
         self.legend.addItem(self.step_swatch, "step time" if self._right == "step_time" else "tokens/s")
-        # capacity lines: cumulative KV capacity (HBM: what weights and the reserve leave)
-        y_top = max(float(curve.needed.max()), float(curve.capacity["hbm"].max()), 1e6) * 1.1
+        # capacity lines: cumulative KV capacity (HBM: what weights and the reserve leave, also when the cache is
+        # capped far below it: a 1.3 GB window's cap was drawn as "HBM full: 1 GB")
+        hbm_free = float(np.max(curve.tier_capacity["hbm"] - curve.weights_bytes - curve.reserved_bytes))
+        y_top = max(float(curve.needed.max()), hbm_free, 1e6) * 1.1
         below = 0.0
         for name in RESIDENCY_TIERS:
-            cap = float(np.max(curve.capacity[name])) if name in present else 0.0
+            cap = (max(hbm_free, 0.0) if name == "hbm" else float(np.max(curve.capacity[name]))) if name in present else 0.0
             line = self.cap_lines[name]
             shown = name in present and cap > 0 and below + cap <= y_top
             below += cap
@@ -454,12 +456,6 @@ class ResidencyPanel(QtWidgets.QWidget):
     def current_marker_x(self) -> float:
         """x of the current-scenario marker in tokens (or sessions)."""
         return float(10.0 ** self.marker.value())
-
-    def axis_mode(self) -> str:
-        return self._axis
-
-    def curve(self) -> dict | None:
-        return self._curve
 
     # ------------------------------------------------------------------ uncertainty band (ui/bands.py)
     def set_bands(self, u) -> None:

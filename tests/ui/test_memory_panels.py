@@ -61,6 +61,20 @@ def test_residency_draws_the_model_for_the_default_scenario(residency, default_s
     residency.grab()
 
 
+def test_a_capped_cache_is_drawn_far_under_the_hbm_line(residency, serve):
+    """StreamingLLM caps the cache at 1.3 GB: the chart was one green field under a line at the cap named
+    "HBM full: 1 GB". The HBM line stays where HBM is full (what weights and the reserve leave), the y axis
+    reaches it, and the cache is the thin band under it."""
+    sc = serve.replace(kv_policy="streaming", kv_window=4096, kv_sinks=4)
+    residency.update_results(evaluate(sc))
+    hbm_free = (80e9 - 140.6e9 / 8 - 8e9) / 1e9
+    assert residency.capacity_lines()["hbm"] == pytest.approx(hbm_free, rel=0.01)
+    assert residency.cap_labels["hbm"].toPlainText() == f"HBM full: {hbm_free:,.0f} GB"
+    (_, _), (_, top) = residency.plot.getViewBox().viewRange()
+    cache = max(float(y.max()) for _, y in residency.area_series().values()) / 1e9
+    assert top > hbm_free and cache < 0.05 * top
+
+
 def test_residency_follows_context_policy_and_axis(residency, serve):
     residency.update_results(evaluate(serve))
     full_total = sum(y for _, y in residency.area_series().values())
