@@ -239,6 +239,11 @@ class MainWindow(QtWidgets.QMainWindow):
     layout_version = LAYOUT_VERSION
     EDITING_DOCKS = ("controls", "deck")  # hidden while presenting; never part of a slide's dock set
 
+    def slide_panels(self) -> list[QtWidgets.QWidget]:
+        """The built panels a slide can show (every one but the controls and the slide list), Results or not
+        (the claims table, the sources)."""
+        return [p for n, p in self.panels.built().items() if n not in self.EDITING_DOCKS]
+
     def result_panels(self) -> list[QtWidgets.QWidget]:
         """The built panels that draw Results (everything but the controls and the slide list)."""
         return [p for n, p in self.panels.built().items()

@@ -306,7 +306,7 @@ class Presenter(QtCore.QObject):
         win.store.set_focus(*slide.focus)
         open_flow_at(win, slide)
         follow_sweep(win, slide)
-        self._controls.hide_in(win.result_panels())   # panels built for this slide too
+        self._controls.hide_in(win.slide_panels())   # panels built for this slide too
         self.slideChanged.emit(index)
 
     def _frame(self, t) -> None:

@@ -77,15 +77,23 @@ class HiddenControls:
 
     def __init__(self):
         self._hidden: list[QtWidgets.QWidget] = []
+        self._on_slide: list[QtWidgets.QWidget] = []
 
     def hide_in(self, panels) -> None:
+        """Hide the panels' editing controls; a panel with `set_on_slide(on)` also lays itself out for a slide
+        (the claims table shows whole rows, never a scrolled, cut one)."""
         for panel in panels:
             controls = editing_controls(panel)
             for widget in controls + captions_of(controls):
                 widget.hide()
                 self._hidden.append(widget)
+            if hasattr(panel, "set_on_slide") and panel not in self._on_slide:
+                panel.set_on_slide(True)
+                self._on_slide.append(panel)
 
     def restore(self) -> None:
         for widget in self._hidden:
             widget.show()
-        self._hidden = []
+        for panel in self._on_slide:
+            panel.set_on_slide(False)
+        self._hidden, self._on_slide = [], []

@@ -30,6 +30,14 @@ def claims_title(claims: tuple[Claim, ...]) -> str:
             f"({n['not-computable']} not computable)")
 
 
+def _math(text: str) -> str:
+    """A unit as read: "≥ 1", not the ASCII ">= 1"."""
+    return text.replace(">=", "≥").replace("<=", "≤").replace(" -> ", " → ")
+
+
+HINT = "Click a claim to load its scenario and read how it was computed."
+
+
 class ClaimsPanel(QtWidgets.QWidget):
     scenarioRequested = QtCore.Signal(object)
 
@@ -78,7 +86,7 @@ class ClaimsPanel(QtWidgets.QWidget):
         bold.setBold(True)
         for row, c in enumerate(self.claims):
             cells = (VERDICT_TEXT[c.verdict], SEED_TEXT[c.seed], c.text, _number(c.claimed), _number(c.computed),
-                     c.unit.replace(" (claim: ", "\n(claim: "), self.shown_in[row])
+                     _math(c.unit).replace(" (claim: ", "\n(claim: "), self.shown_in[row])
             for col, text in enumerate(cells):
                 item = QtWidgets.QTableWidgetItem(text)
                 item.setToolTip(f"{c.id}: {c.note}\nSource: {c.source}. Reproduce: {c.reproduce}")
@@ -90,7 +98,8 @@ class ClaimsPanel(QtWidgets.QWidget):
         self.table.itemSelectionChanged.connect(self._selected)
         self.table.cellClicked.connect(lambda row, _col: self.load_row(row))
 
-        self.detail = QtWidgets.QLabel("Click a claim to load its scenario and read how it was computed.")
+        self._on_slide = False
+        self.detail = QtWidgets.QLabel(HINT)
         self.detail.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.detail.setObjectName("ClaimsDetail")
         self.detail.setFont(font)
@@ -107,6 +116,35 @@ class ClaimsPanel(QtWidgets.QWidget):
         super().resizeEvent(event)
         self._fit_columns()
 
+    def set_on_slide(self, on: bool) -> None:
+        """On a slide the table shows the rows that fit whole, without a scroll bar, and says how many of the
+        claims it shows (a scrolled table cut its last row in half); off it, every row and the hint again."""
+        self._on_slide = on
+        self.table.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on
+                                              else QtCore.Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        if not on:
+            for row in range(self.table.rowCount()):
+                self.table.setRowHidden(row, False)
+            self.detail.setText(HINT)
+        self._fit_columns()
+
+    def _fit_slide_rows(self) -> None:
+        for row in range(self.table.rowCount()):   # measured whole (a hidden row has no height)
+            self.table.setRowHidden(row, False)
+        self.table.resizeRowsToContents()
+        if not self._on_slide:
+            return
+        self.table.scrollToTop()
+        room, used, shown = self.table.viewport().height(), 0, 0
+        for row in range(self.table.rowCount()):
+            used += self.table.rowHeight(row)
+            fits = used <= room
+            self.table.setRowHidden(row, not fits)
+            shown += fits
+        total = self.table.rowCount()
+        self.detail.setText(f"The first {shown} of {total} claims; the Claims dock lists every one."
+                            if shown < total else f"All {total} claims.")
+
     def _fit_columns(self) -> None:
         """Fixed columns sized to their text; the unit column a third of the rest, the claim the remainder. A
         narrow panel moves the seed's name and the unit into the claim cell (a word never wider than its cell)."""
@@ -116,7 +154,7 @@ class ClaimsPanel(QtWidgets.QWidget):
             for col in (1, 5, 6):
                 self.table.setColumnHidden(col, narrow)
             for row, c in enumerate(self.claims):
-                self.table.item(row, 2).setText(f"{SEED_TEXT[c.seed]}: {c.text}\nUnit: {c.unit}\n"
+                self.table.item(row, 2).setText(f"{SEED_TEXT[c.seed]}: {c.text}\nUnit: {_math(c.unit)}\n"
                                                 f"Shown in: {self.shown_in[row]}" if narrow else c.text)
         metrics = QtGui.QFontMetrics(self.table.font())
         pad = 18
@@ -131,7 +169,7 @@ class ClaimsPanel(QtWidgets.QWidget):
         unit = 0 if narrow else int(rest * 0.42)
         self.table.setColumnWidth(5, unit)
         self.table.setColumnWidth(2, rest - unit)
-        QtCore.QTimer.singleShot(0, self.table.resizeRowsToContents)
+        QtCore.QTimer.singleShot(0, self._fit_slide_rows)
 
     def _selected(self) -> None:
         rows = {i.row() for i in self.table.selectedItems()}

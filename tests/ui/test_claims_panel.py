@@ -51,3 +51,23 @@ def test_each_row_names_the_dock_it_is_shown_in(shown_panel):
     assert not wide.table.isColumnHidden(6)
     narrow = shown_panel(factory, size=(683, 700))
     assert narrow.table.isColumnHidden(6) and f"Shown in: {titles[claims[0].panel]}" in narrow.table.item(0, 2).text()
+
+
+def test_on_a_slide_the_table_shows_whole_rows_and_says_how_many(shown_panel, qtbot):
+    """Presented, the 43-row table scrolled and cut its last row in half. On a slide it shows the rows that
+    fit whole, no scroll bar, and says how many of the claims it shows; off the slide every row is back."""
+    from PySide6 import QtCore
+
+    panel = shown_panel(ClaimsPanel, size=(1340, 470))
+    panel.set_on_slide(True)
+    qtbot.wait(50)
+    table = panel.table
+    shown = [r for r in range(table.rowCount()) if not table.isRowHidden(r)]
+    assert 3 <= len(shown) < table.rowCount() and shown == list(range(len(shown)))
+    assert sum(table.rowHeight(r) for r in shown) <= table.viewport().height()
+    assert table.verticalScrollBarPolicy() == QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+    assert panel.detail.text() == f"The first {len(shown)} of {table.rowCount()} claims; the Claims dock lists every one."
+    panel.set_on_slide(False)
+    qtbot.wait(50)
+    assert not any(table.isRowHidden(r) for r in range(table.rowCount())) and panel.detail.text().startswith("Click")
+    assert "≥" in table.item(0, 5).text() and ">=" not in table.item(0, 5).text()
