@@ -53,6 +53,7 @@ from trinity_desktop.ui.wrap_layout import control_row
 
 HATCH_COLOR, CURRENT_COLOR = theme.MUTED_COLOR, theme.FOCUS_COLOR
 DOT_PX, HOVER_PX = 13.0, 16.0
+MAP_SPAN = 8.0   # the map's colours span the best time to 8x it ("≥" on the bar): a 572-s outlier made all navy
 
 
 class PlannerPanel(CapacityMode, QtWidgets.QWidget):
@@ -162,13 +163,13 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         self.status.setFont(pw.font())
         self.status.setWordWrap(True)
         self.status.setAccessibleName("Planner summary")
-        self.status.setToolTip("What the search covered: layouts searched, how many fit, the most common reason "
-                               "the others do not, and the fastest layout")
+        self.status.setToolTip("What the search covered: layouts searched, how many fit, why the others do not")
         legend = " ".join(pw.key_entry("●", theme.RESOURCE_LABELS[r], theme.RESOURCE_COLORS[r])
                           for r in theme.RESOURCE_COLORS)
         self._legend_html = pw.key_line((
             f"{legend} (binding&nbsp;resource)", pw.key_entry("◯", "best"),
-            pw.key_entry("◆", "scenario in force", CURRENT_COLOR), pw.key_entry("▨", "nothing fits", HATCH_COLOR)))
+            pw.key_entry("◆", "scenario in force", CURRENT_COLOR), pw.key_entry("▨", "nothing fits", HATCH_COLOR),
+            pw.key_entry("━", "equal best step time (labelled)")))
         self.legend = QtWidgets.QLabel(self._legend_html)
         self.legend.setFont(pw.font())
         self.legend.setWordWrap(True)
@@ -395,6 +396,7 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         finite = np.isfinite(t)
         logt = np.log10(np.where(finite, t, 1.0))
         lo, hi = (logt[finite].min(), logt[finite].max()) if finite.any() else (0.0, 1.0)
+        clipped, hi = hi - lo > math.log10(MAP_SPAN), min(hi, lo + math.log10(MAP_SPAN))   # slower: top colour
         span = max(hi - lo, 1e-9)
         self.cmap = theme.readable_colormap(pw.plot_background())   # #21: no cell merges with the plot
         self.colorbar.setColorMap(self.cmap)
@@ -413,7 +415,8 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         pw.set_title(self.map_plot, pw.html_escape(findings.map_title(where, best_s, int((~finite).sum()), t.size)))
         self.colorbar.setLevels((lo, hi))
         ticks = np.linspace(lo, hi, 4) if hi - lo > 1e-9 else [lo]
-        self.colorbar.axis.setTicks([[(float(v), fmt_seconds(10 ** v)) for v in ticks]])
+        self.colorbar.axis.setTicks([[(float(v), ("≥ " if clipped and k == len(ticks) - 1 else "")
+                                       + fmt_seconds(10 ** v)) for k, v in enumerate(ticks)]])
         self._draw_contours(logt, finite, lo, hi, rgba)
         self.marks.show_best(best_cell(plan))   # the fastest cell ringed: the one marked element
 
