@@ -20,8 +20,10 @@ class PointLabels:
     """Long-lived TextItems for up to `capacity` points of `plot`; `set` changes texts and anchors, and the
     placement follows every resize of the view."""
 
-    def __init__(self, plot: pg.PlotItem, capacity: int, size: int | None = None):
-        self.plot = plot
+    def __init__(self, plot: pg.PlotItem, capacity: int, size: int | None = None, steps: int = 3):
+        """`steps`: rings of candidate places further out than beside the point (0: beside it or not at all,
+        for a crowded chart where a far name reads as another point's)."""
+        self.plot, self.steps = plot, steps
         self.items = [pw.label_item("", color=theme.plot_text_color(), size=size) for _ in range(capacity)]
         for item in self.items:
             item.setVisible(False)
@@ -69,7 +71,7 @@ class PointLabels:
             w, h = ll.text_size(item)
             labels.append(ll.Label(str(k), w, h, ll.around(sx, sy, w, h, MARKER_PX / 2 + 2,
                                                            ll.SIDES + ("above-right", "below-right", "above-left",
-                                                                       "below-left"), steps=3)))
+                                                                       "below-left"), steps=self.steps)))
         obstacles = [ll.box_of(sx - MARKER_PX / 2, sy - MARKER_PX / 2, MARKER_PX, MARKER_PX) for sx, sy in anchors]
         for line in self.lines:
             pts = [ll.scene_point(vb, x, y) for x, y in line]

@@ -84,7 +84,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
             "128 on Llama-3-8B (Huang et al. 2024).")
         self.qplot: pg.PlotItem = self.quality_widget.getPlotItem()
         pw.style_plot(self.qplot, f"Published perplexity ({c.model}; ▲ Llama-3-8B)", left="ppl rise",
-                      bottom="bits per weight (as stored)")
+                      bottom="bits per weight of the whole file")   # llama.cpp's mixes keep some tensors wider
         pw.freeze_view(self.qplot)
         self.qplot.showGrid(x=True, y=True, alpha=0.2)
         self.qplot.getAxis("left").setTicks([[(float(e), f"{10.0 ** e:g}%") for e in (-1, 1, 3)],
@@ -111,7 +111,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.qplot.addItem(self.low_bit_points)
         self.qplot.setXRange(float(min(x.min(), hx.min())) - 0.4, float(x.max()) + 0.8, padding=0)
         self.qplot.setYRange(-1.2, LOG_TOP + 0.3, padding=0)
-        self.qlabels = PointLabels(self.qplot, len(x) + len(hx))
+        self.qlabels = PointLabels(self.qplot, len(x) + len(hx), steps=0)   # beside its point or in the hover
         order = sorted(range(len(x)), key=lambda i: -y[i])
         rises = np.array(c.delta_pct[1:])
         self.qlabels.set([(float(x[i]), float(y[i]), f"{c.points[i + 1].format} +{rises[i]:.2f}%",
@@ -128,7 +128,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.bits_widget.setAccessibleDescription("Horizontal bars: effective bits per weight as stored; the "
                                                   "code bits are the bar's inner tick. Click a bar to use it.")
         self.bplot: pg.PlotItem = self.bits_widget.getPlotItem()
-        pw.style_plot(self.bplot, "Bits per weight as stored", bottom="bits per weight")
+        pw.style_plot(self.bplot, "Bits per weight as stored", bottom="bits per weight of the format")
         pw.freeze_view(self.bplot)
         formats = WEIGHT_FORMATS_STORED
         ys = np.arange(len(formats), dtype=float)[::-1]
