@@ -19,13 +19,12 @@ from trinity_desktop.model.views.stages import refreshed_stage
 from trinity_desktop.ui import breakdown_hover as hover
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui.batch_readout import batch_of, fmt_tokens
+from trinity_desktop.ui.breakdown_summary import summary_line
 from trinity_desktop.ui.chart_layout import stack_below
 from trinity_desktop.ui.stacked_bar import StackedBar
 from trinity_desktop.ui.stage_segments import time_segments_for_stage
-from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds, fmt_value
+from trinity_desktop.ui.units import choose_time_unit, fmt_value
 
-PRESSURES = ("compute", "bandwidth", "memory")
 STACK_BELOW_PX = 640   # a panel narrower than this stacks the memory bar above the time bar
 BAD_COLOR = theme.BAD_COLOR  # the "does not fit" red (text and line), distinct from the component colours
 TIME_TITLES = {"train": "Step time", "prefill": "Prefill time", "decode": "Time per output token"}
@@ -47,10 +46,6 @@ def _underlined() -> QtGui.QFont:
     f = pw.font()
     f.setUnderline(True)
     return f
-
-
-def _fmt_tokens_per_s(value: float) -> str:
-    return f"{value:,.0f} tokens/s" if value >= 100 else f"{value:.3g} tokens/s"
 
 
 class BreakdownPanel(QtWidgets.QWidget):
@@ -392,31 +387,7 @@ class BreakdownPanel(QtWidgets.QWidget):
         pw.set_axis_label(self.time_plot, "left", f"{title.lower()} ({self._time_unit})")
 
     def _update_summary(self, r: Results) -> None:
-        color = theme.RESOURCE_COLORS.get(r.bottleneck, theme.plot_text_color())
-        bottleneck = theme.RESOURCE_LABELS.get(r.bottleneck, r.bottleneck).lower()
-        if r.kind == "train":
-            batch = batch_of(r)
-            mfu, mfu_format = r.train.get("mfu", 0.0), r.train.get("mfu_format_peak", 0.0)
-            peak = "BF16" if mfu_format != mfu else r.scenario.precision.upper()  # FP8 runs: the BF16 peak
-            parts = [f"MFU {100 * mfu:.1f}% of {peak} peak"
-                     + (f" ({100 * mfu_format:.1f}% of FP8)" if mfu_format != mfu else ""),
-                     _fmt_tokens_per_s(r.train.get("tokens_per_s", 0.0)),
-                     f"step {fmt_seconds(r.time_total)}",
-                     f"batch {fmt_tokens(batch.batch_tokens)} tokens (published optimum {fmt_tokens(batch.optimal_tokens)})"]
-        else:
-            parts = [_fmt_tokens_per_s(r.infer.get("tokens_per_s", 0.0)),
-                     f"TTFT {fmt_seconds(r.infer.get('prefill_s', 0.0))}"   # the batch's prompts in one prefill
-                     + (f" ({r.scenario.batch} prompts at once)" if r.scenario.batch > 1 else ""),
-                     f"TPOT {fmt_seconds(r.infer.get('time_per_output_token_s', 0.0))}",
-                     f"KV cache {fmt_bytes(r.infer.get('kv_bytes_per_token', 0.0))}/token"]
-        # "binds" with its pressure, as the triangle and the status bar say it: "bottleneck: memory" under
-        # "compute takes 74%" read as a contradiction (the time's largest part is not the tightest resource)
-        pressure = f"{getattr(r.pressure, r.bottleneck, 0.0):.2f}" if r.bottleneck in PRESSURES else ""
-        binds = f" binds (pressure {pressure})" if pressure else " binds"
-        plain = " · ".join(parts + [f"{bottleneck}{binds}"])
-        html = " &nbsp;·&nbsp; ".join(pw.html_escape(p) for p in parts)
-        html += f" &nbsp;·&nbsp; <b><span style='color:{color}'>{bottleneck}</span></b>{binds}"
-        self._summary_plain = plain
+        self._summary_plain, html = summary_line(r)
         self.summary_label.setText(html)
 
     # ------------------------------------------------------------------ read-outs

@@ -21,7 +21,6 @@ from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.cost_readout import CostReadout
 from trinity_desktop.ui.load_readout import LoadReadout
-from trinity_desktop.ui.tradeoff_hover import not_drawn_text
 from trinity_desktop.ui.units import choose_time_unit, fmt_bytes, fmt_seconds
 
 LINK_ORDER = ("hbm", "scale-up", "scale-out", "host")
@@ -269,7 +268,7 @@ class OutcomesPanel(QtWidgets.QWidget):
         pw.set_title(self.time_plot, pw.html_escape(title))
         na = [v for v in self._rows if v.results is None]
         entries = [(v.name, _reason(v.reason)) for v in na]   # grouped by reason, each in full in the hover
-        self.na_label.setText(("Not applicable here (not drawn):\n" + not_drawn_text(entries)) if na else "")
+        self.na_label.setText(("Not applicable here (not drawn):\n" + findings.not_drawn_text(entries)) if na else "")
         self.na_label.setToolTip("\n\n".join(f"{name}: {reason}" for name, reason in entries))
         self.na_label.setVisible(bool(na))
 

@@ -58,24 +58,3 @@ def hover_lines(t, e) -> list[tuple[str, bool]]:
         lines.append((t.note, False))
     lines.append((f"Source: {cite}", False))
     return lines
-
-
-SHORT_REASON = 60   # characters: a longer reason is named by its first clause in the list (whole in the hover)
-
-
-def not_drawn_text(entries: list[tuple[str, str]]) -> str:
-    """The techniques that do not apply, from (name, reason) pairs, grouped by reason on whole lines: "Applies to
-    prefill / decode workloads, not train: KV-cache quantisation, StreamingLLM, ...". Names lose their
-    parenthesised detail and repeat once (FP8 and INT4 KV-cache quantisation are one entry); the hover has each
-    in full."""
-    groups: dict[str, list[str]] = {}
-    for name, reason in entries:
-        head = reason.strip().rstrip(".")
-        if len(head) > SHORT_REASON:
-            head = head.split(":")[0].split(". ")[0]
-        head = head[:1].upper() + head[1:]   # each group starts a line
-        short = name.split(" (")[0]
-        names = groups.setdefault(head, [])
-        if short not in names:
-            names.append(short)
-    return "\n".join(f"{head}: {', '.join(names)}." for head, names in groups.items())

@@ -29,7 +29,7 @@ from trinity_desktop.ui import label_layout as ll
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.axes import MinusSignAxis, minus_sign
 from trinity_desktop.ui.tradeoff_geometry import ARROW_STRIP_PX, bubble_size, nearest_workload, symlog
-from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines, not_drawn_text
+from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines
 
 HOVER_RADIUS_PX = 22.0
 AXIS_MEASURES = {"compute": "FLOPs", "bandwidth": "link time", "memory": "HBM bytes"}
@@ -233,7 +233,7 @@ class TradeoffPanel(QtWidgets.QWidget):
             self._bubbles[t.key] = (0.0, 0.0, bubble_size(t.relevance), theme.MUTED_COLOR, False)
             e = self._effects.get(t.key)
             entries.append((t.name, e.reason if e is not None else "No scenario yet."))
-        self.na_list.setText(not_drawn_text(entries))
+        self.na_list.setText(findings.not_drawn_text(entries))
         self.na_list.setToolTip("\n\n".join(f"{name}: {reason}" for name, reason in entries))
         self.na_title.setVisible(bool(disabled))
         self.na_list.setVisible(bool(disabled))

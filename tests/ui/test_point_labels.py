@@ -18,11 +18,11 @@ def _names(qtbot, steps):
     xs = np.array([5.0, 5.2, 5.4, 5.0, 5.2])   # five points in one crowded spot
     ys = np.array([5.0, 5.2, 5.0, 4.8, 4.6])
     labels = PointLabels(plot, len(xs), steps=steps)
-    labels.set([(float(x), float(y), f"point number {k}", False) for k, (x, y) in enumerate(zip(xs, ys))])
+    labels.set([(float(x), float(y), f"point number {k}", False) for k, (x, y) in enumerate(zip(xs, ys, strict=True))])
     qtbot.wait(30)
     vb = plot.getViewBox()
     out = []
-    for (x, y, _t, _b), item in zip(labels.points, labels.items):
+    for (x, y, _t, _b), item in zip(labels.points, labels.items, strict=False):
         if item.isVisible():
             px = vb.mapViewToScene(pg.Point(x, y))
             r = item.sceneBoundingRect()
