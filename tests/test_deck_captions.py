@@ -80,6 +80,17 @@ def test_the_planner_slides_open_the_flow_where_the_bubble_shows():
             assert slide.flow_phase == "forward"
 
 
+def test_the_disaggregated_slide_opens_the_flow_on_the_kv_handoff():
+    """Its caption is about the KV cache crossing from the prefill pool to the decode pool: the flow opened on
+    the longest phase, decode, where the prefill and KV-link lanes were empty. It opens on the transfer, a phase
+    the slide's own timeline has."""
+    from trinity_desktop.ui.flow_timeline import timeline
+
+    (slide,) = [s for name, _, s, _ in SLIDES if name == "serving" and "{serving_kv_transfer_time}" in s.caption]
+    _, phases = timeline(slide.scenario, evaluate(slide.scenario))
+    assert slide.flow_phase == "KV transfer" and slide.flow_phase in [p.name for p in phases]
+
+
 def test_the_laptop_slide_is_about_that_model_on_that_laptop():
     for _, i, slide, deck in SLIDES:
         if slide.scenario.hardware.key == "m4-max":
