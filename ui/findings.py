@@ -31,17 +31,23 @@ def ratio_words(a: float, b: float, more: str = "more", fewer: str = "fewer") ->
     return f"{b / a:.1f}× {fewer}" if a < b else f"{a / b:.1f}× {more}"
 
 
+def _lower_first(name: str) -> str:
+    """A part's name inside a sentence: "Compute" → "compute", but "GEMMs (weights)", "KV cache" and "TP
+    communication" keep their capitals (lower-casing them printed "gemms" and "kv cache" on slides)."""
+    return name if len(name) > 1 and name[1].isupper() else name[:1].lower() + name[1:]
+
+
 def memory_title(total_gb: float, capacity_gb: float, largest: str) -> str:
     """Memory and time: '59 of 80 GB per GPU: fits, activations largest' (or '274 of 80 GB ...: does not fit')."""
     verdict = "fits" if total_gb <= capacity_gb else "does not fit"
-    return f"{total_gb:.0f} of {capacity_gb:.0f} GB per GPU: {verdict}, {largest.lower()} largest"
+    return f"{total_gb:.0f} of {capacity_gb:.0f} GB per GPU: {verdict}, {_lower_first(largest)} largest"
 
 
 def time_title(what: str, total_s: float, largest: str, largest_s: float) -> str:
     """Memory and time: 'Step time 41 s: compute takes 78%' (the largest stage and its share)."""
     if total_s <= 0 or not largest:
         return f"{what} {fmt_seconds(total_s)}"
-    return f"{what} {fmt_seconds(total_s)}: {largest.lower()} takes {largest_s / total_s:.0%}"
+    return f"{what} {fmt_seconds(total_s)}: {_lower_first(largest)} takes {largest_s / total_s:.0%}"
 
 
 def bound_title(phase: str, bound: str, batch: str, seconds: float, per: str) -> str:

@@ -137,3 +137,13 @@ def test_small_titles():
         "Step time depends most on HBM efficiency (total Sobol index 0.61)"
     assert findings.sensitivity_title("step time", "Compute efficiency", 0.94).endswith("on compute efficiency "
                                                                                        "(total Sobol index 0.94)")
+
+
+def test_a_part_keeps_its_capitals_inside_a_title():
+    """Slides read "gemms (weights) takes 43%" and "kv cache largest": names are lower-cased only where they
+    are words, never acronyms."""
+    assert findings.time_title("Time per output token", 0.015, "GEMMs (weights)", 0.0065).endswith(
+        "GEMMs (weights) takes 43%")
+    assert findings.time_title("Step time", 29.0, "Compute", 21.5).endswith("compute takes 74%")
+    assert findings.memory_title(38, 141, "KV cache") == "38 of 141 GB per GPU: fits, KV cache largest"
+    assert findings.memory_title(63, 80, "Activations") == "63 of 80 GB per GPU: fits, activations largest"
