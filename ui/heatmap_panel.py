@@ -21,6 +21,7 @@ from trinity_desktop.model.views.workloads import WorkloadRow
 from trinity_desktop.ui import findings, named_combo, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.units import fmt_seconds
+from trinity_desktop.ui.wrap_layout import interaction_hint
 
 NA_VALUE = -1.0
 FOCUS_COLOR = theme.FOCUS_COLOR      # Okabe-Ito vermillion: not a resource colour, visible on cividis
@@ -123,8 +124,8 @@ class HeatmapPanel(QtWidgets.QWidget):
         self.caption = QtWidgets.QLabel(
             "Colour compares a row's own resources: its binding one (outlined) is the hottest, however low its "
             "pressure. Numbers are the pressures: 1.0 = the resource at its limit (compute or the busiest link "
-            "busy all step, or HBM full; ✗ above 1: does not fit). n/a: this hardware cannot run the workload. "
-            "Click a row to load it.")
+            "busy all step, or HBM full; ✗ above 1: does not fit). n/a: this hardware cannot run the workload.")
+        self.click_hint = interaction_hint("Click a row to load it.", pw.font())
         self.caption.setFont(pw.font())
         self.caption.setWordWrap(True)
         self.caption.setAccessibleName("Heatmap legend")
@@ -136,6 +137,7 @@ class HeatmapPanel(QtWidgets.QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.caption)
+        layout.addWidget(self.click_hint)
 
     # ------------------------------------------------------------------ update
     def update_rows(self, rows: list[WorkloadRow], hardware_name: str) -> None:

@@ -30,6 +30,7 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.axes import MinusSignAxis, minus_sign
 from trinity_desktop.ui.tradeoff_geometry import ARROW_STRIP_PX, bubble_size, nearest_workload, symlog
 from trinity_desktop.ui.tradeoff_hover import MEASURE_NAMES, hover_lines
+from trinity_desktop.ui.wrap_layout import interaction_hint
 
 HOVER_RADIUS_PX = 22.0
 AXIS_MEASURES = {"compute": "FLOPs", "bandwidth": "link time", "memory": "HBM bytes"}
@@ -144,6 +145,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.caption.setFont(pw.font())
         self.caption.setWordWrap(True)
         self.caption.setAccessibleName("Trade-off explorer legend")
+        self.click_hint = interaction_hint("Click a bubble to apply the technique (Edit ▸ Undo reverts it).", pw.font())
         self.caption.setToolTip("Measures: compute = hardware FLOPs per step or token; bandwidth = Σ over links of "
                                 "bytes / datasheet bandwidth (seconds the links are busy); memory = HBM bytes "
                                 "per device.")
@@ -169,6 +171,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         layout.addWidget(self.na_title)
         layout.addWidget(self.na_list)
         layout.addWidget(self.caption)
+        layout.addWidget(self.click_hint)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         super().changeEvent(event)
@@ -259,8 +262,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.caption.setText(
             f"Arrows from this scenario, in the colour of the resource spent ({theme.RESOURCE_LABELS[spent]}, "
             f"% more {MEASURE_NAMES[spent]}); "
-            f"bubble size: deployment relevance (0–1, basis in the hover); y axis symmetric-log. Click a bubble "
-            f"to apply the technique (Edit ▸ Undo reverts it).")
+            f"bubble size: deployment relevance (0–1, basis in the hover); y axis symmetric-log.")
         self._resized()
         self._ring_focus()
 

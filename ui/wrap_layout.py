@@ -119,3 +119,15 @@ def control_row(items: Iterable[QtWidgets.QWidget | tuple[str, QtWidgets.QWidget
     for item in items:
         layout.addWidget(captioned(item[0], item[1], font) if isinstance(item, tuple) else item)
     return layout
+
+
+def interaction_hint(text: str, font=None) -> QtWidgets.QLabel:
+    """What a click does ("Click a row to load it."), on its own line: shown while exploring, off the slides
+    with the editing controls (an audience cannot click a projector)."""
+    label = QtWidgets.QLabel(text)
+    if font is not None:
+        label.setFont(font)
+    label.setWordWrap(True)
+    label.setAccessibleName("What a click does")
+    label.setProperty("editingControl", True)
+    return label

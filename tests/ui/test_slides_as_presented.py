@@ -288,6 +288,14 @@ def test_the_explorers_not_applicable_list_is_off_the_slides(window):
     presentation.settle(0.3)
     explorer = window.panels["tradeoff"]
     assert not explorer.na_list.isVisible() and not explorer.na_title.isVisible()
+    # nor what a click does: an audience cannot click a projector (the heatmap's "Click a row to load it.")
+    assert not explorer.click_hint.isVisible() and not window.panels["triangle"].isHidden()
+    window.talk.presenter.go(0, animate=False)   # the triangle and the workload heatmap
+    presentation.settle(0.3)
+    assert window.panels["heatmap"].isVisible() and not window.panels["heatmap"].click_hint.isVisible()
+    window.talk.presenter.stop()
+    presentation.settle(0.1)
+    assert window.panels["heatmap"].click_hint.text() == "Click a row to load it."
 
 
 def test_a_deck_slide_with_more_than_four_panels_is_refused_in_one_line(window):
