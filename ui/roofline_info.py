@@ -28,7 +28,7 @@ INFO_TOOLTIP = (
 
 def info_rows(r: Results, s, index: int, errors: list[tuple[str, str]]) -> list[str]:
     """Rich-text rows of the footer for the results `r`, the decode sweep `s` and the slider's `index`: the ridge
-    batches, the KV-cache fit, the slider's time (and, on a fourth row, any compared hardware that failed)."""
+    batches, the KV-cache fit, the time at the sweep's ★ (and, on a fourth row, any compared hardware that failed)."""
     sc = r.scenario
     ctx = sc.prompt_len + sc.gen_len / 2
     with_kv = f"≈ {math.ceil(s.ridge_batch_with_kv):,}" if s.ridge_batch_with_kv > 0 else "never"
@@ -38,7 +38,7 @@ def info_rows(r: Results, s, index: int, errors: list[tuple[str, str]]) -> list[
         f"(model ≈ {math.ceil(s.ridge_batch_achievable):,}; with KV reads at {fmt_count(ctx)}: {with_kv}).",
         f"KV cache fits up to batch {s.kv_fit_limit_batch:,.0f} here, or {fmt_count(s.kv_fit_limit_context)} "
         f"tokens at batch {sc.batch}.",
-        f"Slider: {fmt_seconds(float(s.time_per_token_s[index]))} per token step, the ideal roofline bound on one GPU "
+        f"At ★: {fmt_seconds(float(s.time_per_token_s[index]))} per token step, the ideal roofline bound on one GPU "
         f"at datasheet peaks{roofline_footer_note(r)}{fits}.",
     ]
     if errors:
