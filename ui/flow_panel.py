@@ -194,8 +194,10 @@ class FlowPanel(QtWidgets.QWidget):
         ys = np.array([lane_index[st.lane] for st in self._stages], dtype=float)
         roles = [role_of(st, kind) for st in self._stages]
         self._roles = roles
-        # few bars (inference): white separators; many (training): none, or thin bars would turn white
-        pen = pg.mkPen(pw.plot_background(), width=1.5) if n <= 200 else pg.mkPen(None)
+        # few bars (inference): white separators; many (training), or a bar under 1% of the step: none, or thin
+        # bars would turn white (a decode group's 47-ms EP all-to-all vanished under its separator at 1366)
+        wide = 0 < n <= 200 and float(widths.min()) >= 0.01 * self._total * self._scale
+        pen = pg.mkPen(pw.plot_background(), width=1.5) if wide else pg.mkPen(None)
         # one shared pen, never a per-bar list: pyqtgraph raises UnboundLocalError on an empty one
         self.bars_item.setOpts(x0=x0, width=widths, y=ys, height=BAR_HEIGHT, brushes=self._brushes(set()), pen=pen)
         order = np.lexsort((x0, ys))   # by lane, then by start: one sort, not one scan per lane
