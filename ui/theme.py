@@ -285,10 +285,6 @@ def restyle_plots(root) -> None:
                 if pen.color().name().lower() in DEFAULT_LABEL_COLORS | {"#444444"}:
                     pen.setColor(_with_alpha(fg, pen.color().alpha()))  # a translucent band edge stays one
                     item.setPen(pen)
-            elif isinstance(item, pg.ScatterPlotItem):   # a marker outlined in the text colour (the roofline's ★)
-                pen = pg.mkPen(item.opts["pen"])
-                if pen.color().name().lower() in DEFAULT_LABEL_COLORS:
-                    item.setPen(pg.mkPen(fg, width=pen.widthF()))
             elif isinstance(item, pg.ErrorBarItem):
                 pen = item.opts["pen"]
                 if pen is not None and pg.mkPen(pen).color().name().lower() in DEFAULT_LABEL_COLORS:
