@@ -20,7 +20,7 @@ from trinity_desktop.ui import breakdown_hover as hover
 from trinity_desktop.ui import findings, theme
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui.breakdown_summary import summary_line
-from trinity_desktop.ui.chart_layout import stack_below
+from trinity_desktop.ui.chart_layout import set_stacked
 from trinity_desktop.ui.stacked_bar import StackedBar
 from trinity_desktop.ui.stage_segments import time_segments_for_stage
 from trinity_desktop.ui.units import choose_time_unit, fmt_value
@@ -288,7 +288,7 @@ class BreakdownPanel(QtWidgets.QWidget):
 
     def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         """Stack the two bars on a narrow panel: each then has the width its side labels need."""
-        stack_below(self.plots_layout, event.size().width(), STACK_BELOW_PX)
+        set_stacked(self.plots_layout, event.size().width() < STACK_BELOW_PX)
         super().resizeEvent(event)
 
     def _live_label_y(self, live: float) -> float:

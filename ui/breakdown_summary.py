@@ -3,13 +3,12 @@ its pressure (ui/breakdown_panel.py)."""
 
 from __future__ import annotations
 
+from trinity_desktop.model.formulas.pressure import RESOURCES
 from trinity_desktop.model.step.evaluation import Results
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.batch_readout import batch_of, fmt_tokens
 from trinity_desktop.ui.units import fmt_bytes, fmt_seconds
-
-PRESSURES = ("compute", "bandwidth", "memory")
 
 
 def _fmt_tokens_per_s(value: float) -> str:
@@ -37,7 +36,7 @@ def summary_line(r: Results) -> tuple[str, str]:
                  f"KV cache {fmt_bytes(r.infer.get('kv_bytes_per_token', 0.0))}/token"]
     # "binds" with its pressure, as the triangle and the status bar say it: "bottleneck: memory" under
     # "compute takes 74%" read as a contradiction (the time's largest part is not the tightest resource)
-    pressure = f"{getattr(r.pressure, r.bottleneck, 0.0):.2f}" if r.bottleneck in PRESSURES else ""
+    pressure = f"{getattr(r.pressure, r.bottleneck, 0.0):.2f}" if r.bottleneck in RESOURCES else ""
     binds = f" binds (pressure {pressure})" if pressure else " binds"
     plain = " · ".join(parts + [f"{bottleneck}{binds}"])
     html = " &nbsp;·&nbsp; ".join(pw.html_escape(p) for p in parts)

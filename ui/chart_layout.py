@@ -30,19 +30,13 @@ def frame_panel(panel: QtWidgets.QWidget, controls, title: QtWidgets.QLabel, plo
 
 def restack(panel: QtWidgets.QWidget, plots: QtWidgets.QBoxLayout) -> bool:
     """Lay the plots side by side or stacked for the panel's size (`stack_direction`); True when it changed."""
-    direction = stack_direction(panel.width(), panel.height())
-    if plots.direction() == direction:
-        return False
-    plots.setDirection(direction)
-    return True
+    return set_stacked(plots, stack_direction(panel.width(), panel.height()) == QtWidgets.QBoxLayout.Direction.TopToBottom)
 
 
-
-def stack_below(layout: QtWidgets.QBoxLayout, width: int, below_px: int) -> bool:
-    """Lay `layout` top to bottom when the panel is narrower than `below_px`, left to right otherwise (a side
-    read-out moves under its chart); True when it changed."""
-    direction = (QtWidgets.QBoxLayout.Direction.TopToBottom if width < below_px
-                 else QtWidgets.QBoxLayout.Direction.LeftToRight)
+def set_stacked(layout: QtWidgets.QBoxLayout, stacked: bool) -> bool:
+    """Lay `layout` top to bottom (stacked: a side read-out under its chart) or left to right; True when it
+    changed (every panel that restacks sets its direction here)."""
+    direction = QtWidgets.QBoxLayout.Direction.TopToBottom if stacked else QtWidgets.QBoxLayout.Direction.LeftToRight
     if layout.direction() == direction:
         return False
     layout.setDirection(direction)

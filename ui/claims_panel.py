@@ -123,10 +123,8 @@ class ClaimsPanel(QtWidgets.QWidget):
         self.table.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on
                                               else QtCore.Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         if not on:
-            for row in range(self.table.rowCount()):
-                self.table.setRowHidden(row, False)
             self.detail.setText(HINT)
-        self._fit_columns()
+        self._fit_columns()   # its next pass shows every row again, or those that fit whole
 
     def _fit_slide_rows(self) -> None:
         for row in range(self.table.rowCount()):   # measured whole (a hidden row has no height)

@@ -20,7 +20,7 @@ from trinity_desktop.model.views.phases import Phase
 from trinity_desktop.model.views.stages import Stage, bubble_fraction, lane_order, notes
 from trinity_desktop.ui import label_layout, theme
 from trinity_desktop.ui import plot_widgets as pw
-from trinity_desktop.ui.chart_layout import stack_below
+from trinity_desktop.ui.chart_layout import set_stacked
 from trinity_desktop.ui.flow_readout import (
     PER_GPU_LANES,
     ROLE_COLORS,
@@ -427,8 +427,8 @@ class FlowPanel(QtWidgets.QWidget):
         left the chart 230 px), with room for its usual lines so that stepping does not make the chart jump; a
         wide, low panel (a slide's) keeps it beside, where a chart of 32 lanes keeps its height."""
         size = event.size()
-        if stack_below(self.middle, size.width() if size.height() > size.width() else STACK_BELOW_PX, STACK_BELOW_PX):
-            stacked = self.middle.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
+        stacked = size.width() < STACK_BELOW_PX and size.height() > size.width()
+        if set_stacked(self.middle, stacked):
             self.detail_label.setMaximumWidth(16_777_215 if stacked else DETAIL_MAX_PX)
             self.detail_label.setMinimumHeight(6 * self.detail_label.fontMetrics().lineSpacing() if stacked else 0)
         super().resizeEvent(event)

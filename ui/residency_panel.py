@@ -248,7 +248,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         self.legend.addItem(self.step_swatch, "step time" if self._right == "step_time" else "tokens/s")
         # capacity lines: cumulative KV capacity (HBM: what weights and the reserve leave, also when the cache is
         # capped far below it: a 1.3 GB window's cap was drawn as "HBM full: 1 GB")
-        hbm_free = float(np.max(curve.tier_capacity["hbm"] - curve.weights_bytes - curve.reserved_bytes))
+        hbm_free = float(np.max(curve.hbm_free_bytes))
         y_top = max(float(curve.needed.max()), hbm_free, 1e6) * 1.1
         below = 0.0
         for name in RESIDENCY_TIERS:

@@ -65,6 +65,10 @@ def quantity_text(row: dict) -> str:
     return QUANTITY_TEXT[row["quantity"]].format(g=lay.get("gen_len"), b=lay.get("batch"), s=lay.get("prompt_len"))
 
 
+SOBOL_KEY = ("Grey (wide) bar: total Sobol index (the share of the spread this assumption causes, with its "
+             "interactions); red (narrow) bar: first-order index (alone)")
+
+
 class ValidationPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -178,8 +182,7 @@ class ValidationPanel(QtWidgets.QWidget):
         self.bar_note.setFont(pw.font(11))
         self.bar_note.setWordWrap(True)
         self.bar_note.setAccessibleName("Sensitivity note")
-        self.bar_note.setToolTip("Grey (wide) bar: total Sobol index (the share of the spread this assumption "
-                                 "causes, with its interactions); red (narrow) bar: first-order index (alone)")
+        self.bar_note.setToolTip(SOBOL_KEY)
 
         top = QtWidgets.QHBoxLayout()
         set_label = QtWidgets.QLabel("Efficiency set")
@@ -365,6 +368,4 @@ class ValidationPanel(QtWidgets.QWidget):
         # one line: which bar is which is in the hover, so that the stacked scatter keeps its plot height
         self.bar_note.setText(f"Bars: grey total, red alone. {_cap(what)} {fmt_seconds(band.point)}, p05–p95 "
                               f"{fmt_seconds(band.p05)} – {fmt_seconds(band.p95)}")   # one line: the chart keeps its axis
-        self.bar_note.setToolTip(f"{u.samples:,} Sobol samples. Grey (wide) bar: total Sobol index (the share of the "
-                                 "spread this assumption causes, with its interactions); red (narrow) bar: "
-                                 "first-order index (alone)")
+        self.bar_note.setToolTip(f"{u.samples:,} Sobol samples. {SOBOL_KEY}")

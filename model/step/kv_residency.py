@@ -87,6 +87,7 @@ class KvResidency:
     resident: Mapping[str, object]   # tier -> KV bytes it holds
     capacity: Mapping[str, object]   # tier -> bytes it offers the KV cache
     tier_capacity: Mapping[str, float]  # tier -> its full capacity
+    hbm_free_bytes: object           # HBM the weights and the reserve leave for the KV cache (its capacity line)
     needed: object                   # the KV cache the sessions need
     placed: object
     unplaced_bytes: object           # spill: beyond every tier
@@ -179,7 +180,7 @@ def residency_curve(scenario: Scenario, context=None, sessions=None, policy: str
     step = base + sum(time_by_tier.values())
     return KvResidency(
         context=c, sessions=b, policy=policy, tiers=tuple(n for n in RESIDENCY_TIERS if n in tiers),
-        resident=resident, capacity=capacity, tier_capacity=full, needed=needed, placed=placed,
+        resident=resident, capacity=capacity, tier_capacity=full, hbm_free_bytes=hbm_free, needed=needed, placed=placed,
         unplaced_bytes=unplaced, evicted_bytes=evicted, evicted_tokens=safe_div(evicted, kv_tok_gpu),
         time_by_tier=time_by_tier, base_time_s=base, step_time_s=step,
         tokens_per_s=safe_div(b, step), hbm_share=np.where(needed > 0, safe_div(resident["hbm"], needed), 1.0),
