@@ -335,11 +335,21 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def set_theme(self, name: str) -> str:
         used = apply_theme(name, self)
+        if self.isVisible():   # at start-up no panel has drawn yet
+            self._redraw_for_theme()
         for action in self.theme_actions.actions():
             action.setChecked(action.data() == name)
         if self.settings is not None:
             self.settings.setValue("view/theme", name)
         return used
+
+    def _redraw_for_theme(self) -> None:
+        """Markers and fills whose colours a panel picks from the theme as it draws (the roofline's star outline)
+        are drawn again: each built panel the user can see now redraws, a hidden one is redrawn when shown."""
+        for name in self.panels.built():
+            if name not in self.EDITING_DOCKS:
+                self._deliver(name, self.store.results)
+        self._restyle_for_theme()
 
     def pressure_help_text(self) -> str:
         """Help ▸ How pressures are computed, written for people (help_texts.py)."""

@@ -146,3 +146,20 @@ def test_a_legend_marker_keeps_the_colour_of_what_it_keys():
         assert theme.readable_html(entry, "#FFFFFF") == entry
     words = f"<span style='color:{sky}'>a sky-blue sentence</span>"
     assert theme.readable_html(words, "#FFFFFF") != words
+
+
+def test_a_theme_change_redraws_the_markers_a_panel_colours_as_it_draws(window):
+    """The roofline's ★ is outlined in the plot's text colour when it is drawn; after light → dark it kept the
+    black outline (invisible on the dark plot) until the next edit. A theme change now redraws what is shown."""
+    window.set_theme("light")
+    dock = window.docks["roofline"]
+    dock.show()
+    dock.raise_()
+    QtWidgets.QApplication.processEvents()
+    star = window.panels["roofline"].sweep_layer.gemm_marker
+    for name in ("dark", "light", "high-contrast"):
+        window.set_theme(name)
+        QtWidgets.QApplication.processEvents()
+        outline = pg.mkPen(star.opts["symbolPen"]).color().name()
+        assert outline == pg.mkColor(theme.plot_text_color()).name(), name
+    window.set_theme("light")
