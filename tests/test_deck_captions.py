@@ -170,8 +170,8 @@ def _panel_text(panel) -> str:
 PANEL_WORDS = {"quant_shrink": None, "batch_law_growth": None,"routing_quality": lambda v: f"{v.split()[0]}% quality",
                "test_time_target": lambda v: f"{v.split()[0]}%",
                "routing_latency_change": None, "routing_cost_fall": None, "test_time_large_samples": None,
-               "edge_arch_published_reach": lambda v: v.replace("from ", "2x from "),
-               "edge_arch_claimed_reach": lambda v: v.replace("reached ", "2.5x "),
+               "edge_arch_published_reach": lambda v: v.replace("from ", "2× from "),
+               "edge_arch_claimed_reach": lambda v: v.replace("reached ", "2.5× "),
                "memory_wall_ridge_change": lambda v: v.split()[-1],
                "edge_matrix_ms_phone_a17_pro_llama_3_2_3b_q4_k": lambda v: f"{float(v.split()[0]):.0f} ✓",   # its cell
                "test_time_small": lambda v: v.replace("R1-Distill-", "R1-"),
@@ -223,8 +223,8 @@ def test_the_derived_routing_values_are_the_panels_saving_and_latency():
     values = caption_values(evaluate(slide.scenario))
     x = routing(current=slide.scenario)
     i = int(abs(x.r - x.best_r).argmin())
-    assert values["routing_cost_fall"] == f"{x.cloud_gpu_s[0] / x.cloud_gpu_s[i]:.1f}x"
-    assert values["routing_latency_change"] == f"rises {x.latency_s[i] / x.latency_s[0]:.1f}x"
+    assert values["routing_cost_fall"] == f"{x.cloud_gpu_s[0] / x.cloud_gpu_s[i]:.1f}×"
+    assert values["routing_latency_change"] == f"rises {x.latency_s[i] / x.latency_s[0]:.1f}×"
     assert values["routing_share"] == f"{x.best_r:.0%}"
 
 
@@ -249,11 +249,11 @@ def test_the_derived_storage_and_batch_ratios_are_hand_checked():
     15,360 x 4,096 = 62.9M tokens per step against LLaMA-65B's 4M: 15.7x."""
     slide = next(s for name, _, s, _ in SLIDES if "{quant_shrink}" in s.caption)
     values = caption_values(evaluate(slide.scenario))
-    assert (values["quant_bits_q4_k"], values["quant_bits_q2_k"], values["quant_shrink"]) == ("4.5", "2.625", "1.7x")
+    assert (values["quant_bits_q4_k"], values["quant_bits_q2_k"], values["quant_shrink"]) == ("4.5", "2.625", "1.7×")
     slide = next(s for name, _, s, _ in SLIDES if "{batch_law_growth}" in s.caption)
     values = caption_values(evaluate(slide.scenario))
     assert values["batch_law_tokens_deepseek_v3"] == "62.9M" and values["batch_law_tokens_llama_65b"] == "4M"
-    assert values["batch_law_growth"] == f"{15360 * 4096 / 4e6:.1f}x" == "15.7x"
+    assert values["batch_law_growth"] == f"{15360 * 4096 / 4e6:.1f}×" == "15.7×"
 
 
 def test_the_serving_slides_quote_leviathans_tokens_per_step_and_the_load_readout():

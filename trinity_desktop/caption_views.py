@@ -53,7 +53,7 @@ def key(name: str) -> str:
 
 
 def _times(x: float, digits: int = 2) -> str:
-    return f"{x:.{digits}f}x"
+    return f"{x:.{digits}f}×"
 
 
 def _k(tokens: float) -> str:
@@ -119,8 +119,8 @@ def _edge_arch(r: Results) -> dict[str, str]:
             "edge_arch_conv_blocks": str(stack.conv_layers), "edge_arch_attention_blocks": str(stack.attention_layers),
             "edge_arch_context": _k(EDGE_ARCH_CONTEXT), "edge_arch_speedup": _times(at),
             "edge_arch_end": _k(curves.context[-1]),
-            "edge_arch_published": f"{published:g}x", "edge_arch_published_reach": _reach(curves, published),
-            "edge_arch_claimed": f"{claimed:g}x", "edge_arch_claimed_reach": _reach(curves, claimed, "reached ")}
+            "edge_arch_published": f"{published:g}×", "edge_arch_published_reach": _reach(curves, published),
+            "edge_arch_claimed": f"{claimed:g}×", "edge_arch_claimed_reach": _reach(curves, claimed, "reached ")}
 
 
 @cache
@@ -157,7 +157,7 @@ def _routing(r: Results) -> dict[str, str]:
     return {"routing_cloud_model": x.cloud_scenario.model.name, "routing_device_model": x.device_scenario.model.name,
             "routing_quality": _per_100(x.target), "routing_share": f"{x.best_r:.0%}",
             "routing_cost_fall": _times(x.cloud_gpu_s[0] / x.cloud_gpu_s[i], 1),
-            "routing_latency_change": f"rises {change:.1f}x" if change > 1 else f"falls {1 / change:.1f}x"}
+            "routing_latency_change": f"rises {change:.1f}×" if change > 1 else f"falls {1 / change:.1f}×"}
 
 
 def _retrieval(r: Results) -> dict[str, str]:
@@ -197,7 +197,7 @@ def _memory_wall() -> dict[str, str]:
     g, rates = memory_wall().growth, growth_rates()
     ridge = g["ridge"].per_2y
     return {**{f"memory_wall_{q}": _times(v.per_2y) for q, v in g.items()},
-            "memory_wall_ridge_change": f"climbs {ridge:.2f}x" if ridge > 1 else f"falls {1 / ridge:.2f}x",
+            "memory_wall_ridge_change": f"climbs {ridge:.2f}×" if ridge > 1 else f"falls {1 / ridge:.2f}×",
             "memory_wall_published_flops": _times(rates.peak_flops, 1),
             "memory_wall_published_dram": _times(rates.dram_bandwidth, 1),
             "memory_wall_published_interconnect": _times(rates.interconnect_bandwidth, 1), **_memory_wall_extremes()}
@@ -211,7 +211,7 @@ def _memory_wall_extremes() -> dict[str, str]:
     cap = max(d.values["hbm_bytes"] for d in fit)
     biggest = max(wall.models, key=lambda m: m.total)
     newest = max(fit, key=lambda d: d.year)
-    return {"memory_wall_biggest": biggest.name, "memory_wall_biggest_need": f"{biggest.total / cap:.1f}x",
+    return {"memory_wall_biggest": biggest.name, "memory_wall_biggest_need": f"{biggest.total / cap:.1f}×",
             "memory_wall_newest": newest.name, "memory_wall_newest_ridge": f"{newest.ridge:.0f}",
             "memory_wall_ridge_published": _times(wall.growth["ridge"].published_per_2y)}
 

@@ -42,7 +42,7 @@ class BatchLawPanel(QtWidgets.QWidget):
         pts = published_points()
         cs = [p.compute for p in pts]
         hover = [(p.compute, p.run.batch_tokens, f"{p.run.model} ({p.run.year})\n{_tokens(p.run.batch_tokens)} tokens "
-                  f"per step, C = {p.compute:.2g} FLOPs\nlaw's optimum {_tokens(p.optimal_tokens)} ({p.ratio:.2f}x)\n"
+                  f"per step, C = {p.compute:.2g} FLOPs\nlaw's optimum {_tokens(p.optimal_tokens)} ({p.ratio:.2f}×)\n"
                   f"{p.run.where}") for p in pts]
         set_log_data(self.runs, cs, [p.run.batch_tokens for p in pts])
         ys = [p.run.batch_tokens for p in pts]
@@ -70,9 +70,9 @@ class BatchLawPanel(QtWidgets.QWidget):
             self.optimum.setData([], [])
             self.labels.set([])
             v3, l1 = pts[-1], pts[0]
-            self.chart.set_title(f"Published batches grew {v3.run.batch_tokens / l1.run.batch_tokens:.1f}x from "
+            self.chart.set_title(f"Published batches grew {v3.run.batch_tokens / l1.run.batch_tokens:.1f}× from "
                                  f"{l1.run.model} to {v3.run.model}; the law predicts "
-                                 f"{v3.optimal_tokens / l1.optimal_tokens:.1f}x")
+                                 f"{v3.optimal_tokens / l1.optimal_tokens:.1f}×")
         set_log_data(self.law, c_law, optimal_batch_tokens(c_law))
         self.chart.set_hover_points(hover)
         self.chart.fit_range(list(c_law), ys + list(optimal_batch_tokens(c_law[[0, -1]])), pad=0.06)

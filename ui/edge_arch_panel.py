@@ -53,9 +53,9 @@ def edge_arch_title(curves) -> str:
     two = context_reaching(curves, 2.0)
     seed = context_reaching(curves, SEED_SPEEDUP)
     end = _k(curves.context[-1])
-    reach = f"2x from {_k(two)}" if two else f"not 2x by {end}"
-    seed_text = f"{SEED_SPEEDUP:g}x from {_k(seed)}" if seed else f"not {SEED_SPEEDUP:g}x by {end}"
-    return f"{hybrid.name} decodes {at4k:.2f}x as fast as attention at 4k tokens; {reach}, {seed_text}"
+    reach = f"2× from {_k(two)}" if two else f"not 2× by {end}"
+    seed_text = f"{SEED_SPEEDUP:g}× from {_k(seed)}" if seed else f"not {SEED_SPEEDUP:g}× by {end}"
+    return f"{hybrid.name} decodes {at4k:.2f}× as fast as attention at 4k tokens; {reach}, {seed_text}"
 
 
 class EdgeArchPanel(QtWidgets.QWidget):
@@ -85,8 +85,8 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.speed_widget = pg.PlotWidget(background=bg, axisItems={"bottom": pw.LogSIAxis("bottom")})
         self.speed_widget.setAccessibleName("Decode speed-up over attention against context chart")
         self.speed_widget.setAccessibleDescription("Lines: attention time / stack time per decoded token against "
-                                                   "the tokens in context (log axis); dashed: published 2x and "
-                                                   "the claimed 2.5x.")
+                                                   "the tokens in context (log axis); dashed: published 2× and "
+                                                   "the claimed 2.5×.")
         self.splot: pg.PlotItem = self.speed_widget.getPlotItem()
         pw.style_plot(self.splot, "Decode speed-up over attention", left="speed-up (x)", bottom="tokens in context")
         self.splot.setLogMode(x=True, y=True)
@@ -99,7 +99,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         for line in self.lines.values():
             self.splot.addItem(line)
         fg = theme.plot_text_color()
-        self.cited = [(p.value, f"{p.label.split(':')[0]}: {p.value:g}x published", p) for p in speedup_points()]
+        self.cited = [(p.value, f"{p.label.split(':')[0]}: {p.value:g}× published", p) for p in speedup_points()]
         self.cited = [(v, "LFM2: published" if p else t, p) for v, t, p in self.cited]
         self.cited.append((SEED_SPEEDUP, "claimed: by the synthesis", None))
         for value, _text, _p in self.cited:
@@ -176,7 +176,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         ticks = [(float(np.log10(v)), f"{v:g}") for v in (1, 1.5, 2, 4, 8, 16, 32) if v < top]
         self.splot.getAxis("left").setTicks([sorted(ticks), []])
         # the cited ratios are named on the right axis, next to their dashed lines
-        self.splot.getAxis("right").setTicks([[(float(np.log10(v)), f"{text.split(':')[0]} {v:g}x")
+        self.splot.getAxis("right").setTicks([[(float(np.log10(v)), f"{text.split(':')[0]} {v:g}×")
                                                for v, text, _p in self.cited], []])
         ly = [np.log10(cur.state_bytes) for cur in c.curves]
         self.tplot.setXRange(float(lx[0]), float(lx[-1]), padding=0.02)
@@ -192,19 +192,19 @@ class EdgeArchPanel(QtWidgets.QWidget):
         attention = c.by_role("attention").name
         self.caption.setText(   # short (the sources in the hover): the charts keep their height
             f"Batch-1 decode on {device}, {c.weight_dtype} weights: roofline time per token of each block's weight, "
-            f"state and KV reads; {c.by_role('hybrid').name}: 10 short-conv + 6 GQA blocks. Dashed: Liquid AI's 2x "
-            "and the synthesis' 2.5x.")
+            f"state and KV reads; {c.by_role('hybrid').name}: 10 short-conv + 6 GQA blocks. Dashed: Liquid AI's 2× "
+            "and the synthesis' 2.5×.")
         self.caption.setToolTip(
             f"Attention: {attention}; {c.by_role('hybrid').name}: 10 gated short-conv + 6 GQA blocks (Transformers "
-            "LFM2 docs); all short-conv: hypothetical. Dashed: Liquid AI's 2x (context not stated) and the synthesis' "
-            "claimed 2.5x.")
+            "LFM2 docs); all short-conv: hypothetical. Dashed: Liquid AI's 2× (context not stated) and the synthesis' "
+            "claimed 2.5×.")
 
     def speed_hover(self, x: float, _y: float) -> str:
         c = self.curves
         i = int(np.argmin(np.abs(np.log10(c.context) - x)))
         lines = [(f"{c.context[i]:.0f} tokens in context", True)]
         for curve in c.curves:
-            lines.append((f"{curve.name}: {curve.time_s[i] * 1e3:.2f} ms/token, {curve.speedup[i]:.2f}x; "
+            lines.append((f"{curve.name}: {curve.time_s[i] * 1e3:.2f} ms/token, {curve.speedup[i]:.2f}×; "
                           f"{curve.bytes_read[i] / 1e6:.0f} MB read, {curve.flops[i] / 1e9:.2f} GFLOP, "
                           f"state {curve.state_bytes[i] / 1e6:.1f} MB", False))
         return pw.hover_html(lines)

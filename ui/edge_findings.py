@@ -17,7 +17,7 @@ def speedup_chart_title(curves, name: str) -> str:
     """The hybrid's decode speed-up over attention at the shortest and longest context shown."""
     hybrid = curves.by_role("hybrid")
     lo, hi = float(hybrid.speedup[0]), float(hybrid.speedup[-1])
-    return (f"{name}: {lo:.2f}x at {tokens_text(curves.context[0])} tokens, {hi:.2f}x at "
+    return (f"{name}: {lo:.2f}× at {tokens_text(curves.context[0])} tokens, {hi:.2f}× at "
             f"{tokens_text(curves.context[-1])}")
 
 
@@ -26,5 +26,5 @@ def state_chart_title(curves, name: str) -> str:
     attention, hybrid = curves.by_role("attention"), curves.by_role("hybrid")
     a, h = float(attention.state_bytes[-1]), float(hybrid.state_bytes[-1])
     ratio = a / h if h > 0 else np.inf
-    return (f"At {tokens_text(curves.context[-1])}: {fmt_bytes(h)} per sequence, {ratio:.1f}x less than "
+    return (f"At {tokens_text(curves.context[-1])}: {fmt_bytes(h)} per sequence, {ratio:.1f}× less than "
             f"attention's {fmt_bytes(a)}")

@@ -124,13 +124,13 @@ class MemoryWallPanel(QtWidgets.QWidget):
         elif growth_view:
             pw.set_axis_label(self.chart.plot, "left", "x 2020")
             self.chart.show_in_legend([(self.points[q], SHORT[q]) for q in COLORS])
-            self.chart.set_title(f"Since 2020 peak FLOP/s grew {g['peak_flops'].per_2y:.2f}x per two years, HBM "
-                                 f"bandwidth {g['hbm_bw'].per_2y:.2f}x, capacity {g['hbm_bytes'].per_2y:.2f}x")
+            self.chart.set_title(f"Since 2020 peak FLOP/s grew {g['peak_flops'].per_2y:.2f}× per two years, HBM "
+                                 f"bandwidth {g['hbm_bw'].per_2y:.2f}×, capacity {g['hbm_bytes'].per_2y:.2f}×")
             self.chart.caption.setText(
-                f"Solid: least squares over {len(fit_devices)} datacenter presets. Dashed: Gholami et al. 2024 (3.0x "
-                f"FLOP/s, 1.6x DRAM, 1.4x interconnect). Ridge point {g['ridge'].per_2y:.2f}x per two years.")
+                f"Solid: least squares over {len(fit_devices)} datacenter presets. Dashed: Gholami et al. 2024 (3.0× "
+                f"FLOP/s, 1.6× DRAM, 1.4× interconnect). Ridge point {g['ridge'].per_2y:.2f}× per two years.")
             self.chart.caption.setToolTip(
-                f"Scale-up {g['scaleup_bw'].per_2y:.2f}x, scale-out {g['scaleout_bw'].per_2y:.2f}x per two years. "
+                f"Scale-up {g['scaleup_bw'].per_2y:.2f}×, scale-out {g['scaleout_bw'].per_2y:.2f}× per two years. "
                 f"Release years: each preset's announcement date (cited in References). Left out (no cited year): "
                 f"{', '.join(hardware_presets()[k].name for k in wall.left_out)}.")
         else:
@@ -143,8 +143,8 @@ class MemoryWallPanel(QtWidgets.QWidget):
                        f"{wall.context // 1024}k KV {fmt_bytes(m.kv_bytes)}") for m in wall.models]
             cap = max(d.values["hbm_bytes"] for d in fit_devices)
             biggest = max(wall.models, key=lambda m: m.total)
-            self.chart.set_title(f"Model memory grows {g['model_memory'].per_2y:.2f}x per two years, HBM capacity "
-                                 f"{g['hbm_bytes'].per_2y:.2f}x: {biggest.name} needs {biggest.total / cap:.1f}x "
+            self.chart.set_title(f"Model memory grows {g['model_memory'].per_2y:.2f}× per two years, HBM capacity "
+                                 f"{g['hbm_bytes'].per_2y:.2f}×: {biggest.name} needs {biggest.total / cap:.1f}× "
                                  f"the largest device")
             self.chart.caption.setText(f"Models' weights (bf16) + {wall.context // 1024}k-token KV cache, dated by "
                                        "their papers, against one device's HBM. Hover the caption for open question 4.")
@@ -158,11 +158,11 @@ class MemoryWallPanel(QtWidgets.QWidget):
         self.chart.fit_range(xs, ys, pad=0.1)
 
     def _name_fits(self, shown: list[str], years, g) -> None:
-        """Each fitted line's name and its growth per two years past its end, right of the data ("FLOP/s 2.05x"),
+        """Each fitted line's name and its growth per two years past its end, right of the data ("FLOP/s 2.05×"),
         FLOP/s in bold: the quantity the others fall behind; a name with no free place is left to the legend."""
         base = {q: float(g[q].at(BASE_YEAR)) for q in shown}
         end = float(years[-1])
-        points = [(end, float(np.log10(g[q].at(end) / base[q])), f"{SHORT[q]} {g[q].per_2y:.2f}x",
+        points = [(end, float(np.log10(g[q].at(end) / base[q])), f"{SHORT[q]} {g[q].per_2y:.2f}×",
                    q == "peak_flops") for q in shown]
         lines = [tuple(zip(years, np.log10(g[q].at(years) / base[q]), strict=True)) for q in shown]
         lines += [tuple(zip(years, (years - BASE_YEAR) / 2.0 * np.log10(g[q].published_per_2y), strict=True))
@@ -186,7 +186,7 @@ class MemoryWallPanel(QtWidgets.QWidget):
 
     def _draw_ridge(self, devices, years, hover: list) -> list[float]:
         """Peak FLOP/s / HBM bandwidth per device (the roofline's ridge, FLOP per byte) with its fitted drift and
-        the drift Gholami et al.'s rates imply (3.0x / 1.6x per two years), anchored at the fit's 2020 value."""
+        the drift Gholami et al.'s rates imply (3.0× / 1.6× per two years), anchored at the fit's 2020 value."""
         g = self.wall.growth["ridge"]
         set_log_data(self.ridge_points, [d.year for d in devices], [d.ridge for d in devices])
         set_log_data(self.ridge_fit, years, g.at(years))
@@ -197,12 +197,12 @@ class MemoryWallPanel(QtWidgets.QWidget):
         self.chart.show_in_legend([(self.ridge_points, "ridge point per device"), (self.ridge_fit, "fitted drift"),
                                    (self.ridge_published, "Gholami et al.")])
         newest = max(devices, key=lambda d: d.year)
-        verb = f"climbs {g.per_2y:.2f}x" if g.per_2y > 1 else f"falls {1 / g.per_2y:.2f}x"
+        verb = f"climbs {g.per_2y:.2f}×" if g.per_2y > 1 else f"falls {1 / g.per_2y:.2f}×"
         self.chart.set_title(f"The ridge point {verb} per two years: {newest.name} needs {newest.ridge:.0f} FLOP "
                              "per byte of HBM traffic to be compute-bound")
         self.chart.caption.setText(
             f"Ridge = peak FLOP/s / HBM bandwidth of {len(devices)} datacenter presets by release year; solid: least "
-            f"squares, dashed: Gholami et al.'s 3.0x / 1.6x = {g.published_per_2y:.2f}x per two years. A kernel "
+            f"squares, dashed: Gholami et al.'s 3.0× / 1.6× = {g.published_per_2y:.2f}× per two years. A kernel "
             "below its ridge waits on memory.")
         return [d.ridge for d in devices] + list(published)
 

@@ -49,7 +49,7 @@ def quality_title(curve) -> str:
     if k is None:
         return f"{curve.model}: no step loses quality faster than it saves storage"
     before, at = curve.points[k - 1], curve.points[k]
-    return (f"{curve.model}: from {before.format} to {at.format} perplexity rises {curve.step_ratio[k - 1]:.1f}x "
+    return (f"{curve.model}: from {before.format} to {at.format} perplexity rises {curve.step_ratio[k - 1]:.1f}× "
             f"faster than storage shrinks; +{curve.delta_pct[-1]:.1f}% at Q2_K")
 
 

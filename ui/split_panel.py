@@ -105,7 +105,7 @@ class SplitPanel(QtWidgets.QWidget):
                                           "Mbit/s (overrides the network's nominal uplink; RTT stays)",
                                           _log_to_slider(UPLINK_RANGE_MBPS[1], UPLINK_RANGE_MBPS[0]))
         self.speed_slider = self._slider("Device speed", "Device speed as a multiple of its datasheet roofline "
-                                         "(peak FLOP/s and memory bandwidth), log scale 0.01x to 10x",
+                                         "(peak FLOP/s and memory bandwidth), log scale 0.01× to 10×",
                                          _log_to_slider(SPEED_RANGE[1], SPEED_RANGE[0]))
         self.uplink_label = self._value_label("Uplink bandwidth value")
         self.speed_label = self._value_label("Device speed value")

@@ -95,4 +95,4 @@ class TestTimePanel(QtWidgets.QWidget):
             f"the small option's KV reaches {fmt_bytes(a.kv_end_bytes[-1])} at {a.tokens[-1]:,.0f} tokens.")
         self.chart.caption.setToolTip(
             "pass@1 = one sample, cons@64 = majority vote of 64 samples. The samples decode as one batch after a "
-            "256-token prompt. Snell et al. 2024: test-time compute can beat a 14x larger model, FLOPs-matched.")
+            "256-token prompt. Snell et al. 2024: test-time compute can beat a 14× larger model, FLOPs-matched.")

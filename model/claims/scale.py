@@ -75,9 +75,9 @@ def _batch_claims() -> list[Claim]:
                   60e6 / 4e6, grown, "x growth", judge(15.0, grown, 0.1), None, "dock_batch_law", "deepseek-v3",
                   "trinity-desktop claims --json",
                   f"DeepSeek-V3: 15,360 x 4,096 = {last.run.batch_tokens / 1e6:.1f}M tokens vs LLaMA-65B's 4M. The "
-                  f"DeepSeek LLM law (0.292 C^0.3271) explains only {law:.1f}x of it between their computes "
+                  f"DeepSeek LLM law (0.292 C^0.3271) explains only {law:.1f}× of it between their computes "
                   f"({first.compute:.2g} and {last.compute:.2g} FLOPs); DeepSeek-V3 runs at "
-                  f"{last.ratio:.1f}x the law's optimum, LLaMA-65B at {first.ratio:.2f}x.")]
+                  f"{last.ratio:.1f}× the law's optimum, LLaMA-65B at {first.ratio:.2f}×.")]
 
 
 def _memory_wall_claims() -> list[Claim]:
@@ -89,8 +89,8 @@ def _memory_wall_claims() -> list[Claim]:
         Claim("memory-wall-central", "synthesis", "The central challenge in AI infrastructure is memory, not computation",
               None, bw, "x FLOP/s growth per HBM-bandwidth growth", "agrees" if bw > 1 else "disagrees", None,
               "dock_memory_wall", "gholami2024-memory-wall", "trinity-desktop claims --json",
-              f"On the presets, FLOP/s grows {g['peak_flops'].per_2y:.2f}x per two years against HBM bandwidth "
-              f"{g['hbm_bw'].per_2y:.2f}x (Gholami et al.: 3.0x vs 1.6x over 20 years): the ridge point climbs."),
+              f"On the presets, FLOP/s grows {g['peak_flops'].per_2y:.2f}× per two years against HBM bandwidth "
+              f"{g['hbm_bw'].per_2y:.2f}× (Gholami et al.: 3.0× vs 1.6× over 20 years): the ridge point climbs."),
         Claim("open-question-4", "synthesis", "Open question 4: will model sizes outgrowing memory capacity change the "
               "optimization landscape?", None, ratio, "x model-memory growth per HBM-capacity growth",
               "agrees" if ratio > 1 else "disagrees", None, "dock_memory_wall", "gholami2024-memory-wall",
@@ -122,7 +122,7 @@ def _test_time_claims() -> list[Claim]:
               "trinity-desktop claims --json",
               f"{who}, {REASONING_TOKENS:,} tokens per sample on {hw.name}: {c.small.gpu_seconds[i]:,.0f} vs "
               f"{c.large.gpu_seconds[i]:,.0f} GPU-seconds, {c.small.latency_s[i]:,.0f} vs {c.large.latency_s[i]:,.0f} s. "
-              "Snell et al. find the same direction (a 14x larger model beaten FLOPs-matched) on problems the small "
+              "Snell et al. find the same direction (a 14× larger model beaten FLOPs-matched) on problems the small "
               "model can partly solve."),
     ]
 

@@ -109,12 +109,12 @@ def largest_in_budget(device: str) -> Claim:
 def conv_vs_attention() -> Claim:
     curves = edge_arch_curves("laptop-x86-ddr5", EDGE_FORMAT, context=[float(EDGE_CONTEXT)])
     ratio = float(curves.by_role("hybrid").speedup[0])
-    return Claim("synth-gated-conv", SEED, "Gated short convolution blocks: 2.5x better cost ratios than attention "
+    return Claim("synth-gated-conv", SEED, "Gated short convolution blocks: 2.5× better cost ratios than attention "
                  "on CPUs", 2.5, ratio, "decode time per token, Llama-3.2-1B / LFM2-1.2B, laptop CPU, 4k context, Q4_K",
                  judge(2.5, ratio, 0.2), None, "dock_edge_arch", "transformers-lfm2-docs",
                  "trinity-desktop claims --json",
                  "same width and depth (16 blocks, hidden 2048): the hybrid's 10 conv blocks keep a fixed state, "
-                 "so the ratio grows with context; Liquid AI states 2x faster decode than similar-sized models")
+                 "so the ratio grows with context; Liquid AI states 2× faster decode than similar-sized models")
 
 
 def sparse_attention() -> Claim:
@@ -144,7 +144,7 @@ def sparse_attention_read_pattern(pattern: str) -> Claim:
         exponent = _sequence_exponent(lambda t, n: nsa_keys_read(t))
         key, name, source = "native-sparse-attention", "native sparse attention (NSA, l = 32, d = 16, n·l' = 1024, w = 512)", "nsa"
         why = ("its compressed branch reads one key per 16 tokens, so per sequence it stays O(n²/16); at 64k a "
-               "decode step reads 11.6x fewer KV tokens (Table 4)")
+               "decode step reads 11.6× fewer KV tokens (Table 4)")
     else:
         exponent = _sequence_exponent(lambda t, n: strided_keys_read(t, strided_stride(n)))
         key, name, source = "block-sparse-attention", "strided block-sparse attention (stride √n)", "sparse-transformer"

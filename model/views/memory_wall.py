@@ -146,9 +146,9 @@ def open_question_4(wall: MemoryWall) -> str:
                (False, True): "Capacity keeps pace with the models while bandwidth falls behind compute",
                (False, False): "Memory keeps pace on these presets"}[(capacity_behind, bandwidth_behind)]
     return (f"On the app's datacenter presets ({wall.devices[0].year:.0f}-{newest.year:.0f}), peak FLOP/s grows "
-            f"{g['peak_flops'].per_2y:.2f}x per two years, HBM bandwidth {g['hbm_bw'].per_2y:.2f}x and HBM capacity "
-            f"{g['hbm_bytes'].per_2y:.2f}x, while the dated models' weights + {wall.context // 1024}k-token KV grow "
-            f"{g['model_memory'].per_2y:.2f}x: the ridge point climbs {g['ridge'].per_2y:.2f}x per two years (to "
-            f"{newest.ridge:.0f} FLOP/B on {newest.name}), and {biggest.name} needs {biggest.total / cap:.1f}x the "
+            f"{g['peak_flops'].per_2y:.2f}× per two years, HBM bandwidth {g['hbm_bw'].per_2y:.2f}× and HBM capacity "
+            f"{g['hbm_bytes'].per_2y:.2f}×, while the dated models' weights + {wall.context // 1024}k-token KV grow "
+            f"{g['model_memory'].per_2y:.2f}×: the ridge point climbs {g['ridge'].per_2y:.2f}× per two years (to "
+            f"{newest.ridge:.0f} FLOP/B on {newest.name}), and {biggest.name} needs {biggest.total / cap:.1f}× the "
             f"largest device's {cap / 1e9:.0f} GB. {verdict}: state has to spread over more devices (parallelism, "
             "offload, compression) or move to new memory tiers.")

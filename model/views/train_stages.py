@@ -379,7 +379,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
     t_grad, t_down = P.grad_sync_s, P.grads_to_host_s
     verb = "all-reduce" if zero == 0 else "reduce-scatter"
     if sc.grad_compression > 1.0:
-        verb = f"sparse all-gather (DGC {sc.grad_compression:g}x)"
+        verb = f"sparse all-gather (DGC {sc.grad_compression:g}×)"
     if t_grad > 0:
         for i in range(GRAD_BUCKETS):
             a0 = g_start + i * t_grad / GRAD_BUCKETS

@@ -148,7 +148,7 @@ def test_sparse_caption_values():
     v = view_values("sparse", r)
     assert v["sparse_context"] == "128k"
     assert v["sparse_nsa_keys"] == "9,599" and v["sparse_strided_keys"] == "719"
-    assert v["sparse_nsa_fewer"] == f"{129024 / 9599:.1f}x"
+    assert v["sparse_nsa_fewer"] == f"{129024 / 9599:.1f}×"
     for name, key in (("nsa", "native-sparse-attention"), ("strided", "block-sparse-attention"),
                       ("window", "sliding-window-attention"), ("distill", "distillation-half-depth")):
         e = technique_effect(r.scenario, key)

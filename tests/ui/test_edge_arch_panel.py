@@ -14,8 +14,8 @@ def test_title_from_the_curves():
     c = edge_arch_curves()
     hybrid = c.by_role("hybrid").speedup
     at4k = float(np.interp(np.log(4096), np.log(c.context), hybrid))
-    assert f"{at4k:.2f}x" in edge_arch_title(c)
-    assert "not 2.5x" in edge_arch_title(c)
+    assert f"{at4k:.2f}×" in edge_arch_title(c)
+    assert "not 2.5×" in edge_arch_title(c)
 
 
 @pytest.mark.parametrize("size", [(517, 700), (784, 470), (1800, 950)])   # 1366 and 1920 docks, a slide

@@ -14,12 +14,12 @@ def test_titles_quote_the_curves_values():
     c = edge_arch_curves()
     hybrid, attention = c.by_role("hybrid"), c.by_role("attention")
     speed = speedup_chart_title(c, "LFM2")
-    assert f"{hybrid.speedup[0]:.2f}x at {tokens_text(c.context[0])} tokens" in speed
-    assert f"{hybrid.speedup[-1]:.2f}x at {tokens_text(c.context[-1])}" in speed
+    assert f"{hybrid.speedup[0]:.2f}× at {tokens_text(c.context[0])} tokens" in speed
+    assert f"{hybrid.speedup[-1]:.2f}× at {tokens_text(c.context[-1])}" in speed
     state = state_chart_title(c, "LFM2")
     ratio = attention.state_bytes[-1] / hybrid.state_bytes[-1]
     assert ratio > 1   # the hybrid keeps KV for 6 of its 16 blocks only
-    assert f"{ratio:.1f}x less" in state and fmt_bytes(attention.state_bytes[-1]) in state
+    assert f"{ratio:.1f}× less" in state and fmt_bytes(attention.state_bytes[-1]) in state
     assert tokens_text(4096) == "4k" and tokens_text(131072) == "128k" and tokens_text(256) == "256"
 
 

@@ -51,12 +51,12 @@ def test_memory_wall_panel(qtbot, results):
     qtbot.addWidget(p)
     p.update_results(results)
     g = p.growth()
-    assert f"{g['peak_flops']:.2f}x" in _title(p.chart)
+    assert f"{g['peak_flops']:.2f}×" in _title(p.chart)
     named = {text: bold for _x, _y, text, bold in p.fit_labels.points}   # each fitted line named with its rate
-    assert named[f"FLOP/s {g['peak_flops']:.2f}x"] is True and f"HBM B/s {g['hbm_bw']:.2f}x" in named
+    assert named[f"FLOP/s {g['peak_flops']:.2f}×"] is True and f"HBM B/s {g['hbm_bw']:.2f}×" in named
     assert all(x > max(d.year for d in p.wall.devices) for x, *_ in p.fit_labels.points)   # right of the data
     p.view_combo.setCurrentIndex(1)
-    assert f"{g['model_memory']:.2f}x" in _title(p.chart) and "DeepSeek-V3" in _title(p.chart)
+    assert f"{g['model_memory']:.2f}×" in _title(p.chart) and "DeepSeek-V3" in _title(p.chart)
     assert not p.fit_labels.points   # the growth lines' names leave with them
 
 
@@ -73,7 +73,7 @@ def test_batch_law_panel(qtbot, results):
     assert list(p.optimum.getData()[0]) == pytest.approx([np.log10(b.compute)])
     infer = evaluate(Scenario(hardware=H100, model=model_presets()["llama-3-8b"], kind="decode", gpus=1))
     p.update_results(infer)
-    assert "grew 15.7x" in _title(p.chart) and p.labels.points == []
+    assert "grew 15.7×" in _title(p.chart) and p.labels.points == []
 
 
 def test_test_time_panel(qtbot, results):
@@ -119,9 +119,9 @@ def test_memory_wall_ridge_view(qtbot, results):
     p.update_results(results)
     p.set_focus("view", "ridge")
     title = _title(p.chart)
-    assert f"{wall.growth['ridge'].per_2y:.2f}x" in title and f"{newest.ridge:.0f} FLOP per byte" in title
+    assert f"{wall.growth['ridge'].per_2y:.2f}×" in title and f"{newest.ridge:.0f} FLOP per byte" in title
     assert p.ridge_points.isVisible() and not p.points["peak_flops"].isVisible()
-    assert f"{3.0 / 1.6:.2f}x" in p.chart.caption.text()
+    assert f"{3.0 / 1.6:.2f}×" in p.chart.caption.text()
 
 
 def test_a_line_under_the_chosen_index_is_named_with_it(qtbot, results):
