@@ -260,7 +260,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             line.setPos(below / 1e9)
             label = self.cap_labels[name]
             label.setVisible(shown)
-            label.setText(f"{TIER_LABELS[name] if name != 'hbm' else 'HBM'} full: {below / 1e9:,.0f} GB")
+            label.setText(f"{TIER_LABELS[name].removeprefix('Host ')} full: {below / 1e9:,.0f} GB")   # fits a gap
         self.plot.setXRange(lx[0], lx[-1], padding=0.01)
         self.plot.setYRange(0, y_top / 1e9, padding=0)
         self.plot.getAxis("bottom").setTicks([log_ticks(x[0], x[-1], base2=True)])
@@ -308,9 +308,10 @@ class ResidencyPanel(QtWidgets.QWidget):
         r = self.legend.sceneBoundingRect()
         if self.legend.isVisible() and r.width() > 0:
             index.add((r.left(), r.top(), r.right(), r.bottom()))
+        edges = {id(self.base), *(id(top) for top in self.tops.values())}   # a boxed label may sit on a tier's edge
         curves = [i for i in vb.addedItems + self.vb2.addedItems
-                  if isinstance(i, (pg.PlotCurveItem, pg.PlotDataItem)) and i is not self.base]
-        for b in line_boxes(curves, bounds):   # no label on a curve
+                  if isinstance(i, (pg.PlotCurveItem, pg.PlotDataItem)) and id(i) not in edges]
+        for b in line_boxes(curves, bounds):   # no label on the step-time curve
             index.add(b)
         caps = {name: line_boxes([line], bounds) for name, line in self.cap_lines.items()}
         label = self.marker.label

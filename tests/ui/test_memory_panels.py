@@ -61,6 +61,21 @@ def test_residency_draws_the_model_for_the_default_scenario(residency, default_s
     residency.grab()
 
 
+@pytest.mark.parametrize("size", [(517, 703), (1000, 650)])
+def test_every_capacity_line_drawn_is_named(shown_panel, qtbot, default_sc, size):
+    """In the 1366 layout (a 517 × 703 dock) only "CXL pool full" was named: the HBM line runs along the HBM
+    fill's edge and "Host DRAM full: 304 GB" was wider than the gap between the "current" line and the step
+    curve. A boxed name may sit on a tier's edge, and the host tier's is "DRAM full"."""
+    panel = shown_panel(ResidencyPanel, evaluate(default_sc), size)
+    qtbot.waitUntil(lambda: panel.cap_labels["hbm"].isVisible(), timeout=3000)
+    QtWidgets.QApplication.processEvents()
+    lines = panel.capacity_lines()
+    assert {"hbm", "host", "cxl"} <= set(lines)
+    for name in lines:
+        assert panel.cap_labels[name].isVisible(), name
+    assert panel.cap_labels["host"].toPlainText().startswith("DRAM full: ")
+
+
 def test_a_capped_cache_is_drawn_far_under_the_hbm_line(residency, serve):
     """StreamingLLM caps the cache at 1.3 GB: the chart was one green field under a line at the cap named
     "HBM full: 1 GB". The HBM line stays where HBM is full (what weights and the reserve leave), the y axis
