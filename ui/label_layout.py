@@ -101,7 +101,8 @@ class Label:
 def around(x: float, y: float, w: float, h: float, gap: float,
            sides: Sequence[str] = SIDES, steps: int = 0) -> tuple[tuple[float, float], ...]:
     """Top-left corners for a w × h label beside a point (x, y) at `gap` pixels, one per side in the order
-    given ("right", "left", "above", "below", "above-right", "below-right", "above-left", "below-left"),
+    given ("right", "left", "above", "below", "above-right", "below-right", "above-left", "below-left",
+    "right-up", "right-down"),
     then `steps` rings further out (one label height or width each) for crowded places."""
     out = []
     for k in range(steps + 1):
@@ -111,7 +112,9 @@ def around(x: float, y: float, w: float, h: float, gap: float,
                  "above-right": (x + gap * 0.7 + dx, y - gap * 0.7 - h - dy),
                  "below-right": (x + gap * 0.7 + dx, y + gap * 0.7 + dy),
                  "above-left": (x - gap * 0.7 - w - dx, y - gap * 0.7 - h - dy),
-                 "below-left": (x - gap * 0.7 - w - dx, y + gap * 0.7 + dy)}
+                 "below-left": (x - gap * 0.7 - w - dx, y + gap * 0.7 + dy),
+                 # a column right of the point, one label height up or down per ring (names at lines' ends)
+                 "right-up": (x + gap, y - h / 2 - dy), "right-down": (x + gap, y - h / 2 + dy)}
         out += [spots[s] for s in sides]
     return tuple(out)
 

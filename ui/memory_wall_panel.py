@@ -17,7 +17,7 @@ from trinity_desktop.model.views.memory_wall import LABELS, memory_wall, open_qu
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.axes import OneTwoFiveAxis
-from trinity_desktop.ui.point_labels import PointLabels
+from trinity_desktop.ui.point_labels import END_COLUMN, PointLabels
 from trinity_desktop.ui.scale_chart import ScaleChart, combo, set_log_data
 from trinity_desktop.ui.units import fmt_bytes
 
@@ -28,7 +28,7 @@ SYMBOLS = {"peak_flops": "o", "hbm_bw": "s", "hbm_bytes": "d", "scaleup_bw": "t1
 SHORT = {"peak_flops": "FLOP/s", "hbm_bw": "HBM B/s", "hbm_bytes": "HBM bytes", "scaleup_bw": "scale-up",
          "scaleout_bw": "scale-out"}
 BASE_YEAR = 2020.0
-LABEL_YEARS = 2.2   # years of axis right of the last device: the fitted lines' names sit there
+LABEL_YEARS = 2.6   # years of axis right of the last device: the fitted lines' names sit there
 RING_PX = 22   # the scenario's device: a ring around its markers (11-15 px)
 VIEWS = (("Growth since 2020", "growth"), ("Model memory vs HBM", "capacity"), ("Ridge point", "ridge"))
 
@@ -62,7 +62,7 @@ class MemoryWallPanel(QtWidgets.QWidget):
         self.ring = pg.PlotDataItem([], [], pen=None, symbol="o", symbolSize=RING_PX, symbolBrush=None,
                                     symbolPen=pg.mkPen(theme.FOCUS_COLOR, width=2.5))
         self.ring.setZValue(20)
-        self.fit_labels = PointLabels(self.chart.plot, len(COLORS))   # each fitted line named with its rate
+        self.fit_labels = PointLabels(self.chart.plot, len(COLORS), sides=END_COLUMN)   # each fitted line named with its rate
         self.chart.plot.addItem(self.ring, ignoreBounds=True)
         self.device_key = ""
         layout = QtWidgets.QVBoxLayout(self)
@@ -150,8 +150,8 @@ class MemoryWallPanel(QtWidgets.QWidget):
                                        "their papers, against one device's HBM. Hover the caption for open question 4.")
             self.chart.caption.setToolTip("Open question 4, computed: " + open_question_4(wall))
         self.chart.set_hover_points(hover)
-        self._name_fits(shown if growth_view else [], years, g)
         self._ring_device(fit_devices, shown, g)
+        self._name_fits(shown if growth_view else [], years, g)   # off the rings
         xs = list(years) + ([m.year for m in wall.models] if self.view == "capacity" else [])
         if growth_view:
             xs.append(float(years[-1]) + LABEL_YEARS)   # room right of the lines for their names
@@ -159,15 +159,20 @@ class MemoryWallPanel(QtWidgets.QWidget):
 
     def _name_fits(self, shown: list[str], years, g) -> None:
         """Each fitted line's name and its growth per two years past its end, right of the data ("FLOP/s 2.05×"),
-        FLOP/s in bold: the quantity the others fall behind; a name with no free place is left to the legend."""
+        FLOP/s in bold: the quantity the others fall behind; names that crowd stack down a column beside the ends,
+        and one with no free place is left to the legend."""
         base = {q: float(g[q].at(BASE_YEAR)) for q in shown}
         end = float(years[-1])
+        shown = sorted(shown, key=lambda q: -g[q].at(end) / base[q])   # top to bottom: crowded names stack down
         points = [(end, float(np.log10(g[q].at(end) / base[q])), f"{SHORT[q]} {g[q].per_2y:.2f}×",
                    q == "peak_flops") for q in shown]
         lines = [tuple(zip(years, np.log10(g[q].at(years) / base[q]), strict=True)) for q in shown]
         lines += [tuple(zip(years, (years - BASE_YEAR) / 2.0 * np.log10(g[q].published_per_2y), strict=True))
                   for q in shown if q in self.published]   # and off the dashed published rates
-        self.fit_labels.set(points, lines=lines, colors=[COLORS[q] for q in shown])
+        rx, ry = self.ring.getData()
+        rings = [(float(x), float(y), RING_PX) for x, y in zip(rx if rx is not None else [], ry if ry is not None else [],
+                                                              strict=True)]
+        self.fit_labels.set(points, lines=lines, colors=[COLORS[q] for q in shown], marks=rings)
 
     def _ring_device(self, devices, shown: list[str], g) -> None:
         """Ring the scenario's device at each of its points in the view (none when it has no release year)."""

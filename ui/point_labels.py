@@ -14,16 +14,19 @@ from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 
 MARKER_PX = 10.0
+AROUND = ll.SIDES + ("above-right", "below-right", "above-left", "below-left")
+END_COLUMN = ("right", "right-up", "right-down")   # names at the right ends of lines, stacked when crowded
 
 
 class PointLabels:
     """Long-lived TextItems for up to `capacity` points of `plot`; `set` changes texts and anchors, and the
     placement follows every resize of the view."""
 
-    def __init__(self, plot: pg.PlotItem, capacity: int, size: int | None = None, steps: int = 3):
+    def __init__(self, plot: pg.PlotItem, capacity: int, size: int | None = None, steps: int = 3,
+                 sides: Sequence[str] = AROUND):
         """`steps`: rings of candidate places further out than beside the point (0: beside it or not at all,
-        for a crowded chart where a far name reads as another point's)."""
-        self.plot, self.steps = plot, steps
+        for a crowded chart where a far name reads as another point's); `sides`: where beside it (ll.around)."""
+        self.plot, self.steps, self.sides = plot, steps, tuple(sides)
         self.items = [pw.label_item("", color=theme.plot_text_color(), size=size) for _ in range(capacity)]
         for item in self.items:
             item.setVisible(False)
@@ -31,17 +34,21 @@ class PointLabels:
         self.points: list[tuple[float, float, str, bool]] = []
         self.lines: list[tuple[tuple[float, float], ...]] = []
         self.avoid: list = []
+        self.marks: list[tuple[float, float, float]] = []
         self.layout = ll.LabelLayout()
         follow = pw.NextPass(plot.getViewBox(), self.relayout)   # once per burst of resizes and range changes
         plot.getViewBox().sigResized.connect(follow.poke)
         plot.getViewBox().sigRangeChanged.connect(follow.poke)
 
-    def set(self, points: Sequence[tuple[float, float, str, bool]], lines=(), colors=(), avoid=()) -> None:
+    def set(self, points: Sequence[tuple[float, float, str, bool]], lines=(), colors=(), avoid=(),
+            marks=()) -> None:
         """(x, y, text, bold) per point, most important first; `lines`: polylines ((x, y), ...) the labels
         keep off; all in view coordinates. `colors`: theme colours per label (default: the text colour), made
-        readable on the plot's background. `avoid`: other text items of the plot the labels keep off."""
+        readable on the plot's background. `avoid`: other text items of the plot the labels keep off; `marks`:
+        other markers they keep off, as (x, y, size in pixels)."""
         self.points = list(points)[: len(self.items)]
         self.lines = [tuple(line) for line in lines]
+        self.marks = list(marks)
         self.avoid = list(avoid)
         bg = QtGui.QColor(theme.THEMES[theme.current_theme()]["plot_bg"])
         for k, (item, (_x, _y, text, bold)) in enumerate(zip(self.items, self.points, strict=False)):
@@ -69,10 +76,11 @@ class PointLabels:
         labels = []
         for k, ((sx, sy), item) in enumerate(zip(anchors, self.items, strict=False)):
             w, h = ll.text_size(item)
-            labels.append(ll.Label(str(k), w, h, ll.around(sx, sy, w, h, MARKER_PX / 2 + 2,
-                                                           ll.SIDES + ("above-right", "below-right", "above-left",
-                                                                       "below-left"), steps=self.steps)))
-        obstacles = [ll.box_of(sx - MARKER_PX / 2, sy - MARKER_PX / 2, MARKER_PX, MARKER_PX) for sx, sy in anchors]
+            labels.append(ll.Label(str(k), w, h, ll.around(sx, sy, w, h, MARKER_PX / 2 + 2, self.sides,
+                                                           steps=self.steps)))
+        marks = [(*ll.scene_point(vb, x, y), px) for x, y, px in self.marks]
+        obstacles = [ll.box_of(sx - px / 2, sy - px / 2, px, px) for sx, sy, px in
+                     [(sx, sy, MARKER_PX) for sx, sy in anchors] + marks]
         for line in self.lines:
             pts = [ll.scene_point(vb, x, y) for x, y in line]
             for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False):

@@ -46,6 +46,26 @@ def test_retrieval_panel(qtbot, results):
     assert "SSD" in _title(p.chart)
 
 
+def test_memory_wall_names_every_fitted_line_beside_its_end_off_the_rings(shown_panel, qtbot, results):
+    """In the 1366 layout (a 517 × 703 dock) "HBM bytes 1.74×" had no place at the crowded line ends: it sat
+    at the far left on the scenario's rings, and once the rings were obstacles it vanished. The names now
+    stack down a column right of the ends, with room for the widest."""
+    from trinity_desktop.ui import label_layout as ll
+    from trinity_desktop.ui.memory_wall_panel import RING_PX
+
+    p = shown_panel(MemoryWallPanel, results, (517, 703))
+    qtbot.waitUntil(lambda: all(i.isVisible() for i in p.fit_labels.items[:len(p.fit_labels.points)]), timeout=3000)
+    vb = p.chart.plot.getViewBox()
+    rx, ry = p.ring.getData()
+    rings = [ll.box_of(*(c - RING_PX / 2 for c in ll.scene_point(vb, x, y)), RING_PX, RING_PX) for x, y in zip(rx, ry)]
+    ends = ll.scene_point(vb, p.fit_labels.points[0][0], 0.0)[0]
+    assert len(p.fit_labels.points) == 5 and rings
+    for item in p.fit_labels.items[:5]:
+        r = item.sceneBoundingRect()
+        box = (r.left(), r.top(), r.right(), r.bottom())
+        assert r.left() > ends and not any(ll.overlaps(box, ring, 0.0) for ring in rings), item.toPlainText()
+
+
 def test_memory_wall_panel(qtbot, results):
     p = MemoryWallPanel()
     qtbot.addWidget(p)
