@@ -7,11 +7,10 @@ each pair of values of two chosen axes (TP x PP, micro-batch x ZeRO, ...), the b
 axis (cividis, log scale), hatched where no layout fits, with contour lines of step time.
 
 Inference (model/search/serving_planner.py): the Pareto front of tokens/s per GPU against time per output token over
-TP, batch, weight and KV formats and KV offload within the scenario's GPU count; click loads the layout.
-
-The search runs in a worker thread (a one-thread QThreadPool): a progress bar follows it, Cancel stops it
-between chunks, and an edit that changes the job (model, hardware, GPUs, batch, lengths, formats) cancels the
-running search and starts a new one; edits of the layout alone only move the diamond.
+TP, batch, weight and KV formats and KV offload within the scenario's GPU count; click loads the layout. The search
+runs in a worker thread (a one-thread QThreadPool): a progress bar follows it, Cancel stops it between chunks, and
+an edit that changes the job (model, hardware, GPUs, batch, lengths, formats) cancels the running search and starts
+a new one; edits of the layout alone only move the diamond.
 """
 
 from __future__ import annotations
@@ -181,6 +180,7 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.graphics, 1)
+        self.graphics.installEventFilter(self)   # side by side or stacked, by the charts' own area (eventFilter)
         layout.addWidget(self.legend)
         layout.addWidget(self.status)
         self.batch_readout = BatchReadout()  # global batch against the published optimum
@@ -196,10 +196,12 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
             if getattr(self.plan, "map_time", None) is not None:   # a training plan: serving ones draw no map
                 self._draw_map(self.plan)
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt name)
-        """Side by side when the panel is wide, the map under the front when it is narrow (a half-width dock)."""
-        super().resizeEvent(event)
-        self._arrange(self.width() >= 1.5 * max(self.height(), 1))
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt name)
+        """The charts side by side when their area is wider than tall (stacked in a slide's 670 × 410 px, each had
+        90 px of height), the map under the front in a narrow one (a half-width dock)."""
+        if watched is self.graphics and event.type() == QtCore.QEvent.Type.Resize:
+            self._arrange(self.graphics.width() >= 1.2 * max(self.graphics.height(), 1))
+        return False
 
     def _arrange(self, wide: bool) -> None:
         if getattr(self, "_wide", None) == wide:
@@ -468,7 +470,6 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
             return self._capacity_hover(i)
         return planner_readout.point_text(self._points[i], self.bars.text(i)) if i >= 0 else ""
 
-    # ------------------------------------------------------------------ error bars (ui/pareto_bars.py)
     def set_bands(self, u) -> None:
         """View > Uncertainty bands: the dots' p05-p95 time bars are shown while bands are (u), hidden for None."""
         self.bars.set_enabled(u is not None, u.set_name if u is not None else None)

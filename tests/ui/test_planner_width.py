@@ -38,3 +38,17 @@ def test_a_slide_shows_no_map_controls(qtbot):
     assert not any(w.isVisible() for w in row)   # no lone "×" or "100%" on a slide
     hidden.restore()
     assert all(w.isVisible() for w in row)
+
+
+def test_the_charts_sit_side_by_side_when_their_area_is_wider_than_tall(qtbot):
+    """On a 1366 slide the planner had a 670 × 410 chart area, stacked: front and map 90 px tall each. They now
+    sit side by side there, and stay stacked in the 517 × 703 dock of the 1366 layout."""
+    panel = PlannerPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    for size, wide in (((670, 540), True), ((517, 703), False), ((1300, 500), True)):
+        panel.resize(*size)
+        QtWidgets.QApplication.processEvents()
+        front, map_ = panel.front_plot.sceneBoundingRect(), panel.map_plot.sceneBoundingRect()
+        assert (map_.left() >= front.right() - 1) == wide, size
+        assert (map_.top() >= front.bottom() - 1) == (not wide), size
