@@ -61,8 +61,8 @@ class BatchLawPanel(QtWidgets.QWidget):
                               f"optimum {_tokens(self.current.optimal_tokens)}", False)],
                             lines=[tuple(zip(np.log10(c_law), np.log10(optimal_batch_tokens(c_law)), strict=True))])
             hover.append((self.current.compute, self.current.batch_tokens,
-                          f"your run: {sc.global_batch} x {sc.seq_len} = {_tokens(self.current.batch_tokens)} tokens\n"
-                          f"C = 6 N x 20 N = {self.current.compute:.2g} FLOPs"))
+                          f"your run: {sc.global_batch} × {sc.seq_len} = {_tokens(self.current.batch_tokens)} tokens\n"
+                          f"C = 6 N × 20 N = {self.current.compute:.2g} FLOPs"))
             self.chart.set_title(batch_sentence(self.current))
         else:
             self.current = None
@@ -79,6 +79,6 @@ class BatchLawPanel(QtWidgets.QWidget):
         self.chart.caption.setText("Dots: LLaMA, GPT-3, Llama 2, Llama 3, DeepSeek-V2/V3 (hover each). Line: DeepSeek LLM's "
                                    "fit. Your run sits at a Chinchilla-optimal D = 20 N.")
         self.chart.caption.setToolTip(
-            "N = active parameters. DeepSeek-V3: 15,360 x 4,096 = 62.9M tokens; DeepSeek-V2: 9,216 x 4K. The law is "
+            "N = active parameters. DeepSeek-V3: 15,360 × 4,096 = 62.9M tokens; DeepSeek-V2: 9,216 × 4K. The law is "
             "fitted on C = M D (M = non-embedding FLOPs per token); 6 N stands in for M here. A scenario has no run "
             "length, so its compute is that of a Chinchilla-optimal run, D = 20 N tokens.")

@@ -40,7 +40,7 @@ class BatchReadout(QtWidgets.QLabel):
         self.setAccessibleName("Global batch against the published optimum")
         self.setToolTip("Tokens per step = global batch x sequence length. Optimum: the DeepSeek LLM batch-size law "
                         "B_opt = 0.2920 C^0.3271 at the compute of a Chinchilla-optimal run of this model "
-                        "(C = 6 N x 20 N FLOPs).")
+                        "(C = 6 N × 20 N FLOPs).")
         self.hide()
 
     def update_results(self, results: Results) -> None:

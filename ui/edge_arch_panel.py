@@ -88,7 +88,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
                                                    "the tokens in context (log axis); dashed: published 2× and "
                                                    "the claimed 2.5×.")
         self.splot: pg.PlotItem = self.speed_widget.getPlotItem()
-        pw.style_plot(self.splot, "Decode speed-up over attention", left="speed-up (x)", bottom="tokens in context")
+        pw.style_plot(self.splot, "Decode speed-up over attention", left="speed-up (×)", bottom="tokens in context")
         self.splot.setLogMode(x=True, y=True)
         self.splot.showAxis("right")
         self.splot.getAxis("right").setStyle(tickFont=pw.font(), tickLength=0)

@@ -48,7 +48,7 @@ class MemoryWallPanel(QtWidgets.QWidget):
             "Log scale against release year. Growth view: each quantity of the datacenter presets relative to its "
             "fitted 2020 value, points per device, solid fitted lines, dashed published rates (Gholami et al.). "
             "Capacity view: models' weights + KV cache against devices' HBM capacity.",
-            left="x 2020", bottom="release year", log_x=False, log_y=True,
+            left="× its 2020 value", bottom="release year", log_x=False, log_y=True,
             controls=[("View", self.view_combo)], legend_columns=3, y_axis=OneTwoFiveAxis("left"))
         self.points = {q: self.chart.points(COLORS[q], SYMBOLS[q], SHORT[q]) for q in COLORS}
         self.fits = {q: self.chart.line(COLORS[q], 2.0) for q in COLORS}
@@ -122,7 +122,7 @@ class MemoryWallPanel(QtWidgets.QWidget):
         if ridge_view:
             ys += self._draw_ridge(fit_devices, years, hover)
         elif growth_view:
-            pw.set_axis_label(self.chart.plot, "left", "x 2020")
+            pw.set_axis_label(self.chart.plot, "left", "× its 2020 value")
             self.chart.show_in_legend([(self.points[q], SHORT[q]) for q in COLORS])
             self.chart.set_title(f"Since 2020 peak FLOP/s grew {g['peak_flops'].per_2y:.2f}× per two years, HBM "
                                  f"bandwidth {g['hbm_bw'].per_2y:.2f}×, capacity {g['hbm_bytes'].per_2y:.2f}×")

@@ -37,7 +37,7 @@ def option_text(option: CapacityOption) -> str:
     """'TP2 PP1 x 3 replicas, weights fp8, KV int4'."""
     lay = option.layout
     n = lay["replicas"]
-    return (f"TP{lay['tp']} PP{lay['pp']} x {n} replica{'s' if n > 1 else ''}, weights {lay['weight_dtype']}, "
+    return (f"TP{lay['tp']} PP{lay['pp']} × {n} replica{'s' if n > 1 else ''}, weights {lay['weight_dtype']}, "
             f"KV {lay['kv_dtype']}")
 
 

@@ -162,7 +162,7 @@ class RoutingPanel(QtWidgets.QWidget):
         cloud = x.cloud_scenario
         self.caption.setText(
             f"Device: {x.device_scenario.model.name} Q4_K, {x.device_s:.1f} s per query; cloud: {cloud.model.name} "
-            f"on {cloud.gpus} x {cloud.hardware.name} at batch {CLOUD_BATCH}, {x.cloud_s:.1f} s incl. "
+            f"on {cloud.gpus}× {cloud.hardware.name} at batch {CLOUD_BATCH}, {x.cloud_s:.1f} s incl. "
             f"{x.network_s * 1e3:.0f} ms network (prompt {cloud.prompt_len}, output {cloud.gen_len} tokens). Quality "
             "joins the published router points (Hybrid LLM, RouteLLM; different model pairs) with straight lines; "
             "beyond the last one nothing is drawn.")

@@ -64,8 +64,8 @@ class TestTimePanel(QtWidgets.QWidget):
         c = compare(self.hardware, self.target)
         self.comparison = c
         a, b = c.small, c.large
-        names = {id(a): f"{_short(a.row.model)} x {a.row.samples} ({a.row.accuracy:.1%})",
-                 id(b): f"{_short(b.row.model)} x {b.row.samples} ({b.row.accuracy:.1%})"}
+        names = {id(a): f"{_short(a.row.model)} × {a.row.samples} ({a.row.accuracy:.1%})",
+                 id(b): f"{_short(b.row.model)} × {b.row.samples} ({b.row.accuracy:.1%})"}
         for item, opt in ((self.small, a), (self.large, b)):
             ok = opt.gpus > 0
             set_log_data(item, opt.tokens[ok], opt.gpu_seconds[ok])
@@ -83,11 +83,11 @@ class TestTimePanel(QtWidgets.QWidget):
         ok_a, ok_b = a.gpus > 0, b.gpus > 0
         self.chart.fit_range(list(a.tokens), list(a.gpu_seconds[ok_a]) + list(b.gpu_seconds[ok_b]), pad=0.08)
         if c.crossover_tokens > 0:
-            winner = "small + more samples" if c.small_wins_below else "larger model"
+            winner = "small model with more samples" if c.small_wins_below else "larger model"
             self.chart.set_title(f"At {self.target:.0%} on AIME 2024 the {winner} costs less up to "
                                  f"{c.crossover_tokens:,.0f} tokens per sample on {self.hardware.name}")
         else:
-            cheaper = "small + more samples" if c.small_wins_below else "larger model"
+            cheaper = "small model with more samples" if c.small_wins_below else "larger model"
             self.chart.set_title(f"At {self.target:.0%} on AIME 2024 the {cheaper} costs less at every length "
                                  f"on {self.hardware.name}")
         self.chart.caption.setText(

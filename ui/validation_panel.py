@@ -66,7 +66,7 @@ def quantity_text(row: dict) -> str:
 
 
 SOBOL_KEY = ("Grey (wide) bar: total Sobol index (the share of the spread this assumption causes, with its "
-             "interactions); red (narrow) bar: first-order index (alone)")
+             "interactions); vermillion (narrow) bar: first-order index (alone)")
 
 
 class ValidationPanel(QtWidgets.QWidget):
@@ -366,6 +366,6 @@ class ValidationPanel(QtWidgets.QWidget):
         pw.set_title(self.bar_plot, pw.html_escape(findings.sensitivity_title(what, u.labels.get(top, top),
                                                                                float(total[-1]))), size="13pt")
         # one line: which bar is which is in the hover, so that the stacked scatter keeps its plot height
-        self.bar_note.setText(f"Bars: grey total, red alone. {_cap(what)} {fmt_seconds(band.point)}, p05–p95 "
+        self.bar_note.setText(f"Bars: grey total, orange alone. {_cap(what)} {fmt_seconds(band.point)}, p05–p95 "
                               f"{fmt_seconds(band.p05)} – {fmt_seconds(band.p95)}")   # one line: the chart keeps its axis
         self.bar_note.setToolTip(f"{u.samples:,} Sobol samples. {SOBOL_KEY}")

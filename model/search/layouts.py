@@ -12,7 +12,7 @@ def layout_text(layout: Mapping) -> str:
         # MoE serving (#23): attention DP groups and EP, where on
         ep = (f" DP-attention{layout['attention_dp']}" if layout.get("attention_dp", 1) > 1 else "") + (
             f" EP{layout['ep']}" if layout.get("ep", 1) > 1 else "")
-        return (f"TP{layout['tp']}{ep} PP{layout['pp']} x {layout['replicas']} replicas, batch {layout['batch']}, "
+        return (f"TP{layout['tp']}{ep} PP{layout['pp']} × {layout['replicas']} replicas, batch {layout['batch']}, "
                 f"weights {layout['weight_dtype']}, KV {layout['kv_dtype']}, KV offload {layout['kv_offload']:g}"
                 + _speculative_text(layout))
     return (f"TP{layout['tp']} PP{layout['pp']} DP{layout['dp']} CP{layout['cp']} EP{layout['ep']}, "

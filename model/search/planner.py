@@ -38,7 +38,7 @@ OBJECTIVES = ("time", "tokens-per-gpu")
 MEMORY_PARTS = ("weights", "gradients", "optimizer", "activations")
 RULE_TEXT = {  # the layout rules of Scenario._check_training_layout, in words
     "tp": "TP does not divide the attention heads", "pp": "PP exceeds the layers",
-    "cp": "CP does not divide the sequence length", "gpus": "TP x PP x CP does not divide the GPUs",
+    "cp": "CP does not divide the sequence length", "gpus": "TP × PP × CP does not divide the GPUs",
     "ep": "EP does not divide DP and the experts", "global_batch": "micro-batch x DP does not divide the global batch",
     "virtual_stages": "virtual stages: PP < 2, PP x v does not divide the layers, or micro-batches not a multiple "
                       "of PP"}

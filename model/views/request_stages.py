@@ -82,7 +82,7 @@ def request_stages(sc: Scenario, r: Results, kv_placement: str = "spill") -> lis
     pc, pb = (_f(x) for x in full.prefill_shares)
     lm = live(0, prefill_mem)
     binding = "memory" if lm["hbm"] > hbm_limit else ("compute" if pc >= pb else "bandwidth")
-    out.append(Stage(f"prefill ({s:,} prompt tokens x {sc.batch})", "compute", GPU_LANE, 0.0, prefill,
+    out.append(Stage(f"prefill ({s:,} prompt tokens × {sc.batch})", "compute", GPU_LANE, 0.0, prefill,
                      _f(full.prefill_flops) / tp, {k: _f(v) for k, v in full.prefill_bytes.by_name().items()}, lm,
                      binding, -1, role="prefill"))
     t = prefill

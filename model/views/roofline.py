@@ -118,7 +118,7 @@ def _gemm_points(sc: Scenario, gemms, act_bytes: float, weight_bytes: float, pas
         if g.grouped:
             what += f"; {count:,.3g} local experts per layer (E/EP), each on k·EP/E of the tokens, as one grouped GEMM"
         elif count != 1.0:
-            what += f"; x {count:.3g} (the share of the layers)"
+            what += f"; × {count:.3g} (the share of the layers)"
         pts.append(_point(_gemm_name(g.kind, sc.model), g.flops * passes, nbytes, "hbm", dtype, ceils, scope,
                           what + ("; 3 GEMMs (fwd, dX, dW)" if passes == 3.0 else "")))
     return pts

@@ -63,7 +63,7 @@ def ep_decode_points(sc: Scenario, terms: dict, ceils, dtype: str, scope: str) -
                f"{sc.batch / dp:,.0f} sequences of the attention group (batch {sc.batch:,} / DP {dp:.0f}) against "
                f"the non-routed {sc.weight_dtype} weights over TP {tp:.0f}", role="decode_gemms"),
         _point("decode expert GEMMs (per expert)", expert_flops, expert_bytes, "hbm", dtype, ceils, scope,
-               f"{m:,.0f} tokens per expert copy (batch {sc.batch:,} x top-{a.experts_per_token} / "
+               f"{m:,.0f} tokens per expert copy (batch {sc.batch:,} × top-{a.experts_per_token} / "
                f"{sc.inference_ep * n_e:,.0f} copies on EP {sc.inference_ep}), {n_e:.0f} per GPU; weights and "
                "activations", role="decode_gemms"),
         _point("decode KV-cache reads", float(terms["attn_flops"]), float(terms["kv_read"]), "hbm", dtype,

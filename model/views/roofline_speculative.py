@@ -18,5 +18,5 @@ def verify_points(sc: Scenario, ceils, dtype: str, scope: str) -> list[Operating
     v = speculative_grid(sc, evaluate_grid)
     q = draft_tokens_of(sc) + 1
     return [_point(f"verify step ({q} tokens per sequence)", float(v["verify_flops"]), float(v["verify_hbm_bytes"]),
-                   "hbm", dtype, ceils, scope, f"speculative decoding: batch {sc.batch} x {q} tokens, weights and "
+                   "hbm", dtype, ceils, scope, f"speculative decoding: batch {sc.batch} × {q} tokens, weights and "
                    "KV read once", role="speculative_verify")]

@@ -27,7 +27,7 @@ def speculative_stages(sc: Scenario, r: Results, plan: DecodePlan, start_s: floa
                  f"draft: {rounds * gamma:,.1f} steps"),
                 ("speculative_verify", g["verify_s"][i], g["verify_flops"][i], g["verify_hbm_bytes"][i],
                  g["verify_flops"][i] / max(g["verify_hbm_bytes"][i], 1.0) >= spec.ridge,
-                 f"verify: {rounds:,.1f} x {gamma + 1} tokens")):
+                 f"verify: {rounds:,.1f} × {gamma + 1} tokens")):
             out.append(Stage(f"{text} ({steps})", "compute", GPU_LANE, t, t + float(dur), rounds * float(flops),
                              _links(hbm=rounds * float(hbm)), live[i], "compute" if bound else "bandwidth", -1,
                              role=role))

@@ -44,7 +44,7 @@ def test_capacity_mode_shows_the_fewest_gpus_and_loads_a_replica(shown_panel, qt
     assert list(p.best_ring.getData()[1]) == pytest.approx([math.log10(ref.gpus)]) and min(ys) == ys[0]
     lay = ref.layout
     assert title_text(p.front_plot).startswith(f"{ref.gpus} GPUs serve 4 req/s within p95 TTFT 2 s and TPOT 50 ms: "
-                                               f"TP{lay['tp']} PP{lay['pp']} x {lay['replicas']} replica")
+                                               f"TP{lay['tp']} PP{lay['pp']} × {lay['replicas']} replica")
     assert "meet the targets" in p.status.text() and "nan" not in p.status.text().lower()
     assert p.current.getData()[0].size == 0 and not p.map_plot.isVisible()
     # hover and click: one replica of the layout, loaded without a new search (the budget stays)
