@@ -321,7 +321,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                                      op.end_s, 0.0, {k: x / chunks for k, x in comm_bytes_f.items()}, lm,
                                      bind("bandwidth", lm), j, role=comm_roles[0]))
                 if s == 0:
-                    stage0.append(("fwd", t0, t_fc / t_c / chunks, j))
+                    stage0.append(("fwd", t0, t_fc / t_c / chunks, j, t0 + fc_s[s] / chunks))
             else:
                 t1 = t0 + comm_b / chunks
                 if comm_b > 0:
@@ -336,7 +336,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
                                  fl * (P.backward_flop_share - P.recompute_flop_share) / chunks,
                                  {k: x / chunks for k, x in bwd_f.items()}, lm, bind("compute", lm), j, role="backward"))
                 if s == 0:
-                    stage0.append(("bwd", t1, t_bwd / t_c / chunks, j))
+                    stage0.append(("bwd", t1, t_bwd / t_c / chunks, j, op.end_s))
     group0 = sched.group0  # (start, label) of stage 0's grouped steady block
 
     # --- DP network and host link, one GPU of stage 0 ------------------------------------------------
@@ -352,7 +352,7 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
 
     if zero == 3 and t_g > 0:  # two gathers per micro-batch prefetched behind compute
         hidden = min(2.0 * t_g, t_c)
-        for tag, t0, frac, jj in stage0:
+        for tag, t0, frac, jj, _end in stage0:
             dur = hidden * frac
             out.append(Stage(f"ZeRO-3 all-gather ({tag}, prefetched) mb {jj}", "communication", DP_LANE, t0,
                              t0 + dur, 0.0, {k: v * 2.0 * dur / (2.0 * t_g) for k, v in gather_bytes.items()},
@@ -365,8 +365,9 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
 
     if P.offload_activations and P.act_swap_s > 0:  # vDNN: out during forward, back in during backward
         hidden = min(P.act_swap_s, t_c)
-        for tag, t0, frac, jj in stage0:
-            dur = hidden * frac
+        for tag, t0, frac, jj, block_end in stage0:
+            dur = hidden * frac   # the average stage's share: a prefetch ends with its own backward (stage 0's)
+            t0 = t0 - max(t0 + dur - block_end, 0.0) if tag == "bwd" else t0
             out.append(Stage(f"activations {'out' if tag == 'fwd' else 'in'} (host link) mb {jj}", "memory-transfer",
                              HOST_LANE, t0, t0 + dur, 0.0, _links(host=P.act_swap_bytes * dur / P.act_swap_s), live(1.0),
                              "bandwidth", jj, role="activation_swap_out" if tag == "fwd" else "activation_swap_in"))
