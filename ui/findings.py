@@ -132,12 +132,13 @@ def sync_title(algorithm: str, ranks: int, total_s: float, bytes_by_link: dict[s
     return f"{algorithm} over {ranks} ranks: {fmt_seconds(total_s)}, most bytes on {link} ({fmt_bytes(nbytes)})"
 
 
-def residency_title(hbm_limit: float, axis_word: str, hbm_share: float, step_s: float) -> str:
-    """Residency: 'KV cache stays in HBM up to 52.4k tokens; here 100% in HBM, 12 ms per step'
-    (hbm_limit: the largest x whose cache is all in HBM, 0 if none is)."""
+def residency_title(hbm_limit: float, axis_word: str, hbm_share: float, step_s: float, at: float) -> str:
+    """Residency: 'KV cache stays in HBM up to 52.4k tokens; at 5,120: 100% in HBM, 12 ms per step'
+    (hbm_limit: the largest x whose cache is all in HBM, 0 if none is; `at`: the marker's x, the request's
+    end, whose step is longer than the average token's that Memory and time quotes)."""
     reach = (f"KV cache stays in HBM up to {count_text(hbm_limit)} {axis_word}" if hbm_limit > 0
              else f"KV cache never fits in HBM alone on this {axis_word} axis")
-    return f"{reach}; here {hbm_share:.0%} in HBM, {fmt_seconds(step_s)} per step"
+    return f"{reach}; at {count_text(at)}: {hbm_share:.0%} in HBM, {fmt_seconds(step_s)} per step"
 
 
 def count_text(v: float) -> str:

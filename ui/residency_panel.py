@@ -250,7 +250,7 @@ class ResidencyPanel(QtWidgets.QWidget):
         # capped far below it: a 1.3 GB window's cap was drawn as "HBM full: 1 GB")
         hbm_free = float(np.max(curve.hbm_free_bytes))
         y_top = max(float(curve.needed.max()), hbm_free, 1e6) * 1.1
-        below = 0.0
+        below, self._full = 0.0, {}   # each shown line's cumulative capacity, named in the caption too
         for name in RESIDENCY_TIERS:
             cap = (max(hbm_free, 0.0) if name == "hbm" else float(np.max(curve.capacity[name]))) if name in present else 0.0
             line = self.cap_lines[name]
@@ -258,6 +258,7 @@ class ResidencyPanel(QtWidgets.QWidget):
             below += cap
             line.setVisible(shown)
             line.setPos(below / 1e9)
+            self._full.update({name: below} if shown else {})
             label = self.cap_labels[name]
             label.setVisible(shown)
             label.setText(f"{TIER_LABELS[name].removeprefix('Host ')} full: {below / 1e9:,.0f} GB")   # fits a gap
@@ -308,10 +309,9 @@ class ResidencyPanel(QtWidgets.QWidget):
         r = self.legend.sceneBoundingRect()
         if self.legend.isVisible() and r.width() > 0:
             index.add((r.left(), r.top(), r.right(), r.bottom()))
-        edges = {id(self.base), *(id(top) for top in self.tops.values())}   # a boxed label may sit on a tier's edge
         curves = [i for i in vb.addedItems + self.vb2.addedItems
-                  if isinstance(i, (pg.PlotCurveItem, pg.PlotDataItem)) and id(i) not in edges]
-        for b in line_boxes(curves, bounds):   # no label on the step-time curve
+                  if isinstance(i, (pg.PlotCurveItem, pg.PlotDataItem)) and i is not self.base]
+        for b in line_boxes(curves, bounds):   # no label on a curve
             index.add(b)
         caps = {name: line_boxes([line], bounds) for name, line in self.cap_lines.items()}
         label = self.marker.label
@@ -358,18 +358,20 @@ class ResidencyPanel(QtWidgets.QWidget):
         limit = float(self._x[all_hbm].max()) if all_hbm.any() else 0.0
         word = "tokens" if self._axis == "context" else "sessions"
         return findings.residency_title(limit, word, float(min(c.resident["hbm"][i] / needed[i], 1.0)),
-                                        float(c.step_time_s[i]))
+                                        float(c.step_time_s[i]), float(self._x[i]))
 
     def _update_caption(self, context: str) -> None:
         c = self._curve
         i = self._index_of(self._current_x)
+        full = ", ".join(f"{TIER_LABELS[n].removeprefix('Host ')} {v / 1e9:,.0f} GB" for n, v in self._full.items())
         parts = [context, f"Pinned in HBM per GPU: weights {fmt_bytes(c.weights_bytes[i])} + runtime reserve "
                  f"{fmt_bytes(c.reserved_bytes[i])}; KV {fmt_bytes(c.kv_bytes_per_token_gpu)}/token/GPU, "
-                 f"page = {c.page_tokens} tokens."]
+                 f"page = {c.page_tokens} tokens." + (f" Dashed: each tier full, counted from 0 ({full})." if full else "")]
         if not bool(np.all(c.weights_fit)):
             parts.append("Weights do not fit in HBM: no room for the KV cache there.")
-        parts.append(f"At the current point: step {fmt_seconds(c.step_time_s[i])}, "
-                     f"{c.tokens_per_s[i]:,.1f} tokens/s.")
+        where = (f"At {findings.count_text(self._x[i])} tokens (the request's end)" if self._axis == "context"
+                 else f"At {findings.count_text(self._x[i])} sessions")
+        parts.append(f"{where}: step {fmt_seconds(c.step_time_s[i])}, {c.tokens_per_s[i]:,.1f} tokens/s.")
         if self._policy == "evict" and c.evicted_tokens[i] > 0:
             parts.append(f"Evicted {c.evicted_tokens[i]:,.0f} tokens (all sessions).")
         if c.unplaced_bytes[i] > 0:

@@ -114,8 +114,8 @@ def test_small_titles():
     assert findings.sync_title("Ring all-reduce", 16, 1.2, {"scale-up": 1e9, "scale-out": 4e10}) == \
         f"Ring all-reduce over 16 ranks: {fmt_seconds(1.2)}, most bytes on scale-out ({fmt_bytes(4e10)})"
     assert findings.sync_title("Ring all-reduce", 1, 0.0, {}) == "Ring all-reduce: one rank, nothing to send"
-    assert findings.residency_title(32768, "tokens", 1.0, 0.012) == \
-        f"KV cache stays in HBM up to 32k tokens; here 100% in HBM, {fmt_seconds(0.012)} per step"
+    assert findings.residency_title(32768, "tokens", 1.0, 0.012, 5120) == \
+        f"KV cache stays in HBM up to 32k tokens; at 5k: 100% in HBM, {fmt_seconds(0.012)} per step"
     assert findings.count_text(1 << 20) == "1M" and findings.count_text(52300) == "52,300"
     bits, gb = (16, 8, 4, 3, 2), np.array([6.43, 3.21, 1.61, 1.2, 0.8])
     assert findings.storage_title(bits, gb, 8.0) == "16-bit weights take 6.43 of 8 GB; 4-bit 1.61 GB"

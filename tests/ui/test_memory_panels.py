@@ -64,15 +64,17 @@ def test_residency_draws_the_model_for_the_default_scenario(residency, default_s
 @pytest.mark.parametrize("size", [(517, 703), (1000, 650)])
 def test_every_capacity_line_drawn_is_named(shown_panel, qtbot, default_sc, size):
     """In the 1366 layout (a 517 × 703 dock) only "CXL pool full" was named: the HBM line runs along the HBM
-    fill's edge and "Host DRAM full: 304 GB" was wider than the gap between the "current" line and the step
-    curve. A boxed name may sit on a tier's edge, and the host tier's is "DRAM full"."""
+    fill's edge, where no name fits off the curves, and "Host DRAM full: 304 GB" was wider than the gap between
+    the "current" line and the step curve. The caption names every line, cumulative as drawn, and the host
+    line's own name reads "DRAM full" to fit."""
     panel = shown_panel(ResidencyPanel, evaluate(default_sc), size)
-    qtbot.waitUntil(lambda: panel.cap_labels["hbm"].isVisible(), timeout=3000)
-    QtWidgets.QApplication.processEvents()
+    qtbot.waitUntil(lambda: panel.cap_labels["host"].isVisible(), timeout=3000)
     lines = panel.capacity_lines()
     assert {"hbm", "host", "cxl"} <= set(lines)
-    for name in lines:
-        assert panel.cap_labels[name].isVisible(), name
+    caption = panel.caption.text()
+    assert "Dashed: each tier full, counted from 0 (HBM " in caption
+    for name, gb in lines.items():
+        assert f"{gb:,.0f} GB" in caption, name
     assert panel.cap_labels["host"].toPlainText().startswith("DRAM full: ")
 
 
