@@ -1,7 +1,8 @@
 """Editing controls off the slide: in presentation mode a panel shows its message, not its knobs.
 
 A control is what a person edits or steps with: buttons (Previous / Play / Next, "Techniques ▸", check
-boxes), sliders, combo and spin boxes, line edits and item lists, and a label that only titles them
+boxes), sliders, combo and spin boxes, line edits, item lists and a panel's own tab bar (the slide keeps the
+tab it opened on), and a label that only titles them
 ("Decode sweep:") or reads out a slider's value. `editing_controls(panel)` finds them by class; a panel can mark more widgets (a caption that only titles a hidden list) with the Qt property
 `EDITING_PROPERTY` set to True, or keep a widget of those classes on the slide by setting it to False.
 Scroll bars and the parts of a compound widget (a combo box's line edit, a tab bar's scroll buttons) are
@@ -14,7 +15,7 @@ from PySide6 import QtWidgets
 
 EDITING_PROPERTY = "editingControl"
 EDITING_CLASSES = (QtWidgets.QAbstractButton, QtWidgets.QAbstractSlider, QtWidgets.QComboBox,
-                   QtWidgets.QAbstractSpinBox, QtWidgets.QLineEdit, QtWidgets.QListWidget)
+                   QtWidgets.QAbstractSpinBox, QtWidgets.QLineEdit, QtWidgets.QListWidget, QtWidgets.QTabBar)
 _NEVER_ALONE = (QtWidgets.QScrollBar,)
 _COMPOUND = (QtWidgets.QComboBox, QtWidgets.QAbstractSpinBox, QtWidgets.QTabBar, QtWidgets.QAbstractScrollArea)
 

@@ -314,3 +314,20 @@ def test_a_deck_slide_with_more_than_four_panels_is_refused_in_one_line(window):
     doc["deck"]["slides"][0]["docks"] = list(docks[:5])   # the Scenario form and four panels: fine
     assert session_file.loads(json.dumps(doc))[1].slides[0].docks == docks[:5]
     assert len(window.talk.current_slide().docks) <= MAX_SLIDE_PANELS   # a slide taken from the screen keeps four
+
+
+def test_a_panels_own_tab_bar_is_off_the_slides(window):
+    """The KV-cache slides showed the residency panel's "Residency curve | Memory hierarchy" tabs: a control.
+    The slide keeps the tab it opened on; the tabs come back when the presentation ends."""
+    _deck(window, "inference_reality")
+    window.talk.present(2)   # the first residency slide
+    presentation.settle(0.3)
+    panel = window.panels["residency"]
+    assert panel.isVisible() and not panel.tabs.tabBar().isVisible()
+    assert panel.tabs.currentIndex() == 0 and panel.tabs.currentWidget().isVisible()
+    window.talk.presenter.stop()
+    presentation.settle(0.1)
+    window.docks["residency"].show()
+    window.docks["residency"].raise_()
+    presentation.settle(0.1)
+    assert panel.tabs.tabBar().isVisible()
