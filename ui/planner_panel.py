@@ -442,7 +442,8 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
             label.setText(text)
         sizes = [((b.width() + 4) * px_w, (b.height() + 2) * px_h)   # map units, a little margin round the text
                  for b in (label.textItem.boundingRect() for label in self.contour_labels[:len(lines)])]
-        spots = label_spots([mids for _, mids in lines], sizes, rgba.shape[:2]) if rgba is not None else []
+        spots = (label_spots([mids for _, mids in lines], sizes, rgba.shape[:2], np.column_stack(self.contours.getData()))
+                 if rgba is not None else [])   # clear of every drawn contour segment
         for k, label in enumerate(self.contour_labels):   # in black or white, as the map cell under it reads
             spot = spots[k] if k < len(spots) and px_w > 0 and px_h > 0 else None
             label.setVisible(spot is not None)

@@ -127,15 +127,22 @@ class Search(QtCore.QRunnable):
 
 
 def label_spots(lines: Sequence[np.ndarray], sizes: Sequence[tuple[float, float]],
-                shape: tuple[int, int]) -> list[tuple[float, float] | None]:
+                shape: tuple[int, int], segments: np.ndarray | None = None) -> list[tuple[float, float] | None]:
     """Where to put each contour's label (anchored at its bottom centre, so it sits above the point): the
     highest of its line's points (`lines[k]`, (n, 2) map coordinates) where a box of `sizes[k]` (width,
     height, map units) lies wholly inside the (nx, ny) map and clear of the boxes placed before; None where
-    no point has room (the line stays unlabelled: the colour bar reads it)."""
+    no point has room (the line stays unlabelled: the colour bar reads it). `segments`: the drawn contours as
+    (n, 2) points in connect="pairs" order; each is sampled along its length, so one crossing a label whose
+    midpoint lies outside it (a narrow map's wide label) counts too."""
     nx, ny = shape
     placed: list[tuple[float, float, float, float]] = []
     spots: list[tuple[float, float] | None] = []
     every = np.concatenate([np.asarray(p, float).reshape(-1, 2) for p in lines]) if len(lines) else np.zeros((0, 2))
+    along = np.zeros((0, 2))
+    if segments is not None and len(segments) >= 2:
+        pairs = np.asarray(segments, float).reshape(-1, 2, 2)
+        t = np.linspace(0.0, 1.0, 9)[None, :, None]
+        along = (pairs[:, :1] + (pairs[:, 1:] - pairs[:, :1]) * t).reshape(-1, 2)
     for points, (w, h) in zip(lines, sizes, strict=True):
         spot = None
         for x, y in sorted(np.asarray(points, float).reshape(-1, 2).tolist(), key=lambda p: -p[1]):
@@ -143,7 +150,9 @@ def label_spots(lines: Sequence[np.ndarray], sizes: Sequence[tuple[float, float]
             inside = box[0] >= 0 and box[2] <= nx and box[1] >= 0 and box[3] <= ny
             # #21: no contour runs up through the label (a segment's midpoint above the label's baseline)
             crossed = bool(np.any((every[:, 0] > box[0]) & (every[:, 0] < box[2]) & (every[:, 1] > box[1])
-                                  & (every[:, 1] < box[3] + 0.5)))
+                                  & (every[:, 1] < box[3] + 0.5))
+                           or np.any((along[:, 0] > box[0]) & (along[:, 0] < box[2])   # nor through its glyphs
+                                     & (along[:, 1] > box[1] + 0.2 * h) & (along[:, 1] < box[3])))
             if inside and not crossed and not any(box[0] < o[2] and o[0] < box[2] and box[1] < o[3] and o[1] < box[3]
                                   for o in placed):
                 placed.append(box)
