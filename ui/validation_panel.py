@@ -366,6 +366,6 @@ class ValidationPanel(QtWidgets.QWidget):
         pw.set_title(self.bar_plot, pw.html_escape(findings.sensitivity_title(what, u.labels.get(top, top),
                                                                                float(total[-1]))), size="13pt")
         # one line: which bar is which is in the hover, so that the stacked scatter keeps its plot height
-        self.bar_note.setText(f"Bars: grey total, orange alone. {_cap(what)} {fmt_seconds(band.point)}, p05–p95 "
-                              f"{fmt_seconds(band.p05)} – {fmt_seconds(band.p95)}")   # one line: the chart keeps its axis
+        self.bar_note.setText(f"Grey total, orange alone. {_cap(what)} {fmt_seconds(band.point)}, p05–p95 "
+                              f"{fmt_seconds(band.p05)}–{fmt_seconds(band.p95)}")   # one line: the chart keeps its axis
         self.bar_note.setToolTip(f"{u.samples:,} Sobol samples. {SOBOL_KEY}")
