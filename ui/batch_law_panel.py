@@ -76,7 +76,7 @@ class BatchLawPanel(QtWidgets.QWidget):
         set_log_data(self.law, c_law, optimal_batch_tokens(c_law))
         self.chart.set_hover_points(hover)
         self.chart.fit_range(list(c_law), ys + list(optimal_batch_tokens(c_law[[0, -1]])), pad=0.06)
-        self.chart.caption.setText("Dots: LLaMA, GPT-3, Llama 2, Llama 3, DeepSeek-V2/V3 (hover each). Line: DeepSeek LLM's "
+        self.chart.caption.setText("Dots: LLaMA, GPT-3, Llama 2, Llama 3, DeepSeek-V2/V3. Line: DeepSeek LLM's "
                                    "fit. Your run sits at a Chinchilla-optimal D = 20 N.")
         self.chart.caption.setToolTip(
             "N = active parameters. DeepSeek-V3: 15,360 × 4,096 = 62.9M tokens; DeepSeek-V2: 9,216 × 4K. The law is "

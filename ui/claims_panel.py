@@ -140,7 +140,7 @@ class ClaimsPanel(QtWidgets.QWidget):
             self.table.setRowHidden(row, not fits)
             shown += fits
         total = self.table.rowCount()
-        self.detail.setText(f"The first {shown} of {total} claims; the Claims dock lists every one."
+        self.detail.setText(f"The first {shown} of {total} claims."
                             if shown < total else f"All {total} claims.")
 
     def _fit_columns(self) -> None:

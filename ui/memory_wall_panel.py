@@ -147,7 +147,7 @@ class MemoryWallPanel(QtWidgets.QWidget):
                                  f"{g['hbm_bytes'].per_2y:.2f}×: {biggest.name} needs {biggest.total / cap:.1f}× "
                                  f"the largest device")
             self.chart.caption.setText(f"Models' weights (bf16) + {wall.context // 1024}k-token KV cache, dated by "
-                                       "their papers, against one device's HBM. Hover the caption for open question 4.")
+                                       "their papers, against one device's HBM.")
             self.chart.caption.setToolTip("Open question 4, computed: " + open_question_4(wall))
         self.chart.set_hover_points(hover)
         self._ring_device(fit_devices, shown, g)

@@ -174,7 +174,7 @@ class RetrievalPanel(QtWidgets.QWidget):
                 for n, x in quoted if str(x.tier) in TIER_WORDS))
             engines = sorted({p.engine for p in pts})
             self.chart.caption.setText(f"Line: this model on {hw.name}. Triangles: {', '.join(engines[:-1])} and "
-                                       f"{engines[-1]}, measured on their own machines (hover each).")
+                                       f"{engines[-1]}, measured on their own machines.")
         self._summary = {"tier_at_10m": str(evaluate_retrieval(1e7, self.dim, self.index, hw, self.dtype).tier),
                          "spill": spill}
 

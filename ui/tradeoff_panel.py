@@ -262,7 +262,7 @@ class TradeoffPanel(QtWidgets.QWidget):
         self.caption.setText(
             f"Arrows from this scenario, in the colour of the resource spent ({theme.RESOURCE_LABELS[spent]}, "
             f"% more {MEASURE_NAMES[spent]}); "
-            f"bubble size: deployment relevance (0–1, basis in the hover); y axis symmetric-log.")
+            f"bubble size: deployment relevance (0–1); y axis symmetric-log.")
         self._resized()
         self._ring_focus()
 

@@ -336,7 +336,8 @@ class TrianglePanel(QtWidgets.QWidget):
     def _update_caption(self) -> None:
         text = ("Marker colour: binding resource. Marker size: log₁₀ GPU-seconds per training step or per "
                 "inference request (10 px at 0.01 GPU·s, +4 px per decade). ★ current scenario; + centroid "
-                "(equal pressures). Arrows: ticked techniques in order, coloured by the resource spent.")
+                "(equal pressures)." + (" Arrows: the techniques in order, coloured by the resource spent."
+                                        if self._segments else ""))
         if self._skipped:
             names = ", ".join(tq.load_techniques()[k].name for k in self._skipped)
             text += f" Not applied here: {names}."
