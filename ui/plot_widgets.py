@@ -339,8 +339,10 @@ def plot_background() -> str:
 
 def secondary_text(background: str | None = None) -> str:
     """Quiet text (a detail, a comparison) that still reads at 4.5:1: the muted grey made readable on
-    `background` (default: the theme's window, where labels sit)."""
-    return theme.readable(theme.MUTED_COLOR, background or theme.THEMES[theme.current_theme()]["window"])
+    `background` (default: the theme's window, where labels sit); in the high-contrast theme at 12:1, light
+    grey (mid-grey at 7.5:1 on black still read as faint from the back of a room)."""
+    return theme.readable(theme.MUTED_COLOR, background or theme.THEMES[theme.current_theme()]["window"],
+                          12.0 if theme.current_theme() == "high-contrast" else None)
 
 
 def label_item(text: str = "", color: str | None = None, anchor=(0, 0.5), size: int | None = None,

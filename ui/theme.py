@@ -303,6 +303,7 @@ def _with_alpha(color: QtGui.QColor, alpha: int) -> QtGui.QColor:
 
 # --- text contrast (WCAG 2.1: 4.5:1 for text) ---------------------------------------------------------
 MIN_TEXT_CONTRAST = 4.5
+HIGH_CONTRAST_TEXT = 7.0   # WCAG 2.1 SC 1.4.6 (enhanced contrast) for the high-contrast theme
 _COLOR_IN_HTML = re.compile(r"color\s*:\s*(#[0-9a-fA-F]{6})")
 # a legend marker in the data's own colour (pw.key_entry: "color:#RRGGBB;" and perhaps a font size): it must
 # match what it keys, so readable_html leaves it
@@ -327,9 +328,12 @@ def contrast_ratio(a, b) -> float:
     return (la + 0.05) / (lb + 0.05)
 
 
-def readable(color, background, minimum: float = MIN_TEXT_CONTRAST) -> str:
-    """`color` if it reads on `background` at `minimum` contrast, else the same hue made darker (on a light
-    background) or lighter (on a dark one) until it does."""
+def readable(color, background, minimum: float | None = None) -> str:
+    """`color` if it reads on `background` at `minimum` contrast (default: WCAG's 4.5:1, 7:1 in the high-contrast
+    theme, WCAG 1.4.6's enhanced level: a mid-grey footnote at 4.6:1 on black read as faint there), else the same
+    hue made darker (on a light background) or lighter (on a dark one) until it does."""
+    if minimum is None:
+        minimum = HIGH_CONTRAST_TEXT if _current == "high-contrast" else MIN_TEXT_CONTRAST
     c, bg = QtGui.QColor(color), QtGui.QColor(background)
     if contrast_ratio(c, bg) >= minimum:
         return c.name()
