@@ -377,8 +377,12 @@ class TradeoffPanel(QtWidgets.QWidget):
                 sides = ("left", "right", "above", "below", "above-left", "below-left", "above-right", "below-right")
             gap = self._bubbles[key][2] / 2 + 3
             diagonal = tuple(side for side in sides if "-" in side)   # then clear of the bubble's square box
+            # the ringed one also straight above or below, further out and kept inside the plot (ES-7's window, in
+            # the bottom-right corner among the eviction policies, had no free place beside it)
+            far = tuple((min(max(sx - w / 2, left + 2), right_px - w - 2), sy + dy) for k in (1, 2, 3)
+                        for dy in (-gap - h - k * h, gap + k * h)) if key == self._focus_key else ()
             labels.append(ll.Label(key, w, h, ll.around(sx, sy, w, h, gap, sides) + ll.around(sx, sy, w, h, gap * 1.45,
-                                                                                          diagonal)))
+                                                                                          diagonal) + far))
         labels.sort(key=lambda label: label.key != self._focus_key)   # the ringed technique is named first
         boxes = self._placer.place(labels, ll.view_bounds(vb), tuple(marks))
         self.hidden_labels = {key for key in keys if boxes.get(key) is None}
