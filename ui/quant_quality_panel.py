@@ -25,7 +25,7 @@ HOT = theme.RESOURCE_COLORS["compute"]
 STORAGE = theme.RESOURCE_COLORS["memory"]
 SEED_PAIR = ("q4_k", "q2_k")   # the seed's "2-bit saves 43%" read on stored formats
 LOW_BIT = theme.RESOURCE_COLORS["bandwidth"]
-QUALITY_MIN_STACKED_PX = 180   # stacked (a 1366 x 768 dock): the quality chart keeps ~105 px of plot, the bars the rest
+QUALITY_MIN_STACKED_PX = 200   # stacked (a 1366 x 768 dock): the quality chart keeps ~115 px of plot, the bars the rest
 LOG_TOP = 3.7   # the quality chart's top, log10 of the % rise (a row above it is named in the caption)
 SHORT_NAMES = {"gptq4_g128": "GPTQ4 g128", "awq4_g128": "AWQ4 g128", "nf4_dq": "NF4 + DQ"}
 
@@ -57,7 +57,7 @@ def storage_title() -> str:
     bits = {f.key: f.effective_bits for f in WEIGHT_FORMATS_STORED}
     a, b = SEED_PAIR
     saved = 1.0 - bits[b] / bits[a]
-    return f"Stored, Q4_K → Q2_K saves {saved:.1%} ({bits[a]:g} → {bits[b]:g} bits), not 50%"
+    return f"As stored, Q4_K → Q2_K saves {saved:.1%}, not 50%"
 
 
 def off_scale_text() -> str:
@@ -128,7 +128,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.bits_widget.setAccessibleDescription("Horizontal bars: effective bits per weight as stored; the "
                                                   "code bits are the bar's inner tick. Click a bar to use it.")
         self.bplot: pg.PlotItem = self.bits_widget.getPlotItem()
-        pw.style_plot(self.bplot, "Bits per weight as stored", bottom="bits per weight of the format")
+        pw.style_plot(self.bplot, storage_title(), bottom="bits per weight of the format")   # its own finding
         pw.freeze_view(self.bplot)
         formats = WEIGHT_FORMATS_STORED
         ys = np.arange(len(formats), dtype=float)[::-1]
@@ -172,7 +172,7 @@ class QuantQualityPanel(QtWidgets.QWidget):
         self.caption.setFont(pw.font(11))
         self.caption.setAccessibleName("Quality chart sources")
 
-        self.title = QtWidgets.QLabel(f"{quality_title(c)}. {storage_title()}.")
+        self.title = QtWidgets.QLabel(f"{quality_title(c)}.")   # the storage finding titles the bars
         self.title.setTextFormat(QtCore.Qt.TextFormat.PlainText)  # names as typed, never HTML
         self.title.setObjectName("QuantQualityTitle")
         self.title.setWordWrap(True)
