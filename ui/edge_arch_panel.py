@@ -70,7 +70,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
                                               [(d.name, k) for k, d in devices.items()])
         self.device_combo.setCurrentIndex(list(devices).index(DEFAULT_DEVICE))
         self.format_combo = named_combo.labelled_combo("Weights", "Weight format as stored (effective bits per weight)",
-                                              [(f, f) for f in FORMATS if f in WEIGHT_FORMATS], min_chars=6)
+                                              [(f.upper(), f) for f in FORMATS if f in WEIGHT_FORMATS], min_chars=6)
         self.format_combo.setCurrentIndex(FORMATS.index("q4_k"))
         stacks = block_stacks()
         self.hybrid_combo = named_combo.labelled_combo("Hybrid", "LFM2 model (10 gated short-conv + 6 attention blocks)",
@@ -191,7 +191,7 @@ class EdgeArchPanel(QtWidgets.QWidget):
         self.title.setText(f"{edge_arch_title(c)}.")   # the state chart's title tells how the state grows
         attention = c.by_role("attention").name
         self.caption.setText(   # short (the sources in the hover): the charts keep their height
-            f"Batch-1 decode on {device}, {c.weight_dtype} weights: roofline time per token of each block's weight, "
+            f"Batch-1 decode on {device}, {c.weight_dtype.upper()} weights: roofline time per token of each block's weight, "
             f"state and KV reads; {c.by_role('hybrid').name}: 10 short-conv + 6 GQA blocks. Dashed: Liquid AI's 2× "
             "and the synthesis' 2.5×.")
         self.caption.setToolTip(
