@@ -57,7 +57,7 @@ def test_memory_wall_names_every_fitted_line_beside_its_end_off_the_rings(shown_
     qtbot.waitUntil(lambda: all(i.isVisible() for i in p.fit_labels.items[:len(p.fit_labels.points)]), timeout=3000)
     vb = p.chart.plot.getViewBox()
     rx, ry = p.ring.getData()
-    rings = [ll.box_of(*(c - RING_PX / 2 for c in ll.scene_point(vb, x, y)), RING_PX, RING_PX) for x, y in zip(rx, ry)]
+    rings = [ll.box_of(*(c - RING_PX / 2 for c in ll.scene_point(vb, x, y)), RING_PX, RING_PX) for x, y in zip(rx, ry, strict=True)]
     ends = ll.scene_point(vb, p.fit_labels.points[0][0], 0.0)[0]
     assert len(p.fit_labels.points) == 5 and rings
     for item in p.fit_labels.items[:5]:
