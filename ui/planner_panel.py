@@ -430,8 +430,7 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         self._place_contour_labels()
 
     def _place_contour_labels(self) -> None:
-        """Each contour's label where it lies wholly inside the map, clear of the others (`label_spots`);
-        placed again when the map is resized."""
+        """Each contour's label wholly inside the map, clear of the others and of every drawn segment (`label_spots`)."""
         lines, rgba = getattr(self, "_contour_lines", []), getattr(self, "_contour_rgba", None)
         px_w, px_h = self.map_plot.getViewBox().viewPixelSize()
         while len(self.contour_labels) < len(lines):
@@ -443,7 +442,7 @@ class PlannerPanel(CapacityMode, QtWidgets.QWidget):
         sizes = [((b.width() + 4) * px_w, (b.height() + 2) * px_h)   # map units, a little margin round the text
                  for b in (label.textItem.boundingRect() for label in self.contour_labels[:len(lines)])]
         spots = (label_spots([mids for _, mids in lines], sizes, rgba.shape[:2], np.column_stack(self.contours.getData()))
-                 if rgba is not None else [])   # clear of every drawn contour segment
+                 if rgba is not None else [])   # placed again when the map is resized
         for k, label in enumerate(self.contour_labels):   # in black or white, as the map cell under it reads
             spot = spots[k] if k < len(spots) and px_w > 0 and px_h > 0 else None
             label.setVisible(spot is not None)
