@@ -352,8 +352,9 @@ def training_stages(sc: Scenario, r: Results) -> list[Stage]:
 
     if zero == 3 and t_g > 0:  # two gathers per micro-batch prefetched behind compute
         hidden = min(2.0 * t_g, t_c)
-        for tag, t0, frac, jj, _end in stage0:
-            dur = hidden * frac
+        for tag, t0, frac, jj, block_end in stage0:
+            dur = hidden * frac   # as the activation swaps below: a backward's gather ends with stage 0's block
+            t0 = t0 - max(t0 + dur - block_end, 0.0) if tag == "bwd" else t0
             out.append(Stage(f"ZeRO-3 all-gather ({tag}, prefetched) mb {jj}", "communication", DP_LANE, t0,
                              t0 + dur, 0.0, {k: v * 2.0 * dur / (2.0 * t_g) for k, v in gather_bytes.items()},
                              live(in_flight_peak), "bandwidth", jj, role=f"zero3_gather_{tag}"))
