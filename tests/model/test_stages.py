@@ -698,16 +698,18 @@ def test_bars_share_their_byte_and_memory_mixes_and_hold_no_instance_dict():
         items[0].bytes_by_link["hbm"] = 1.0   # shared, so read-only
 
 
-def test_an_activation_prefetch_ends_with_stage_0s_own_backward():
+@pytest.mark.parametrize(("offload", "zero", "gpus", "global_batch", "compression"),
+                         [("activations", 0, 8, 1, 1.0), ("none", 3, 64, 8, 100.0)])
+def test_an_activation_prefetch_ends_with_stage_0s_own_backward(offload, zero, gpus, global_batch, compression):
     """Found by test_any_layout_adds_up: GPT-2 medium at PP 8, one micro-batch, activations offloaded. The last
     swap-in took the average stage's share of the swap (the last stage holds the LM head) and ran 0.59 ms past
     the step's end; it now ends with stage 0's backward, its bytes unchanged."""
-    sc = Scenario(hardware=HARDWARE["a100-80gb-sxm"], model=MODELS["gpt2-medium"], kind="train", gpus=8,
-                  gpus_per_node=4, tp=1, pp=8, ep=1, zero=0, recompute="selective", flash_attention=False,
-                  micro_batch=1, global_batch=1, seq_len=2048, offload="activations")
+    sc = Scenario(hardware=HARDWARE["a100-80gb-sxm"], model=MODELS["gpt2-medium"], kind="train", gpus=gpus,
+                  gpus_per_node=4, tp=1, pp=8, ep=1, zero=zero, recompute="selective", flash_attention=False,
+                  micro_batch=1, global_batch=global_batch, seq_len=2048, offload=offload, grad_compression=compression)
     r = evaluate(sc)
     items = stages(sc, r)
-    assert makespan(items) == pytest.approx(r.time_total, rel=1e-9)
-    swap_in = [s for s in items if s.role == "activation_swap_in"]
+    assert makespan(items) == pytest.approx(r.time_total, rel=1e-9)   # ZeRO-3's backward gathers likewise
+    swap_in = [s for s in items if s.role in ("activation_swap_in", "zero3_gather_bwd")]
     backward = max((s for s in items if s.role == "backward" and s.lane == "stage 0"), key=lambda s: s.end_s)
     assert swap_in and max(s.end_s for s in swap_in) <= backward.end_s * (1 + 1e-12)
