@@ -14,7 +14,7 @@ from trinity_desktop.model.views.stages import Stage
 from trinity_desktop.ui import plot_widgets as pw
 from trinity_desktop.ui import theme
 from trinity_desktop.ui.stage_labels import LEGEND_ROLE_OF_STAGE, LEGEND_TEXT
-from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_seconds
+from trinity_desktop.ui.units import fmt_bytes, fmt_flops, fmt_flops_rate, fmt_seconds, unbroken_units
 
 # Roles of a bar -> (colour, legend text). Okabe-Ito colours; compute is the theme's compute colour and
 # communication the theme's bandwidth colour; idle is light grey with hatching. Forward (orange) and backward
@@ -90,7 +90,7 @@ def phase_html(ph: Phase, items: Sequence[Stage], train: dict | None = None) -> 
     if ph.name in ("forward", "backward"):
         lines.append("1F1B interleaves the micro-batches' forwards and backwards on every stage.")   # a fact:
         # the read-out is on slides too, where the "1F1B detail" box that steps through them is hidden
-    return "<br>".join(lines)
+    return unbroken_units("<br>".join(lines))
 
 
 def stage_html(st: Stage, capacity: float | None = None) -> str:
@@ -122,7 +122,7 @@ def stage_html(st: Stage, capacity: float | None = None) -> str:
     lines.append(mem)
     lines.append(f"Binding: <b><span style='color:{color}'>{theme.RESOURCE_LABELS.get(st.binding, st.binding)}"
                  f"</span></b>")
-    return "<br>".join(lines)
+    return unbroken_units("<br>".join(lines))
 
 
 def stage_hover_text(st: Stage) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 _PREFIXES = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, "")]
 
@@ -68,3 +69,12 @@ def fmt_value(value: float, unit: str) -> str:
     if abs(value) >= 100:
         return f"{value:,.0f} {unit}"
     return f"{value:.3g} {unit}"
+
+
+_NUMBER_UNIT = re.compile(r"(?<=\d) (?=(?:[kMGTP]i?)?(?:B|FLOP|B/s|FLOP/s)\b|(?:ms|µs|ns|s|h)\b|tokens?/s\b)")
+
+
+def unbroken_units(html: str) -> str:
+    """Rich text whose numbers stay on one line with their units ("537&nbsp;MB"): a wrapped read-out split
+    "537 / MB" across two lines."""
+    return _NUMBER_UNIT.sub("&nbsp;", html)

@@ -148,8 +148,8 @@ def test_side_readout_shows_the_numbers_with_units(flow, train_results):
     text = flow.detail_text()
     st = flow.current_stage()
     assert "forward mb 1" in text
-    assert "FLOP" in text and "GB" in text and " ms" in text
-    assert f"{st.live_memory_by_tier['hbm'] / 1e9:.1f} GB" in text
+    assert "FLOP" in text and "GB" in text and "&nbsp;ms" in text   # a number never wraps away from its unit
+    assert f"{st.live_memory_by_tier['hbm'] / 1e9:.1f}&nbsp;GB" in text
     assert theme.RESOURCE_COLORS["compute"] in text and "Compute" in text
     assert "nan" not in text.lower()
 

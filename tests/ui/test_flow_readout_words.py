@@ -24,3 +24,11 @@ def test_phase_readouts_are_whole(shown_panel):
     lanes = list(dict.fromkeys(panel._stages[i].lane for i in ph.members))
     assert len(lanes) > 4
     assert f"{len(ph.members):,} bars on {len(lanes)} lanes, {lanes[0]} to {lanes[-1]}" in panel.detail_label.text()
+
+
+def test_a_number_stays_on_its_line_with_its_unit():
+    """A wrapped read-out split "537 / MB" across two lines on the planner slides."""
+    from trinity_desktop.ui.units import unbroken_units
+
+    assert unbroken_units("hbm 115 GB, 0 s → 2.24 s, 41 kB/token, 2 stages") == \
+        "hbm 115&nbsp;GB, 0&nbsp;s → 2.24&nbsp;s, 41&nbsp;kB/token, 2 stages"
