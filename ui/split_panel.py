@@ -43,7 +43,8 @@ TITLE_PT = "12pt"   # the time and energy charts' titles
 UPLINK_RANGE_MBPS = (0.1, 1000.0)   # slider ends, log scale
 SPEED_RANGE = (0.01, 10.0)          # device speed multiplier, log scale
 SLIDER_STEPS_PER_DECADE = 100
-MIN_CHART_PX, MIN_ENERGY_PX = 190, 170   # the charts never shrink below these; the text under them wraps
+MIN_CHART_PX, MIN_ENERGY_PX = 160, 200   # never smaller (the text under them wraps); the energy chart also holds a
+# two-line title and the split names, so it takes the larger share: at 190 / 170 its plot had 80 px, the latency one 150
 SIDE_BY_SIDE_ASPECT = 1.3   # a panel this much wider than tall puts the two charts side by side
 END_LABEL_OVERHANG_PX = 30  # "0 cloud" and "11 device" may reach this far past the axis ends
 TICK_LABEL_PX = 80          # horizontal room one split-point name needs on the x axis
