@@ -154,7 +154,10 @@ class EdgeArchPanel(QtWidgets.QWidget):
 
     def resizeEvent(self, event):  # noqa: N802 (Qt name)
         super().resizeEvent(event)
-        restack(self, self.plots)
+        if restack(self, self.plots):   # stacked, 4:3: the bytes chart (a two-line title) had 80 px of plot at 3:2
+            stacked = self.plots.direction() == QtWidgets.QBoxLayout.Direction.TopToBottom
+            self.plots.setStretch(0, 4 if stacked else 3)
+            self.plots.setStretch(1, 3 if stacked else 2)
 
     def update_results(self, results: Results) -> None:
         """The scenario's efficiencies apply to the device's peak and bandwidth."""
